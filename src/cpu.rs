@@ -1,0 +1,236 @@
+//! The fast CPU backend: every leaf's sponge kept in memory, the message
+//! absorbed piece by piece on all cores, then the parent levels reduced.
+//!
+//! Memory is L sponge states (about 208 bytes each) plus one piece of input,
+//! whatever the input's size.
+
+use std::convert::Infallible;
+use std::io::Read;
+use std::ops::Range;
+
+use rayon::prelude::*;
+
+use crate::error::HashError;
+use crate::message::{self, Piece};
+use crate::params::TreeParams;
+use crate::sponge::{Sponge, with_sponge};
+use crate::timings::{Timings, timed};
+
+/// Bytes handed to the thread pool at a time: large enough that a dispatch
+/// costs nothing, small enough for a smooth progress bar.
+const PIECE_TARGET: usize = 32 << 20;
+
+/// The CPU backend: a pool of worker threads.
+pub struct CpuBackend {
+    pool: rayon::ThreadPool,
+}
+
+impl CpuBackend {
+    /// A backend with `threads` workers, or one per core when `None`.
+    pub fn new(threads: Option<usize>) -> Result<Self, HashError> {
+        let mut builder = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("treehash-{i}"));
+        if let Some(n) = threads {
+            builder = builder.num_threads(n);
+        }
+        let pool = builder
+            .build()
+            .map_err(|e| HashError::Threads(e.to_string()))?;
+        Ok(CpuBackend { pool })
+    }
+
+    /// The number of worker threads.
+    pub fn threads(&self) -> usize {
+        self.pool.current_num_threads()
+    }
+
+    /// The digest of `prefix ‖ file`, with `progress` told the file bytes done.
+    pub fn hash_slice(
+        &self,
+        params: &TreeParams,
+        file: &[u8],
+        progress: &(dyn Fn(u64) + Sync),
+        times: &mut Timings,
+    ) -> Result<Vec<u8>, HashError> {
+        with_sponge!(params.algorithm(), S => {
+            let mut tree = Leaves::<S>::new(params, &self.pool);
+            let piece_len = message::piece_len(params.block_size(), PIECE_TARGET);
+            let Ok(()) = timed(&mut times.leaves, || {
+                message::for_each_piece_of_slice::<Infallible>(
+                    params.prefix(),
+                    file,
+                    params.block_size(),
+                    piece_len,
+                    |piece| {
+                        tree.absorb(piece.bytes());
+                        if let Piece::Borrowed(b) = piece {
+                            progress(b.len() as u64);
+                        }
+                        Ok(())
+                    },
+                )
+            });
+            Ok(tree.finish(times))
+        })
+    }
+
+    /// The digest of `prefix ‖ (all of reader)` and the number of bytes read.
+    pub fn hash_stream(
+        &self,
+        params: &TreeParams,
+        reader: &mut dyn Read,
+        progress: &(dyn Fn(u64) + Sync),
+        times: &mut Timings,
+    ) -> Result<(Vec<u8>, u64), HashError> {
+        with_sponge!(params.algorithm(), S => {
+            let mut tree = Leaves::<S>::new(params, &self.pool);
+            let piece_len = message::piece_len(params.block_size(), PIECE_TARGET);
+            let mut prefix_left = params.prefix().len();
+            let read = timed(&mut times.leaves, || {
+                message::for_each_piece_of_stream::<HashError>(
+                    params.prefix(),
+                    reader,
+                    piece_len,
+                    |piece| {
+                        tree.absorb(piece);
+                        progress((piece.len() - std::mem::take(&mut prefix_left)) as u64);
+                        Ok(())
+                    },
+                )
+            })?;
+            Ok((tree.finish(times), read))
+        })
+    }
+}
+
+/// The state of every leaf while M is absorbed.
+struct Leaves<'a, S: Sponge> {
+    params: &'a TreeParams,
+    pool: &'a rayon::ThreadPool,
+    sponges: Vec<S>,
+    /// Blocks of M absorbed so far: the next piece starts at this block.
+    blocks_done: u64,
+}
+
+impl<'a, S: Sponge> Leaves<'a, S> {
+    fn new(params: &'a TreeParams, pool: &'a rayon::ThreadPool) -> Self {
+        Leaves {
+            params,
+            pool,
+            sponges: vec![S::default(); params.leaf_count() as usize],
+            blocks_done: 0,
+        }
+    }
+
+    /// Absorbs the next piece of M, which starts on a block boundary; every
+    /// block goes to leaf (block index mod L), in order.
+    fn absorb(&mut self, piece: &[u8]) {
+        let b = self.params.block_size();
+        let leaf_count = self.sponges.len() as u64;
+        let first = self.blocks_done;
+        let blocks = piece.len().div_ceil(b) as u64;
+        self.blocks_done += blocks;
+        if leaf_count == 1 {
+            self.sponges[0].absorb(piece);
+            return;
+        }
+        let ranges = touched_leaves(first, blocks, leaf_count);
+        let group = ranges.iter().map(|r| r.len()).sum::<usize>();
+        let group = group.div_ceil(self.pool.current_num_threads() * 4).max(1);
+        let sponges = &mut self.sponges;
+        self.pool.install(|| {
+            for range in ranges {
+                let start = range.start;
+                sponges[range]
+                    .par_chunks_mut(group)
+                    .enumerate()
+                    .for_each(|(g, chunk)| {
+                        let first_leaf = (start + g * group) as u64;
+                        for (k, sponge) in chunk.iter_mut().enumerate() {
+                            let leaf = first_leaf + k as u64;
+                            // The first block at or after `first` that belongs to `leaf`.
+                            let mut i = first + (leaf + leaf_count - first % leaf_count) % leaf_count;
+                            while i < first + blocks {
+                                let at = ((i - first) as usize) * b;
+                                sponge.absorb(&piece[at..(at + b).min(piece.len())]);
+                                i += leaf_count;
+                            }
+                        }
+                    });
+            }
+        });
+    }
+
+    /// Pads every leaf, then reduces the tree: the digest.
+    fn finish(self, times: &mut Timings) -> Vec<u8> {
+        let out_len = self.params.leaf_output_len();
+        let mut chaining = vec![0u8; self.sponges.len() * out_len];
+        timed(&mut times.leaves, || {
+            self.pool.install(|| {
+                chaining
+                    .par_chunks_mut(out_len)
+                    .zip(self.sponges.into_par_iter())
+                    .for_each(|(out, sponge)| sponge.squeeze_into(out));
+            })
+        });
+        if self.params.height() == 0 {
+            return chaining;
+        }
+        timed(&mut times.reduce, || {
+            reduce_levels::<S>(self.params, self.pool, chaining)
+        })
+    }
+}
+
+/// The leaves that blocks `first .. first + blocks` reach, as at most two
+/// ranges (the blocks may wrap round from leaf L−1 to leaf 0).
+fn touched_leaves(first: u64, blocks: u64, leaf_count: u64) -> Vec<Range<usize>> {
+    let l = leaf_count as usize;
+    if blocks >= leaf_count {
+        return vec![0..l];
+    }
+    let start = (first % leaf_count) as usize;
+    let end = start + blocks as usize;
+    if end <= l {
+        vec![start..end]
+    } else {
+        vec![start..l, 0..end - l]
+    }
+}
+
+/// From the leaves' chaining values (level H) up to the root digest.
+pub(crate) fn reduce_levels<S: Sponge>(
+    params: &TreeParams,
+    pool: &rayon::ThreadPool,
+    mut level: Vec<u8>,
+) -> Vec<u8> {
+    let c = params.algorithm().chaining_len();
+    let node_input = params.degree() as usize * c;
+    for _ in 1..params.height() {
+        let mut parents = vec![0u8; level.len() / params.degree() as usize];
+        pool.install(|| {
+            parents
+                .par_chunks_mut(c)
+                .zip(level.par_chunks(node_input))
+                .with_min_len(64)
+                .for_each(|(out, children)| S::hash_into(children, out));
+        });
+        level = parents;
+    }
+    let mut root = vec![0u8; params.output_len()];
+    S::hash_into(&level, &mut root);
+    root
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn touched_leaves_wrap_round() {
+        assert_eq!(touched_leaves(0, 3, 8), vec![0..3]);
+        assert_eq!(touched_leaves(6, 3, 8), vec![6..8, 0..1]);
+        assert_eq!(touched_leaves(13, 3, 8), vec![5..8]);
+        assert_eq!(touched_leaves(5, 8, 8), vec![0..8]);
+        assert_eq!(touched_leaves(5, 100, 8), vec![0..8]);
+    }
+}

@@ -1,0 +1,44 @@
+//! The errors of hashing one input. Parameter errors come earlier
+//! ([`ParamError`](crate::ParamError)), before any input is read.
+
+use std::io;
+
+/// Why an input got no digest.
+#[derive(Debug, thiserror::Error)]
+pub enum HashError {
+    /// Opening, mapping or reading the input failed.
+    #[error("{}", io_reason(.0))]
+    Io(#[from] io::Error),
+    /// The file's size or modification time changed while it was hashed.
+    #[error("the file changed while it was being hashed ({0}); no digest")]
+    Changed(String),
+    /// The GPU backend could not start or failed.
+    #[error("GPU: {0}")]
+    Gpu(String),
+    /// The CPU thread pool could not be built.
+    #[error("could not start the CPU threads: {0}")]
+    Threads(String),
+}
+
+/// The reason of an I/O error as coreutils prints it: "No such file or
+/// directory", without Rust's " (os error 2)".
+pub fn io_reason(e: &io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error ") {
+        Some(at) if text.ends_with(')') => text[..at].to_string(),
+        _ => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn os_errors_read_like_coreutils() {
+        let e = io::Error::from_raw_os_error(libc::ENOENT);
+        assert_eq!(HashError::from(e).to_string(), "No such file or directory");
+        let custom = io::Error::other("short read");
+        assert_eq!(io_reason(&custom), "short read");
+    }
+}

@@ -1,0 +1,33 @@
+//! treehash: the Keccak/SHA-3 leaf-interleaving tree mode (LI v1) of one
+//! large input, on all CPU cores or on an NVIDIA GPU.
+//!
+//! The message M = P ‖ F (prefix, then file) is cut into blocks of B bytes,
+//! dealt round-robin onto L = D^H leaves; each leaf is hashed, then the parent
+//! levels, up to the root. At height 0 the digest is plain SHA-3 / SHAKE.
+//! `docs/SPEC.md` states the mode exactly.
+//!
+//! ```
+//! use treehash::{Algorithm, Hasher, HasherOptions, TreeParams};
+//!
+//! let params = TreeParams::new(Algorithm::Sha3_256, 2, 4)?; // 16 leaves
+//! let hasher = Hasher::new(HasherOptions::default())?;
+//! let out = hasher.hash_bytes(&params, &vec![7u8; 100_000])?;
+//! assert_eq!(out.digest, treehash::reference::tree_hash(&params, &vec![7u8; 100_000]));
+//! println!("{}  {}", hex::encode(&out.digest), params.label());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod cpu;
+pub mod error;
+pub mod hasher;
+pub mod input;
+pub mod message;
+pub mod params;
+pub mod reference;
+pub mod sponge;
+pub mod timings;
+
+pub use error::HashError;
+pub use hasher::{BackendChoice, BackendUsed, HashOutput, Hasher, HasherOptions, no_progress};
+pub use params::{Algorithm, Label, ParamError, TreeParams};
+pub use timings::Timings;

@@ -1,0 +1,142 @@
+//! Cutting the message M = P ‖ F into pieces that every backend absorbs in
+//! order. Every piece starts on a block boundary of M, and every piece but the
+//! last is a whole number of blocks, so a backend never sees half a block.
+
+use std::io::{self, Read};
+
+/// A piece length near `target` bytes that is a whole number of blocks and
+/// longer than any prefix (so a stream's first piece holds the whole prefix).
+pub fn piece_len(block_size: usize, target: usize) -> usize {
+    target
+        .max(block_size)
+        .max(crate::params::MAX_PREFIX_LEN + 1)
+        .next_multiple_of(block_size)
+}
+
+/// Calls `absorb` with consecutive pieces of M = `prefix` ‖ `file`, each
+/// `piece_len` bytes (a multiple of `block_size`) except perhaps the first and
+/// the last. Only the blocks that hold prefix bytes are copied; the rest of
+/// the file is passed as borrowed slices of `file`.
+pub fn for_each_piece_of_slice<'f, E>(
+    prefix: &[u8],
+    file: &'f [u8],
+    block_size: usize,
+    piece_len: usize,
+    mut absorb: impl FnMut(Piece<'_, 'f>) -> Result<(), E>,
+) -> Result<(), E> {
+    debug_assert!(piece_len >= block_size && piece_len % block_size == 0);
+    let mut rest = file;
+    if !prefix.is_empty() {
+        // The head: every block that holds a prefix byte, completed from the file.
+        let head_len = prefix.len().next_multiple_of(block_size);
+        let from_file = (head_len - prefix.len()).min(file.len());
+        let mut head = Vec::with_capacity(head_len);
+        head.extend_from_slice(prefix);
+        head.extend_from_slice(&file[..from_file]);
+        absorb(Piece::Copied(&head))?;
+        rest = &file[from_file..];
+    }
+    for piece in rest.chunks(piece_len) {
+        absorb(Piece::Borrowed(piece))?;
+    }
+    Ok(())
+}
+
+/// A piece of M: either borrowed from the input for as long as it lives, or a
+/// copy that lives only during the call.
+#[derive(Clone, Copy, Debug)]
+pub enum Piece<'a, 'f> {
+    Borrowed(&'f [u8]),
+    Copied(&'a [u8]),
+}
+
+impl<'a, 'f: 'a> Piece<'a, 'f> {
+    pub fn bytes(self) -> &'a [u8] {
+        match self {
+            Piece::Borrowed(b) => b,
+            Piece::Copied(b) => b,
+        }
+    }
+}
+
+/// Reads M = `prefix` ‖ (all of `reader`) and calls `absorb` with pieces of
+/// `piece_len` bytes (a multiple of the block size), the last one shorter.
+/// Memory use is one piece, whatever the stream's length. Returns the number
+/// of bytes read from `reader` (the prefix not counted).
+pub fn for_each_piece_of_stream<E: From<io::Error>>(
+    prefix: &[u8],
+    reader: &mut dyn Read,
+    piece_len: usize,
+    mut absorb: impl FnMut(&[u8]) -> Result<(), E>,
+) -> Result<u64, E> {
+    let mut buf = vec![0u8; piece_len];
+    buf[..prefix.len()].copy_from_slice(prefix);
+    let mut filled = prefix.len();
+    let mut total = 0u64;
+    loop {
+        let n = match reader.read(&mut buf[filled..]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e.into()),
+        };
+        filled += n;
+        total += n as u64;
+        if n == 0 || filled == piece_len {
+            if filled > 0 {
+                absorb(&buf[..filled])?;
+            }
+            if n == 0 {
+                return Ok(total);
+            }
+            filled = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slice_pieces(prefix: &[u8], file: &[u8], b: usize, piece: usize) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        for_each_piece_of_slice::<()>(prefix, file, b, piece, |p| {
+            out.push(p.bytes().to_vec());
+            Ok(())
+        })
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn slice_pieces_are_block_aligned_and_cover_m() {
+        let file: Vec<u8> = (0..1000u32).map(|i| i as u8).collect();
+        for prefix_len in [0usize, 1, 7, 8, 9, 40] {
+            let prefix = vec![0xAA; prefix_len];
+            let pieces = slice_pieces(&prefix, &file, 8, 64);
+            let m: Vec<u8> = pieces.concat();
+            assert_eq!(m, [prefix.clone(), file.clone()].concat());
+            for p in &pieces[..pieces.len() - 1] {
+                assert_eq!(p.len() % 8, 0, "prefix {prefix_len}");
+            }
+        }
+    }
+
+    #[test]
+    fn empty_message_has_no_pieces() {
+        assert!(slice_pieces(&[], &[], 8, 8).is_empty());
+    }
+
+    #[test]
+    fn stream_pieces_are_full_until_the_last() {
+        let data: Vec<u8> = (0..300u32).map(|i| i as u8).collect();
+        let mut pieces = Vec::new();
+        let read = for_each_piece_of_stream::<io::Error>(&[9, 9, 9], &mut &data[..], 64, |p| {
+            pieces.push(p.to_vec());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(read, 300);
+        assert!(pieces[..pieces.len() - 1].iter().all(|p| p.len() == 64));
+        assert_eq!(pieces.concat(), [vec![9, 9, 9], data].concat());
+    }
+}

@@ -1,0 +1,501 @@
+//! Tree parameters: the spec's tables, their validation, and the labels that
+//! record them next to a digest.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// The most leaves a tree may have (2^24).
+pub const MAX_LEAVES: u64 = 1 << 24;
+/// The largest degree (2^24).
+pub const MAX_DEGREE: u64 = 1 << 24;
+/// The largest leaf block size in bytes (2^24).
+pub const MAX_BLOCK_SIZE: usize = 1 << 24;
+/// The longest prefix in bytes.
+pub const MAX_PREFIX_LEN: usize = 255;
+/// The longest SHAKE output in bytes (2^16).
+pub const MAX_XOF_OUTPUT_LEN: usize = 1 << 16;
+
+/// The node function A: one of the six FIPS 202 functions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Algorithm {
+    Sha3_224,
+    Sha3_256,
+    Sha3_384,
+    Sha3_512,
+    Shake128,
+    Shake256,
+}
+
+impl Algorithm {
+    /// Every algorithm, in the order of the spec's table.
+    pub const ALL: [Algorithm; 6] = [
+        Algorithm::Sha3_224,
+        Algorithm::Sha3_256,
+        Algorithm::Sha3_384,
+        Algorithm::Sha3_512,
+        Algorithm::Shake128,
+        Algorithm::Shake256,
+    ];
+
+    /// The sponge rate r in bytes.
+    pub const fn rate(self) -> usize {
+        match self {
+            Algorithm::Sha3_224 => 144,
+            Algorithm::Sha3_256 => 136,
+            Algorithm::Sha3_384 => 104,
+            Algorithm::Sha3_512 => 72,
+            Algorithm::Shake128 => 168,
+            Algorithm::Shake256 => 136,
+        }
+    }
+
+    /// The chaining-value size c in bytes: what every inner node and leaf outputs.
+    pub const fn chaining_len(self) -> usize {
+        match self {
+            Algorithm::Sha3_224 => 28,
+            Algorithm::Sha3_256 | Algorithm::Shake128 => 32,
+            Algorithm::Sha3_384 => 48,
+            Algorithm::Sha3_512 | Algorithm::Shake256 => 64,
+        }
+    }
+
+    /// True for SHAKE128 and SHAKE256, whose output length is free.
+    pub const fn is_xof(self) -> bool {
+        matches!(self, Algorithm::Shake128 | Algorithm::Shake256)
+    }
+
+    /// The output length used when none is given: the digest size, or for
+    /// SHAKE the spec's default (32 for SHAKE128, 64 for SHAKE256).
+    pub const fn default_output_len(self) -> usize {
+        self.chaining_len()
+    }
+
+    /// The lower-case name used on the command line: `sha3-256`, `shake128`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Algorithm::Sha3_224 => "sha3-224",
+            Algorithm::Sha3_256 => "sha3-256",
+            Algorithm::Sha3_384 => "sha3-384",
+            Algorithm::Sha3_512 => "sha3-512",
+            Algorithm::Shake128 => "shake128",
+            Algorithm::Shake256 => "shake256",
+        }
+    }
+
+    /// The FIPS 202 name in upper case, the start of every label: `SHA3-256`.
+    pub const fn fips_name(self) -> &'static str {
+        match self {
+            Algorithm::Sha3_224 => "SHA3-224",
+            Algorithm::Sha3_256 => "SHA3-256",
+            Algorithm::Sha3_384 => "SHA3-384",
+            Algorithm::Sha3_512 => "SHA3-512",
+            Algorithm::Shake128 => "SHAKE128",
+            Algorithm::Shake256 => "SHAKE256",
+        }
+    }
+
+    /// Looks an algorithm up by its FIPS name, in any case (`SHA3-256`, `shake128`).
+    pub fn from_fips_name(name: &str) -> Option<Algorithm> {
+        Algorithm::ALL
+            .into_iter()
+            .find(|a| a.fips_name().eq_ignore_ascii_case(name))
+    }
+}
+
+impl fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Algorithm {
+    type Err = ParamError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Algorithm::from_fips_name(s).ok_or_else(|| ParamError::UnknownAlgorithm(s.to_string()))
+    }
+}
+
+/// A parameter outside its range. Reported before any input is read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ParamError {
+    #[error(
+        "unknown algorithm '{0}' (expected sha3-224, sha3-256, sha3-384, sha3-512, shake128 or shake256)"
+    )]
+    UnknownAlgorithm(String),
+    #[error("degree {0} is out of range (2 to 2^24)")]
+    Degree(u64),
+    #[error("degree {degree} and height {height} give more than 2^24 leaves")]
+    TooManyLeaves { degree: u64, height: u32 },
+    #[error("block size {0} is out of range (a multiple of 8 from 8 to 2^24)")]
+    BlockSize(usize),
+    #[error("prefix of {0} bytes is too long (at most 255)")]
+    PrefixLen(usize),
+    #[error("output length {len} is out of range for {algorithm} ({allowed})")]
+    OutputLen {
+        algorithm: Algorithm,
+        len: usize,
+        allowed: String,
+    },
+}
+
+/// The parameters of one tree digest, validated: building one that is out of
+/// range is impossible.
+///
+/// ```
+/// use treehash::{Algorithm, TreeParams};
+/// let p = TreeParams::new(Algorithm::Sha3_256, 4, 4).unwrap();
+/// assert_eq!(p.leaf_count(), 256);
+/// assert_eq!(p.block_size(), 136);
+/// assert_eq!(p.label(), "SHA3-256-LI(H=4,D=4,B=136)");
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct TreeParams {
+    algorithm: Algorithm,
+    height: u32,
+    degree: u64,
+    block_size: usize,
+    prefix: Vec<u8>,
+    output_len: usize,
+    leaf_count: u64,
+}
+
+impl fmt::Debug for TreeParams {
+    // The prefix may be a key: Debug shows only its length.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TreeParams")
+            .field("algorithm", &self.algorithm)
+            .field("height", &self.height)
+            .field("degree", &self.degree)
+            .field("block_size", &self.block_size)
+            .field("prefix_len", &self.prefix.len())
+            .field("output_len", &self.output_len)
+            .finish()
+    }
+}
+
+impl Default for TreeParams {
+    /// The spec's defaults: SHA3-256, H = 8, D = 4, B = rate, no prefix.
+    fn default() -> Self {
+        TreeParams::new(Algorithm::Sha3_256, 8, 4).expect("the spec's defaults are valid")
+    }
+}
+
+impl TreeParams {
+    /// Parameters with the default block size (the rate), no prefix and the
+    /// default output length.
+    pub fn new(algorithm: Algorithm, height: u32, degree: u64) -> Result<Self, ParamError> {
+        Self::with_options(algorithm, height, degree, None, Vec::new(), None)
+    }
+
+    /// Parameters with every option; `None` takes the spec's default.
+    pub fn with_options(
+        algorithm: Algorithm,
+        height: u32,
+        degree: u64,
+        block_size: Option<usize>,
+        prefix: Vec<u8>,
+        output_len: Option<usize>,
+    ) -> Result<Self, ParamError> {
+        if !(2..=MAX_DEGREE).contains(&degree) {
+            return Err(ParamError::Degree(degree));
+        }
+        let leaf_count = degree
+            .checked_pow(height)
+            .filter(|&l| l <= MAX_LEAVES)
+            .ok_or(ParamError::TooManyLeaves { degree, height })?;
+        let block_size = block_size.unwrap_or(algorithm.rate());
+        if block_size == 0 || block_size % 8 != 0 || block_size > MAX_BLOCK_SIZE {
+            return Err(ParamError::BlockSize(block_size));
+        }
+        if prefix.len() > MAX_PREFIX_LEN {
+            return Err(ParamError::PrefixLen(prefix.len()));
+        }
+        let output_len = output_len.unwrap_or(algorithm.default_output_len());
+        check_output_len(algorithm, output_len)?;
+        Ok(TreeParams {
+            algorithm,
+            height,
+            degree,
+            block_size,
+            prefix,
+            output_len,
+            leaf_count,
+        })
+    }
+
+    /// The same parameters at another height (the degree, block size, prefix
+    /// and output length stay).
+    pub fn at_height(&self, height: u32) -> Result<Self, ParamError> {
+        Self::with_options(
+            self.algorithm,
+            height,
+            self.degree,
+            Some(self.block_size),
+            self.prefix.clone(),
+            Some(self.output_len),
+        )
+    }
+
+    pub fn algorithm(&self) -> Algorithm {
+        self.algorithm
+    }
+    pub fn height(&self) -> u32 {
+        self.height
+    }
+    pub fn degree(&self) -> u64 {
+        self.degree
+    }
+    /// B, the leaf block size in bytes.
+    pub fn block_size(&self) -> usize {
+        self.block_size
+    }
+    /// P, the prefix (possibly a key: never print it).
+    pub fn prefix(&self) -> &[u8] {
+        &self.prefix
+    }
+    pub fn has_prefix(&self) -> bool {
+        !self.prefix.is_empty()
+    }
+    /// n, the digest length in bytes.
+    pub fn output_len(&self) -> usize {
+        self.output_len
+    }
+    /// L = D^H.
+    pub fn leaf_count(&self) -> u64 {
+        self.leaf_count
+    }
+    /// One stripe: L·B bytes, one block for every leaf.
+    pub fn stripe_len(&self) -> u64 {
+        self.leaf_count * self.block_size as u64
+    }
+    /// The bytes each leaf outputs: n for the single leaf of H = 0, c otherwise.
+    pub fn leaf_output_len(&self) -> usize {
+        if self.height == 0 {
+            self.output_len
+        } else {
+            self.algorithm.chaining_len()
+        }
+    }
+
+    /// The label that records these parameters beside a digest (see docs/SPEC.md).
+    pub fn label(&self) -> String {
+        Label::of(self).to_string()
+    }
+}
+
+fn check_output_len(algorithm: Algorithm, len: usize) -> Result<(), ParamError> {
+    let (ok, allowed) = if algorithm.is_xof() {
+        ((1..=MAX_XOF_OUTPUT_LEN).contains(&len), "1 to 65536 bytes".to_string())
+    } else {
+        let fixed = algorithm.chaining_len();
+        (len == fixed, format!("always {fixed} bytes"))
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(ParamError::OutputLen {
+            algorithm,
+            len,
+            allowed,
+        })
+    }
+}
+
+/// The parameters a label carries: everything but the output length (the
+/// length of the hex digest) and the prefix itself (only whether there is one).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Label {
+    pub algorithm: Algorithm,
+    pub height: u32,
+    /// `None` at H = 0, where D and B play no part.
+    pub degree: Option<u64>,
+    pub block_size: Option<usize>,
+    pub keyed: bool,
+}
+
+impl Label {
+    pub fn of(params: &TreeParams) -> Label {
+        let tree = params.height > 0;
+        Label {
+            algorithm: params.algorithm,
+            height: params.height,
+            degree: tree.then_some(params.degree),
+            block_size: tree.then_some(params.block_size),
+            keyed: params.has_prefix(),
+        }
+    }
+
+    /// Builds the parameters this label describes, with the given prefix and
+    /// output length. The prefix must be present exactly when the label says so.
+    pub fn to_params(&self, prefix: Vec<u8>, output_len: usize) -> Result<TreeParams, ParamError> {
+        TreeParams::with_options(
+            self.algorithm,
+            self.height,
+            self.degree.unwrap_or(4),
+            self.block_size,
+            prefix,
+            Some(output_len),
+        )
+    }
+}
+
+impl fmt::Display for Label {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = self.algorithm.fips_name();
+        match (self.degree, self.block_size) {
+            (Some(d), Some(b)) => {
+                let p = if self.keyed { ",P" } else { "" };
+                write!(f, "{name}-LI(H={},D={d},B={b}{p})", self.height)
+            }
+            _ if self.keyed => write!(f, "{name}-LI(H=0,P)"),
+            _ => f.write_str(name),
+        }
+    }
+}
+
+/// A label that could not be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unrecognised label '{0}'")]
+pub struct LabelError(pub String);
+
+impl FromStr for Label {
+    type Err = LabelError;
+
+    /// Reads `SHA3-256`, `SHA3-256-LI(H=8,D=4,B=136)`, `…,P)` and `SHA3-256-LI(H=0,P)`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || LabelError(s.to_string());
+        let Some((name, rest)) = s.split_once("-LI(") else {
+            let algorithm = Algorithm::from_fips_name(s).ok_or_else(bad)?;
+            return Ok(Label {
+                algorithm,
+                height: 0,
+                degree: None,
+                block_size: None,
+                keyed: false,
+            });
+        };
+        let algorithm = Algorithm::from_fips_name(name).ok_or_else(bad)?;
+        let fields = rest.strip_suffix(')').ok_or_else(bad)?;
+        let mut parts: Vec<&str> = fields.split(',').collect();
+        let keyed = parts.last() == Some(&"P");
+        if keyed {
+            parts.pop();
+        }
+        let field = |part: Option<&&str>, key: &str| -> Result<u64, LabelError> {
+            part.and_then(|p| p.strip_prefix(key))
+                .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|v| v.parse().ok())
+                .ok_or_else(bad)
+        };
+        let height = u32::try_from(field(parts.first(), "H=")?).map_err(|_| bad())?;
+        let label = match parts.len() {
+            1 if height == 0 && keyed => Label {
+                algorithm,
+                height,
+                degree: None,
+                block_size: None,
+                keyed,
+            },
+            3 if height > 0 => Label {
+                algorithm,
+                height,
+                degree: Some(field(parts.get(1), "D=")?),
+                block_size: Some(
+                    usize::try_from(field(parts.get(2), "B=")?).map_err(|_| bad())?,
+                ),
+                keyed,
+            },
+            _ => return Err(bad()),
+        };
+        Ok(label)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_follow_the_spec() {
+        let p = TreeParams::default();
+        assert_eq!(p.algorithm(), Algorithm::Sha3_256);
+        assert_eq!((p.height(), p.degree(), p.block_size()), (8, 4, 136));
+        assert_eq!(p.output_len(), 32);
+        assert_eq!(p.leaf_count(), 65536);
+        let shake = TreeParams::new(Algorithm::Shake256, 1, 2).unwrap();
+        assert_eq!(shake.output_len(), 64);
+        assert_eq!(shake.block_size(), 136);
+    }
+
+    #[test]
+    fn out_of_range_parameters_are_refused() {
+        use Algorithm::*;
+        let opts = |h, d, b, p: usize, n| {
+            TreeParams::with_options(Sha3_256, h, d, b, vec![0; p], n).map(|_| ())
+        };
+        assert_eq!(opts(1, 1, None, 0, None), Err(ParamError::Degree(1)));
+        assert_eq!(opts(0, 0, None, 0, None), Err(ParamError::Degree(0)));
+        assert_eq!(
+            opts(13, 4, None, 0, None),
+            Err(ParamError::TooManyLeaves {
+                degree: 4,
+                height: 13
+            })
+        );
+        assert!(opts(12, 4, None, 0, None).is_ok());
+        assert!(opts(1, MAX_DEGREE, None, 0, None).is_ok());
+        assert!(opts(u32::MAX, 2, None, 0, None).is_err());
+        assert!(opts(0, MAX_DEGREE + 1, None, 0, None).is_err());
+        assert!(opts(0, 2, Some(12), 0, None).is_err());
+        assert!(opts(0, 2, Some(0), 0, None).is_err());
+        assert!(opts(0, 2, Some(8), 0, None).is_ok());
+        assert!(opts(0, 2, Some(MAX_BLOCK_SIZE + 8), 0, None).is_err());
+        assert!(opts(0, 2, None, 255, None).is_ok());
+        assert_eq!(opts(0, 2, None, 256, None), Err(ParamError::PrefixLen(256)));
+        assert!(opts(0, 2, None, 0, Some(31)).is_err());
+        assert!(TreeParams::with_options(Shake128, 0, 2, None, vec![], Some(0)).is_err());
+        assert!(TreeParams::with_options(Shake128, 0, 2, None, vec![], Some(65536)).is_ok());
+        assert!(TreeParams::with_options(Shake128, 0, 2, None, vec![], Some(65537)).is_err());
+    }
+
+    #[test]
+    fn labels_round_trip() {
+        let cases = [
+            (TreeParams::new(Algorithm::Sha3_256, 0, 4).unwrap(), "SHA3-256"),
+            (
+                TreeParams::new(Algorithm::Shake128, 2, 4).unwrap(),
+                "SHAKE128-LI(H=2,D=4,B=168)",
+            ),
+            (
+                TreeParams::with_options(Algorithm::Sha3_256, 2, 4, None, vec![1], None).unwrap(),
+                "SHA3-256-LI(H=2,D=4,B=136,P)",
+            ),
+            (
+                TreeParams::with_options(Algorithm::Sha3_512, 0, 4, None, vec![1], None).unwrap(),
+                "SHA3-512-LI(H=0,P)",
+            ),
+        ];
+        for (params, text) in cases {
+            assert_eq!(params.label(), text);
+            assert_eq!(text.parse::<Label>().unwrap(), Label::of(&params));
+        }
+    }
+
+    #[test]
+    fn malformed_labels_are_refused() {
+        for bad in [
+            "SHA3-255",
+            "SHA3-256-LI(H=2,D=4)",
+            "SHA3-256-LI(H=0)",
+            "SHA3-256-LI(H=0,D=4,B=136)",
+            "SHA3-256-LI(H=2,D=4,B=136",
+            "SHA3-256-LI(H=2,D=4,B=136,Q)",
+            "SHA3-256-LI(H=+2,D=4,B=136)",
+            "SHA3-256-LI(H=99999999999,D=4,B=136)",
+            "MD5",
+        ] {
+            assert!(bad.parse::<Label>().is_err(), "{bad}");
+        }
+    }
+}

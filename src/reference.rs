@@ -1,0 +1,68 @@
+//! The spec (docs/SPEC.md), literally: slow, in memory, no cleverness.
+//!
+//! This is the oracle every backend is tested against. It is never on a fast
+//! path: it builds the whole message and every leaf in memory.
+
+use sha3::Digest;
+use shake::{ExtendableOutput, Update, XofReader};
+
+use crate::params::{Algorithm, TreeParams};
+
+/// A_k(x): the node function with k bytes of output, straight from RustCrypto.
+pub fn node_function(algorithm: Algorithm, x: &[u8], k: usize) -> Vec<u8> {
+    let fixed = match algorithm {
+        Algorithm::Sha3_224 => sha3::Sha3_224::digest(x).to_vec(),
+        Algorithm::Sha3_256 => sha3::Sha3_256::digest(x).to_vec(),
+        Algorithm::Sha3_384 => sha3::Sha3_384::digest(x).to_vec(),
+        Algorithm::Sha3_512 => sha3::Sha3_512::digest(x).to_vec(),
+        Algorithm::Shake128 => return shake_output(shake::Shake128::default(), x, k),
+        Algorithm::Shake256 => return shake_output(shake::Shake256::default(), x, k),
+    };
+    assert_eq!(fixed.len(), k, "SHA3-* output length is fixed");
+    fixed
+}
+
+fn shake_output<X: Update + ExtendableOutput>(mut xof: X, x: &[u8], k: usize) -> Vec<u8> {
+    xof.update(x);
+    let mut out = vec![0; k];
+    xof.finalize_xof().read(&mut out);
+    out
+}
+
+/// The tree digest of `file` under `params`, step by step as the spec states it.
+pub fn tree_hash(params: &TreeParams, file: &[u8]) -> Vec<u8> {
+    let a = params.algorithm();
+    let c = a.chaining_len();
+    let n = params.output_len();
+
+    // 1. M = P ‖ F
+    let m: Vec<u8> = params.prefix().iter().chain(file).copied().collect();
+
+    // 6, H = 0: the plain function of M.
+    if params.height() == 0 {
+        return node_function(a, &m, n);
+    }
+
+    // 2–3. Blocks of B bytes, dealt round-robin onto L leaves.
+    let leaf_count = params.leaf_count() as usize;
+    let mut leaves = vec![Vec::new(); leaf_count];
+    for (i, block) in m.chunks(params.block_size()).enumerate() {
+        leaves[i % leaf_count].extend_from_slice(block);
+    }
+
+    // 4. V_H[j] = A_c(leaf j)
+    let mut level: Vec<Vec<u8>> = leaves.iter().map(|leaf| node_function(a, leaf, c)).collect();
+
+    // 5. V_h[k] = A_c(V_{h+1}[kD] ‖ … ‖ V_{h+1}[kD+D−1]), down to h = 1.
+    let d = params.degree() as usize;
+    for _h in (1..params.height()).rev() {
+        level = level
+            .chunks(d)
+            .map(|children| node_function(a, &children.concat(), c))
+            .collect();
+    }
+
+    // 6, H ≥ 1: A_n(V_1[0] ‖ … ‖ V_1[D−1])
+    assert_eq!(level.len(), d);
+    node_function(a, &level.concat(), n)
+}

@@ -1,0 +1,121 @@
+//! One interface over the six FIPS 202 functions of RustCrypto (`sha3` for
+//! SHA3-*, `shake` for SHAKE*), so that tree code is written once and
+//! monomorphised per function by [`with_sponge!`](crate::with_sponge).
+
+use sha3::Digest;
+use shake::{ExtendableOutput, XofReader};
+
+use crate::params::Algorithm;
+
+/// An incremental hash whose state is small enough to keep one per leaf
+/// (RustCrypto keeps the 200-byte Keccak state and a cursor, nothing more).
+pub trait Sponge: Clone + Default + Send + Sync {
+    const ALGORITHM: Algorithm;
+
+    /// Absorbs the next bytes.
+    fn absorb(&mut self, data: &[u8]);
+
+    /// Pads and writes `out.len()` bytes of output. For SHA3-* the length
+    /// must be the digest size (parameters are validated before this is reached).
+    fn squeeze_into(self, out: &mut [u8]);
+
+    /// The hash of `data`, `out.len()` bytes long.
+    fn hash_into(data: &[u8], out: &mut [u8]) {
+        let mut sponge = Self::default();
+        sponge.absorb(data);
+        sponge.squeeze_into(out);
+    }
+}
+
+macro_rules! fixed_sponge {
+    ($ty:ty, $alg:expr) => {
+        impl Sponge for $ty {
+            const ALGORITHM: Algorithm = $alg;
+            #[inline]
+            fn absorb(&mut self, data: &[u8]) {
+                Digest::update(self, data);
+            }
+            fn squeeze_into(self, out: &mut [u8]) {
+                out.copy_from_slice(&self.finalize());
+            }
+        }
+    };
+}
+
+macro_rules! xof_sponge {
+    ($ty:ty, $alg:expr) => {
+        impl Sponge for $ty {
+            const ALGORITHM: Algorithm = $alg;
+            #[inline]
+            fn absorb(&mut self, data: &[u8]) {
+                shake::Update::update(self, data);
+            }
+            fn squeeze_into(self, out: &mut [u8]) {
+                self.finalize_xof().read(out);
+            }
+        }
+    };
+}
+
+fixed_sponge!(sha3::Sha3_224, Algorithm::Sha3_224);
+fixed_sponge!(sha3::Sha3_256, Algorithm::Sha3_256);
+fixed_sponge!(sha3::Sha3_384, Algorithm::Sha3_384);
+fixed_sponge!(sha3::Sha3_512, Algorithm::Sha3_512);
+xof_sponge!(shake::Shake128, Algorithm::Shake128);
+xof_sponge!(shake::Shake256, Algorithm::Shake256);
+
+/// Runs `$body` with the type alias `$S` bound to the [`Sponge`] of `$alg`.
+macro_rules! with_sponge {
+    ($alg:expr, $S:ident => $body:expr) => {
+        match $alg {
+            $crate::params::Algorithm::Sha3_224 => {
+                type $S = ::sha3::Sha3_224;
+                $body
+            }
+            $crate::params::Algorithm::Sha3_256 => {
+                type $S = ::sha3::Sha3_256;
+                $body
+            }
+            $crate::params::Algorithm::Sha3_384 => {
+                type $S = ::sha3::Sha3_384;
+                $body
+            }
+            $crate::params::Algorithm::Sha3_512 => {
+                type $S = ::sha3::Sha3_512;
+                $body
+            }
+            $crate::params::Algorithm::Shake128 => {
+                type $S = ::shake::Shake128;
+                $body
+            }
+            $crate::params::Algorithm::Shake256 => {
+                type $S = ::shake::Shake256;
+                $body
+            }
+        }
+    };
+}
+
+pub(crate) use with_sponge;
+
+/// The plain FIPS 202 function: `out.len()` bytes of A(data).
+pub fn plain_hash(algorithm: Algorithm, data: &[u8], out_len: usize) -> Vec<u8> {
+    let mut out = vec![0; out_len];
+    with_sponge!(algorithm, S => S::hash_into(data, &mut out));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_answers_for_abc() {
+        let hex = |a, n| hex::encode(plain_hash(a, b"abc", n));
+        assert_eq!(
+            hex(Algorithm::Sha3_256, 32),
+            "3a985da74fe225b2045c172d6bd390bd855f086e3e9d525b46bfe24511431532"
+        );
+        assert_eq!(hex(Algorithm::Shake128, 10), "5881092dd818bf5cf8a3");
+    }
+}

@@ -1,0 +1,57 @@
+//! Where the time of one digest went, phase by phase (`--timings`).
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+/// Wall-clock time per phase of one digest. Phases a backend does not have
+/// stay zero; the one-time GPU start-up is charged to the first input only.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Timings {
+    /// Opening and mapping the input.
+    pub open: Duration,
+    /// Driver initialisation and context creation (GPU, once per process).
+    pub gpu_init: Duration,
+    /// Kernel compilation and module load (GPU, once per process).
+    pub compile: Duration,
+    /// Host-to-device copies that did not overlap leaf hashing (GPU).
+    pub copy: Duration,
+    /// Leaf hashing: absorbing every block (reading a stream included).
+    pub leaves: Duration,
+    /// Parent levels and root.
+    pub reduce: Duration,
+    /// From opening the input to the digest.
+    pub total: Duration,
+}
+
+/// Runs `f` and adds its wall-clock time to `slot`.
+pub fn timed<T>(slot: &mut Duration, f: impl FnOnce() -> T) -> T {
+    let start = Instant::now();
+    let out = f();
+    *slot += start.elapsed();
+    out
+}
+
+impl fmt::Display for Timings {
+    /// One line per phase that took any time, in milliseconds.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let phases = [
+            ("open/map", self.open),
+            ("GPU init", self.gpu_init),
+            ("compile/load", self.compile),
+            ("copies (not overlapped)", self.copy),
+            ("leaf hashing", self.leaves),
+            ("tree reduction", self.reduce),
+        ];
+        for (name, d) in phases {
+            if !d.is_zero() || matches!(name, "leaf hashing" | "tree reduction") {
+                writeln!(f, "  {name:<24} {:>10.3} ms", ms(d))?;
+            }
+        }
+        write!(f, "  {:<24} {:>10.3} ms", "total", ms(self.total))
+    }
+}
+
+/// A duration in milliseconds, as a float.
+pub fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}

@@ -1,0 +1,55 @@
+//! Helpers shared by the integration tests: the shared test vectors and the
+//! spec's test input.
+#![allow(dead_code)]
+
+use serde::Deserialize;
+use treehash::{Algorithm, TreeParams};
+
+/// One case of `tests/vectors/li-v1.json` (a copy of `shared/vectors/li-v1.json`).
+#[derive(Debug, Deserialize)]
+pub struct Vector {
+    pub input_len: usize,
+    pub algo: String,
+    pub height: u32,
+    pub degree: u64,
+    pub block_size: usize,
+    pub prefix_hex: String,
+    pub length: Option<usize>,
+    pub digest: String,
+}
+
+impl Vector {
+    pub fn params(&self) -> TreeParams {
+        let algorithm: Algorithm = self.algo.parse().expect("known algorithm");
+        TreeParams::with_options(
+            algorithm,
+            self.height,
+            self.degree,
+            Some(self.block_size),
+            hex::decode(&self.prefix_hex).expect("hex prefix"),
+            self.length,
+        )
+        .expect("valid parameters")
+    }
+
+    pub fn input(&self) -> Vec<u8> {
+        spec_input(self.input_len)
+    }
+}
+
+#[derive(Deserialize)]
+struct VectorFile {
+    cases: Vec<Vector>,
+}
+
+pub fn vectors() -> Vec<Vector> {
+    let text = include_str!("../vectors/li-v1.json");
+    let file: VectorFile = serde_json::from_str(text).expect("vector file parses");
+    assert!(file.cases.len() >= 50, "the vector file lost cases");
+    file.cases
+}
+
+/// The spec's test input: byte k is k mod 251.
+pub fn spec_input(len: usize) -> Vec<u8> {
+    (0..len).map(|k| (k % 251) as u8).collect()
+}
