@@ -13,6 +13,7 @@ use rayon::prelude::*;
 use crate::error::HashError;
 use crate::message::{self, Piece};
 use crate::params::TreeParams;
+use crate::progress::Progress;
 use crate::sponge::{Sponge, with_sponge};
 use crate::timings::{Timings, timed};
 
@@ -48,7 +49,7 @@ impl CpuBackend {
         &self,
         params: &TreeParams,
         file: &[u8],
-        progress: &(dyn Fn(u64) + Sync),
+        progress: &dyn Progress,
         times: &mut Timings,
     ) -> Result<Vec<u8>, HashError> {
         with_sponge!(params.algorithm(), S => {
@@ -63,7 +64,7 @@ impl CpuBackend {
                     |piece| {
                         tree.absorb(piece.bytes());
                         if let Piece::Borrowed(b) = piece {
-                            progress(b.len() as u64);
+                            progress.advance(b.len() as u64);
                         }
                         Ok(())
                     },
@@ -78,7 +79,7 @@ impl CpuBackend {
         &self,
         params: &TreeParams,
         reader: &mut dyn Read,
-        progress: &(dyn Fn(u64) + Sync),
+        progress: &dyn Progress,
         times: &mut Timings,
     ) -> Result<(Vec<u8>, u64), HashError> {
         with_sponge!(params.algorithm(), S => {
@@ -92,7 +93,7 @@ impl CpuBackend {
                     piece_len,
                     |piece| {
                         tree.absorb(piece);
-                        progress((piece.len() - std::mem::take(&mut prefix_left)) as u64);
+                        progress.advance((piece.len() - std::mem::take(&mut prefix_left)) as u64);
                         Ok(())
                     },
                 )
@@ -148,7 +149,8 @@ impl<'a, S: Sponge> Leaves<'a, S> {
                         for (k, sponge) in chunk.iter_mut().enumerate() {
                             let leaf = first_leaf + k as u64;
                             // The first block at or after `first` that belongs to `leaf`.
-                            let mut i = first + (leaf + leaf_count - first % leaf_count) % leaf_count;
+                            let mut i =
+                                first + (leaf + leaf_count - first % leaf_count) % leaf_count;
                             while i < first + blocks {
                                 let at = ((i - first) as usize) * b;
                                 sponge.absorb(&piece[at..(at + b).min(piece.len())]);

@@ -10,6 +10,7 @@ use crate::cpu::CpuBackend;
 use crate::error::HashError;
 use crate::input::Source;
 use crate::params::TreeParams;
+use crate::progress::{NoProgress, Progress};
 use crate::timings::{Timings, timed};
 
 /// Which backend the caller asks for.
@@ -73,9 +74,6 @@ pub struct Hasher {
     cpu: CpuBackend,
 }
 
-/// A progress callback that ignores progress.
-pub fn no_progress(_bytes: u64) {}
-
 impl Hasher {
     pub fn new(options: HasherOptions) -> Result<Hasher, HashError> {
         let cpu = CpuBackend::new(options.threads)?;
@@ -84,7 +82,7 @@ impl Hasher {
 
     /// The digest of a byte slice.
     pub fn hash_bytes(&self, params: &TreeParams, data: &[u8]) -> Result<HashOutput, HashError> {
-        self.hash_slice_with(params, data, &no_progress)
+        self.hash_slice_with(params, data, &NoProgress)
     }
 
     /// The digest of everything `reader` yields, read in pieces (constant memory).
@@ -93,7 +91,7 @@ impl Hasher {
         params: &TreeParams,
         reader: &mut dyn Read,
     ) -> Result<HashOutput, HashError> {
-        self.hash_stream_with(params, reader, &no_progress)
+        self.hash_stream_with(params, reader, &NoProgress)
     }
 
     /// The digest of a file (`-` is standard input), mapped when it can be,
@@ -103,11 +101,12 @@ impl Hasher {
         &self,
         params: &TreeParams,
         path: &Path,
-        progress: &(dyn Fn(u64) + Sync),
+        progress: &dyn Progress,
     ) -> Result<HashOutput, HashError> {
         let start = Instant::now();
         let mut open_time = Default::default();
         let source = timed(&mut open_time, || Source::open(path))?;
+        progress.start(source.len());
         let mut out = self.hash_source(params, source, progress)?;
         out.timings.open = open_time;
         out.timings.total = start.elapsed();
@@ -119,7 +118,7 @@ impl Hasher {
         &self,
         params: &TreeParams,
         source: Source,
-        progress: &(dyn Fn(u64) + Sync),
+        progress: &dyn Progress,
     ) -> Result<HashOutput, HashError> {
         match source {
             Source::Mapped(file) => {
@@ -135,7 +134,7 @@ impl Hasher {
         &self,
         params: &TreeParams,
         data: &[u8],
-        progress: &(dyn Fn(u64) + Sync),
+        progress: &dyn Progress,
     ) -> Result<HashOutput, HashError> {
         let start = Instant::now();
         let mut timings = Timings::default();
@@ -153,11 +152,13 @@ impl Hasher {
         &self,
         params: &TreeParams,
         reader: &mut dyn Read,
-        progress: &(dyn Fn(u64) + Sync),
+        progress: &dyn Progress,
     ) -> Result<HashOutput, HashError> {
         let start = Instant::now();
         let mut timings = Timings::default();
-        let (digest, bytes) = self.cpu.hash_stream(params, reader, progress, &mut timings)?;
+        let (digest, bytes) = self
+            .cpu
+            .hash_stream(params, reader, progress, &mut timings)?;
         timings.total = start.elapsed();
         Ok(HashOutput {
             digest,

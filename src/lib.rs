@@ -17,17 +17,20 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod checkfile;
 pub mod cpu;
 pub mod error;
 pub mod hasher;
 pub mod input;
 pub mod message;
 pub mod params;
+pub mod progress;
 pub mod reference;
 pub mod sponge;
 pub mod timings;
 
 pub use error::HashError;
-pub use hasher::{BackendChoice, BackendUsed, HashOutput, Hasher, HasherOptions, no_progress};
+pub use hasher::{BackendChoice, BackendUsed, HashOutput, Hasher, HasherOptions};
 pub use params::{Algorithm, Label, ParamError, TreeParams};
+pub use progress::{NoProgress, Progress};
 pub use timings::Timings;

@@ -1,1 +1,21 @@
-fn main() {}
+//! `treehash`: parse the command line, run the mode it asks for, exit with
+//! the documented code.
+
+mod cli;
+
+use clap::Parser;
+
+fn main() {
+    cli::signals::install();
+    let args = cli::args::Cli::parse();
+    let outcome = if args.check.check {
+        cli::check_cmd::run(&args)
+    } else {
+        cli::hash_cmd::run(&args)
+    };
+    let code = outcome.unwrap_or_else(|fatal| {
+        cli::report(&fatal.message);
+        fatal.code
+    });
+    std::process::exit(code);
+}

@@ -237,6 +237,15 @@ impl TreeParams {
         )
     }
 
+    /// The same parameters with another output length.
+    pub fn with_output_len(&self, output_len: usize) -> Result<Self, ParamError> {
+        check_output_len(self.algorithm, output_len)?;
+        Ok(TreeParams {
+            output_len,
+            ..self.clone()
+        })
+    }
+
     pub fn algorithm(&self) -> Algorithm {
         self.algorithm
     }
@@ -286,7 +295,10 @@ impl TreeParams {
 
 fn check_output_len(algorithm: Algorithm, len: usize) -> Result<(), ParamError> {
     let (ok, allowed) = if algorithm.is_xof() {
-        ((1..=MAX_XOF_OUTPUT_LEN).contains(&len), "1 to 65536 bytes".to_string())
+        (
+            (1..=MAX_XOF_OUTPUT_LEN).contains(&len),
+            "1 to 65536 bytes".to_string(),
+        )
     } else {
         let fixed = algorithm.chaining_len();
         (len == fixed, format!("always {fixed} bytes"))
@@ -401,9 +413,7 @@ impl FromStr for Label {
                 algorithm,
                 height,
                 degree: Some(field(parts.get(1), "D=")?),
-                block_size: Some(
-                    usize::try_from(field(parts.get(2), "B=")?).map_err(|_| bad())?,
-                ),
+                block_size: Some(usize::try_from(field(parts.get(2), "B=")?).map_err(|_| bad())?),
                 keyed,
             },
             _ => return Err(bad()),
@@ -462,7 +472,10 @@ mod tests {
     #[test]
     fn labels_round_trip() {
         let cases = [
-            (TreeParams::new(Algorithm::Sha3_256, 0, 4).unwrap(), "SHA3-256"),
+            (
+                TreeParams::new(Algorithm::Sha3_256, 0, 4).unwrap(),
+                "SHA3-256",
+            ),
             (
                 TreeParams::new(Algorithm::Shake128, 2, 4).unwrap(),
                 "SHAKE128-LI(H=2,D=4,B=168)",

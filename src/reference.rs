@@ -51,7 +51,10 @@ pub fn tree_hash(params: &TreeParams, file: &[u8]) -> Vec<u8> {
     }
 
     // 4. V_H[j] = A_c(leaf j)
-    let mut level: Vec<Vec<u8>> = leaves.iter().map(|leaf| node_function(a, leaf, c)).collect();
+    let mut level: Vec<Vec<u8>> = leaves
+        .iter()
+        .map(|leaf| node_function(a, leaf, c))
+        .collect();
 
     // 5. V_h[k] = A_c(V_{h+1}[kD] ‖ … ‖ V_{h+1}[kD+D−1]), down to h = 1.
     let d = params.degree() as usize;

@@ -1,0 +1,136 @@
+//! The command line, defined once: `--help` is written from these definitions.
+
+use std::path::PathBuf;
+
+use clap::{ArgAction, Args, Parser};
+use treehash::Algorithm;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "treehash",
+    version,
+    about = "Keccak/SHA-3 tree-mode (LI) digests of large files, on all CPU cores or an NVIDIA GPU",
+    long_about = "Keccak/SHA-3 tree-mode (LI) digests of large files, on all CPU cores or an NVIDIA GPU.\n\n\
+        The file's blocks are dealt round-robin onto D^H leaves, every leaf is hashed, then the \
+        parent levels up to the root. Height 0 is plain SHA-3 / SHAKE. The tree mode is defined \
+        in docs/SPEC.md.",
+    after_help = "Exit codes: 0 all digests made (or, with --check, all matched); 1 an input could \
+        not be read or a check failed; 2 usage error or invalid parameters."
+)]
+pub struct Cli {
+    /// Files to hash; `-` or nothing reads standard input.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub tree: TreeArgs,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+
+    #[command(flatten)]
+    pub check: CheckArgs,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// The tree parameters (docs/SPEC.md).
+#[derive(Args, Debug, Clone)]
+pub struct TreeArgs {
+    /// Node function: sha3-224, sha3-256, sha3-384, sha3-512, shake128, shake256.
+    #[arg(short, long, default_value = "sha3-256", value_parser = parse_algorithm)]
+    pub algorithm: Algorithm,
+
+    /// Tree height H (0 = plain SHA-3 of the whole input).
+    #[arg(short = 'H', long, default_value_t = 8)]
+    pub height: u32,
+
+    /// Tree degree D: children per inner node (L = D^H leaves, at most 2^24).
+    #[arg(short = 'D', long, default_value_t = 4)]
+    pub degree: u64,
+
+    /// Leaf block size B in bytes, a multiple of 8 [default: the algorithm's rate].
+    #[arg(short = 'B', long)]
+    pub block_size: Option<usize>,
+
+    /// Output length in bytes (SHAKE only; 1 to 65536) [default: 32 for shake128, 64 for shake256].
+    #[arg(short, long)]
+    pub length: Option<usize>,
+
+    /// Prefix P (a key or salt, up to 255 bytes) in hex. Never printed.
+    #[arg(long, value_name = "HEX", conflicts_with = "prefix_file")]
+    pub prefix_hex: Option<String>,
+
+    /// Prefix P read from a file (up to 255 bytes). Never printed.
+    #[arg(long, value_name = "FILE")]
+    pub prefix_file: Option<PathBuf>,
+}
+
+/// How digests are printed.
+#[derive(Args, Debug, Clone)]
+pub struct OutputArgs {
+    /// Print `LABEL (NAME) = HEX` lines, whose label records the parameters.
+    #[arg(long, conflicts_with_all = ["json", "no_names", "raw"])]
+    pub tag: bool,
+
+    /// Print one JSON object per input (name, label, parameters, digest, bytes, seconds, backend).
+    #[arg(long, conflicts_with_all = ["no_names", "raw"])]
+    pub json: bool,
+
+    /// Print only the hex digest, one per line.
+    #[arg(long, conflicts_with = "raw")]
+    pub no_names: bool,
+
+    /// Write the digest as raw bytes (a single input only).
+    #[arg(long)]
+    pub raw: bool,
+
+    /// Print a per-phase time breakdown to standard error.
+    #[arg(long)]
+    pub timings: bool,
+
+    /// Never show a progress bar (it is shown only on a terminal, for large inputs).
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+/// Check mode.
+#[derive(Args, Debug, Clone)]
+pub struct CheckArgs {
+    /// Read digest lines from the FILEs and check them.
+    #[arg(short, long, conflicts_with_all = ["tag", "json", "no_names", "raw"])]
+    pub check: bool,
+
+    /// With --check: don't print OK for each file that matched.
+    #[arg(short, long, requires = "check")]
+    pub quiet: bool,
+
+    /// With --check: print nothing; the exit code tells.
+    #[arg(long, requires = "check")]
+    pub status: bool,
+
+    /// With --check: improperly formatted lines make the check fail.
+    #[arg(long, requires = "check")]
+    pub strict: bool,
+
+    /// With --check: don't fail or report a listed file that does not exist.
+    #[arg(long, requires = "check")]
+    pub ignore_missing: bool,
+
+    /// With --check: warn about each improperly formatted line.
+    #[arg(short, long, requires = "check")]
+    pub warn: bool,
+}
+
+/// Where and how the hashing runs.
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// CPU worker threads [default: one per core].
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..), action = ArgAction::Set)]
+    pub threads: Option<u16>,
+}
+
+fn parse_algorithm(s: &str) -> Result<Algorithm, String> {
+    s.parse().map_err(|e: treehash::ParamError| e.to_string())
+}

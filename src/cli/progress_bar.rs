@@ -1,0 +1,65 @@
+//! The progress bar on standard error: bytes, rate and ETA, drawn only on a
+//! terminal and only for inputs large enough to take a noticeable time.
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use treehash::Progress;
+
+/// Inputs smaller than this finish before a bar would be worth drawing.
+const MIN_BAR_BYTES: u64 = 256 << 20;
+
+/// One input's progress bar, hidden until the input proves large enough.
+pub struct InputProgress {
+    bar: ProgressBar,
+    enabled: bool,
+}
+
+impl InputProgress {
+    /// A bar for `name`, drawn only if `wanted` and standard error is a terminal.
+    pub fn new(name: &str, wanted: bool) -> Self {
+        let bar = ProgressBar::hidden();
+        bar.set_message(name.to_string());
+        InputProgress {
+            bar,
+            enabled: wanted && std::io::stderr().is_terminal(),
+        }
+    }
+
+    /// Removes the bar from the terminal.
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+impl Progress for InputProgress {
+    fn start(&self, total: Option<u64>) {
+        if !self.enabled {
+            return;
+        }
+        let style = match total {
+            Some(len) if len >= MIN_BAR_BYTES => {
+                self.bar.set_length(len);
+                ProgressStyle::with_template(
+                    "{msg:.bold} [{bar:30}] {bytes}/{total_bytes} {binary_bytes_per_sec} ETA {eta}",
+                )
+            }
+            Some(_) => return,
+            // A stream: its length is unknown, so a spinner with the bytes so far.
+            None => ProgressStyle::with_template(
+                "{spinner} {msg:.bold} {bytes} {binary_bytes_per_sec} {elapsed}",
+            ),
+        };
+        if let Ok(style) = style {
+            self.bar.set_style(style.progress_chars("=> "));
+        }
+        self.bar
+            .set_draw_target(ProgressDrawTarget::stderr_with_hz(4));
+        self.bar.enable_steady_tick(Duration::from_millis(250));
+    }
+
+    fn advance(&self, bytes: u64) {
+        self.bar.inc(bytes);
+    }
+}

@@ -1,0 +1,18 @@
+//! How a backend reports the bytes it has hashed, for a progress bar.
+
+/// Told how far hashing has got. Backends call it once per piece (tens of
+/// megabytes), never from the inner loop.
+pub trait Progress: Sync {
+    /// Hashing of an input starts; `total` is its size when known.
+    fn start(&self, _total: Option<u64>) {}
+    /// `bytes` more bytes of the input have been hashed.
+    fn advance(&self, bytes: u64);
+}
+
+/// Ignores progress.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn advance(&self, _bytes: u64) {}
+}
