@@ -139,7 +139,7 @@ impl<'a, S: Sponge> Leaves<'a, S> {
         let group = group.div_ceil(self.pool.current_num_threads() * 4).max(1);
         let sponges = &mut self.sponges;
         self.pool.install(|| {
-            for range in ranges {
+            for range in ranges.into_iter().filter(|r| !r.is_empty()) {
                 let start = range.start;
                 sponges[range]
                     .par_chunks_mut(group)
@@ -183,19 +183,19 @@ impl<'a, S: Sponge> Leaves<'a, S> {
     }
 }
 
-/// The leaves that blocks `first .. first + blocks` reach, as at most two
-/// ranges (the blocks may wrap round from leaf L−1 to leaf 0).
-fn touched_leaves(first: u64, blocks: u64, leaf_count: u64) -> Vec<Range<usize>> {
+/// The leaves that blocks `first .. first + blocks` reach, as two ranges, the
+/// second empty unless the blocks wrap round from leaf L−1 to leaf 0.
+fn touched_leaves(first: u64, blocks: u64, leaf_count: u64) -> [Range<usize>; 2] {
     let l = leaf_count as usize;
     if blocks >= leaf_count {
-        return vec![0..l];
+        return [0..l, 0..0];
     }
     let start = (first % leaf_count) as usize;
     let end = start + blocks as usize;
     if end <= l {
-        vec![start..end]
+        [start..end, 0..0]
     } else {
-        vec![start..l, 0..end - l]
+        [start..l, 0..end - l]
     }
 }
 
@@ -229,10 +229,10 @@ mod tests {
 
     #[test]
     fn touched_leaves_wrap_round() {
-        assert_eq!(touched_leaves(0, 3, 8), vec![0..3]);
-        assert_eq!(touched_leaves(6, 3, 8), vec![6..8, 0..1]);
-        assert_eq!(touched_leaves(13, 3, 8), vec![5..8]);
-        assert_eq!(touched_leaves(5, 8, 8), vec![0..8]);
-        assert_eq!(touched_leaves(5, 100, 8), vec![0..8]);
+        assert_eq!(touched_leaves(0, 3, 8), [0..3, 0..0]);
+        assert_eq!(touched_leaves(6, 3, 8), [6..8, 0..1]);
+        assert_eq!(touched_leaves(13, 3, 8), [5..8, 0..0]);
+        assert_eq!(touched_leaves(5, 8, 8), [0..8, 0..0]);
+        assert_eq!(touched_leaves(5, 100, 8), [0..8, 0..0]);
     }
 }

@@ -106,7 +106,7 @@ impl Hasher {
         let start = Instant::now();
         let mut open_time = Default::default();
         let source = timed(&mut open_time, || Source::open(path))?;
-        progress.start(source.len());
+        progress.start(source.known_len());
         let mut out = self.hash_source(params, source, progress)?;
         out.timings.open = open_time;
         out.timings.total = start.elapsed();

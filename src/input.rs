@@ -61,7 +61,7 @@ impl Source {
     }
 
     /// The input's size when known in advance (for the progress bar).
-    pub fn len(&self) -> Option<u64> {
+    pub fn known_len(&self) -> Option<u64> {
         match self {
             Source::Mapped(m) => Some(m.bytes().len() as u64),
             Source::Stream(_) => None,

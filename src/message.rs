@@ -24,7 +24,7 @@ pub fn for_each_piece_of_slice<'f, E>(
     piece_len: usize,
     mut absorb: impl FnMut(Piece<'_, 'f>) -> Result<(), E>,
 ) -> Result<(), E> {
-    debug_assert!(piece_len >= block_size && piece_len % block_size == 0);
+    debug_assert!(piece_len >= block_size && piece_len.is_multiple_of(block_size));
     let mut rest = file;
     if !prefix.is_empty() {
         // The head: every block that holds a prefix byte, completed from the file.

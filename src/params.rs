@@ -205,7 +205,7 @@ impl TreeParams {
             .filter(|&l| l <= MAX_LEAVES)
             .ok_or(ParamError::TooManyLeaves { degree, height })?;
         let block_size = block_size.unwrap_or(algorithm.rate());
-        if block_size == 0 || block_size % 8 != 0 || block_size > MAX_BLOCK_SIZE {
+        if block_size == 0 || !block_size.is_multiple_of(8) || block_size > MAX_BLOCK_SIZE {
             return Err(ParamError::BlockSize(block_size));
         }
         if prefix.len() > MAX_PREFIX_LEN {
