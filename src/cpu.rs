@@ -24,11 +24,13 @@ const PIECE_TARGET: usize = 32 << 20;
 /// The CPU backend: a pool of worker threads.
 pub struct CpuBackend {
     pool: rayon::ThreadPool,
+    piece_target: usize,
 }
 
 impl CpuBackend {
-    /// A backend with `threads` workers, or one per core when `None`.
-    pub fn new(threads: Option<usize>) -> Result<Self, HashError> {
+    /// A backend with `threads` workers (one per core when `None`), handed
+    /// pieces of about `piece_bytes` (a tuned default when `None`).
+    pub fn new(threads: Option<usize>, piece_bytes: Option<usize>) -> Result<Self, HashError> {
         let mut builder = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("treehash-{i}"));
         if let Some(n) = threads {
             builder = builder.num_threads(n);
@@ -36,7 +38,10 @@ impl CpuBackend {
         let pool = builder
             .build()
             .map_err(|e| HashError::Threads(e.to_string()))?;
-        Ok(CpuBackend { pool })
+        Ok(CpuBackend {
+            pool,
+            piece_target: piece_bytes.unwrap_or(PIECE_TARGET),
+        })
     }
 
     /// The number of worker threads.
@@ -54,7 +59,7 @@ impl CpuBackend {
     ) -> Result<Vec<u8>, HashError> {
         with_sponge!(params.algorithm(), S => {
             let mut tree = Leaves::<S>::new(params, &self.pool);
-            let piece_len = message::piece_len(params.block_size(), PIECE_TARGET);
+            let piece_len = message::piece_len(params.block_size(), self.piece_target);
             let Ok(()) = timed(&mut times.leaves, || {
                 message::for_each_piece_of_slice::<Infallible>(
                     params.prefix(),
@@ -84,7 +89,7 @@ impl CpuBackend {
     ) -> Result<(Vec<u8>, u64), HashError> {
         with_sponge!(params.algorithm(), S => {
             let mut tree = Leaves::<S>::new(params, &self.pool);
-            let piece_len = message::piece_len(params.block_size(), PIECE_TARGET);
+            let piece_len = message::piece_len(params.block_size(), self.piece_target);
             let mut prefix_left = params.prefix().len();
             let read = timed(&mut times.leaves, || {
                 message::for_each_piece_of_stream::<HashError>(

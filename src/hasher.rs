@@ -43,6 +43,9 @@ pub struct HasherOptions {
     pub backend: BackendChoice,
     /// CPU worker threads; `None` means one per core.
     pub threads: Option<usize>,
+    /// Bytes of input per piece handed to a backend; `None` for the tuned
+    /// default. Small values make tests cross piece boundaries often.
+    pub piece_bytes: Option<usize>,
 }
 
 /// A digest and how it was made.
@@ -76,7 +79,7 @@ pub struct Hasher {
 
 impl Hasher {
     pub fn new(options: HasherOptions) -> Result<Hasher, HashError> {
-        let cpu = CpuBackend::new(options.threads)?;
+        let cpu = CpuBackend::new(options.threads, options.piece_bytes)?;
         Ok(Hasher { cpu })
     }
 

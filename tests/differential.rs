@@ -1,0 +1,183 @@
+//! The fast CPU backend against the reference on thousands of random cases:
+//! every function, heights and degrees, block sizes, prefixes, output lengths,
+//! sizes at stripe boundaries, inputs far smaller than a stripe, and streams
+//! read in odd-sized pieces.
+
+mod common;
+
+use std::io::{self, Read};
+
+use rand::rngs::StdRng;
+use rand::{Rng, RngExt, SeedableRng};
+use treehash::{Algorithm, Hasher, HasherOptions, TreeParams, reference};
+
+/// A random valid parameter set with at most `max_leaves` leaves.
+fn random_params(rng: &mut StdRng, max_leaves: u64) -> TreeParams {
+    let algorithm = Algorithm::ALL[rng.random_range(0..6)];
+    let (height, degree) = loop {
+        let height = rng.random_range(0..=6u32);
+        let degree = rng.random_range(2..=9u64);
+        if degree.checked_pow(height).is_some_and(|l| l <= max_leaves) {
+            break (height, degree);
+        }
+    };
+    let block_size = match rng.random_range(0..4) {
+        0 => None,
+        1 => Some(8),
+        _ => Some(8 * rng.random_range(1..=48usize)),
+    };
+    let prefix_len = match rng.random_range(0..4) {
+        0 => rng.random_range(1..=255usize),
+        _ => 0,
+    };
+    let prefix = (0..prefix_len).map(|_| rng.random()).collect();
+    let output_len = algorithm.is_xof().then(|| rng.random_range(1..=300usize));
+    TreeParams::with_options(algorithm, height, degree, block_size, prefix, output_len).unwrap()
+}
+
+/// A size near something that matters: empty, tiny, a rate or a stripe edge.
+fn interesting_size(rng: &mut StdRng, params: &TreeParams) -> usize {
+    let stripe = params.stripe_len() as usize;
+    let rate = params.algorithm().rate();
+    let jitter = rng.random_range(0..=2usize);
+    let base = match rng.random_range(0..6) {
+        0 => return rng.random_range(0..4),
+        1 => rate,
+        2 => stripe,
+        3 => stripe * rng.random_range(1..=4usize),
+        4 => return rng.random_range(0..=3 * stripe.min(20_000)),
+        _ => return rng.random_range(0..=60_000),
+    };
+    (base + jitter).saturating_sub(1)
+}
+
+fn random_bytes(rng: &mut StdRng, len: usize) -> Vec<u8> {
+    let mut data = vec![0u8; len];
+    rng.fill_bytes(&mut data);
+    data
+}
+
+#[test]
+fn cpu_matches_reference_on_random_cases() {
+    let mut rng = StdRng::seed_from_u64(0x7ee4a54);
+    let hashers: Vec<Hasher> = [None, Some(256), Some(1000)]
+        .into_iter()
+        .map(|piece_bytes| {
+            Hasher::new(HasherOptions {
+                piece_bytes,
+                threads: Some(3),
+                ..Default::default()
+            })
+            .unwrap()
+        })
+        .collect();
+    for case in 0..3000 {
+        let params = random_params(&mut rng, 600);
+        let size = interesting_size(&mut rng, &params);
+        let data = random_bytes(&mut rng, size);
+        let want = reference::tree_hash(&params, &data);
+        let hasher = &hashers[case % hashers.len()];
+        let got = hasher.hash_bytes(&params, &data).unwrap();
+        assert_eq!(got.digest, want, "case {case}: {params:?}, {size} bytes");
+    }
+}
+
+/// A reader that hands out its bytes in pieces of random, often odd, sizes.
+struct OddReader<'a> {
+    data: &'a [u8],
+    rng: StdRng,
+}
+
+impl Read for OddReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self
+            .rng
+            .random_range(1..=4099)
+            .min(buf.len())
+            .min(self.data.len());
+        buf[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        Ok(n)
+    }
+}
+
+#[test]
+fn streams_read_in_odd_pieces_match_reference() {
+    let mut rng = StdRng::seed_from_u64(0x57ea);
+    let hasher = Hasher::new(HasherOptions {
+        piece_bytes: Some(1 << 12),
+        ..Default::default()
+    })
+    .unwrap();
+    for case in 0..500 {
+        let params = random_params(&mut rng, 300);
+        let size = interesting_size(&mut rng, &params);
+        let data = random_bytes(&mut rng, size);
+        let mut reader = OddReader {
+            data: &data,
+            rng: StdRng::seed_from_u64(case),
+        };
+        let got = hasher.hash_reader(&params, &mut reader).unwrap();
+        assert_eq!(got.bytes, size as u64);
+        assert_eq!(
+            got.digest,
+            reference::tree_hash(&params, &data),
+            "case {case}: {params:?}"
+        );
+    }
+}
+
+#[test]
+fn inputs_much_smaller_than_a_stripe_leave_most_leaves_empty() {
+    let hasher = Hasher::new(HasherOptions::default()).unwrap();
+    for (height, degree) in [(7, 4), (3, 40), (12, 2)] {
+        let params = TreeParams::new(Algorithm::Sha3_256, height, degree).unwrap();
+        for size in [0, 1, 135, 136, 137, 5000] {
+            let data = common::spec_input(size);
+            let got = hasher.hash_bytes(&params, &data).unwrap();
+            assert_eq!(got.digest, reference::tree_hash(&params, &data));
+        }
+    }
+}
+
+#[test]
+fn height_zero_is_plain_sha3_and_shake() {
+    use sha3::Digest;
+    use shake::{ExtendableOutput, Update, XofReader};
+    let hasher = Hasher::new(HasherOptions::default()).unwrap();
+    let sizes = [
+        0usize, 1, 71, 72, 73, 103, 104, 105, 135, 136, 137, 143, 144, 145, 167, 168, 169,
+    ];
+    let big = [(1 << 20) + 7, 3 * (1 << 20) + 1];
+    for size in sizes.into_iter().chain(big) {
+        let data = common::spec_input(size);
+        let h0 = |a| TreeParams::new(a, 0, 4).unwrap();
+        let got = |a| hasher.hash_bytes(&h0(a), &data).unwrap().digest;
+        assert_eq!(
+            got(Algorithm::Sha3_224),
+            sha3::Sha3_224::digest(&data).to_vec()
+        );
+        assert_eq!(
+            got(Algorithm::Sha3_256),
+            sha3::Sha3_256::digest(&data).to_vec()
+        );
+        assert_eq!(
+            got(Algorithm::Sha3_384),
+            sha3::Sha3_384::digest(&data).to_vec()
+        );
+        assert_eq!(
+            got(Algorithm::Sha3_512),
+            sha3::Sha3_512::digest(&data).to_vec()
+        );
+        let mut xof = shake::Shake128::default();
+        xof.update(&data);
+        let mut want = [0u8; 32];
+        xof.finalize_xof().read(&mut want);
+        assert_eq!(got(Algorithm::Shake128), want);
+        let mut xof = shake::Shake256::default();
+        xof.update(&data);
+        let mut want = [0u8; 64];
+        xof.finalize_xof().read(&mut want);
+        assert_eq!(got(Algorithm::Shake256), want);
+    }
+}
