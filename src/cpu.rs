@@ -44,6 +44,11 @@ impl CpuBackend {
         })
     }
 
+    /// The worker threads (the GPU backend borrows them to stage chunks).
+    pub fn pool(&self) -> &rayon::ThreadPool {
+        &self.pool
+    }
+
     /// The number of worker threads.
     pub fn threads(&self) -> usize {
         self.pool.current_num_threads()

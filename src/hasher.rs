@@ -4,35 +4,51 @@
 use std::fmt;
 use std::io::Read;
 use std::path::Path;
-use std::time::Instant;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use crate::cpu::CpuBackend;
 use crate::error::HashError;
+use crate::gpu::{self, CopyMode, GpuBackend, GpuError};
 use crate::input::Source;
 use crate::params::TreeParams;
 use crate::progress::{NoProgress, Progress};
 use crate::timings::{Timings, timed};
 
+/// `Auto` uses the GPU only for trees with at least this many leaves: with
+/// fewer, one thread per leaf leaves the GPU nearly idle (docs/PERFORMANCE.md).
+pub const AUTO_GPU_MIN_LEAVES: u64 = 4096;
+/// `Auto` uses the GPU only for inputs of at least this many bytes: below,
+/// starting the GPU costs more than it saves (docs/PERFORMANCE.md).
+pub const AUTO_GPU_MIN_BYTES: u64 = 256 << 20;
+
 /// Which backend the caller asks for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum BackendChoice {
-    /// The GPU when one is present and the input is worth it, else the CPU.
+    /// The GPU when one is present and the input is worth it (H ≥ 1, at
+    /// least [`AUTO_GPU_MIN_LEAVES`] leaves and [`AUTO_GPU_MIN_BYTES`] bytes
+    /// or a stream), the CPU otherwise.
     #[default]
     Auto,
     /// The CPU backend.
     Cpu,
+    /// The GPU backend, or an error if there is none.
+    Gpu,
 }
 
 /// The backend that computed a digest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BackendUsed {
     Cpu,
+    Gpu,
 }
 
 impl fmt::Display for BackendUsed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             BackendUsed::Cpu => "cpu",
+            BackendUsed::Gpu => "gpu",
         })
     }
 }
@@ -43,9 +59,14 @@ pub struct HasherOptions {
     pub backend: BackendChoice,
     /// CPU worker threads; `None` means one per core.
     pub threads: Option<usize>,
-    /// Bytes of input per piece handed to a backend; `None` for the tuned
-    /// default. Small values make tests cross piece boundaries often.
+    /// Bytes of input per piece handed to a backend (per chunk copied to the
+    /// GPU); `None` for the tuned default. Small values make tests cross
+    /// piece boundaries often.
     pub piece_bytes: Option<usize>,
+    /// The CUDA device to use.
+    pub device: usize,
+    /// How a mapped file reaches the GPU.
+    pub copy_mode: CopyMode,
 }
 
 /// A digest and how it was made.
@@ -57,10 +78,13 @@ pub struct HashOutput {
     pub bytes: u64,
     pub backend: BackendUsed,
     pub timings: Timings,
+    /// Set once per hasher, on the first digest made on the CPU because
+    /// `Auto` found no usable GPU: why.
+    pub fallback_note: Option<String>,
 }
 
-/// Hashes inputs with the backend chosen once, at construction. Keep one for
-/// the whole process: it owns the worker threads (and the GPU context).
+/// Hashes inputs with the backend the options ask for. Keep one for the
+/// whole process: it owns the worker threads and, once started, the GPU.
 ///
 /// ```
 /// use treehash::{Algorithm, Hasher, HasherOptions, TreeParams};
@@ -74,18 +98,45 @@ pub struct HashOutput {
 /// );
 /// ```
 pub struct Hasher {
+    options: HasherOptions,
     cpu: CpuBackend,
+    /// Started on first need, once.
+    gpu: OnceLock<Result<GpuBackend, GpuError>>,
+    /// The GPU's start-up time has been charged to a digest.
+    startup_reported: AtomicBool,
+    /// The fallback note has been handed out.
+    fallback_reported: AtomicBool,
+}
+
+/// What `choose` decided for one input.
+enum Chosen<'h> {
+    Cpu(Option<String>),
+    Gpu(&'h GpuBackend),
 }
 
 impl Hasher {
     pub fn new(options: HasherOptions) -> Result<Hasher, HashError> {
         let cpu = CpuBackend::new(options.threads, options.piece_bytes)?;
-        Ok(Hasher { cpu })
+        Ok(Hasher {
+            options,
+            cpu,
+            gpu: OnceLock::new(),
+            startup_reported: AtomicBool::new(false),
+            fallback_reported: AtomicBool::new(false),
+        })
+    }
+
+    /// The GPU, started if it was not: its description, or why there is none.
+    pub fn gpu(&self) -> Result<&GpuBackend, HashError> {
+        self.gpu
+            .get_or_init(|| GpuBackend::open(self.options.device, self.options.piece_bytes))
+            .as_ref()
+            .map_err(|e| HashError::Gpu(e.to_string()))
     }
 
     /// The digest of a byte slice.
     pub fn hash_bytes(&self, params: &TreeParams, data: &[u8]) -> Result<HashOutput, HashError> {
-        self.hash_slice_with(params, data, &NoProgress)
+        self.hash_mapped(params, data, &NoProgress)
     }
 
     /// The digest of everything `reader` yields, read in pieces (constant memory).
@@ -94,7 +145,7 @@ impl Hasher {
         params: &TreeParams,
         reader: &mut dyn Read,
     ) -> Result<HashOutput, HashError> {
-        self.hash_stream_with(params, reader, &NoProgress)
+        self.hash_stream(params, reader, &NoProgress)
     }
 
     /// The digest of a file (`-` is standard input), mapped when it can be,
@@ -107,33 +158,24 @@ impl Hasher {
         progress: &dyn Progress,
     ) -> Result<HashOutput, HashError> {
         let start = Instant::now();
-        let mut open_time = Default::default();
+        let mut open_time = Duration::ZERO;
         let source = timed(&mut open_time, || Source::open(path))?;
         progress.start(source.known_len());
-        let mut out = self.hash_source(params, source, progress)?;
+        let mut out = match source {
+            Source::Mapped(file) => {
+                let out = self.hash_mapped(params, file.bytes(), progress)?;
+                file.check_unchanged()?;
+                out
+            }
+            Source::Stream(mut file) => self.hash_stream(params, &mut file, progress)?,
+        };
         out.timings.open = open_time;
         out.timings.total = start.elapsed();
         Ok(out)
     }
 
-    /// The digest of an opened input.
-    pub fn hash_source(
-        &self,
-        params: &TreeParams,
-        source: Source,
-        progress: &dyn Progress,
-    ) -> Result<HashOutput, HashError> {
-        match source {
-            Source::Mapped(file) => {
-                let out = self.hash_slice_with(params, file.bytes(), progress)?;
-                file.check_unchanged()?;
-                Ok(out)
-            }
-            Source::Stream(mut file) => self.hash_stream_with(params, &mut file, progress),
-        }
-    }
-
-    fn hash_slice_with(
+    /// The digest of bytes that stay in memory for the whole call.
+    fn hash_mapped(
         &self,
         params: &TreeParams,
         data: &[u8],
@@ -141,17 +183,41 @@ impl Hasher {
     ) -> Result<HashOutput, HashError> {
         let start = Instant::now();
         let mut timings = Timings::default();
-        let digest = self.cpu.hash_slice(params, data, progress, &mut timings)?;
+        let (digest, backend, note) = match self.choose(params, Some(data.len() as u64))? {
+            Chosen::Gpu(gpu) => {
+                self.charge_startup(gpu, &mut timings);
+                let pool = self.cpu.pool();
+                let mode = self.options.copy_mode;
+                let gpu_result = gpu.hash_slice(params, data, mode, pool, progress, &mut timings);
+                match gpu_result {
+                    Ok(digest) => (digest, BackendUsed::Gpu, None),
+                    // Auto may redo a failed GPU digest on the CPU: the bytes are still here.
+                    Err(e) if self.options.backend == BackendChoice::Auto => {
+                        timings = Timings::default();
+                        let note = format!("the GPU failed ({e}); hashing on the CPU");
+                        let digest = self.cpu.hash_slice(params, data, progress, &mut timings)?;
+                        (digest, BackendUsed::Cpu, Some(note))
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            Chosen::Cpu(note) => {
+                let digest = self.cpu.hash_slice(params, data, progress, &mut timings)?;
+                (digest, BackendUsed::Cpu, note)
+            }
+        };
         timings.total = start.elapsed();
         Ok(HashOutput {
             digest,
             bytes: data.len() as u64,
-            backend: BackendUsed::Cpu,
+            backend,
             timings,
+            fallback_note: note,
         })
     }
 
-    fn hash_stream_with(
+    /// The digest of a stream, read once.
+    fn hash_stream(
         &self,
         params: &TreeParams,
         reader: &mut dyn Read,
@@ -159,15 +225,61 @@ impl Hasher {
     ) -> Result<HashOutput, HashError> {
         let start = Instant::now();
         let mut timings = Timings::default();
-        let (digest, bytes) = self
-            .cpu
-            .hash_stream(params, reader, progress, &mut timings)?;
+        let ((digest, bytes), backend, note) = match self.choose(params, None)? {
+            Chosen::Gpu(gpu) => {
+                self.charge_startup(gpu, &mut timings);
+                let pool = self.cpu.pool();
+                let result = gpu.hash_stream(params, reader, pool, progress, &mut timings)?;
+                (result, BackendUsed::Gpu, None)
+            }
+            Chosen::Cpu(note) => {
+                let result = self.cpu.hash_stream(params, reader, progress, &mut timings)?;
+                (result, BackendUsed::Cpu, note)
+            }
+        };
         timings.total = start.elapsed();
         Ok(HashOutput {
             digest,
             bytes,
-            backend: BackendUsed::Cpu,
+            backend,
             timings,
+            fallback_note: note,
         })
+    }
+
+    /// The backend for one input of `len` bytes (`None`: a stream).
+    fn choose(&self, params: &TreeParams, len: Option<u64>) -> Result<Chosen<'_>, HashError> {
+        match self.options.backend {
+            BackendChoice::Cpu => Ok(Chosen::Cpu(None)),
+            BackendChoice::Gpu => Ok(Chosen::Gpu(self.gpu()?)),
+            BackendChoice::Auto => {
+                if !gpu::driver_present() {
+                    return Ok(Chosen::Cpu(self.fallback_once("no CUDA driver found")));
+                }
+                let worth_it = params.height() > 0
+                    && params.leaf_count() >= AUTO_GPU_MIN_LEAVES
+                    && len.is_none_or(|n| n >= AUTO_GPU_MIN_BYTES);
+                if !worth_it {
+                    return Ok(Chosen::Cpu(None));
+                }
+                Ok(match self.gpu() {
+                    Ok(gpu) => Chosen::Gpu(gpu),
+                    Err(e) => Chosen::Cpu(self.fallback_once(&e.to_string())),
+                })
+            }
+        }
+    }
+
+    /// The note for the first CPU digest after `Auto` found no GPU.
+    fn fallback_once(&self, reason: &str) -> Option<String> {
+        (!self.fallback_reported.swap(true, Ordering::Relaxed))
+            .then(|| format!("{reason}; hashing on the CPU"))
+    }
+
+    /// Charges the GPU's one-time start-up to the first digest made on it.
+    fn charge_startup(&self, gpu: &GpuBackend, timings: &mut Timings) {
+        if !self.startup_reported.swap(true, Ordering::Relaxed) {
+            timings.gpu_init = gpu.info().init;
+        }
     }
 }

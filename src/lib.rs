@@ -20,6 +20,7 @@
 pub mod checkfile;
 pub mod cpu;
 pub mod error;
+pub mod gpu;
 pub mod hasher;
 pub mod input;
 pub mod message;

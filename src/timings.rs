@@ -13,10 +13,14 @@ pub struct Timings {
     pub gpu_init: Duration,
     /// Kernel compilation and module load (GPU, once per process).
     pub compile: Duration,
-    /// Host-to-device copies that did not overlap leaf hashing (GPU).
-    pub copy: Duration,
-    /// Leaf hashing: absorbing every block (reading a stream included).
+    /// Leaf hashing: absorbing every block (reading a stream and, on the
+    /// GPU, copying to the device included).
     pub leaves: Duration,
+    /// GPU: time the copy engine spent on host-to-device copies (overlaps
+    /// the kernels; part of `leaves`).
+    pub copy_busy: Duration,
+    /// GPU: time the leaf kernels ran (overlaps the copies; part of `leaves`).
+    pub kernel_busy: Duration,
     /// Parent levels and root.
     pub reduce: Duration,
     /// From opening the input to the digest.
@@ -38,8 +42,9 @@ impl fmt::Display for Timings {
             ("open/map", self.open),
             ("GPU init", self.gpu_init),
             ("compile/load", self.compile),
-            ("copies (not overlapped)", self.copy),
             ("leaf hashing", self.leaves),
+            ("  of which copies (GPU)", self.copy_busy),
+            ("  of which kernels (GPU)", self.kernel_busy),
             ("tree reduction", self.reduce),
         ];
         for (name, d) in phases {

@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 
 use clap::{ArgAction, Args, Parser};
-use treehash::Algorithm;
+use treehash::gpu::CopyMode;
+use treehash::{Algorithm, BackendChoice};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -15,7 +16,8 @@ use treehash::Algorithm;
         parent levels up to the root. Height 0 is plain SHA-3 / SHAKE. The tree mode is defined \
         in docs/SPEC.md.",
     after_help = "Exit codes: 0 all digests made (or, with --check, all matched); 1 an input could \
-        not be read or a check failed; 2 usage error or invalid parameters."
+        not be read or a check failed; 2 usage error or invalid parameters; 3 --backend gpu was \
+        asked for and no usable GPU was found, or the GPU failed."
 )]
 pub struct Cli {
     /// Files to hash; `-` or nothing reads standard input.
@@ -126,9 +128,59 @@ pub struct CheckArgs {
 /// Where and how the hashing runs.
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
+    /// Backend: auto uses the GPU when one is present and the tree has at
+    /// least 4096 leaves and the input 256 MiB (or is a stream), else the CPU.
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    pub backend: BackendArg,
+
+    /// CUDA device number.
+    #[arg(long, default_value_t = 0)]
+    pub device: usize,
+
+    /// How a mapped file reaches the GPU: `staging` (CPU threads copy chunks
+    /// into pinned buffers) or `register` (the mapping itself is pinned).
+    #[arg(long, value_enum, default_value_t = CopyArg::Staging)]
+    pub gpu_copy: CopyArg,
+
+    /// Bytes per chunk handed to a backend (tuning and tests).
+    #[arg(long, hide = true)]
+    pub chunk_bytes: Option<usize>,
+
     /// CPU worker threads [default: one per core].
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..), action = ArgAction::Set)]
     pub threads: Option<u16>,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendArg {
+    Auto,
+    Cpu,
+    Gpu,
+}
+
+impl From<BackendArg> for BackendChoice {
+    fn from(b: BackendArg) -> Self {
+        match b {
+            BackendArg::Auto => BackendChoice::Auto,
+            BackendArg::Cpu => BackendChoice::Cpu,
+            BackendArg::Gpu => BackendChoice::Gpu,
+        }
+    }
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyArg {
+    Staging,
+    Register,
+}
+
+impl From<CopyArg> for CopyMode {
+    fn from(c: CopyArg) -> Self {
+        match c {
+            CopyArg::Staging => CopyMode::Staging,
+            CopyArg::Register => CopyMode::Register,
+        }
+    }
 }
 
 fn parse_algorithm(s: &str) -> Result<Algorithm, String> {

@@ -8,7 +8,7 @@ use treehash::{HashOutput, TreeParams};
 
 use super::args::{Cli, OutputArgs};
 use super::progress_bar::InputProgress;
-use super::{Fatal, exit, hasher, inputs, name_bytes, report, tree_params};
+use super::{Fatal, exit, failure_code, hasher, inputs, name_bytes, report, tree_params};
 
 pub fn run(cli: &Cli) -> Result<i32, Fatal> {
     let params = tree_params(&cli.tree)?;
@@ -24,6 +24,9 @@ pub fn run(cli: &Cli) -> Result<i32, Fatal> {
         progress.finish();
         match result {
             Ok(out) => {
+                if let Some(note) = &out.fallback_note {
+                    report(note);
+                }
                 if let Err(e) = print_digest(&cli.output, &params, path, &out) {
                     report(format!(
                         "standard output: {}",
@@ -37,7 +40,7 @@ pub fn run(cli: &Cli) -> Result<i32, Fatal> {
             }
             Err(e) => {
                 report(format!("{}: {e}", path.display()));
-                code = exit::FAILED;
+                code = code.max(failure_code(&e));
             }
         }
     }

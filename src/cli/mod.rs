@@ -21,6 +21,8 @@ pub mod exit {
     pub const FAILED: i32 = 1;
     /// Usage error or invalid parameters; nothing was read.
     pub const USAGE: i32 = 2;
+    /// `--backend gpu` and no usable GPU, or the GPU failed.
+    pub const GPU: i32 = 3;
 }
 
 /// A failure that ends the whole run before any input is hashed.
@@ -82,16 +84,35 @@ pub fn name_bytes(path: &Path) -> &[u8] {
     path.as_os_str().as_bytes()
 }
 
-/// The hasher for the whole run, from `--threads` (and the backend options).
+/// The hasher for the whole run. With `--backend gpu` the GPU is started
+/// here, so that a missing one is one error, not one per input.
 pub fn hasher(run: &args::RunArgs) -> Result<treehash::Hasher, Fatal> {
     let options = treehash::HasherOptions {
+        backend: run.backend.into(),
         threads: run.threads.map(usize::from),
-        ..Default::default()
+        piece_bytes: run.chunk_bytes,
+        device: run.device,
+        copy_mode: run.gpu_copy.into(),
     };
-    treehash::Hasher::new(options).map_err(|e| Fatal {
+    let hasher = treehash::Hasher::new(options).map_err(|e| Fatal {
         message: e.to_string(),
         code: exit::FAILED,
-    })
+    })?;
+    if run.backend == args::BackendArg::Gpu {
+        hasher.gpu().map_err(|e| Fatal {
+            message: format!("--backend gpu: {e}"),
+            code: exit::GPU,
+        })?;
+    }
+    Ok(hasher)
+}
+
+/// The exit code an input's failure calls for.
+pub fn failure_code(e: &treehash::HashError) -> i32 {
+    match e {
+        treehash::HashError::Gpu(_) => exit::GPU,
+        _ => exit::FAILED,
+    }
 }
 
 /// The inputs named on the command line; none means standard input.

@@ -1,0 +1,179 @@
+//! The CUDA kernels (kernels/*.cu, joined by build.rs): compiled by NVRTC for
+//! the device's own architecture, one function's kernels at a time and only
+//! when first needed, then loaded. The PTX is kept in a disk cache, so later
+//! processes skip NVRTC (and the driver's own cache skips the PTX JIT).
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
+use cudarc::nvrtc::{CompileOptions, Ptx};
+
+use crate::params::Algorithm;
+use crate::sponge::plain_hash;
+
+use super::GpuError;
+
+/// The kernel source as NVRTC sees it.
+pub const SOURCE: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.cu"));
+
+/// True when libnvrtc can be loaded (it needs no GPU).
+pub fn nvrtc_present() -> bool {
+    // SAFETY: only tries to dlopen the library.
+    unsafe { cudarc::nvrtc::sys::is_culib_present() }
+}
+
+/// Which kernels a compilation makes.
+#[derive(Clone, Copy, Debug)]
+pub enum Selection {
+    One(Algorithm),
+    All,
+}
+
+impl Selection {
+    fn define(self) -> String {
+        match self {
+            Selection::One(a) => format!("-DTREEHASH_{}", suffix(a).to_uppercase()),
+            Selection::All => "-DTREEHASH_ALL".into(),
+        }
+    }
+}
+
+/// Compiles the selected kernels to PTX for `arch` (for example `sm_90`).
+pub fn compile(arch: &str, selection: Selection) -> Result<Ptx, GpuError> {
+    if !nvrtc_present() {
+        return Err(GpuError::new(
+            "NVRTC (libnvrtc.so) was not found; it compiles the kernels at run time",
+        ));
+    }
+    let options = CompileOptions {
+        options: vec![
+            format!("--gpu-architecture={arch}"),
+            "-std=c++17".into(),
+            selection.define(),
+        ],
+        name: Some("treehash.cu".into()),
+        ..Default::default()
+    };
+    cudarc::nvrtc::compile_ptx_with_opts(SOURCE, options)
+        .map_err(|e| GpuError::new(format!("compiling the kernels for {arch}: {e}")))
+}
+
+/// The name suffix of an algorithm's kernels: `sha3_256`.
+fn suffix(algorithm: Algorithm) -> String {
+    algorithm.name().replace('-', "_")
+}
+
+/// The names of one algorithm's entry points.
+fn names(algorithm: Algorithm) -> [String; 3] {
+    let s = suffix(algorithm);
+    [
+        format!("absorb_leaves_{s}"),
+        format!("finalize_leaves_{s}"),
+        format!("hash_nodes_{s}"),
+    ]
+}
+
+/// The names of every entry point, for tests.
+pub fn entry_points() -> Vec<String> {
+    Algorithm::ALL.into_iter().flat_map(names).collect()
+}
+
+/// The three kernels of one algorithm.
+pub struct TreeKernels {
+    pub absorb_leaves: CudaFunction,
+    pub finalize_leaves: CudaFunction,
+    pub hash_nodes: CudaFunction,
+    _module: Arc<CudaModule>,
+}
+
+/// Each algorithm's kernels, compiled and loaded on first use.
+pub struct Kernels {
+    ctx: Arc<CudaContext>,
+    arch: String,
+    loaded: [OnceLock<Result<TreeKernels, GpuError>>; 6],
+}
+
+impl Kernels {
+    pub fn new(ctx: Arc<CudaContext>, arch: String) -> Kernels {
+        Kernels {
+            ctx,
+            arch,
+            loaded: Default::default(),
+        }
+    }
+
+    /// The kernels of `algorithm`, and the time spent compiling and loading
+    /// them if that happened in this call.
+    pub fn get(&self, algorithm: Algorithm) -> Result<(&TreeKernels, Duration), GpuError> {
+        let index = Algorithm::ALL
+            .iter()
+            .position(|&a| a == algorithm)
+            .expect("every algorithm is listed");
+        let mut spent = Duration::ZERO;
+        let kernels = self.loaded[index].get_or_init(|| {
+            let start = Instant::now();
+            let loaded = self.compile_and_load(algorithm);
+            spent = start.elapsed();
+            loaded
+        });
+        kernels.as_ref().map(|k| (k, spent)).map_err(Clone::clone)
+    }
+
+    fn compile_and_load(&self, algorithm: Algorithm) -> Result<TreeKernels, GpuError> {
+        let cache = cache_path(&self.arch, algorithm);
+        if let Some(ptx) = cache.as_ref().and_then(|p| std::fs::read_to_string(p).ok())
+            && let Ok(kernels) = self.load(algorithm, Ptx::from_src(ptx))
+        {
+            return Ok(kernels);
+        }
+        let ptx = compile(&self.arch, Selection::One(algorithm))?;
+        if let Some(path) = &cache {
+            store(path, &ptx.to_src());
+        }
+        self.load(algorithm, ptx)
+    }
+
+    fn load(&self, algorithm: Algorithm, ptx: Ptx) -> Result<TreeKernels, GpuError> {
+        let module = self
+            .ctx
+            .load_module(ptx)
+            .map_err(|e| GpuError::driver("loading the kernel module", e))?;
+        let [absorb, finalize, nodes] = names(algorithm).map(|name| {
+            module
+                .load_function(&name)
+                .map_err(|e| GpuError::driver(&format!("finding kernel {name}"), e))
+        });
+        Ok(TreeKernels {
+            absorb_leaves: absorb?,
+            finalize_leaves: finalize?,
+            hash_nodes: nodes?,
+            _module: module,
+        })
+    }
+}
+
+/// Where compiled PTX is cached: `$TREEHASH_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/treehash`, else `~/.cache/treehash`. The file name holds
+/// a hash of the source, the architecture and the algorithm, so that a
+/// changed kernel is never loaded from a stale file.
+fn cache_path(arch: &str, algorithm: Algorithm) -> Option<PathBuf> {
+    let dir = std::env::var_os("TREEHASH_CACHE_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("treehash")))
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/treehash")))?;
+    let key = format!("{SOURCE}\n{arch}\n{}", algorithm.name());
+    let id = hex::encode(&plain_hash(Algorithm::Sha3_256, key.as_bytes(), 32)[..12]);
+    Some(dir.join(format!("kernels-{}-{arch}-{id}.ptx", suffix(algorithm))))
+}
+
+/// Writes the cache file atomically; a cache that cannot be written is skipped.
+fn store(path: &PathBuf, ptx: &str) {
+    let Some(dir) = path.parent() else { return };
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let _ = std::fs::create_dir_all(dir)
+        .and_then(|()| std::fs::write(&tmp, ptx))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    let _ = std::fs::remove_file(&tmp);
+}

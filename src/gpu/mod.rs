@@ -1,0 +1,303 @@
+//! The GPU backend (CUDA through cudarc, loaded at run time): leaves absorbed
+//! chunk by chunk as the input streams to the device, parent levels and root
+//! reduced on the device, only the digest copied back.
+//!
+//! Nothing here may panic or abort whatever the driver does: every CUDA call's
+//! error becomes a [`GpuError`] with context, and a missing driver or device is
+//! reported before any CUDA call is made.
+
+pub mod kernels;
+mod pipeline;
+mod reduce;
+
+use std::io::Read;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use cudarc::driver::{CudaContext, CudaStream, DriverError};
+
+use crate::error::HashError;
+use crate::message::{self, Piece};
+use crate::params::TreeParams;
+use crate::progress::Progress;
+use crate::timings::{Timings, timed};
+
+use kernels::Kernels;
+use pipeline::{GpuLeaves, Registration, Slots};
+
+/// Bytes per chunk copied to the device and absorbed by one kernel launch.
+pub const DEFAULT_CHUNK_BYTES: usize = 64 << 20;
+/// Chunks in flight: one being filled, one copying, one being hashed.
+const SLOTS: usize = 3;
+/// Bytes of a mapped file pinned at a time in `CopyMode::Register`.
+const REGISTER_WINDOW: usize = 1 << 30;
+
+/// How a mapped file's bytes reach the device.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CopyMode {
+    /// CPU threads copy each chunk into pinned buffers, which the GPU reads.
+    #[default]
+    Staging,
+    /// The mapping itself is pinned (cuMemHostRegister, read-only), a window
+    /// at a time, and the GPU reads it directly.
+    Register,
+}
+
+/// A failure of the GPU backend, with what was being done.
+#[derive(Debug, Clone)]
+pub struct GpuError(String);
+
+impl GpuError {
+    pub fn new(message: impl Into<String>) -> GpuError {
+        GpuError(message.into())
+    }
+
+    pub(crate) fn driver(what: &str, e: DriverError) -> GpuError {
+        GpuError(format!("{what}: {e}"))
+    }
+}
+
+impl std::fmt::Display for GpuError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<GpuError> for HashError {
+    fn from(e: GpuError) -> HashError {
+        HashError::Gpu(e.0)
+    }
+}
+
+/// Adds context to a CUDA result.
+pub(crate) trait Context<T> {
+    fn context(self, what: &str) -> Result<T, GpuError>;
+}
+
+impl<T> Context<T> for Result<T, DriverError> {
+    fn context(self, what: &str) -> Result<T, GpuError> {
+        self.map_err(|e| GpuError::driver(what, e))
+    }
+}
+
+/// What was found and how long starting it took.
+#[derive(Clone, Debug)]
+pub struct GpuInfo {
+    pub ordinal: usize,
+    pub name: String,
+    /// The architecture the kernels were compiled for, e.g. `sm_90`.
+    pub arch: String,
+    pub memory_bytes: usize,
+    /// Driver initialisation, device count and context creation. (Kernels
+    /// are compiled later, per algorithm, and charged to `Timings::compile`.)
+    pub init: Duration,
+}
+
+/// True when the CUDA driver library can be loaded (says nothing of devices).
+pub fn driver_present() -> bool {
+    // SAFETY: only tries to dlopen the library.
+    unsafe { cudarc::driver::sys::is_culib_present() }
+}
+
+/// One GPU, its kernels and its reusable buffers. Opening it costs driver
+/// start-up and a kernel compile: keep one per process.
+pub struct GpuBackend {
+    ctx: Arc<CudaContext>,
+    compute: Arc<CudaStream>,
+    copy: Arc<CudaStream>,
+    kernels: Kernels,
+    slots: Mutex<Option<Slots>>,
+    chunk_bytes: usize,
+    info: GpuInfo,
+}
+
+impl GpuBackend {
+    /// Opens CUDA device `ordinal` and compiles the kernels for it.
+    pub fn open(ordinal: usize, chunk_bytes: Option<usize>) -> Result<GpuBackend, GpuError> {
+        guard("starting the GPU", || Self::open_inner(ordinal, chunk_bytes))
+    }
+
+    fn open_inner(ordinal: usize, chunk_bytes: Option<usize>) -> Result<GpuBackend, GpuError> {
+        let start = Instant::now();
+        if !driver_present() {
+            return Err(GpuError::new("no CUDA driver found (libcuda.so)"));
+        }
+        let count = CudaContext::device_count().context("looking for CUDA devices")?;
+        if count <= 0 {
+            return Err(GpuError::new("no CUDA device found"));
+        }
+        if ordinal >= count as usize {
+            return Err(GpuError::new(format!(
+                "there is no CUDA device {ordinal} (devices: 0 to {})",
+                count - 1
+            )));
+        }
+        let ctx = CudaContext::new(ordinal).context("creating a CUDA context")?;
+        // This backend orders its streams with its own events.
+        // SAFETY: called before any allocation in this context.
+        unsafe { ctx.disable_event_tracking() };
+        let (major, minor) = ctx.compute_capability().context("reading the device")?;
+        let name = ctx.name().context("reading the device name")?;
+        let memory_bytes = ctx.total_mem().context("reading the device memory")?;
+        let compute = ctx.new_stream().context("creating a stream")?;
+        let copy = ctx.new_stream().context("creating a stream")?;
+        let arch = format!("sm_{major}{minor}");
+        let kernels = Kernels::new(ctx.clone(), arch.clone());
+        Ok(GpuBackend {
+            ctx,
+            compute,
+            copy,
+            kernels,
+            slots: Mutex::new(None),
+            chunk_bytes: chunk_bytes.unwrap_or(DEFAULT_CHUNK_BYTES),
+            info: GpuInfo {
+                ordinal,
+                name,
+                arch,
+                memory_bytes,
+                init: start.elapsed(),
+            },
+        })
+    }
+
+    pub fn info(&self) -> &GpuInfo {
+        &self.info
+    }
+
+    /// The digest of `prefix ‖ file`, the file's bytes streamed to the device.
+    pub fn hash_slice(
+        &self,
+        params: &TreeParams,
+        file: &[u8],
+        mode: CopyMode,
+        pool: &rayon::ThreadPool,
+        progress: &dyn Progress,
+        times: &mut Timings,
+    ) -> Result<Vec<u8>, HashError> {
+        let digest = guard("hashing on the GPU", || {
+            let piece_len = message::piece_len(params.block_size(), self.chunk_bytes);
+            let mut slots = self.slots(piece_len)?;
+            let mut leaves = GpuLeaves::new(self, params, slots.as_mut().expect("allocated"), times)?;
+            let mut window: Option<Registration> = None;
+            timed(&mut times.leaves, || {
+                message::for_each_piece_of_slice(
+                    params.prefix(),
+                    file,
+                    params.block_size(),
+                    piece_len,
+                    |piece| {
+                        match piece {
+                            Piece::Borrowed(bytes) if mode == CopyMode::Register => {
+                                let registered = Registration::covering(
+                                    &mut window,
+                                    self,
+                                    file,
+                                    bytes,
+                                    REGISTER_WINDOW,
+                                )?;
+                                leaves.absorb_registered(bytes, registered)?;
+                            }
+                            _ => leaves.absorb_staged(piece.bytes(), pool)?,
+                        }
+                        if let Piece::Borrowed(b) = piece {
+                            progress.advance(b.len() as u64);
+                        }
+                        Ok::<(), GpuError>(())
+                    },
+                )?;
+                leaves.wait_absorbed()?;
+                drop(window.take());
+                Ok::<(), GpuError>(())
+            })?;
+            leaves.finish(times)
+        })?;
+        Ok(digest)
+    }
+
+    /// The digest of `prefix ‖ (all of reader)` and the bytes read; the
+    /// stream is read into pinned buffers as the device hashes earlier ones.
+    pub fn hash_stream(
+        &self,
+        params: &TreeParams,
+        reader: &mut dyn Read,
+        pool: &rayon::ThreadPool,
+        progress: &dyn Progress,
+        times: &mut Timings,
+    ) -> Result<(Vec<u8>, u64), HashError> {
+        let outcome = guard("hashing a stream on the GPU", || {
+            let piece_len = message::piece_len(params.block_size(), self.chunk_bytes);
+            let mut slots = self.slots(piece_len)?;
+            let mut leaves = GpuLeaves::new(self, params, slots.as_mut().expect("allocated"), times)?;
+            let mut prefix_left = params.prefix().len();
+            let absorbed = timed(&mut times.leaves, || {
+                message::for_each_piece_of_stream::<StreamError>(
+                    params.prefix(),
+                    reader,
+                    piece_len,
+                    |piece| {
+                        leaves.absorb_staged(piece, pool)?;
+                        progress.advance((piece.len() - std::mem::take(&mut prefix_left)) as u64);
+                        Ok(())
+                    },
+                )
+            });
+            let bytes = match absorbed {
+                Ok(bytes) => bytes,
+                Err(StreamError::Gpu(e)) => return Err(e),
+                Err(StreamError::Read(e)) => return Ok(Err(e)),
+            };
+            leaves.wait_absorbed()?;
+            Ok(Ok((leaves.finish(times)?, bytes)))
+        })?;
+        Ok(outcome?)
+    }
+
+    /// The reusable chunk buffers, (re)allocated when they are missing or
+    /// smaller than `capacity` bytes each.
+    fn slots(&self, capacity: usize) -> Result<MutexGuard<'_, Option<Slots>>, GpuError> {
+        let mut slots = self
+            .slots
+            .lock()
+            .map_err(|_| GpuError::new("an earlier GPU failure left the buffers unusable"))?;
+        if slots.as_ref().is_none_or(|s| s.capacity() < capacity) {
+            *slots = None;
+            *slots = Some(Slots::new(self, SLOTS, capacity)?);
+        }
+        Ok(slots)
+    }
+}
+
+/// Reading the stream failed, or the GPU did.
+enum StreamError {
+    Read(std::io::Error),
+    Gpu(GpuError),
+}
+
+impl From<std::io::Error> for StreamError {
+    fn from(e: std::io::Error) -> Self {
+        StreamError::Read(e)
+    }
+}
+
+impl From<GpuError> for StreamError {
+    fn from(e: GpuError) -> Self {
+        StreamError::Gpu(e)
+    }
+}
+
+/// Runs `f`, turning a panic inside cudarc (a driver symbol missing from an
+/// old libcuda, say) into an error instead of a crash.
+fn guard<T>(what: &str, f: impl FnOnce() -> Result<T, GpuError>) -> Result<T, GpuError> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(result) => result,
+        Err(panic) => {
+            let reason = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("unexpected failure in the CUDA bindings");
+            Err(GpuError::new(format!("{what}: {reason}")))
+        }
+    }
+}
