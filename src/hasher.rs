@@ -233,7 +233,9 @@ impl Hasher {
                 (result, BackendUsed::Gpu, None)
             }
             Chosen::Cpu(note) => {
-                let result = self.cpu.hash_stream(params, reader, progress, &mut timings)?;
+                let result = self
+                    .cpu
+                    .hash_stream(params, reader, progress, &mut timings)?;
                 (result, BackendUsed::Cpu, note)
             }
         };

@@ -13,7 +13,9 @@ fn kernel_source_compiles_for_hopper_without_local_memory() {
         );
         return;
     }
-    let ptx = kernels::compile("sm_90", kernels::Selection::All).expect("the kernels compile").to_src();
+    let ptx = kernels::compile("sm_90", kernels::Selection::All)
+        .expect("the kernels compile")
+        .to_src();
     for name in kernels::entry_points() {
         assert!(
             ptx.contains(&format!(".entry {name}(")),

@@ -7,6 +7,7 @@
 //! reported before any CUDA call is made.
 
 pub mod kernels;
+pub mod measure;
 mod pipeline;
 mod reduce;
 
@@ -115,7 +116,9 @@ pub struct GpuBackend {
 impl GpuBackend {
     /// Opens CUDA device `ordinal` and compiles the kernels for it.
     pub fn open(ordinal: usize, chunk_bytes: Option<usize>) -> Result<GpuBackend, GpuError> {
-        guard("starting the GPU", || Self::open_inner(ordinal, chunk_bytes))
+        guard("starting the GPU", || {
+            Self::open_inner(ordinal, chunk_bytes)
+        })
     }
 
     fn open_inner(ordinal: usize, chunk_bytes: Option<usize>) -> Result<GpuBackend, GpuError> {
@@ -178,7 +181,8 @@ impl GpuBackend {
         let digest = guard("hashing on the GPU", || {
             let piece_len = message::piece_len(params.block_size(), self.chunk_bytes);
             let mut slots = self.slots(piece_len)?;
-            let mut leaves = GpuLeaves::new(self, params, slots.as_mut().expect("allocated"), times)?;
+            let mut leaves =
+                GpuLeaves::new(self, params, slots.as_mut().expect("allocated"), times)?;
             let mut window: Option<Registration> = None;
             timed(&mut times.leaves, || {
                 message::for_each_piece_of_slice(
@@ -228,7 +232,8 @@ impl GpuBackend {
         let outcome = guard("hashing a stream on the GPU", || {
             let piece_len = message::piece_len(params.block_size(), self.chunk_bytes);
             let mut slots = self.slots(piece_len)?;
-            let mut leaves = GpuLeaves::new(self, params, slots.as_mut().expect("allocated"), times)?;
+            let mut leaves =
+                GpuLeaves::new(self, params, slots.as_mut().expect("allocated"), times)?;
             let mut prefix_left = params.prefix().len();
             let absorbed = timed(&mut times.leaves, || {
                 message::for_each_piece_of_stream::<StreamError>(

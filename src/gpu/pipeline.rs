@@ -83,7 +83,9 @@ impl Slots {
                 in_flight: false,
             });
         }
-        gpu.compute.synchronize().context("allocating chunk buffers")?;
+        gpu.compute
+            .synchronize()
+            .context("allocating chunk buffers")?;
         Ok(Slots { ring, capacity })
     }
 
@@ -125,10 +127,12 @@ impl<'a> GpuLeaves<'a> {
         let (kernels, compile_time) = gpu.kernels.get(params.algorithm())?;
         times.compile += compile_time;
         let words = 25 * params.leaf_count() as usize;
-        let states = gpu
-            .compute
-            .alloc_zeros::<u64>(words)
-            .map_err(|e| GpuError::driver(&format!("allocating {} leaf states", params.leaf_count()), e))?;
+        let states = gpu.compute.alloc_zeros::<u64>(words).map_err(|e| {
+            GpuError::driver(
+                &format!("allocating {} leaf states", params.leaf_count()),
+                e,
+            )
+        })?;
         Ok(GpuLeaves {
             gpu,
             params,
@@ -195,15 +199,23 @@ impl<'a> GpuLeaves<'a> {
         };
         let len = src.len() as u64;
         let device = address(&slot.device, &gpu.copy);
-        slot.copy_start.record(&gpu.copy).context("recording an event")?;
+        slot.copy_start
+            .record(&gpu.copy)
+            .context("recording an event")?;
         // SAFETY: `src` stays valid and unchanged until `copied` completes:
         // a pinned slot is rewritten only after `retire`, a registered window
         // is released only after the copy stream is synchronised.
         unsafe { result::memcpy_htod_async(device, src, gpu.copy.cu_stream()) }
             .context("copying a chunk to the device")?;
-        slot.copied.record(&gpu.copy).context("recording an event")?;
-        gpu.compute.wait(&slot.copied).context("ordering the streams")?;
-        slot.hash_start.record(&gpu.compute).context("recording an event")?;
+        slot.copied
+            .record(&gpu.copy)
+            .context("recording an event")?;
+        gpu.compute
+            .wait(&slot.copied)
+            .context("ordering the streams")?;
+        slot.hash_start
+            .record(&gpu.compute)
+            .context("recording an event")?;
 
         let block_size = self.params.block_size() as u64;
         let leaf_count = self.params.leaf_count();
@@ -221,7 +233,9 @@ impl<'a> GpuLeaves<'a> {
         // buffer holds `len` bytes, the states 25·L words.
         unsafe { launch.launch(launch_config(blocks.min(leaf_count))) }
             .context("launching the leaf kernel")?;
-        slot.hashed.record(&gpu.compute).context("recording an event")?;
+        slot.hashed
+            .record(&gpu.compute)
+            .context("recording an event")?;
         slot.in_flight = true;
 
         self.chunks += 1;
@@ -256,12 +270,26 @@ impl<'a> GpuLeaves<'a> {
     }
 }
 
+impl Drop for GpuLeaves<'_> {
+    /// On an error path copies or kernels may still be in flight; the states
+    /// must not be freed (and their memory reused) under them.
+    fn drop(&mut self) {
+        let _ = self.gpu.ctx.synchronize();
+    }
+}
+
 /// Waits for a slot's last chunk to be hashed and adds its busy times.
-fn retire(slot: &mut Slot, copy_busy: &mut Duration, kernel_busy: &mut Duration) -> Result<(), GpuError> {
+fn retire(
+    slot: &mut Slot,
+    copy_busy: &mut Duration,
+    kernel_busy: &mut Duration,
+) -> Result<(), GpuError> {
     if !slot.in_flight {
         return Ok(());
     }
-    slot.hashed.synchronize().context("waiting for the leaf kernel")?;
+    slot.hashed
+        .synchronize()
+        .context("waiting for the leaf kernel")?;
     let ms = |a: &CudaEvent, b: &CudaEvent| {
         a.elapsed_ms(b)
             .map(|ms| Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3))
@@ -312,7 +340,10 @@ impl Registration {
         let page = page_size();
         let from = start - start % page;
         // The mapping covers whole pages, so rounding the end up stays inside it.
-        let to = (from + window_len).max(end).min(file.len()).next_multiple_of(page);
+        let to = (from + window_len)
+            .max(end)
+            .min(file.len())
+            .next_multiple_of(page);
         let base = file.as_ptr().wrapping_add(from) as *mut c_void;
         // SAFETY: [base, base + to - from) lies in the file's read-only mapping,
         // which outlives this registration; the flag matches a read-only mapping.

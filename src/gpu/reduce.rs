@@ -55,7 +55,9 @@ pub(super) fn finish_tree(
     stream
         .memcpy_dtoh(&level, &mut digest)
         .context("copying the digest back")?;
-    stream.synchronize().context("waiting for the tree reduction")?;
+    stream
+        .synchronize()
+        .context("waiting for the tree reduction")?;
     Ok(digest)
 }
 

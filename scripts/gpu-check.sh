@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# GPU checks in two halves, because the GPU machine has no Rust toolchain:
+#
+#   scripts/gpu-check.sh build   # here: builds the binaries into .devbin/
+#   scripts/gpu-check.sh run     # on the GPU machine (device tool, carry .devbin):
+#                                # GPU tests, CLI smoke tests, benchmarks, timings
+#
+# `run` writes its logs under $OUT (or ./gpu-check-out) and ends with a summary.
+# Environment: GPU_CHECK_QUICK=1 skips the benchmarks; BENCH_GB sets the size
+# of the end-to-end benchmark file (default 4).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+build() {
+    set -e
+    cargo build --release --bins --benches
+    rm -rf .devbin && mkdir -p .devbin
+    cp target/release/treehash .devbin/
+    # Test and bench executables, under stable names.
+    cargo test --release --no-run --message-format=json 2>/dev/null |
+        python3 -c '
+import json, shutil, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"]:
+        shutil.copy(m["executable"], ".devbin/test-" + m["target"]["name"])
+'
+    cargo bench --no-run --message-format=json 2>/dev/null |
+        python3 -c '
+import json, shutil, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["bench"]:
+        shutil.copy(m["executable"], ".devbin/bench-" + m["target"]["name"])
+'
+    rm -f .devbin/test-differential .devbin/test-cli   # CPU-only; CI runs them
+    strip .devbin/*   # the device tool carries at most 64 MiB
+    ls -la .devbin
+    du -sh .devbin
+}
+
+run() {
+    out=${OUT:-gpu-check-out}
+    mkdir -p "$out"
+    bin=.devbin
+    summary=()
+    step() { # name, command...
+        local name=$1; shift
+        local start=$(date +%s%N)
+        if "$@" >"$out/$name.log" 2>&1; then
+            summary+=("PASS  $name  ($(( ($(date +%s%N) - start) / 1000000 )) ms)")
+        else
+            summary+=("FAIL  $name  (see $name.log)")
+            tail -n 30 "$out/$name.log"
+        fi
+    }
+    { date -u; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv; nproc; free -g; } >"$out/machine.log" 2>&1
+    cat "$out/machine.log"
+
+    step gpu-tests "$bin/test-gpu" --ignored --test-threads=1
+    step cpu-vectors "$bin/test-vectors"
+    step kernel-compile "$bin/test-kernels_compile"
+
+    # CLI: the fallback note, the GPU error code, stdin to the GPU.
+    head -c $((1 << 20)) /dev/urandom >/tmp/f1m
+    head -c $((300 << 20)) /dev/urandom >/tmp/f300m
+    cli() {
+        set -e
+        "$bin/treehash" --backend gpu -H 0 /tmp/f1m
+        "$bin/treehash" --backend cpu -H 0 /tmp/f1m
+        sha3sum -a 256 /tmp/f1m 2>/dev/null || python3 -c 'import hashlib,sys;print(hashlib.sha3_256(open("/tmp/f1m","rb").read()).hexdigest())'
+        a=$("$bin/treehash" --backend gpu --no-names /tmp/f300m)
+        b=$("$bin/treehash" --backend cpu --no-names /tmp/f300m)
+        c=$(cat /tmp/f300m | "$bin/treehash" --backend gpu --no-names -)
+        d=$("$bin/treehash" --no-names --json /tmp/f300m)
+        echo "gpu $a"; echo "cpu $b"; echo "gpu stdin $c"; echo "auto json $d"
+        [ "$a" = "$b" ] && [ "$a" = "$c" ]
+        echo "$d" | grep -q '"backend":"gpu"'
+        "$bin/treehash" --backend gpu --device 99 /tmp/f1m && exit 1 || [ $? -eq 3 ]
+        echo "exit code for a missing device: 3"
+    }
+    step cli-smoke cli
+
+    # Time from process start to digest for 1 MiB: cold kernel cache, then warm.
+    startup() {
+        export TREEHASH_CACHE_DIR=/tmp/treehash-cache
+        rm -rf "$TREEHASH_CACHE_DIR"
+        for run in cold warm warm; do
+            local s=$(date +%s%N)
+            "$bin/treehash" --backend gpu --timings -H 8 /tmp/f1m
+            echo "$run: $(( ($(date +%s%N) - s) / 1000000 )) ms from process start to digest"
+        done
+    }
+    step startup-1mib startup
+
+    if [ -z "${GPU_CHECK_QUICK:-}" ]; then
+        gb=${BENCH_GB:-4}
+        head -c $((gb << 30)) /dev/urandom >/tmp/bench.bin
+        cat /tmp/bench.bin >/dev/null
+        step gpu-bench env TREEHASH_BENCH_FILE=/tmp/bench.bin "$bin/bench-gpu"
+        cat "$out/gpu-bench.log"
+    fi
+
+    echo
+    echo "== gpu-check summary ($(date -u +%F), $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1))"
+    printf '%s\n' "${summary[@]}" | tee "$out/summary.log"
+    grep -E "^test result|passed|failed" "$out/gpu-tests.log" | tail -3
+    cat "$out/startup-1mib.log" | grep -E "ms from|init|compile|total" || true
+}
+
+case "${1:-}" in
+    build) build ;;
+    run) run ;;
+    *) echo "usage: $0 build|run" >&2; exit 2 ;;
+esac

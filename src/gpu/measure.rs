@@ -1,0 +1,97 @@
+//! Measurements of the device itself, for the benchmarks: the pinned
+//! host-to-device copy rate (the ceiling of end-to-end hashing) and the leaf
+//! kernel's rate on data already in device memory.
+
+use cudarc::driver::{CudaEvent, PushKernelArg, result, sys};
+
+use crate::params::TreeParams;
+
+use super::pipeline::{address, launch_config};
+use super::{Context, GpuBackend, GpuError};
+
+fn timing_event(gpu: &GpuBackend) -> Result<CudaEvent, GpuError> {
+    gpu.ctx
+        .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+        .context("creating an event")
+}
+
+/// The median of `reps` timed host-to-device copies of `bytes` bytes from
+/// ordinary pinned memory, in bytes per second.
+pub fn pinned_copy_rate(gpu: &GpuBackend, bytes: usize, reps: usize) -> Result<f64, GpuError> {
+    // SAFETY: the buffers' contents do not matter to a copy's speed; they are
+    // filled anyway so that no page is left unbacked.
+    let mut host = unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(bytes, 0) }
+        .context("allocating pinned memory")?;
+    host.as_mut_slice()
+        .context("using pinned memory")?
+        .iter_mut()
+        .enumerate()
+        .for_each(|(i, b)| *b = i as u8);
+    let device = unsafe { gpu.copy.alloc::<u8>(bytes) }.context("allocating device memory")?;
+    let dst = address(&device, &gpu.copy);
+    let src = host.as_slice().context("using pinned memory")?;
+    let (start, end) = (timing_event(gpu)?, timing_event(gpu)?);
+    let mut seconds = Vec::with_capacity(reps);
+    for _ in 0..reps + 1 {
+        start.record(&gpu.copy).context("recording an event")?;
+        // SAFETY: both buffers hold `bytes` bytes and outlive the copy.
+        unsafe { result::memcpy_htod_async(dst, src, gpu.copy.cu_stream()) }
+            .context("copying to the device")?;
+        end.record(&gpu.copy).context("recording an event")?;
+        let ms = start.elapsed_ms(&end).context("timing a copy")?;
+        seconds.push(f64::from(ms) / 1e3);
+    }
+    seconds.remove(0); // the warm-up
+    Ok(bytes as f64 / median(&mut seconds))
+}
+
+/// The median rate, in bytes per second, of the leaf kernel absorbing
+/// `bytes` bytes that are already in device memory (one launch per run, all
+/// leaves active), over `reps` runs after a warm-up.
+pub fn leaf_kernel_rate(
+    gpu: &GpuBackend,
+    params: &TreeParams,
+    bytes: usize,
+    reps: usize,
+) -> Result<f64, GpuError> {
+    let (kernels, _) = gpu.kernels.get(params.algorithm())?;
+    let stream = &gpu.compute;
+    let len = bytes - bytes % params.block_size();
+    let host: Vec<u8> = (0..len)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let data = stream.clone_htod(&host).context("copying test data")?;
+    let states = stream
+        .alloc_zeros::<u64>(25 * params.leaf_count() as usize)
+        .context("allocating leaf states")?;
+    let (data_ptr, states_ptr) = (address(&data, stream), address(&states, stream));
+    let (start, end) = (timing_event(gpu)?, timing_event(gpu)?);
+    let (leaf_count, block_size, first_block) =
+        (params.leaf_count(), params.block_size() as u64, 0u64);
+    let len = len as u64;
+    let mut seconds = Vec::with_capacity(reps);
+    for _ in 0..reps + 1 {
+        start.record(stream).context("recording an event")?;
+        let mut launch = stream.launch_builder(&kernels.absorb_leaves);
+        launch
+            .arg(&states_ptr)
+            .arg(&leaf_count)
+            .arg(&data_ptr)
+            .arg(&len)
+            .arg(&first_block)
+            .arg(&block_size);
+        // SAFETY: arguments match absorb_leaves; the buffers hold what it reads.
+        unsafe { launch.launch(launch_config(leaf_count.min(len.div_ceil(block_size)))) }
+            .context("launching the leaf kernel")?;
+        end.record(stream).context("recording an event")?;
+        let ms = start.elapsed_ms(&end).context("timing the kernel")?;
+        seconds.push(f64::from(ms) / 1e3);
+    }
+    seconds.remove(0);
+    Ok(len as f64 / median(&mut seconds))
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}

@@ -1,0 +1,222 @@
+//! The GPU backend against the shared vectors, the CPU backend and plain
+//! SHA-3. These need a CUDA GPU, so CI skips them (they are `#[ignore]`d);
+//! `scripts/gpu-check.sh` runs them on the device machine with `--ignored`,
+//! and docs/GPU-TESTS.md records the results.
+
+mod common;
+
+use std::io::Write;
+
+use rand::rngs::StdRng;
+use rand::{Rng, RngExt, SeedableRng};
+use treehash::gpu::CopyMode;
+use treehash::{
+    Algorithm, BackendChoice, BackendUsed, Hasher, HasherOptions, NoProgress, TreeParams, reference,
+};
+
+fn gpu_hasher(piece_bytes: Option<usize>, copy_mode: CopyMode) -> Hasher {
+    let hasher = Hasher::new(HasherOptions {
+        backend: BackendChoice::Gpu,
+        piece_bytes,
+        copy_mode,
+        ..Default::default()
+    })
+    .unwrap();
+    hasher.gpu().expect("a usable CUDA GPU");
+    hasher
+}
+
+fn cpu_hasher() -> Hasher {
+    Hasher::new(HasherOptions {
+        backend: BackendChoice::Cpu,
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+fn random_bytes(rng: &mut StdRng, len: usize) -> Vec<u8> {
+    let mut data = vec![0u8; len];
+    rng.fill_bytes(&mut data);
+    data
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_reproduces_every_vector() {
+    for piece_bytes in [None, Some(4096)] {
+        let hasher = gpu_hasher(piece_bytes, CopyMode::Staging);
+        for v in common::vectors() {
+            let out = hasher.hash_bytes(&v.params(), &v.input()).unwrap();
+            assert_eq!(out.backend, BackendUsed::Gpu);
+            assert_eq!(
+                hex::encode(&out.digest),
+                v.digest,
+                "{v:?}, pieces {piece_bytes:?}"
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_height_zero_is_plain_sha3() {
+    let hasher = gpu_hasher(Some(1 << 16), CopyMode::Staging);
+    for algorithm in Algorithm::ALL {
+        let r = algorithm.rate();
+        for size in [0, 1, r - 1, r, r + 1, 2 * r, 65536, 65537, (1 << 20) + 7] {
+            let data = common::spec_input(size);
+            let params = TreeParams::new(algorithm, 0, 4).unwrap();
+            let want = treehash::sponge::plain_hash(algorithm, &data, params.output_len());
+            let want_ref = reference::node_function(algorithm, &data, params.output_len());
+            assert_eq!(want, want_ref);
+            let got = hasher.hash_bytes(&params, &data).unwrap().digest;
+            assert_eq!(got, want, "{algorithm} H=0, {size} bytes");
+        }
+    }
+}
+
+/// Random parameters and sizes at every boundary that matters, with small
+/// chunks so that inputs span three or more chunks and chunks end mid-stripe.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_matches_cpu_on_random_cases() {
+    let mut rng = StdRng::seed_from_u64(0x6e0);
+    let cpu = cpu_hasher();
+    let gpus: Vec<Hasher> = [Some(4096), Some(3 << 16), None]
+        .into_iter()
+        .map(|p| gpu_hasher(p, CopyMode::Staging))
+        .collect();
+    for case in 0..1500 {
+        let algorithm = Algorithm::ALL[rng.random_range(0..6)];
+        let (height, degree) = loop {
+            let h = rng.random_range(0..=9u32);
+            let d = rng.random_range(2..=16u64);
+            if d.checked_pow(h).is_some_and(|l| l <= 1 << 16) {
+                break (h, d);
+            }
+        };
+        let block_size = match rng.random_range(0..3) {
+            0 => None,
+            1 => Some(8 * rng.random_range(1..=64usize)),
+            _ => Some(algorithm.rate() * rng.random_range(1..=3usize)),
+        };
+        let prefix: Vec<u8> = match rng.random_range(0..3) {
+            0 => (0..rng.random_range(1..=255))
+                .map(|_| rng.random())
+                .collect(),
+            _ => Vec::new(),
+        };
+        let length = algorithm.is_xof().then(|| rng.random_range(1..=600usize));
+        let params =
+            TreeParams::with_options(algorithm, height, degree, block_size, prefix, length)
+                .unwrap();
+        let stripe = params.stripe_len() as usize;
+        let rate = algorithm.rate();
+        let size = match rng.random_range(0..7) {
+            0 => rng.random_range(0..3),
+            1 => rate + rng.random_range(0..3) - 1,
+            2 => stripe + rng.random_range(0..3) - 1,
+            3 => (stripe * rng.random_range(2..5)).min(1 << 22) + rng.random_range(0..3) - 1,
+            4 => 4096 * rng.random_range(1..8) + rng.random_range(0..3) - 1,
+            5 => rng.random_range(0..200_000),
+            _ => rng.random_range(0..(3 << 20)),
+        };
+        let data = random_bytes(&mut rng, size);
+        let want = cpu.hash_bytes(&params, &data).unwrap().digest;
+        let gpu = &gpus[case % gpus.len()];
+        let got = gpu.hash_bytes(&params, &data).unwrap().digest;
+        assert_eq!(got, want, "case {case}: {params:?}, {size} bytes");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_streams_match_cpu() {
+    let mut rng = StdRng::seed_from_u64(0x5);
+    let cpu = cpu_hasher();
+    let gpu = gpu_hasher(Some(1 << 16), CopyMode::Staging);
+    for (height, degree, size) in [
+        (0, 4, 100_003),
+        (4, 4, 1_000_000),
+        (8, 4, 5_000_001),
+        (2, 64, 0),
+    ] {
+        let params = TreeParams::new(Algorithm::Sha3_256, height, degree).unwrap();
+        let data = random_bytes(&mut rng, size);
+        let out = gpu.hash_reader(&params, &mut &data[..]).unwrap();
+        assert_eq!(out.bytes, size as u64);
+        assert_eq!(out.digest, cpu.hash_bytes(&params, &data).unwrap().digest);
+    }
+}
+
+/// A file of several gigabytes, larger than any chunk ring, through both copy
+/// modes (pinned staging and the registered mapping), against the CPU.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_hashes_a_file_of_several_gigabytes() {
+    let size: u64 = std::env::var("TREEHASH_BIG_TEST_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5 << 30);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.bin");
+    {
+        let mut file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+        let mut rng = StdRng::seed_from_u64(0xb16);
+        let mut block = vec![0u8; 1 << 20];
+        let mut left = size;
+        while left > 0 {
+            rng.fill_bytes(&mut block);
+            let n = left.min(block.len() as u64) as usize;
+            file.write_all(&block[..n]).unwrap();
+            left -= n as u64;
+        }
+    }
+    let params =
+        TreeParams::with_options(Algorithm::Sha3_256, 8, 4, None, vec![7; 5], None).unwrap();
+    let want = cpu_hasher().hash_path(&params, &path, &NoProgress).unwrap();
+    for mode in [CopyMode::Staging, CopyMode::Register] {
+        let got = gpu_hasher(None, mode)
+            .hash_path(&params, &path, &NoProgress)
+            .unwrap();
+        assert_eq!(got.backend, BackendUsed::Gpu);
+        assert_eq!(got.bytes, size);
+        assert_eq!(got.digest, want.digest, "{mode:?}");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn registered_copies_match_staged_copies_on_odd_sizes() {
+    let mut rng = StdRng::seed_from_u64(0x7e6);
+    let staged = gpu_hasher(Some(1 << 20), CopyMode::Staging);
+    let registered = gpu_hasher(Some(1 << 20), CopyMode::Register);
+    let dir = tempfile::tempdir().unwrap();
+    for size in [1, 4095, 4096, 4097, (1 << 20) + 1, (5 << 20) + 12345] {
+        let path = dir.path().join(format!("f{size}"));
+        std::fs::write(&path, random_bytes(&mut rng, size)).unwrap();
+        for prefix in [vec![], vec![1, 2, 3]] {
+            let params =
+                TreeParams::with_options(Algorithm::Shake128, 6, 4, None, prefix, Some(77))
+                    .unwrap();
+            let a = staged.hash_path(&params, &path, &NoProgress).unwrap();
+            let b = registered.hash_path(&params, &path, &NoProgress).unwrap();
+            let data = std::fs::read(&path).unwrap();
+            assert_eq!(a.digest, reference::tree_hash(&params, &data), "{size}");
+            assert_eq!(b.digest, a.digest, "{size}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_missing_device_is_an_error_not_a_panic() {
+    let hasher = Hasher::new(HasherOptions {
+        backend: BackendChoice::Gpu,
+        device: 999,
+        ..Default::default()
+    })
+    .unwrap();
+    let err = hasher.gpu().err().expect("device 999 does not exist");
+    assert!(err.to_string().contains("no CUDA device 999"), "{err}");
+}
