@@ -93,14 +93,12 @@ fn main() {
     );
     println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut runs: Vec<(BackendChoice, CopyMode, Option<usize>, u32)> = Vec::new();
-    for mode in [CopyMode::Staging, CopyMode::Register] {
-        for chunk in [32usize, 64, 128, 256] {
-            runs.push((BackendChoice::Gpu, mode, Some(chunk << 20), 8));
-        }
+    for chunk in [16usize, 32, 64, 128, 256] {
+        runs.push((BackendChoice::Gpu, CopyMode::Staging, Some(chunk << 20), 8));
     }
-    for height in [7, 9] {
+    runs.push((BackendChoice::Gpu, CopyMode::Register, None, 8));
+    for height in [7, 9, 10] {
         runs.push((BackendChoice::Gpu, CopyMode::Staging, None, height));
-        runs.push((BackendChoice::Gpu, CopyMode::Register, None, height));
     }
     runs.push((BackendChoice::Cpu, CopyMode::Staging, None, 8));
     for (backend, mode, chunk, height) in runs {

@@ -65,18 +65,21 @@ run() {
     head -c $((1 << 20)) /dev/urandom >/tmp/f1m
     head -c $((300 << 20)) /dev/urandom >/tmp/f300m
     cli() {
-        set -e
-        "$bin/treehash" --backend gpu -H 0 /tmp/f1m
-        "$bin/treehash" --backend cpu -H 0 /tmp/f1m
-        sha3sum -a 256 /tmp/f1m 2>/dev/null || python3 -c 'import hashlib,sys;print(hashlib.sha3_256(open("/tmp/f1m","rb").read()).hexdigest())'
-        a=$("$bin/treehash" --backend gpu --no-names /tmp/f300m)
-        b=$("$bin/treehash" --backend cpu --no-names /tmp/f300m)
-        c=$(cat /tmp/f300m | "$bin/treehash" --backend gpu --no-names -)
-        d=$("$bin/treehash" --no-names --json /tmp/f300m)
+        "$bin/treehash" --backend gpu -H 0 /tmp/f1m || return 1
+        local want
+        want=$(python3 -c 'import hashlib;print(hashlib.sha3_256(open("/tmp/f1m","rb").read()).hexdigest())')
+        echo "python sha3_256: $want"
+        [ "$("$bin/treehash" --backend gpu -H 0 --no-names /tmp/f1m)" = "$want" ] || return 1
+        local a b c d
+        a=$("$bin/treehash" --backend gpu --no-names /tmp/f300m) || return 1
+        b=$("$bin/treehash" --backend cpu --no-names /tmp/f300m) || return 1
+        c=$(cat /tmp/f300m | "$bin/treehash" --backend gpu --no-names -) || return 1
+        d=$("$bin/treehash" --json /tmp/f300m) || return 1
         echo "gpu $a"; echo "cpu $b"; echo "gpu stdin $c"; echo "auto json $d"
-        [ "$a" = "$b" ] && [ "$a" = "$c" ]
-        echo "$d" | grep -q '"backend":"gpu"'
-        "$bin/treehash" --backend gpu --device 99 /tmp/f1m && exit 1 || [ $? -eq 3 ]
+        [ "$a" = "$b" ] && [ "$a" = "$c" ] || return 1
+        echo "$d" | grep -q '"backend":"gpu"' || return 1
+        "$bin/treehash" --backend gpu --device 99 /tmp/f1m
+        [ $? -eq 3 ] || return 1
         echo "exit code for a missing device: 3"
     }
     step cli-smoke cli

@@ -2,6 +2,7 @@
 //! file, a byte slice or a reader with it.
 
 use std::fmt;
+use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 use std::sync::OnceLock;
@@ -136,7 +137,7 @@ impl Hasher {
 
     /// The digest of a byte slice.
     pub fn hash_bytes(&self, params: &TreeParams, data: &[u8]) -> Result<HashOutput, HashError> {
-        self.hash_mapped(params, data, &NoProgress)
+        self.hash_mapped(params, data, None, &NoProgress)
     }
 
     /// The digest of everything `reader` yields, read in pieces (constant memory).
@@ -163,7 +164,7 @@ impl Hasher {
         progress.start(source.known_len());
         let mut out = match source {
             Source::Mapped(file) => {
-                let out = self.hash_mapped(params, file.bytes(), progress)?;
+                let out = self.hash_mapped(params, file.bytes(), Some(file.file()), progress)?;
                 file.check_unchanged()?;
                 out
             }
@@ -174,11 +175,13 @@ impl Hasher {
         Ok(out)
     }
 
-    /// The digest of bytes that stay in memory for the whole call.
+    /// The digest of bytes that stay in memory for the whole call; `backing`
+    /// is the open file they map, if any.
     fn hash_mapped(
         &self,
         params: &TreeParams,
         data: &[u8],
+        backing: Option<&File>,
         progress: &dyn Progress,
     ) -> Result<HashOutput, HashError> {
         let start = Instant::now();
@@ -188,11 +191,11 @@ impl Hasher {
                 self.charge_startup(gpu, &mut timings);
                 let pool = self.cpu.pool();
                 let mode = self.options.copy_mode;
-                let gpu_result = gpu.hash_slice(params, data, mode, pool, progress, &mut timings);
+                let gpu_result = gpu.hash_slice(params, data, backing, mode, pool, progress, &mut timings);
                 match gpu_result {
                     Ok(digest) => (digest, BackendUsed::Gpu, None),
                     // Auto may redo a failed GPU digest on the CPU: the bytes are still here.
-                    Err(e) if self.options.backend == BackendChoice::Auto => {
+                    Err(HashError::Gpu(e)) if self.options.backend == BackendChoice::Auto => {
                         timings = Timings::default();
                         let note = format!("the GPU failed ({e}); hashing on the CPU");
                         let digest = self.cpu.hash_slice(params, data, progress, &mut timings)?;

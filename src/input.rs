@@ -83,6 +83,11 @@ impl MappedFile {
         &self.map
     }
 
+    /// The open file behind the mapping.
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
     /// An error if the file's size or modification time is no longer what it
     /// was when it was opened: its digest would describe no version of it.
     pub fn check_unchanged(&self) -> Result<(), HashError> {

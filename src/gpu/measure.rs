@@ -95,3 +95,54 @@ fn median(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);
     values[values.len() / 2]
 }
+
+/// Times, for a span of mapped host memory: pinning it with
+/// cuMemHostRegister (read-only), copying all of it to the device in
+/// `chunk`-byte copies, and unpinning it.
+pub fn register_copy_unregister(
+    gpu: &GpuBackend,
+    bytes: &[u8],
+    chunk: usize,
+) -> Result<[std::time::Duration; 3], GpuError> {
+    use std::time::Instant;
+    let device = unsafe { gpu.copy.alloc::<u8>(chunk) }.context("allocating device memory")?;
+    let dst = address(&device, &gpu.copy);
+    let len = bytes.len().next_multiple_of(4096);
+    let base = bytes.as_ptr() as *mut std::ffi::c_void;
+    let start = Instant::now();
+    // SAFETY: the span lies in a read-only mapping that outlives this call.
+    unsafe { sys::cuMemHostRegister_v2(base, len, sys::CU_MEMHOSTREGISTER_READ_ONLY) }
+        .result()
+        .context("cuMemHostRegister")?;
+    let registered = start.elapsed();
+    let start = Instant::now();
+    for piece in bytes.chunks(chunk) {
+        // SAFETY: `piece` is registered host memory, `device` holds `chunk` bytes.
+        unsafe { result::memcpy_htod_async(dst, piece, gpu.copy.cu_stream()) }
+            .context("copying to the device")?;
+    }
+    gpu.copy.synchronize().context("waiting for copies")?;
+    let copied = start.elapsed();
+    let start = Instant::now();
+    // SAFETY: registered above.
+    unsafe { sys::cuMemHostUnregister(base) }
+        .result()
+        .context("cuMemHostUnregister")?;
+    Ok([registered, copied, start.elapsed()])
+}
+
+/// A pinned host buffer, write-combined or ordinary.
+pub fn pinned_buffer(
+    gpu: &GpuBackend,
+    bytes: usize,
+    write_combined: bool,
+) -> Result<cudarc::driver::PinnedHostSlice<u8>, GpuError> {
+    let flags = if write_combined {
+        sys::CU_MEMHOSTALLOC_WRITECOMBINED
+    } else {
+        0
+    };
+    // SAFETY: the caller writes before reading.
+    unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(bytes, flags) }
+        .context("allocating pinned memory")
+}

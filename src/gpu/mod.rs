@@ -11,6 +11,7 @@ pub mod measure;
 mod pipeline;
 mod reduce;
 
+use std::fs::File;
 use std::io::Read;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -25,7 +26,7 @@ use crate::progress::Progress;
 use crate::timings::{Timings, timed};
 
 use kernels::Kernels;
-use pipeline::{GpuLeaves, Registration, Slots};
+use pipeline::{GpuLeaves, Registration, Slots, Staged};
 
 /// Bytes per chunk copied to the device and absorbed by one kernel launch.
 pub const DEFAULT_CHUNK_BYTES: usize = 64 << 20;
@@ -168,17 +169,23 @@ impl GpuBackend {
         &self.info
     }
 
-    /// The digest of `prefix ‖ file`, the file's bytes streamed to the device.
+    /// The digest of `prefix ‖ file`, the file's bytes streamed to the
+    /// device. With `backing`, the open file that `file` maps, staged chunks
+    /// are read with pread instead of copied from the mapping: that leaves
+    /// the mapping untouched, which spares page faults and a slow munmap
+    /// (docs/PERFORMANCE.md).
+    #[allow(clippy::too_many_arguments)]
     pub fn hash_slice(
         &self,
         params: &TreeParams,
         file: &[u8],
+        backing: Option<&File>,
         mode: CopyMode,
         pool: &rayon::ThreadPool,
         progress: &dyn Progress,
         times: &mut Timings,
     ) -> Result<Vec<u8>, HashError> {
-        let digest = guard("hashing on the GPU", || {
+        guard("hashing on the GPU", || {
             let piece_len = message::piece_len(params.block_size(), self.chunk_bytes);
             let mut slots = self.slots(piece_len)?;
             let mut leaves =
@@ -191,8 +198,12 @@ impl GpuBackend {
                     params.block_size(),
                     piece_len,
                     |piece| {
-                        match piece {
-                            Piece::Borrowed(bytes) if mode == CopyMode::Register => {
+                        let Piece::Borrowed(bytes) = piece else {
+                            return leaves.absorb_staged(Staged::Memory(piece.bytes()), pool);
+                        };
+                        let offset = bytes.as_ptr() as usize - file.as_ptr() as usize;
+                        match (mode, backing) {
+                            (CopyMode::Register, _) => {
                                 let registered = Registration::covering(
                                     &mut window,
                                     self,
@@ -202,21 +213,24 @@ impl GpuBackend {
                                 )?;
                                 leaves.absorb_registered(bytes, registered)?;
                             }
-                            _ => leaves.absorb_staged(piece.bytes(), pool)?,
+                            (CopyMode::Staging, Some(backing)) => {
+                                let from = Staged::File(backing, offset as u64, bytes.len());
+                                leaves.absorb_staged(from, pool)?;
+                            }
+                            (CopyMode::Staging, None) => {
+                                leaves.absorb_staged(Staged::Memory(bytes), pool)?;
+                            }
                         }
-                        if let Piece::Borrowed(b) = piece {
-                            progress.advance(b.len() as u64);
-                        }
-                        Ok::<(), GpuError>(())
+                        progress.advance(bytes.len() as u64);
+                        Ok::<(), HashError>(())
                     },
                 )?;
                 leaves.wait_absorbed()?;
                 drop(window.take());
-                Ok::<(), GpuError>(())
+                Ok::<(), HashError>(())
             })?;
-            leaves.finish(times)
-        })?;
-        Ok(digest)
+            Ok(leaves.finish(times)?)
+        })
     }
 
     /// The digest of `prefix ‖ (all of reader)` and the bytes read; the
@@ -229,33 +243,27 @@ impl GpuBackend {
         progress: &dyn Progress,
         times: &mut Timings,
     ) -> Result<(Vec<u8>, u64), HashError> {
-        let outcome = guard("hashing a stream on the GPU", || {
+        guard("hashing a stream on the GPU", || {
             let piece_len = message::piece_len(params.block_size(), self.chunk_bytes);
             let mut slots = self.slots(piece_len)?;
             let mut leaves =
                 GpuLeaves::new(self, params, slots.as_mut().expect("allocated"), times)?;
             let mut prefix_left = params.prefix().len();
-            let absorbed = timed(&mut times.leaves, || {
-                message::for_each_piece_of_stream::<StreamError>(
+            let bytes = timed(&mut times.leaves, || {
+                message::for_each_piece_of_stream::<HashError>(
                     params.prefix(),
                     reader,
                     piece_len,
                     |piece| {
-                        leaves.absorb_staged(piece, pool)?;
+                        leaves.absorb_staged(Staged::Memory(piece), pool)?;
                         progress.advance((piece.len() - std::mem::take(&mut prefix_left)) as u64);
                         Ok(())
                     },
                 )
-            });
-            let bytes = match absorbed {
-                Ok(bytes) => bytes,
-                Err(StreamError::Gpu(e)) => return Err(e),
-                Err(StreamError::Read(e)) => return Ok(Err(e)),
-            };
+            })?;
             leaves.wait_absorbed()?;
-            Ok(Ok((leaves.finish(times)?, bytes)))
-        })?;
-        Ok(outcome?)
+            Ok((leaves.finish(times)?, bytes))
+        })
     }
 
     /// The reusable chunk buffers, (re)allocated when they are missing or
@@ -273,27 +281,9 @@ impl GpuBackend {
     }
 }
 
-/// Reading the stream failed, or the GPU did.
-enum StreamError {
-    Read(std::io::Error),
-    Gpu(GpuError),
-}
-
-impl From<std::io::Error> for StreamError {
-    fn from(e: std::io::Error) -> Self {
-        StreamError::Read(e)
-    }
-}
-
-impl From<GpuError> for StreamError {
-    fn from(e: GpuError) -> Self {
-        StreamError::Gpu(e)
-    }
-}
-
 /// Runs `f`, turning a panic inside cudarc (a driver symbol missing from an
 /// old libcuda, say) into an error instead of a crash.
-fn guard<T>(what: &str, f: impl FnOnce() -> Result<T, GpuError>) -> Result<T, GpuError> {
+fn guard<T, E: From<GpuError>>(what: &str, f: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(result) => result,
         Err(panic) => {
@@ -302,7 +292,7 @@ fn guard<T>(what: &str, f: impl FnOnce() -> Result<T, GpuError>) -> Result<T, Gp
                 .map(String::as_str)
                 .or_else(|| panic.downcast_ref::<&str>().copied())
                 .unwrap_or("unexpected failure in the CUDA bindings");
-            Err(GpuError::new(format!("{what}: {reason}")))
+            Err(GpuError::new(format!("{what}: {reason}")).into())
         }
     }
 }

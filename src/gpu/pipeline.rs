@@ -5,6 +5,8 @@
 //! each slot's events.
 
 use std::ffi::c_void;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
 use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,6 +17,7 @@ use cudarc::driver::{
 };
 use rayon::prelude::*;
 
+use crate::error::HashError;
 use crate::params::TreeParams;
 use crate::timings::Timings;
 
@@ -94,6 +97,48 @@ impl Slots {
     }
 }
 
+/// Where a staged chunk is copied from.
+pub(super) enum Staged<'a> {
+    /// Bytes in memory.
+    Memory(&'a [u8]),
+    /// `len` bytes of an open file from an offset, read with pread.
+    File(&'a File, u64, usize),
+}
+
+impl Staged<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Staged::Memory(bytes) => bytes.len(),
+            Staged::File(_, _, len) => *len,
+        }
+    }
+
+    /// Fills `dst` (exactly `self.len()` bytes) on the calling thread pool,
+    /// a mebibyte per task.
+    fn copy_into(&self, dst: &mut [u8]) -> Result<(), HashError> {
+        const TASK: usize = 1 << 20;
+        match *self {
+            Staged::Memory(src) => {
+                dst.par_chunks_mut(TASK)
+                    .zip(src.par_chunks(TASK))
+                    .for_each(|(d, s)| d.copy_from_slice(s));
+                Ok(())
+            }
+            Staged::File(file, offset, _) => {
+                dst.par_chunks_mut(TASK).enumerate().try_for_each(|(k, d)| {
+                    file.read_exact_at(d, offset + (k * TASK) as u64)
+                        .map_err(|e| match e.kind() {
+                            std::io::ErrorKind::UnexpectedEof => {
+                                HashError::Changed("it shrank while being read".into())
+                            }
+                            _ => HashError::Io(e),
+                        })
+                })
+            }
+        }
+    }
+}
+
 /// Where a chunk's bytes come from.
 enum ChunkSource<'s> {
     /// The first `len` bytes of the slot's pinned buffer.
@@ -147,23 +192,18 @@ impl<'a> GpuLeaves<'a> {
         })
     }
 
-    /// Absorbs a piece that lives only during this call: CPU threads copy it
-    /// into the slot's pinned buffer first.
+    /// Absorbs a piece that lives only during this call: CPU threads copy
+    /// it into the slot's pinned buffer first.
     pub(super) fn absorb_staged(
         &mut self,
-        piece: &[u8],
+        from: Staged<'_>,
         pool: &rayon::ThreadPool,
-    ) -> Result<(), GpuError> {
+    ) -> Result<(), HashError> {
         let slot = self.next_slot()?;
         let pinned = slot.pinned.as_mut_slice().context("using pinned memory")?;
-        const STRIPE: usize = 1 << 20;
-        pool.install(|| {
-            pinned[..piece.len()]
-                .par_chunks_mut(STRIPE)
-                .zip(piece.par_chunks(STRIPE))
-                .for_each(|(dst, src)| dst.copy_from_slice(src));
-        });
-        self.enqueue(ChunkSource::Pinned(piece.len()))
+        let len = from.len();
+        pool.install(|| from.copy_into(&mut pinned[..len]))?;
+        Ok(self.enqueue(ChunkSource::Pinned(len))?)
     }
 
     /// Absorbs a piece of host memory that the driver has pinned; the
