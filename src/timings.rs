@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 pub struct Timings {
     /// Opening and mapping the input.
     pub open: Duration,
-    /// Driver initialisation and context creation (GPU, once per process).
+    /// Driver initialisation, context creation and pinned/device buffer
+    /// allocation (GPU, once per process, or when an input needs larger buffers).
     pub gpu_init: Duration,
     /// Kernel compilation and module load (GPU, once per process).
     pub compile: Duration,
@@ -40,7 +41,7 @@ impl fmt::Display for Timings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let phases = [
             ("open/map", self.open),
-            ("GPU init", self.gpu_init),
+            ("GPU init, buffers", self.gpu_init),
             ("compile/load", self.compile),
             ("leaf hashing", self.leaves),
             ("  of which copies (GPU)", self.copy_busy),

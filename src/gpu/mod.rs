@@ -29,7 +29,7 @@ use kernels::Kernels;
 use pipeline::{GpuLeaves, Registration, Slots, Staged};
 
 /// Bytes per chunk copied to the device and absorbed by one kernel launch.
-pub const DEFAULT_CHUNK_BYTES: usize = 64 << 20;
+pub const DEFAULT_CHUNK_BYTES: usize = 32 << 20;
 /// Chunks in flight: one being filled, one copying, one being hashed.
 const SLOTS: usize = 3;
 /// Bytes of a mapped file pinned at a time in `CopyMode::Register`.
@@ -187,7 +187,10 @@ impl GpuBackend {
     ) -> Result<Vec<u8>, HashError> {
         guard("hashing on the GPU", || {
             let piece_len = message::piece_len(params.block_size(), self.chunk_bytes);
-            let mut slots = self.slots(piece_len)?;
+            // A small input needs only small buffers (cheaper to pin).
+            let message_len = params.prefix().len() + file.len();
+            let needed = piece_len.min(message_len.next_multiple_of(params.block_size()));
+            let mut slots = timed(&mut times.gpu_init, || self.slots(needed))?;
             let mut leaves =
                 GpuLeaves::new(self, params, slots.as_mut().expect("allocated"), times)?;
             let mut window: Option<Registration> = None;
@@ -245,7 +248,7 @@ impl GpuBackend {
     ) -> Result<(Vec<u8>, u64), HashError> {
         guard("hashing a stream on the GPU", || {
             let piece_len = message::piece_len(params.block_size(), self.chunk_bytes);
-            let mut slots = self.slots(piece_len)?;
+            let mut slots = timed(&mut times.gpu_init, || self.slots(piece_len))?;
             let mut leaves =
                 GpuLeaves::new(self, params, slots.as_mut().expect("allocated"), times)?;
             let mut prefix_left = params.prefix().len();
@@ -267,12 +270,14 @@ impl GpuBackend {
     }
 
     /// The reusable chunk buffers, (re)allocated when they are missing or
-    /// smaller than `capacity` bytes each.
+    /// smaller than `capacity` bytes each (the time is charged to GPU
+    /// start-up: it is paid once per process for inputs of similar size).
     fn slots(&self, capacity: usize) -> Result<MutexGuard<'_, Option<Slots>>, GpuError> {
         let mut slots = self
             .slots
             .lock()
             .map_err(|_| GpuError::new("an earlier GPU failure left the buffers unusable"))?;
+        let capacity = capacity.max(1);
         if slots.as_ref().is_none_or(|s| s.capacity() < capacity) {
             *slots = None;
             *slots = Some(Slots::new(self, SLOTS, capacity)?);
