@@ -14,7 +14,11 @@ use treehash::gpu::{GpuBackend, measure};
 const GB: f64 = 1e9;
 
 fn rate(bytes: usize, d: Duration) -> String {
-    format!("{:.1} GB/s ({:.0} ms)", bytes as f64 / GB / d.as_secs_f64(), d.as_secs_f64() * 1e3)
+    format!(
+        "{:.1} GB/s ({:.0} ms)",
+        bytes as f64 / GB / d.as_secs_f64(),
+        d.as_secs_f64() * 1e3
+    )
 }
 
 fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
@@ -41,24 +45,45 @@ fn main() {
     let gpu = GpuBackend::open(0, None).expect("a GPU");
     let file = File::open(&path).unwrap();
     let len = file.metadata().unwrap().len() as usize;
-    println!("# Host side of the pipeline, {:.2} GB page-cached file, {} threads\n", len as f64 / GB, rayon::current_num_threads());
+    println!(
+        "# Host side of the pipeline, {:.2} GB page-cached file, {} threads\n",
+        len as f64 / GB,
+        rayon::current_num_threads()
+    );
 
     let (map, t_map) = timed(|| unsafe { Mmap::map(&file) }.unwrap());
     let (_, t_touch) = timed(|| touch(&map));
-    println!("- mmap {:?}; fault in every page (touch, all threads): {}", t_map, rate(len, t_touch));
+    println!(
+        "- mmap {:?}; fault in every page (touch, all threads): {}",
+        t_map,
+        rate(len, t_touch)
+    );
     let (_, t_unmap) = timed(|| drop(map));
-    println!("- munmap after touching: {:.0} ms", t_unmap.as_secs_f64() * 1e3);
+    println!(
+        "- munmap after touching: {:.0} ms",
+        t_unmap.as_secs_f64() * 1e3
+    );
 
     let (map, t_pop) = timed(|| unsafe { MmapOptions::new().populate().map(&file) }.unwrap());
     println!("- mmap with MAP_POPULATE: {}", rate(len, t_pop));
     let [reg, copy, unreg] = measure::register_copy_unregister(&gpu, &map, 64 << 20).unwrap();
-    println!("- populated mapping: register {}, copy {}, unregister {:.0} ms", rate(len, reg), rate(len, copy), unreg.as_secs_f64() * 1e3);
+    println!(
+        "- populated mapping: register {}, copy {}, unregister {:.0} ms",
+        rate(len, reg),
+        rate(len, copy),
+        unreg.as_secs_f64() * 1e3
+    );
     let (_, t_unmap) = timed(|| drop(map));
     println!("- munmap: {:.0} ms", t_unmap.as_secs_f64() * 1e3);
 
     let map = unsafe { Mmap::map(&file) }.unwrap();
     let [reg, copy, unreg] = measure::register_copy_unregister(&gpu, &map, 64 << 20).unwrap();
-    println!("- fresh mapping: register {}, copy {}, unregister {:.0} ms", rate(len, reg), rate(len, copy), unreg.as_secs_f64() * 1e3);
+    println!(
+        "- fresh mapping: register {}, copy {}, unregister {:.0} ms",
+        rate(len, reg),
+        rate(len, copy),
+        unreg.as_secs_f64() * 1e3
+    );
     drop(map);
 
     let ring = 256 << 20;
@@ -69,24 +94,42 @@ fn main() {
         let (_, t) = timed(|| {
             for (i, piece) in map.chunks(ring).enumerate() {
                 let _ = i;
-                dst[..piece.len()].par_chunks_mut(1 << 20).zip(piece.par_chunks(1 << 20)).for_each(|(d, s)| d.copy_from_slice(s));
+                dst[..piece.len()]
+                    .par_chunks_mut(1 << 20)
+                    .zip(piece.par_chunks(1 << 20))
+                    .for_each(|(d, s)| d.copy_from_slice(s));
             }
         });
         let (_, t2) = timed(|| {
             for piece in map.chunks(ring) {
-                dst[..piece.len()].par_chunks_mut(1 << 20).zip(piece.par_chunks(1 << 20)).for_each(|(d, s)| d.copy_from_slice(s));
+                dst[..piece.len()]
+                    .par_chunks_mut(1 << 20)
+                    .zip(piece.par_chunks(1 << 20))
+                    .for_each(|(d, s)| d.copy_from_slice(s));
             }
         });
-        println!("- memcpy mapping -> pinned ({}): first pass (faults) {}, second pass {}", if wc { "write-combined" } else { "ordinary" }, rate(len, t), rate(len, t2));
+        println!(
+            "- memcpy mapping -> pinned ({}): first pass (faults) {}, second pass {}",
+            if wc { "write-combined" } else { "ordinary" },
+            rate(len, t),
+            rate(len, t2)
+        );
         let (_, t3) = timed(|| {
             for (k, _) in map.chunks(ring).enumerate() {
                 let off = k * ring;
                 let n = ring.min(len - off);
-                dst[..n].par_chunks_mut(1 << 20).enumerate().for_each(|(j, d)| {
-                    file.read_exact_at(d, (off + j * (1 << 20)) as u64).unwrap();
-                });
+                dst[..n]
+                    .par_chunks_mut(1 << 20)
+                    .enumerate()
+                    .for_each(|(j, d)| {
+                        file.read_exact_at(d, (off + j * (1 << 20)) as u64).unwrap();
+                    });
             }
         });
-        println!("- pread file -> pinned ({}): {}", if wc { "write-combined" } else { "ordinary" }, rate(len, t3));
+        println!(
+            "- pread file -> pinned ({}): {}",
+            if wc { "write-combined" } else { "ordinary" },
+            rate(len, t3)
+        );
     }
 }

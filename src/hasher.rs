@@ -191,7 +191,8 @@ impl Hasher {
                 self.charge_startup(gpu, &mut timings);
                 let pool = self.cpu.pool();
                 let mode = self.options.copy_mode;
-                let gpu_result = gpu.hash_slice(params, data, backing, mode, pool, progress, &mut timings);
+                let gpu_result =
+                    gpu.hash_slice(params, data, backing, mode, pool, progress, &mut timings);
                 match gpu_result {
                     Ok(digest) => (digest, BackendUsed::Gpu, None),
                     // Auto may redo a failed GPU digest on the CPU: the bytes are still here.

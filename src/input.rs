@@ -120,3 +120,57 @@ impl Stamp {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn mapped(path: &Path) -> MappedFile {
+        match Source::open(path).unwrap() {
+            Source::Mapped(m) => m,
+            Source::Stream(_) => panic!("a regular file with bytes is mapped"),
+        }
+    }
+
+    #[test]
+    fn a_file_that_grows_or_is_touched_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, vec![1u8; 10_000]).unwrap();
+
+        let m = mapped(&path);
+        assert!(m.check_unchanged().is_ok());
+        File::options()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .set_len(20_000)
+            .unwrap();
+        assert!(matches!(m.check_unchanged(), Err(HashError::Changed(_))));
+
+        let m = mapped(&path);
+        let later = SystemTime::now() + Duration::from_secs(5);
+        File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(later)
+            .unwrap();
+        assert!(matches!(m.check_unchanged(), Err(HashError::Changed(_))));
+    }
+
+    #[test]
+    fn empty_and_special_files_are_streams_and_directories_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("empty");
+        std::fs::write(&empty, b"").unwrap();
+        assert!(matches!(Source::open(&empty).unwrap(), Source::Stream(_)));
+        assert!(matches!(
+            Source::open(Path::new("/dev/null")).unwrap(),
+            Source::Stream(_)
+        ));
+        let err = Source::open(dir.path()).err().unwrap();
+        assert_eq!(err.raw_os_error(), Some(libc::EISDIR));
+    }
+}

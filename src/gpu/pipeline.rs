@@ -6,8 +6,8 @@
 
 use std::ffi::c_void;
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::ops::Range;
+use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 use std::time::Duration;
 

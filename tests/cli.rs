@@ -1,0 +1,566 @@
+//! The real `treehash` binary: every output form, check mode and its
+//! failures, exit codes, standard input, several inputs, and errors.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use sha3::Digest;
+use tempfile::TempDir;
+use treehash::{Algorithm, TreeParams, reference};
+
+fn treehash() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_treehash"));
+    // Tests must not depend on whether this machine has a GPU.
+    cmd.arg("--backend=cpu");
+    cmd
+}
+
+/// A directory with a few files of the spec's test input.
+fn fixture() -> (TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.bin");
+    let b = dir.path().join("b b.bin");
+    fs::write(&a, common::spec_input(100_003)).unwrap();
+    fs::write(&b, common::spec_input(1000)).unwrap();
+    (dir, a, b)
+}
+
+fn digest_hex(params: &TreeParams, path: &Path) -> String {
+    hex::encode(reference::tree_hash(params, &fs::read(path).unwrap()))
+}
+
+fn stdout_of(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn default_output_is_hex_two_spaces_name_with_spec_defaults() {
+    let (_dir, a, b) = fixture();
+    let params = TreeParams::default();
+    let out = stdout_of(treehash().arg(&a).arg(&b));
+    let want = format!(
+        "{}  {}\n{}  {}\n",
+        digest_hex(&params, &a),
+        a.display(),
+        digest_hex(&params, &b),
+        b.display()
+    );
+    assert_eq!(out, want);
+}
+
+#[test]
+fn parameters_on_the_command_line_reach_the_digest() {
+    let (_dir, a, _) = fixture();
+    let params = TreeParams::with_options(
+        Algorithm::Shake256,
+        3,
+        5,
+        Some(64),
+        vec![0xab, 0xcd],
+        Some(100),
+    )
+    .unwrap();
+    let out = stdout_of(
+        treehash()
+            .args([
+                "-a", "shake256", "-H", "3", "-D", "5", "-B", "64", "-l", "100",
+            ])
+            .args(["--prefix-hex", "abcd", "--no-names"])
+            .arg(&a),
+    );
+    assert_eq!(out, format!("{}\n", digest_hex(&params, &a)));
+}
+
+#[test]
+fn height_zero_tagged_line_reads_like_plain_sha3() {
+    let (_dir, a, _) = fixture();
+    let out = stdout_of(treehash().args(["--tag", "-H", "0"]).arg(&a));
+    let plain = hex::encode(sha3::Sha3_256::digest(fs::read(&a).unwrap()));
+    assert_eq!(out, format!("SHA3-256 ({}) = {plain}\n", a.display()));
+}
+
+#[test]
+fn tagged_lines_carry_the_parameters() {
+    let (_dir, a, _) = fixture();
+    let out = stdout_of(treehash().args(["--tag", "-H", "2", "-D", "3"]).arg(&a));
+    let params = TreeParams::new(Algorithm::Sha3_256, 2, 3).unwrap();
+    let want = format!(
+        "SHA3-256-LI(H=2,D=3,B=136) ({}) = {}\n",
+        a.display(),
+        digest_hex(&params, &a)
+    );
+    assert_eq!(out, want);
+}
+
+#[test]
+fn json_has_the_documented_fields() {
+    let (_dir, a, b) = fixture();
+    let out = stdout_of(treehash().args(["--json", "-H", "3"]).arg(&a).arg(&b));
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    let first = &lines[0];
+    let params = TreeParams::new(Algorithm::Sha3_256, 3, 4).unwrap();
+    assert_eq!(first["name"], a.to_str().unwrap());
+    assert_eq!(first["label"], "SHA3-256-LI(H=3,D=4,B=136)");
+    assert_eq!(first["algorithm"], "sha3-256");
+    assert_eq!(first["height"], 3);
+    assert_eq!(first["degree"], 4);
+    assert_eq!(first["block_size"], 136);
+    assert_eq!(first["leaves"], 64);
+    assert_eq!(first["keyed"], false);
+    assert_eq!(first["output_len"], 32);
+    assert_eq!(first["digest"], digest_hex(&params, &a));
+    assert_eq!(first["bytes"], 100_003);
+    assert_eq!(first["backend"], "cpu");
+    assert!(first["seconds"].as_f64().unwrap() >= 0.0);
+}
+
+#[test]
+fn raw_writes_the_digest_bytes_and_takes_one_input() {
+    let (_dir, a, b) = fixture();
+    let out = treehash().arg("--raw").arg(&a).output().unwrap();
+    assert!(out.status.success());
+    let params = TreeParams::default();
+    assert_eq!(
+        out.stdout,
+        reference::tree_hash(&params, &fs::read(&a).unwrap())
+    );
+    treehash()
+        .arg("--raw")
+        .arg(&a)
+        .arg(&b)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--raw takes exactly one input"));
+}
+
+#[test]
+fn standard_input_is_read_when_named_dash_or_when_no_file_is_given() {
+    let data = common::spec_input(5000);
+    let params = TreeParams::default();
+    let want = hex::encode(reference::tree_hash(&params, &data));
+    let piped = stdout_of(treehash().write_stdin(data.clone()));
+    assert_eq!(piped, format!("{want}  -\n"));
+    let dashed = stdout_of(treehash().arg("-").write_stdin(data));
+    assert_eq!(dashed, format!("{want}  -\n"));
+}
+
+#[test]
+fn awkward_names_are_escaped_like_coreutils() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("new\nline\\x");
+    fs::write(&path, b"abc").unwrap();
+    let out = stdout_of(treehash().args(["-H", "0"]).arg(&path));
+    let escaped = path
+        .display()
+        .to_string()
+        .replace('\\', "\\\\")
+        .replace('\n', "\\n");
+    assert_eq!(
+        out,
+        format!("\\3a985da74fe225b2045c172d6bd390bd855f086e3e9d525b46bfe24511431532  {escaped}\n")
+    );
+    // And check mode reads the escaped name back.
+    let sums = dir.path().join("sums");
+    fs::write(&sums, &out).unwrap();
+    treehash()
+        .args(["-H", "0", "-c"])
+        .arg(&sums)
+        .assert()
+        .success()
+        .stdout(predicate::str::ends_with(": OK\n"));
+}
+
+#[test]
+fn empty_files_hash_like_empty_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty");
+    fs::write(&empty, b"").unwrap();
+    let out = stdout_of(treehash().args(["-H", "0", "--no-names"]).arg(&empty));
+    assert_eq!(
+        out,
+        "a7ffc6f8bf1ed76651c14756a061d662f580ff4de43b49fa82d80a4b80f8434a\n"
+    );
+}
+
+#[test]
+fn errors_name_the_input_and_the_others_are_still_hashed() {
+    let (dir, a, _) = fixture();
+    let missing = dir.path().join("missing");
+    treehash()
+        .arg(&missing)
+        .arg(dir.path())
+        .arg(&a)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(a.to_str().unwrap()))
+        .stderr(predicate::str::contains(format!(
+            "treehash: {}: No such file or directory",
+            missing.display()
+        )))
+        .stderr(predicate::str::contains(format!(
+            "treehash: {}: Is a directory",
+            dir.path().display()
+        )));
+}
+
+#[test]
+fn unreadable_files_are_reported() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        eprintln!("SKIPPED unreadable_files_are_reported: root can read any file");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let (_dir, a, _) = fixture();
+    fs::set_permissions(&a, fs::Permissions::from_mode(0o000)).unwrap();
+    treehash()
+        .arg(&a)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("Permission denied"));
+}
+
+#[test]
+fn invalid_parameters_exit_2_before_reading_anything() {
+    let (_dir, a, _) = fixture();
+    let cases: [(&[&str], &str); 8] = [
+        (&["-D", "1"], "degree 1 is out of range"),
+        (&["-H", "13"], "more than 2^24 leaves"),
+        (&["-H", "4294967295", "-D", "2"], "more than 2^24 leaves"),
+        (&["-B", "12"], "block size 12 is out of range"),
+        (&["-B", "0"], "block size 0 is out of range"),
+        (
+            &["-l", "31"],
+            "output length 31 is out of range for sha3-256",
+        ),
+        (
+            &["-a", "shake128", "-l", "0"],
+            "output length 0 is out of range",
+        ),
+        (&["-a", "md5"], "unknown algorithm 'md5'"),
+    ];
+    for (args, message) in cases {
+        treehash()
+            .args(args)
+            .arg(&a)
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicate::str::contains(message));
+    }
+    let long_prefix = "ab".repeat(256);
+    treehash()
+        .args(["--prefix-hex", &long_prefix])
+        .arg(&a)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("prefix of 256 bytes is too long"));
+}
+
+#[test]
+fn a_prefix_is_never_printed() {
+    let (dir, a, _) = fixture();
+    let key = "00112233445566778899aabbccddeeff";
+    for form in [&["--tag"][..], &["--json"], &[]] {
+        let out = treehash()
+            .args(["--prefix-hex", key])
+            .args(form)
+            .arg(&a)
+            .output()
+            .unwrap();
+        let all = [out.stdout, out.stderr].concat();
+        let text = String::from_utf8_lossy(&all);
+        assert!(!text.contains(key), "{text}");
+    }
+    let bad = treehash()
+        .args(["--prefix-hex", "secretzz"])
+        .arg(&a)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(!String::from_utf8_lossy(&bad.stderr).contains("secret"));
+    // A key in a file works the same as in hex.
+    let keyfile = dir.path().join("key");
+    fs::write(&keyfile, hex::decode(key).unwrap()).unwrap();
+    let from_hex = stdout_of(treehash().args(["--prefix-hex", key, "--tag"]).arg(&a));
+    let from_file = stdout_of(
+        treehash()
+            .arg("--prefix-file")
+            .arg(&keyfile)
+            .arg("--tag")
+            .arg(&a),
+    );
+    assert_eq!(from_hex, from_file);
+    assert!(from_hex.starts_with("SHA3-256-LI(H=8,D=4,B=136,P) ("));
+}
+
+#[test]
+fn timings_print_the_phases_to_stderr() {
+    let (_dir, a, _) = fixture();
+    treehash()
+        .arg("--timings")
+        .arg(&a)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("leaf hashing"))
+        .stderr(predicate::str::contains("tree reduction"))
+        .stderr(predicate::str::contains("total"));
+}
+
+#[test]
+fn gpu_backend_without_a_gpu_is_exit_3() {
+    if treehash::gpu::driver_present() {
+        eprintln!("SKIPPED gpu_backend_without_a_gpu_is_exit_3: this machine has a CUDA driver");
+        return;
+    }
+    let (_dir, a, _) = fixture();
+    Command::new(env!("CARGO_BIN_EXE_treehash"))
+        .args(["--backend", "gpu"])
+        .arg(&a)
+        .assert()
+        .code(3)
+        .stdout("")
+        .stderr(predicate::str::contains(
+            "--backend gpu: GPU: no CUDA driver found",
+        ));
+}
+
+#[test]
+fn auto_without_a_gpu_says_once_that_it_uses_the_cpu() {
+    if treehash::gpu::driver_present() {
+        eprintln!("SKIPPED auto_without_a_gpu_says_once: this machine has a CUDA driver");
+        return;
+    }
+    let (_dir, a, b) = fixture();
+    let out = Command::new(env!("CARGO_BIN_EXE_treehash"))
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        stderr,
+        "treehash: no CUDA driver found; hashing on the CPU\n"
+    );
+    assert_eq!(String::from_utf8(out.stdout).unwrap().lines().count(), 2);
+}
+
+// ---- check mode
+
+/// Writes `lines` to a check file in `dir`.
+fn check_file(dir: &Path, lines: &str) -> PathBuf {
+    let path = dir.join("SUMS");
+    fs::write(&path, lines).unwrap();
+    path
+}
+
+#[test]
+fn check_accepts_its_own_output_in_both_forms() {
+    let (dir, a, b) = fixture();
+    for form in [&["--tag"][..], &[]] {
+        let sums = stdout_of(treehash().args(["-H", "3"]).args(form).arg(&a).arg(&b));
+        let list = check_file(dir.path(), &sums);
+        treehash()
+            .args(["-H", "3", "-c"])
+            .arg(&list)
+            .assert()
+            .success()
+            .stdout(format!("{}: OK\n{}: OK\n", a.display(), b.display()))
+            .stderr("");
+    }
+}
+
+#[test]
+fn tagged_lines_use_their_own_parameters() {
+    let (dir, a, b) = fixture();
+    let h2 = stdout_of(
+        treehash()
+            .args(["--tag", "-H", "2", "-a", "sha3-512"])
+            .arg(&a),
+    );
+    let h0 = stdout_of(
+        treehash()
+            .args(["--tag", "-H", "0", "-a", "shake128", "-l", "50"])
+            .arg(&b),
+    );
+    let list = check_file(dir.path(), &(h2 + &h0));
+    // The command line's (default) parameters play no part.
+    treehash()
+        .arg("-c")
+        .arg(&list)
+        .assert()
+        .success()
+        .stdout(format!("{}: OK\n{}: OK\n", a.display(), b.display()));
+}
+
+#[test]
+fn check_reports_mismatches_and_unreadable_files() {
+    let (dir, a, b) = fixture();
+    let sums = stdout_of(treehash().arg(&a).arg(&b));
+    let list = check_file(dir.path(), &sums);
+    fs::write(&a, b"changed").unwrap();
+    fs::remove_file(&b).unwrap();
+    treehash()
+        .arg("-c")
+        .arg(&list)
+        .assert()
+        .code(1)
+        .stdout(format!(
+            "{}: FAILED\n{}: FAILED open or read\n",
+            a.display(),
+            b.display()
+        ))
+        .stderr(predicate::str::contains("No such file or directory"))
+        .stderr(predicate::str::contains(
+            "WARNING: 1 listed file could not be read",
+        ))
+        .stderr(predicate::str::contains(
+            "WARNING: 1 computed checksum did NOT match",
+        ));
+}
+
+#[test]
+fn quiet_status_and_ignore_missing_behave_as_in_coreutils() {
+    let (dir, a, b) = fixture();
+    let sums = stdout_of(treehash().arg(&a).arg(&b));
+    let list = check_file(dir.path(), &sums);
+    treehash()
+        .args(["-c", "--quiet"])
+        .arg(&list)
+        .assert()
+        .success()
+        .stdout("");
+    fs::remove_file(&b).unwrap();
+    treehash()
+        .args(["-c", "--status"])
+        .arg(&list)
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr("");
+    treehash()
+        .args(["-c", "--ignore-missing"])
+        .arg(&list)
+        .assert()
+        .success()
+        .stdout(format!("{}: OK\n", a.display()));
+    fs::remove_file(&a).unwrap();
+    treehash()
+        .args(["-c", "--ignore-missing"])
+        .arg(&list)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("no file was verified"));
+}
+
+#[test]
+fn improperly_formatted_lines_are_counted_and_fail_only_with_strict() {
+    let (dir, a, _) = fixture();
+    let good = stdout_of(treehash().arg(&a));
+    let list = check_file(dir.path(), &format!("{good}not a digest line\nzz  x\n"));
+    treehash()
+        .arg("-c")
+        .arg(&list)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "WARNING: 2 lines are improperly formatted",
+        ));
+    treehash()
+        .args(["-c", "--strict"])
+        .arg(&list)
+        .assert()
+        .code(1);
+    treehash()
+        .args(["-c", "--warn"])
+        .arg(&list)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(": 2: improperly formatted line"));
+    let nothing = check_file(dir.path(), "nothing here\n");
+    treehash()
+        .arg("-c")
+        .arg(&nothing)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "no properly formatted checksum lines found",
+        ));
+}
+
+#[test]
+fn keyed_lines_need_the_prefix_and_check_with_it() {
+    let (dir, a, _) = fixture();
+    let sums = stdout_of(
+        treehash()
+            .args(["--tag", "--prefix-hex", "0badc0de"])
+            .arg(&a),
+    );
+    let list = check_file(dir.path(), &sums);
+    treehash()
+        .arg("-c")
+        .arg(&list)
+        .assert()
+        .code(1)
+        .stdout(format!("{}: FAILED\n", a.display()))
+        .stderr(predicate::str::contains("made with a prefix"));
+    treehash()
+        .args(["-c", "--prefix-hex", "0badc0de"])
+        .arg(&list)
+        .assert()
+        .success();
+    treehash()
+        .args(["-c", "--prefix-hex", "0badc0df"])
+        .arg(&list)
+        .assert()
+        .code(1)
+        .stdout(format!("{}: FAILED\n", a.display()));
+}
+
+#[test]
+fn check_reads_a_list_from_standard_input_and_reports_a_missing_list() {
+    let (dir, a, _) = fixture();
+    let sums = stdout_of(treehash().arg(&a));
+    treehash()
+        .arg("-c")
+        .write_stdin(sums)
+        .assert()
+        .success()
+        .stdout(format!("{}: OK\n", a.display()));
+    treehash()
+        .arg("-c")
+        .arg(dir.path().join("no-such-list"))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("No such file or directory"));
+}
+
+#[test]
+fn untagged_shake_lines_take_their_length_from_the_digest() {
+    let (dir, a, _) = fixture();
+    let sums = stdout_of(treehash().args(["-a", "shake128", "-l", "77"]).arg(&a));
+    let list = check_file(dir.path(), &sums);
+    treehash()
+        .args(["-a", "shake128", "-c"])
+        .arg(&list)
+        .assert()
+        .success();
+    // With an explicit, different length the line does not fit.
+    treehash()
+        .args(["-a", "shake128", "-l", "32", "-c"])
+        .arg(&list)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("no properly formatted"));
+}
