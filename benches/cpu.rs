@@ -1,0 +1,80 @@
+//! CPU benchmark: the fast CPU backend against single-threaded plain
+//! SHA3-256 (the `sha3` crate) and against the reference, on the same
+//! in-memory data. Prints a markdown table (docs/PERFORMANCE.md).
+//!
+//! TREEHASH_BENCH_MIB sets the data size (default 512); the reference runs
+//! on a quarter of it (it holds every leaf in memory).
+
+use std::time::Instant;
+
+use sha3::Digest;
+use treehash::{Algorithm, BackendChoice, Hasher, HasherOptions, TreeParams, reference};
+
+const GB: f64 = 1e9;
+
+/// Best of `reps` runs of `f` on `bytes` bytes, in bytes per second.
+fn rate(bytes: usize, reps: usize, mut f: impl FnMut()) -> f64 {
+    (0..reps)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            bytes as f64 / start.elapsed().as_secs_f64()
+        })
+        .fold(0.0, f64::max)
+}
+
+fn cpu(threads: Option<usize>) -> Hasher {
+    Hasher::new(HasherOptions {
+        backend: BackendChoice::Cpu,
+        threads,
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+fn main() {
+    let mib: usize = std::env::var("TREEHASH_BENCH_MIB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(512);
+    let data: Vec<u8> = (0..mib << 20)
+        .map(|i: usize| (i.wrapping_mul(0x9e37_79b9) >> 11) as u8)
+        .collect();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let all = cpu(None);
+    let one = cpu(Some(1));
+
+    let plain = rate(data.len(), 3, || {
+        std::hint::black_box(sha3::Sha3_256::digest(&data));
+    });
+    println!("# CPU benchmark, {mib} MiB in memory, {cores} cores\n");
+    println!("single-thread plain SHA3-256 (sha3 crate): {:.3} GB/s\n", plain / GB);
+    println!("| what | threads | GB/s | × plain | × plain / threads |");
+    println!("|---|---:|---:|---:|---:|");
+    let row = |what: &str, threads: usize, r: f64| {
+        println!(
+            "| {what} | {threads} | {:.3} | {:.2} | {:.2} |",
+            r / GB,
+            r / plain,
+            r / plain / threads as f64
+        );
+    };
+    row("plain SHA3-256 (sha3 crate)", 1, plain);
+    for height in [0u32, 2, 4, 6, 8, 10] {
+        let params = TreeParams::new(Algorithm::Sha3_256, height, 4).unwrap();
+        let r = rate(data.len(), 3, || {
+            std::hint::black_box(all.hash_bytes(&params, &data).unwrap());
+        });
+        row(&format!("fast CPU backend, H={height}, D=4"), cores, r);
+    }
+    let params = TreeParams::new(Algorithm::Sha3_256, 8, 4).unwrap();
+    let r = rate(data.len(), 2, || {
+        std::hint::black_box(one.hash_bytes(&params, &data).unwrap());
+    });
+    row("fast CPU backend, H=8, D=4", 1, r);
+    let part = &data[..data.len() / 4];
+    let r = rate(part.len(), 1, || {
+        std::hint::black_box(reference::tree_hash(&params, part));
+    });
+    row("reference, H=8, D=4", 1, r);
+}
