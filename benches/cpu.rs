@@ -48,7 +48,10 @@ fn main() {
         std::hint::black_box(sha3::Sha3_256::digest(&data));
     });
     println!("# CPU benchmark, {mib} MiB in memory, {cores} cores\n");
-    println!("single-thread plain SHA3-256 (sha3 crate): {:.3} GB/s\n", plain / GB);
+    println!(
+        "single-thread plain SHA3-256 (sha3 crate): {:.3} GB/s\n",
+        plain / GB
+    );
     println!("| what | threads | GB/s | × plain | × plain / threads |");
     println!("|---|---:|---:|---:|---:|");
     let row = |what: &str, threads: usize, r: f64| {

@@ -15,6 +15,9 @@ pub enum HashError {
     /// The GPU backend could not start or failed.
     #[error("GPU: {0}")]
     Gpu(String),
+    /// Parameters out of range (normally caught before any input is read).
+    #[error(transparent)]
+    Params(#[from] crate::params::ParamError),
     /// The CPU thread pool could not be built.
     #[error("could not start the CPU threads: {0}")]
     Threads(String),

@@ -8,10 +8,10 @@ use clap::Parser;
 fn main() {
     cli::signals::install();
     let args = cli::args::Cli::parse();
-    let outcome = if args.check.check {
-        cli::check_cmd::run(&args)
-    } else {
-        cli::hash_cmd::run(&args)
+    let outcome = match &args.command {
+        Some(cli::args::Command::Bench(bench)) => cli::bench_cmd::run(bench),
+        None if args.check.check => cli::check_cmd::run(&args),
+        None => cli::hash_cmd::run(&args),
     };
     let code = outcome.unwrap_or_else(|fatal| {
         cli::report(&fatal.message);

@@ -564,3 +564,135 @@ fn untagged_shake_lines_take_their_length_from_the_digest() {
         .code(1)
         .stderr(predicate::str::contains("no properly formatted"));
 }
+
+// ---- bench and --verify
+
+fn bench() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_treehash"));
+    cmd.args(["bench", "--backend=cpu"]);
+    cmd
+}
+
+#[test]
+fn bench_prints_one_row_per_height_and_verifies_height_zero() {
+    let (_dir, a, _) = fixture();
+    let out = stdout_of(
+        bench()
+            .args(["--heights", "0..=3", "--repeat", "2", "--vs-plain"])
+            .arg(&a),
+    );
+    let rows: Vec<&str> = out.lines().filter(|l| l.starts_with("| cpu |")).collect();
+    assert_eq!(rows.len(), 4, "{out}");
+    for (height, row) in rows.iter().enumerate() {
+        let params = TreeParams::new(Algorithm::Sha3_256, height as u32, 4).unwrap();
+        let digest = digest_hex(&params, &a);
+        assert!(row.starts_with(&format!("| cpu | {height} | {} |", params.leaf_count())));
+        assert!(row.contains(&digest[..16]), "{row}");
+    }
+    assert!(out.contains("| plain SHA3-256 (sha3 crate, 1 thread) |"));
+    assert!(out.contains("H=0 on cpu: PASS"));
+}
+
+#[test]
+fn bench_json_parses_and_has_the_documented_fields() {
+    let (_dir, a, _) = fixture();
+    let out = stdout_of(
+        bench()
+            .args([
+                "--heights",
+                "0,2,5",
+                "--repeat",
+                "1",
+                "--json",
+                "--vs-plain",
+            ])
+            .args(["-a", "shake128", "-l", "40"])
+            .arg(&a),
+    );
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["bytes"], 100_003);
+    assert_eq!(report["algorithm"], "shake128");
+    assert_eq!(report["degree"], 4);
+    assert_eq!(report["repeat"], 1);
+    assert_eq!(report["verification"][0]["verdict"], "PASS");
+    assert_eq!(report["plain"]["label"], "SHAKE128");
+    let rows = report["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    for (row, height) in rows.iter().zip([0u32, 2, 5]) {
+        let params =
+            TreeParams::with_options(Algorithm::Shake128, height, 4, None, vec![], Some(40))
+                .unwrap();
+        assert_eq!(row["backend"], "cpu");
+        assert_eq!(row["height"], height);
+        assert_eq!(row["leaves"], params.leaf_count());
+        assert_eq!(row["digest"], digest_hex(&params, &a));
+        assert!(row["median_seconds"].as_f64().unwrap() > 0.0);
+        assert!(row["gb_per_s"].as_f64().unwrap() > 0.0);
+        assert!(row["speedup_vs_plain"].as_f64().unwrap() > 0.0);
+        assert!(row["phases"]["leaves_ms"].as_f64().unwrap() >= 0.0);
+    }
+}
+
+#[test]
+fn bench_plot_is_well_formed_svg_showing_every_height() {
+    let (dir, a, _) = fixture();
+    let svg = dir.path().join("chart.svg");
+    bench()
+        .args(["--heights", "0..=6", "--repeat", "1", "--plot"])
+        .arg(&svg)
+        .arg(&a)
+        .assert()
+        .success();
+    let text = fs::read_to_string(&svg).unwrap();
+    let doc = roxmltree::Document::parse(&text).expect("well-formed XML");
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    let labels: Vec<String> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text().map(|t| t.trim().to_string()))
+        .collect();
+    for height in 0..=6 {
+        assert!(labels.contains(&height.to_string()), "{labels:?}");
+    }
+    assert!(labels.iter().any(|l| l == "cpu"), "{labels:?}");
+}
+
+#[test]
+fn height_zero_verification_passes_on_many_sizes() {
+    let dir = tempfile::tempdir().unwrap();
+    for size in [0usize, 1, 135, 136, 137, 4096, 100_003] {
+        let path = dir.path().join(format!("f{size}"));
+        fs::write(&path, common::spec_input(size)).unwrap();
+        bench()
+            .args(["--heights", "0", "--repeat", "1"])
+            .arg(&path)
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("H=0 on cpu: PASS"));
+        treehash()
+            .args(["--verify", "-a", "sha3-384", "--prefix-hex", "0102"])
+            .arg(&path)
+            .assert()
+            .success()
+            .stderr(predicate::str::contains(
+                "H=0 on cpu equals plain SHA3-384 of prefix ‖ file (sha3 crate): PASS",
+            ));
+    }
+}
+
+#[test]
+fn bench_refuses_bad_heights_and_missing_files() {
+    let (dir, a, _) = fixture();
+    bench()
+        .args(["--heights", "0..=13"])
+        .arg(&a)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("H=13"));
+    bench().args(["--heights", "x"]).arg(&a).assert().code(2);
+    bench()
+        .arg(dir.path().join("nope"))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("No such file or directory"));
+}

@@ -19,13 +19,32 @@ use treehash::{Algorithm, BackendChoice};
         not be read or a check failed; 2 usage error or invalid parameters; 3 --backend gpu was \
         asked for and no usable GPU was found, or the GPU failed."
 )]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct Cli {
-    /// Files to hash; `-` or nothing reads standard input.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    /// Files to hash; `-` or nothing reads standard input. (A file named
+    /// `bench` must be written `./bench`.)
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
 
+    /// Tree height H (0 = plain SHA-3 of the whole input).
+    #[arg(short = 'H', long, default_value_t = 8)]
+    pub height: u32,
+
     #[command(flatten)]
     pub tree: TreeArgs,
+
+    /// Backend: auto uses the GPU when one is present and the tree has at
+    /// least 4096 leaves and the input 256 MiB (or is a stream), else the CPU.
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    pub backend: BackendArg,
+
+    /// Also hash each file at H = 0 on the chosen backend and compare with
+    /// plain SHA-3 by the sha3 crate: PASS or FAIL on standard error (exit 1 on FAIL).
+    #[arg(long, conflicts_with = "check")]
+    pub verify: bool,
 
     #[command(flatten)]
     pub output: OutputArgs,
@@ -37,16 +56,80 @@ pub struct Cli {
     pub run: RunArgs,
 }
 
-/// The tree parameters (docs/SPEC.md).
+#[derive(clap::Subcommand, Debug)]
+pub enum Command {
+    /// Hash one file at every height on each backend and compare the timings;
+    /// check that H = 0 equals plain SHA-3.
+    Bench(BenchArgs),
+}
+
+/// `treehash bench`.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// The file to hash (a regular file: it is read many times).
+    pub file: PathBuf,
+
+    /// Heights to measure: `0..=8`, `2..6`, `0,4,8` or `5`.
+    #[arg(long, default_value = "0..=8", value_parser = parse_heights)]
+    pub heights: Heights,
+
+    #[command(flatten)]
+    pub tree: TreeArgs,
+
+    /// Backends to measure, comma-separated [default: cpu, and gpu when one is present].
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub backend: Vec<BackendArg>,
+
+    /// Timed runs per height (their median is reported), after one warm-up per backend.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat: u32,
+
+    /// Add plain single-stream SHA-3 on one CPU core as the baseline row.
+    #[arg(long)]
+    pub vs_plain: bool,
+
+    /// Print the results as one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Write a chart of throughput against height (one line per backend) to this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+
+    /// No progress indicator.
+    #[arg(long)]
+    pub no_progress: bool,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// A list of heights.
+#[derive(Clone, Debug)]
+pub struct Heights(pub Vec<u32>);
+
+fn parse_heights(s: &str) -> Result<Heights, String> {
+    let bad = || format!("'{s}' is not a height list (try 0..=8, 2..6 or 0,4,8)");
+    let number = |t: &str| t.trim().parse::<u32>().map_err(|_| bad());
+    let heights: Vec<u32> = if let Some((a, b)) = s.split_once("..=") {
+        (number(a)?..=number(b)?).collect()
+    } else if let Some((a, b)) = s.split_once("..") {
+        (number(a)?..number(b)?).collect()
+    } else {
+        s.split(',').map(number).collect::<Result<_, _>>()?
+    };
+    if heights.is_empty() || heights.len() > 64 {
+        return Err(bad());
+    }
+    Ok(Heights(heights))
+}
+
+/// The tree's shape and function (docs/SPEC.md); the height is given apart.
 #[derive(Args, Debug, Clone)]
 pub struct TreeArgs {
     /// Node function: sha3-224, sha3-256, sha3-384, sha3-512, shake128, shake256.
     #[arg(short, long, default_value = "sha3-256", value_parser = parse_algorithm)]
     pub algorithm: Algorithm,
-
-    /// Tree height H (0 = plain SHA-3 of the whole input).
-    #[arg(short = 'H', long, default_value_t = 8)]
-    pub height: u32,
 
     /// Tree degree D: children per inner node (L = D^H leaves, at most 2^24).
     #[arg(short = 'D', long, default_value_t = 4)]
@@ -128,11 +211,6 @@ pub struct CheckArgs {
 /// Where and how the hashing runs.
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
-    /// Backend: auto uses the GPU when one is present and the tree has at
-    /// least 4096 leaves and the input 256 MiB (or is a stream), else the CPU.
-    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
-    pub backend: BackendArg,
-
     /// CUDA device number.
     #[arg(long, default_value_t = 0)]
     pub device: usize,

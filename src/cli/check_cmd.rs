@@ -25,8 +25,8 @@ struct Tally {
 }
 
 pub fn run(cli: &Cli) -> Result<i32, Fatal> {
-    let params = tree_params(&cli.tree)?;
-    let hasher = hasher(&cli.run)?;
+    let params = tree_params(&cli.tree, cli.height)?;
+    let hasher = hasher(&cli.run, cli.backend)?;
     let checker = Checker {
         hasher: &hasher,
         params: &params,

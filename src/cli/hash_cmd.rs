@@ -4,19 +4,25 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use treehash::checkfile::{tagged_line, untagged_line};
-use treehash::{HashOutput, TreeParams};
+use treehash::input::STDIN_NAME;
+use treehash::{HashError, HashOutput, Hasher, NoProgress, TreeParams, bench};
 
 use super::args::{Cli, OutputArgs};
 use super::progress_bar::InputProgress;
 use super::{Fatal, exit, failure_code, hasher, inputs, name_bytes, report, tree_params};
 
 pub fn run(cli: &Cli) -> Result<i32, Fatal> {
-    let params = tree_params(&cli.tree)?;
+    let params = tree_params(&cli.tree, cli.height)?;
     let files = inputs(&cli.files);
     if cli.output.raw && files.len() != 1 {
         return Err(Fatal::usage("--raw takes exactly one input"));
     }
-    let hasher = hasher(&cli.run)?;
+    if cli.verify && files.iter().any(|f| f.as_os_str() == STDIN_NAME) {
+        return Err(Fatal::usage(
+            "--verify reads each file twice; it cannot take standard input",
+        ));
+    }
+    let hasher = hasher(&cli.run, cli.backend)?;
     let mut code = exit::OK;
     for path in &files {
         let progress = InputProgress::new(&path.display().to_string(), !cli.output.no_progress);
@@ -37,6 +43,9 @@ pub fn run(cli: &Cli) -> Result<i32, Fatal> {
                 if cli.output.timings {
                     report(format!("timings for {}:\n{}", path.display(), out.timings));
                 }
+                if cli.verify {
+                    code = code.max(verify_height_zero(&hasher, &params, path));
+                }
             }
             Err(e) => {
                 report(format!("{}: {e}", path.display()));
@@ -45,6 +54,46 @@ pub fn run(cli: &Cli) -> Result<i32, Fatal> {
         }
     }
     Ok(code)
+}
+
+/// Hashes `path` at H = 0 on the hasher's backend and, independently, with
+/// plain SHA-3 of the sha3 crate; reports PASS or FAIL. Returns the exit code.
+fn verify_height_zero(hasher: &Hasher, params: &TreeParams, path: &Path) -> i32 {
+    let result = params
+        .at_height(0)
+        .map_err(HashError::from)
+        .and_then(|h0| hasher.hash_path(&h0, path, &NoProgress))
+        .and_then(|tree| Ok((tree, bench::plain_of_file(params, path, 1)?.0)));
+    match result {
+        Ok((tree, plain)) => {
+            let of = if params.has_prefix() {
+                " of prefix ‖ file"
+            } else {
+                ""
+            };
+            let label = format!("{}{of}", params.algorithm().fips_name());
+            let tree_hex = hex::encode(&tree.digest);
+            if tree_hex == plain {
+                report(format!(
+                    "{}: H=0 on {} equals plain {label} (sha3 crate): PASS",
+                    path.display(),
+                    tree.backend
+                ));
+                exit::OK
+            } else {
+                report(format!(
+                    "{}: H=0 on {} is {tree_hex}, plain {label} (sha3 crate) is {plain}: FAIL",
+                    path.display(),
+                    tree.backend
+                ));
+                exit::FAILED
+            }
+        }
+        Err(e) => {
+            report(format!("{}: --verify: {e}", path.display()));
+            failure_code(&e)
+        }
+    }
 }
 
 /// Writes one input's digest in the form the options ask for.

@@ -1,6 +1,7 @@
 //! The command-line tool: a thin layer over the library.
 
 pub mod args;
+pub mod bench_cmd;
 pub mod check_cmd;
 pub mod hash_cmd;
 pub mod progress_bar;
@@ -48,7 +49,7 @@ pub fn report(message: impl std::fmt::Display) {
 
 /// Reads and validates the tree parameters. The prefix's value never
 /// appears in any message.
-pub fn tree_params(args: &TreeArgs) -> Result<TreeParams, Fatal> {
+pub fn tree_params(args: &TreeArgs, height: u32) -> Result<TreeParams, Fatal> {
     let prefix = match (&args.prefix_hex, &args.prefix_file) {
         (Some(text), _) => hex::decode(text.trim()).map_err(|_| {
             Fatal::usage("--prefix-hex: not an even number of hex digits (value not shown)")
@@ -58,7 +59,7 @@ pub fn tree_params(args: &TreeArgs) -> Result<TreeParams, Fatal> {
     };
     TreeParams::with_options(
         args.algorithm,
-        args.height,
+        height,
         args.degree,
         args.block_size,
         prefix,
@@ -86,9 +87,9 @@ pub fn name_bytes(path: &Path) -> &[u8] {
 
 /// The hasher for the whole run. With `--backend gpu` the GPU is started
 /// here, so that a missing one is one error, not one per input.
-pub fn hasher(run: &args::RunArgs) -> Result<treehash::Hasher, Fatal> {
+pub fn hasher(run: &args::RunArgs, backend: args::BackendArg) -> Result<treehash::Hasher, Fatal> {
     let options = treehash::HasherOptions {
-        backend: run.backend.into(),
+        backend: backend.into(),
         threads: run.threads.map(usize::from),
         piece_bytes: run.chunk_bytes,
         device: run.device,
@@ -98,7 +99,7 @@ pub fn hasher(run: &args::RunArgs) -> Result<treehash::Hasher, Fatal> {
         message: e.to_string(),
         code: exit::FAILED,
     })?;
-    if run.backend == args::BackendArg::Gpu {
+    if backend == args::BackendArg::Gpu {
         hasher.gpu().map_err(|e| Fatal {
             message: format!("--backend gpu: {e}"),
             code: exit::GPU,

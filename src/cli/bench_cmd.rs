@@ -1,0 +1,123 @@
+//! `treehash bench FILE`: timings across heights and backends, H = 0 checked
+//! against plain SHA-3, as a table, JSON or an SVG chart.
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use treehash::bench::{self, BenchConfig};
+use treehash::{BackendChoice, HasherOptions};
+
+use super::args::{BackendArg, BenchArgs};
+use super::{Fatal, exit, failure_code, report, tree_params};
+
+pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {
+    let params = tree_params(&args.tree, 0)?;
+    for &height in &args.heights.0 {
+        params
+            .at_height(height)
+            .map_err(|e| Fatal::usage(format!("--heights: H={height}: {e}")))?;
+    }
+    match std::fs::metadata(&args.file) {
+        Ok(meta) if meta.is_file() => {}
+        Ok(_) => {
+            return Err(Fatal {
+                message: format!(
+                    "{}: not a regular file (bench reads it many times)",
+                    args.file.display()
+                ),
+                code: exit::FAILED,
+            });
+        }
+        Err(e) => {
+            return Err(Fatal {
+                message: format!(
+                    "{}: {}",
+                    args.file.display(),
+                    treehash::error::io_reason(&e)
+                ),
+                code: exit::FAILED,
+            });
+        }
+    }
+    let options = HasherOptions {
+        threads: args.run.threads.map(usize::from),
+        piece_bytes: args.run.chunk_bytes,
+        device: args.run.device,
+        copy_mode: args.run.gpu_copy.into(),
+        ..Default::default()
+    };
+    let backends = backends(args, &options)?;
+
+    let spinner = if args.no_progress || !std::io::stderr().is_terminal() {
+        ProgressBar::hidden()
+    } else {
+        let bar = ProgressBar::new_spinner();
+        if let Ok(style) = ProgressStyle::with_template("{spinner} bench {msg} [{elapsed}]") {
+            bar.set_style(style);
+        }
+        bar.enable_steady_tick(Duration::from_millis(120));
+        bar
+    };
+    let config = BenchConfig {
+        file: args.file.clone(),
+        params,
+        heights: args.heights.0.clone(),
+        backends,
+        repeat: args.repeat as usize,
+        vs_plain: args.vs_plain,
+        hasher: options,
+    };
+    let result = bench::run(&config, &|step| spinner.set_message(step.to_string()));
+    spinner.finish_and_clear();
+    let outcome = match result {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            report(format!("{}: {e}", args.file.display()));
+            return Ok(failure_code(&e));
+        }
+    };
+    if args.json {
+        let json = serde_json::to_string_pretty(&outcome).expect("the report serialises");
+        println!("{json}");
+    } else {
+        print!("{}", bench::to_markdown(&outcome));
+    }
+    let mut code = exit::OK;
+    if let Some(svg) = &args.plot
+        && let Err(e) = bench::plot_svg(&outcome, svg)
+    {
+        report(format!("--plot {}: {e}", svg.display()));
+        code = exit::FAILED;
+    }
+    if !outcome.verified() {
+        report("H = 0 verification FAILED: a backend's H = 0 digest differs from plain SHA-3");
+        code = exit::FAILED;
+    }
+    Ok(code)
+}
+
+/// The backends asked for, or the CPU and (when one starts) the GPU.
+fn backends(args: &BenchArgs, options: &HasherOptions) -> Result<Vec<BackendChoice>, Fatal> {
+    if !args.backend.is_empty() {
+        if args.backend.contains(&BackendArg::Gpu) {
+            super::hasher(&args.run, BackendArg::Gpu)?;
+        }
+        let mut list: Vec<BackendChoice> = args.backend.iter().map(|&b| b.into()).collect();
+        list.dedup();
+        return Ok(list);
+    }
+    let probe = treehash::Hasher::new(HasherOptions {
+        backend: BackendChoice::Gpu,
+        ..options.clone()
+    })
+    .map_err(|e| Fatal {
+        message: e.to_string(),
+        code: exit::FAILED,
+    })?;
+    Ok(if treehash::gpu::driver_present() && probe.gpu().is_ok() {
+        vec![BackendChoice::Cpu, BackendChoice::Gpu]
+    } else {
+        vec![BackendChoice::Cpu]
+    })
+}
