@@ -179,7 +179,7 @@ pub fn run(config: &BenchConfig, status: &dyn Fn(&str)) -> Result<Report, HashEr
             (gpu_bound && bytes / params.leaf_count() > GPU_MAX_BYTES_PER_LEAF).then(|| {
                 format!(
                     "{} MiB per leaf: one GPU thread per leaf would take too long",
-                    bytes / params.leaf_count() >> 20
+                    (bytes / params.leaf_count()) >> 20
                 )
             })
         };
