@@ -4,6 +4,9 @@
 #   scripts/gpu-check.sh build   # here: builds the binaries into .devbin/
 #   scripts/gpu-check.sh run     # on the GPU machine (device tool, carry .devbin):
 #                                # GPU tests, CLI smoke tests, benchmarks, timings
+#   scripts/gpu-check.sh tables  # on the GPU machine: `treehash bench` tables of
+#                                # docs/PERFORMANCE.md (paper sizes, 1 and 4 GiB),
+#                                # SVG charts, the peers table, the CPU benchmark
 #
 # `run` writes its logs under $OUT (or ./gpu-check-out) and ends with a summary.
 # Environment: GPU_CHECK_QUICK=1 skips the benchmarks; BENCH_GB sets the size
@@ -34,6 +37,9 @@ for line in sys.stdin:
         shutil.copy(m["executable"], ".devbin/bench-" + m["target"]["name"])
 '
     rm -f .devbin/test-differential .devbin/test-cli   # CPU-only; CI runs them
+    # b3sum for the peers table, if this machine has one (cargo install b3sum).
+    b3=$(command -v b3sum || ls /tmp/b3/bin/b3sum 2>/dev/null || true)
+    [ -n "$b3" ] && cp "$b3" .devbin/
     strip .devbin/*   # the device tool carries at most 64 MiB
     ls -la .devbin
     du -sh .devbin
@@ -111,8 +117,32 @@ run() {
     cat "$out/startup-1mib.log" | grep -E "ms from|init|compile|total" || true
 }
 
+tables() {
+    out=${OUT:-gpu-check-out}
+    mkdir -p "$out"
+    bin=.devbin
+    { date -u; nvidia-smi --query-gpu=name --format=csv,noheader; lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core"; } | tee "$out/tables-machine.log"
+    if [ -n "${TABLES_CPU_BENCH:-1}" ]; then
+        "$bin/bench-cpu" | tee "$out/cpu-bench.md"
+    fi
+    # The seed paper's file sizes (Table 1), H = 0..4 and larger heights.
+    for size in 1050112 10500096 25200000 50400000; do
+        head -c "$size" /dev/urandom >"/tmp/paper-$size.bin"
+        "$bin/treehash" bench "/tmp/paper-$size.bin" --heights 0..=8 --repeat 5 --vs-plain \
+            --backend cpu,gpu --no-progress --plot "$out/paper-$size.svg" | tee "$out/paper-$size.md"
+    done
+    for gb in 1 4; do
+        head -c $((gb << 30)) /dev/urandom >"/tmp/big-$gb.bin"
+        local reps=$(( gb == 1 ? 3 : 1 ))
+        "$bin/treehash" bench "/tmp/big-$gb.bin" --heights 0..=10 --repeat "$reps" --vs-plain \
+            --backend cpu,gpu --no-progress --plot "$out/big-${gb}g.svg" | tee "$out/big-${gb}g.md"
+    done
+    REPEAT=3 scripts/bench-peers.sh /tmp/big-4.bin "$bin/treehash" | tee "$out/peers.md"
+}
+
 case "${1:-}" in
     build) build ;;
     run) run ;;
-    *) echo "usage: $0 build|run" >&2; exit 2 ;;
+    tables) tables ;;
+    *) echo "usage: $0 build|run|tables" >&2; exit 2 ;;
 esac
