@@ -20,11 +20,18 @@ use crate::timings::{Timings, timed};
 /// Bytes handed to the thread pool at a time: large enough that a dispatch
 /// costs nothing, small enough for a smooth progress bar.
 const PIECE_TARGET: usize = 32 << 20;
+/// A mapped piece spans at least this many stripes (up to `MAX_MAPPED_PIECE`
+/// bytes), so that each leaf absorbs several blocks while its state is cached.
+const STRIPES_PER_PIECE: u64 = 4;
+const MAX_MAPPED_PIECE: u64 = 1 << 30;
+/// Leaves per task at most: 1024 states are about 208 KiB, an L2's worth.
+const MAX_GROUP_LEAVES: usize = 1024;
 
 /// The CPU backend: a pool of worker threads.
 pub struct CpuBackend {
     pool: rayon::ThreadPool,
-    piece_target: usize,
+    /// Set by the caller (tests), else chosen per input.
+    piece_bytes: Option<usize>,
 }
 
 impl CpuBackend {
@@ -38,10 +45,7 @@ impl CpuBackend {
         let pool = builder
             .build()
             .map_err(|e| HashError::Threads(e.to_string()))?;
-        Ok(CpuBackend {
-            pool,
-            piece_target: piece_bytes.unwrap_or(PIECE_TARGET),
-        })
+        Ok(CpuBackend { pool, piece_bytes })
     }
 
     /// The worker threads (the GPU backend borrows them to stage chunks).
@@ -62,9 +66,14 @@ impl CpuBackend {
         progress: &dyn Progress,
         times: &mut Timings,
     ) -> Result<Vec<u8>, HashError> {
+        // A mapped piece costs nothing to hand out: make it span a few stripes.
+        let target = self.piece_bytes.unwrap_or_else(|| {
+            let stripes = params.stripe_len().saturating_mul(STRIPES_PER_PIECE);
+            PIECE_TARGET.max(stripes.min(MAX_MAPPED_PIECE) as usize)
+        });
+        let piece_len = message::piece_len(params.block_size(), target);
         with_sponge!(params.algorithm(), S => {
             let mut tree = Leaves::<S>::new(params, &self.pool);
-            let piece_len = message::piece_len(params.block_size(), self.piece_target);
             let Ok(()) = timed(&mut times.leaves, || {
                 message::for_each_piece_of_slice::<Infallible>(
                     params.prefix(),
@@ -92,9 +101,10 @@ impl CpuBackend {
         progress: &dyn Progress,
         times: &mut Timings,
     ) -> Result<(Vec<u8>, u64), HashError> {
+        let target = self.piece_bytes.unwrap_or(PIECE_TARGET);
+        let piece_len = message::piece_len(params.block_size(), target);
         with_sponge!(params.algorithm(), S => {
             let mut tree = Leaves::<S>::new(params, &self.pool);
-            let piece_len = message::piece_len(params.block_size(), self.piece_target);
             let mut prefix_left = params.prefix().len();
             let read = timed(&mut times.leaves, || {
                 message::for_each_piece_of_stream::<HashError>(
@@ -145,8 +155,13 @@ impl<'a, S: Sponge> Leaves<'a, S> {
             return;
         }
         let ranges = touched_leaves(first, blocks, leaf_count);
-        let group = ranges.iter().map(|r| r.len()).sum::<usize>();
-        let group = group.div_ceil(self.pool.current_num_threads() * 4).max(1);
+        let touched: usize = ranges.iter().map(|r| r.len()).sum();
+        // Several groups per thread for balance, and few enough leaves per
+        // group that their states stay in the core's cache between stripes.
+        let group = touched
+            .div_ceil(self.pool.current_num_threads() * 4)
+            .clamp(1, MAX_GROUP_LEAVES);
+        let end = first + blocks;
         let sponges = &mut self.sponges;
         self.pool.install(|| {
             for range in ranges.into_iter().filter(|r| !r.is_empty()) {
@@ -154,18 +169,24 @@ impl<'a, S: Sponge> Leaves<'a, S> {
                 sponges[range]
                     .par_chunks_mut(group)
                     .enumerate()
-                    .for_each(|(g, chunk)| {
+                    .for_each(|(g, leaves)| {
                         let first_leaf = (start + g * group) as u64;
-                        for (k, sponge) in chunk.iter_mut().enumerate() {
-                            let leaf = first_leaf + k as u64;
-                            // The first block at or after `first` that belongs to `leaf`.
-                            let mut i =
-                                first + (leaf + leaf_count - first % leaf_count) % leaf_count;
-                            while i < first + blocks {
+                        // Stripe by stripe: the group's blocks of one stripe are
+                        // contiguous in the piece, so reads are sequential.
+                        let mut stripe = first - first % leaf_count;
+                        while stripe < end {
+                            for (k, sponge) in leaves.iter_mut().enumerate() {
+                                let i = stripe + first_leaf + k as u64;
+                                if i < first {
+                                    continue;
+                                }
+                                if i >= end {
+                                    break;
+                                }
                                 let at = ((i - first) as usize) * b;
                                 sponge.absorb(&piece[at..(at + b).min(piece.len())]);
-                                i += leaf_count;
                             }
+                            stripe += leaf_count;
                         }
                     });
             }

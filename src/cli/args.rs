@@ -36,8 +36,9 @@ pub struct Cli {
     #[command(flatten)]
     pub tree: TreeArgs,
 
-    /// Backend: auto uses the GPU when one is present and the tree has at
-    /// least 4096 leaves and the input 256 MiB (or is a stream), else the CPU.
+    /// Backend: auto uses the GPU when one is present, the tree has at least
+    /// 256 leaves and the file at least 1 GiB (64 MiB once the GPU runs;
+    /// streams only then), else the CPU.
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     pub backend: BackendArg,
 

@@ -28,7 +28,7 @@ pub fn run(cli: &Cli) -> Result<i32, Fatal> {
     let params = tree_params(&cli.tree, cli.height)?;
     let hasher = hasher(&cli.run, cli.backend)?;
     let checker = Checker {
-        hasher: &hasher,
+        hasher,
         params: &params,
         tree: &cli.tree,
         opts: &cli.check,

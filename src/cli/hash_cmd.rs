@@ -44,7 +44,7 @@ pub fn run(cli: &Cli) -> Result<i32, Fatal> {
                     report(format!("timings for {}:\n{}", path.display(), out.timings));
                 }
                 if cli.verify {
-                    code = code.max(verify_height_zero(&hasher, &params, path));
+                    code = code.max(verify_height_zero(hasher, &params, path));
                 }
             }
             Err(e) => {

@@ -86,8 +86,13 @@ pub fn name_bytes(path: &Path) -> &[u8] {
 }
 
 /// The hasher for the whole run. With `--backend gpu` the GPU is started
-/// here, so that a missing one is one error, not one per input.
-pub fn hasher(run: &args::RunArgs, backend: args::BackendArg) -> Result<treehash::Hasher, Fatal> {
+/// here, so that a missing one is one error, not one per input. It lives
+/// until the process exits: leaking it lets the exit skip tearing down the
+/// CUDA context and pinned buffers one by one.
+pub fn hasher(
+    run: &args::RunArgs,
+    backend: args::BackendArg,
+) -> Result<&'static treehash::Hasher, Fatal> {
     let options = treehash::HasherOptions {
         backend: backend.into(),
         threads: run.threads.map(usize::from),
@@ -95,10 +100,13 @@ pub fn hasher(run: &args::RunArgs, backend: args::BackendArg) -> Result<treehash
         device: run.device,
         copy_mode: run.gpu_copy.into(),
     };
-    let hasher = treehash::Hasher::new(options).map_err(|e| Fatal {
-        message: e.to_string(),
-        code: exit::FAILED,
-    })?;
+    let hasher: &'static treehash::Hasher =
+        Box::leak(Box::new(treehash::Hasher::new(options).map_err(|e| {
+            Fatal {
+                message: e.to_string(),
+                code: exit::FAILED,
+            }
+        })?));
     if backend == args::BackendArg::Gpu {
         hasher.gpu().map_err(|e| Fatal {
             message: format!("--backend gpu: {e}"),
