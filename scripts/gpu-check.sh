@@ -60,7 +60,8 @@ run() {
             tail -n 30 "$out/$name.log"
         fi
     }
-    { date -u; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv; nproc; free -g; } >"$out/machine.log" 2>&1
+    { date -u; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv; nproc; free -g;
+      lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket"; } >"$out/machine.log" 2>&1
     cat "$out/machine.log"
 
     step gpu-tests "$bin/test-gpu" --ignored --test-threads=1
@@ -112,6 +113,15 @@ run() {
         cat /tmp/bench.bin >/dev/null
         step gpu-bench env TREEHASH_BENCH_FILE=/tmp/bench.bin "$bin/bench-gpu"
         cat "$out/gpu-bench.log"
+        whole() { # whole processes on the 4 GiB file: wall time and phases
+            for backend in gpu cpu; do
+                local s=$(date +%s%N)
+                "$bin/treehash" --backend "$backend" --timings /tmp/bench.bin || return 1
+                echo "$backend: $(( ($(date +%s%N) - s) / 1000000 )) ms wall, whole process"
+            done
+        }
+        step whole-process whole
+        cat "$out/whole-process.log"
     fi
 
     echo
@@ -125,23 +135,26 @@ tables() {
     out=${OUT:-gpu-check-out}
     mkdir -p "$out"
     bin=.devbin
-    { date -u; nvidia-smi --query-gpu=name --format=csv,noheader; lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core"; } | tee "$out/tables-machine.log"
-    if [ -n "${TABLES_CPU_BENCH:-1}" ]; then
-        "$bin/bench-cpu" | tee "$out/cpu-bench.md"
-    fi
+    md="$out/tables.md"   # every table in one file (the device tool returns 8 files at most)
+    { echo "# treehash tables, $(date -u +%F)"; echo;
+      echo '```'; nvidia-smi --query-gpu=name --format=csv,noheader; lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket"; echo '```'; echo; } >"$md"
+    "$bin/bench-cpu" | tee -a "$md"
     # The seed paper's file sizes (Table 1), H = 0..4 and larger heights.
     for size in 1050112 10500096 25200000 50400000; do
         head -c "$size" /dev/urandom >"/tmp/paper-$size.bin"
+        echo >>"$md"
         "$bin/treehash" bench "/tmp/paper-$size.bin" --heights 0..=8 --repeat 5 --vs-plain \
-            --backend cpu,gpu --no-progress --plot "$out/paper-$size.svg" | tee "$out/paper-$size.md"
+            --backend cpu,gpu --no-progress --plot "$out/paper-$size.svg" | tee -a "$md"
     done
     for gb in 1 4; do
         head -c $((gb << 30)) /dev/urandom >"/tmp/big-$gb.bin"
         local reps=$(( gb == 1 ? 3 : 1 ))
+        echo >>"$md"
         "$bin/treehash" bench "/tmp/big-$gb.bin" --heights 0..=10 --repeat "$reps" --vs-plain \
-            --backend cpu,gpu --no-progress --plot "$out/big-${gb}g.svg" | tee "$out/big-${gb}g.md"
+            --backend cpu,gpu --no-progress --plot "$out/big-${gb}g.svg" | tee -a "$md"
     done
-    REPEAT=3 scripts/bench-peers.sh /tmp/big-4.bin "$bin/treehash" | tee "$out/peers.md"
+    echo >>"$md"
+    REPEAT=3 scripts/bench-peers.sh /tmp/big-4.bin "$bin/treehash" | tee -a "$md"
 }
 
 case "${1:-}" in
