@@ -29,6 +29,7 @@ pub struct BenchConfig {
     /// Every height's parameters are these at another height.
     pub params: TreeParams,
     pub heights: Vec<u32>,
+    /// Backends to measure; empty means the CPU, and the GPU if one starts.
     pub backends: Vec<BackendChoice>,
     /// Timed runs per height (after one warm-up per backend).
     pub repeat: usize,
@@ -168,12 +169,8 @@ pub fn run(config: &BenchConfig, status: &dyn Fn(&str)) -> Result<Report, HashEr
         verification: Vec::new(),
         rows: Vec::new(),
     };
-    for &backend in &config.backends {
+    for (backend, hasher) in hashers(config)? {
         let name = backend_name(backend);
-        let hasher = Hasher::new(HasherOptions {
-            backend,
-            ..config.hasher.clone()
-        })?;
         let gpu_bound = backend == BackendChoice::Gpu;
         let skip = |params: &TreeParams| {
             (gpu_bound && bytes / params.leaf_count() > GPU_MAX_BYTES_PER_LEAF).then(|| {
@@ -257,6 +254,33 @@ pub fn run(config: &BenchConfig, status: &dyn Fn(&str)) -> Result<Report, HashEr
         )?);
     }
     Ok(report)
+}
+
+/// One hasher per backend measured. The GPU is started here, by the hasher
+/// that will use it, so that its start-up time is the process's first.
+fn hashers(config: &BenchConfig) -> Result<Vec<(BackendChoice, Hasher)>, HashError> {
+    let detect = config.backends.is_empty();
+    let wanted = if detect {
+        vec![BackendChoice::Cpu, BackendChoice::Gpu]
+    } else {
+        config.backends.clone()
+    };
+    let mut hashers = Vec::new();
+    for backend in wanted {
+        let hasher = Hasher::new(HasherOptions {
+            backend,
+            ..config.hasher.clone()
+        })?;
+        if backend == BackendChoice::Gpu {
+            match hasher.gpu() {
+                Ok(_) => {}
+                Err(_) if detect => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        hashers.push((backend, hasher));
+    }
+    Ok(hashers)
 }
 
 /// The backend's H = 0 digest (from its H = 0 row, or a run made for it)

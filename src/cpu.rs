@@ -151,7 +151,11 @@ impl<'a, S: Sponge> Leaves<'a, S> {
         let blocks = piece.len().div_ceil(b) as u64;
         self.blocks_done += blocks;
         if leaf_count == 1 {
-            self.sponges[0].absorb(piece);
+            // On a pool thread, not the caller's: workers that just finished
+            // spin for a while, and one more busy thread than cores would halve
+            // this single sponge's speed.
+            let sponge = &mut self.sponges[0];
+            self.pool.install(|| sponge.absorb(piece));
             return;
         }
         let ranges = touched_leaves(first, blocks, leaf_count);

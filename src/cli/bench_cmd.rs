@@ -8,7 +8,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use treehash::bench::{self, BenchConfig};
 use treehash::{BackendChoice, HasherOptions};
 
-use super::args::{BackendArg, BenchArgs};
+use super::args::BenchArgs;
 use super::{Fatal, exit, failure_code, report, tree_params};
 
 pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {
@@ -47,7 +47,12 @@ pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {
         copy_mode: args.run.gpu_copy.into(),
         ..Default::default()
     };
-    let backends = backends(args, &options)?;
+    let mut backends: Vec<BackendChoice> = Vec::new();
+    for &b in &args.backend {
+        if !backends.contains(&b.into()) {
+            backends.push(b.into());
+        }
+    }
 
     let spinner = if args.no_progress || !std::io::stderr().is_terminal() {
         ProgressBar::hidden()
@@ -95,29 +100,4 @@ pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {
         code = exit::FAILED;
     }
     Ok(code)
-}
-
-/// The backends asked for, or the CPU and (when one starts) the GPU.
-fn backends(args: &BenchArgs, options: &HasherOptions) -> Result<Vec<BackendChoice>, Fatal> {
-    if !args.backend.is_empty() {
-        if args.backend.contains(&BackendArg::Gpu) {
-            super::hasher(&args.run, BackendArg::Gpu)?;
-        }
-        let mut list: Vec<BackendChoice> = args.backend.iter().map(|&b| b.into()).collect();
-        list.dedup();
-        return Ok(list);
-    }
-    let probe = treehash::Hasher::new(HasherOptions {
-        backend: BackendChoice::Gpu,
-        ..options.clone()
-    })
-    .map_err(|e| Fatal {
-        message: e.to_string(),
-        code: exit::FAILED,
-    })?;
-    Ok(if treehash::gpu::driver_present() && probe.gpu().is_ok() {
-        vec![BackendChoice::Cpu, BackendChoice::Gpu]
-    } else {
-        vec![BackendChoice::Cpu]
-    })
 }
