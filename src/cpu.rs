@@ -11,7 +11,7 @@ use std::ops::Range;
 use rayon::prelude::*;
 
 use crate::error::HashError;
-use crate::message::{self, Piece};
+use crate::message;
 use crate::params::TreeParams;
 use crate::progress::Progress;
 use crate::sponge::{Sponge, with_sponge};
@@ -80,11 +80,9 @@ impl CpuBackend {
                     file,
                     params.block_size(),
                     piece_len,
+                    progress,
                     |piece| {
                         tree.absorb(piece.bytes());
-                        if let Piece::Borrowed(b) = piece {
-                            progress.advance(b.len() as u64);
-                        }
                         Ok(())
                     },
                 )
@@ -105,15 +103,14 @@ impl CpuBackend {
         let piece_len = message::piece_len(params.block_size(), target);
         with_sponge!(params.algorithm(), S => {
             let mut tree = Leaves::<S>::new(params, &self.pool);
-            let mut prefix_left = params.prefix().len();
             let read = timed(&mut times.leaves, || {
                 message::for_each_piece_of_stream::<HashError>(
                     params.prefix(),
                     reader,
                     piece_len,
+                    progress,
                     |piece| {
                         tree.absorb(piece);
-                        progress.advance((piece.len() - std::mem::take(&mut prefix_left)) as u64);
                         Ok(())
                     },
                 )

@@ -4,6 +4,8 @@
 
 use std::io::{self, Read};
 
+use crate::progress::Progress;
+
 /// A piece length near `target` bytes that is a whole number of blocks and
 /// longer than any prefix (so a stream's first piece holds the whole prefix).
 pub fn piece_len(block_size: usize, target: usize) -> usize {
@@ -16,12 +18,14 @@ pub fn piece_len(block_size: usize, target: usize) -> usize {
 /// Calls `absorb` with consecutive pieces of M = `prefix` ‖ `file`, each
 /// `piece_len` bytes (a multiple of `block_size`) except perhaps the first and
 /// the last. Only the blocks that hold prefix bytes are copied; the rest of
-/// the file is passed as borrowed slices of `file`.
+/// the file is passed as borrowed slices of `file`. `progress` is told the
+/// file bytes of each piece once it is absorbed.
 pub fn for_each_piece_of_slice<'f, E>(
     prefix: &[u8],
     file: &'f [u8],
     block_size: usize,
     piece_len: usize,
+    progress: &dyn Progress,
     mut absorb: impl FnMut(Piece<'_, 'f>) -> Result<(), E>,
 ) -> Result<(), E> {
     debug_assert!(piece_len >= block_size && piece_len.is_multiple_of(block_size));
@@ -34,10 +38,12 @@ pub fn for_each_piece_of_slice<'f, E>(
         head.extend_from_slice(prefix);
         head.extend_from_slice(&file[..from_file]);
         absorb(Piece::Copied(&head))?;
+        progress.advance(from_file as u64);
         rest = &file[from_file..];
     }
     for piece in rest.chunks(piece_len) {
         absorb(Piece::Borrowed(piece))?;
+        progress.advance(piece.len() as u64);
     }
     Ok(())
 }
@@ -61,17 +67,20 @@ impl<'a, 'f: 'a> Piece<'a, 'f> {
 
 /// Reads M = `prefix` ‖ (all of `reader`) and calls `absorb` with pieces of
 /// `piece_len` bytes (a multiple of the block size), the last one shorter.
-/// Memory use is one piece, whatever the stream's length. Returns the number
-/// of bytes read from `reader` (the prefix not counted).
+/// Memory use is one piece, whatever the stream's length. `progress` is told
+/// the stream bytes of each piece once it is absorbed. Returns the number of
+/// bytes read from `reader` (the prefix not counted).
 pub fn for_each_piece_of_stream<E: From<io::Error>>(
     prefix: &[u8],
     reader: &mut dyn Read,
     piece_len: usize,
+    progress: &dyn Progress,
     mut absorb: impl FnMut(&[u8]) -> Result<(), E>,
 ) -> Result<u64, E> {
     let mut buf = vec![0u8; piece_len];
     buf[..prefix.len()].copy_from_slice(prefix);
     let mut filled = prefix.len();
+    let mut prefix_left = prefix.len();
     let mut total = 0u64;
     loop {
         let n = match reader.read(&mut buf[filled..]) {
@@ -84,6 +93,7 @@ pub fn for_each_piece_of_stream<E: From<io::Error>>(
         if n == 0 || filled == piece_len {
             if filled > 0 {
                 absorb(&buf[..filled])?;
+                progress.advance((filled - std::mem::take(&mut prefix_left)) as u64);
             }
             if n == 0 {
                 return Ok(total);
@@ -96,10 +106,11 @@ pub fn for_each_piece_of_stream<E: From<io::Error>>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::progress::NoProgress;
 
     fn slice_pieces(prefix: &[u8], file: &[u8], b: usize, piece: usize) -> Vec<Vec<u8>> {
         let mut out = Vec::new();
-        for_each_piece_of_slice::<()>(prefix, file, b, piece, |p| {
+        for_each_piece_of_slice::<()>(prefix, file, b, piece, &NoProgress, |p| {
             out.push(p.bytes().to_vec());
             Ok(())
         })
@@ -130,13 +141,45 @@ mod tests {
     fn stream_pieces_are_full_until_the_last() {
         let data: Vec<u8> = (0..300u32).map(|i| i as u8).collect();
         let mut pieces = Vec::new();
-        let read = for_each_piece_of_stream::<io::Error>(&[9, 9, 9], &mut &data[..], 64, |p| {
-            pieces.push(p.to_vec());
-            Ok(())
-        })
+        let read = for_each_piece_of_stream::<io::Error>(
+            &[9, 9, 9],
+            &mut &data[..],
+            64,
+            &NoProgress,
+            |p| {
+                pieces.push(p.to_vec());
+                Ok(())
+            },
+        )
         .unwrap();
         assert_eq!(read, 300);
         assert!(pieces[..pieces.len() - 1].iter().all(|p| p.len() == 64));
         assert_eq!(pieces.concat(), [vec![9, 9, 9], data].concat());
+    }
+
+    /// Counts the bytes it is told about.
+    #[derive(Default)]
+    struct Count(std::sync::atomic::AtomicU64);
+
+    impl Progress for Count {
+        fn advance(&self, bytes: u64) {
+            self.0
+                .fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn progress_counts_every_file_byte_and_no_prefix_byte() {
+        let file: Vec<u8> = (0..5000u32).map(|i| i as u8).collect();
+        for prefix_len in [0usize, 3, 255] {
+            let prefix = vec![1u8; prefix_len];
+            let count = Count::default();
+            for_each_piece_of_slice::<()>(&prefix, &file, 8, 512, &count, |_| Ok(())).unwrap();
+            assert_eq!(count.0.into_inner(), 5000);
+            let count = Count::default();
+            for_each_piece_of_stream::<io::Error>(&prefix, &mut &file[..], 512, &count, |_| Ok(()))
+                .unwrap();
+            assert_eq!(count.0.into_inner(), 5000);
+        }
     }
 }

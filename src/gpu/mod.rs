@@ -200,6 +200,7 @@ impl GpuBackend {
                     file,
                     params.block_size(),
                     piece_len,
+                    progress,
                     |piece| {
                         let Piece::Borrowed(bytes) = piece else {
                             return leaves.absorb_staged(Staged::Memory(piece.bytes()), pool);
@@ -224,7 +225,6 @@ impl GpuBackend {
                                 leaves.absorb_staged(Staged::Memory(bytes), pool)?;
                             }
                         }
-                        progress.advance(bytes.len() as u64);
                         Ok::<(), HashError>(())
                     },
                 )?;
@@ -251,17 +251,13 @@ impl GpuBackend {
             let mut slots = timed(&mut times.gpu_init, || self.slots(piece_len))?;
             let mut leaves =
                 GpuLeaves::new(self, params, slots.as_mut().expect("allocated"), times)?;
-            let mut prefix_left = params.prefix().len();
             let bytes = timed(&mut times.leaves, || {
                 message::for_each_piece_of_stream::<HashError>(
                     params.prefix(),
                     reader,
                     piece_len,
-                    |piece| {
-                        leaves.absorb_staged(Staged::Memory(piece), pool)?;
-                        progress.advance((piece.len() - std::mem::take(&mut prefix_left)) as u64);
-                        Ok(())
-                    },
+                    progress,
+                    |piece| leaves.absorb_staged(Staged::Memory(piece), pool),
                 )
             })?;
             leaves.wait_absorbed()?;
