@@ -216,8 +216,9 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 0)]
     pub device: usize,
 
-    /// How a mapped file reaches the GPU: `staging` (CPU threads copy chunks
-    /// into pinned buffers) or `register` (the mapping itself is pinned).
+    /// How a mapped file reaches the GPU: `staging` (CPU threads read chunks
+    /// into pinned buffers) or `register` (the mapping itself is pinned; slower
+    /// on the machines measured, see docs/PERFORMANCE.md).
     #[arg(long, value_enum, default_value_t = CopyArg::Staging)]
     pub gpu_copy: CopyArg,
 
