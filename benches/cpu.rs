@@ -1,6 +1,7 @@
-//! CPU benchmark: the fast CPU backend against single-threaded plain
-//! SHA3-256 (the `sha3` crate) and against the reference, on the same
-//! in-memory data. Prints a markdown table (docs/PERFORMANCE.md).
+//! CPU benchmark: the fast CPU backend (its AVX-512 eight-lane path where the
+//! CPU has one, and its portable path) against single-threaded plain SHA3-256
+//! (the `sha3` crate) and against the reference, on the same in-memory data.
+//! Prints a markdown table (docs/PERFORMANCE.md).
 //!
 //! TREEHASH_BENCH_MIB sets the data size (default 512); the reference runs
 //! on a quarter of it (it holds every leaf in memory).
@@ -23,10 +24,11 @@ fn rate(bytes: usize, reps: usize, mut f: impl FnMut()) -> f64 {
         .fold(0.0, f64::max)
 }
 
-fn cpu(threads: Option<usize>) -> Hasher {
+fn cpu(threads: Option<usize>, portable_cpu: bool) -> Hasher {
     Hasher::new(HasherOptions {
         backend: BackendChoice::Cpu,
         threads,
+        portable_cpu,
         ..Default::default()
     })
     .unwrap()
@@ -41,8 +43,9 @@ fn main() {
         .map(|i: usize| (i.wrapping_mul(0x9e37_79b9) >> 11) as u8)
         .collect();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let all = cpu(None);
-    let one = cpu(Some(1));
+    let all = cpu(None, false);
+    let one = cpu(Some(1), false);
+    let portable = cpu(None, true);
 
     let plain = rate(data.len(), 3, || {
         std::hint::black_box(sha3::Sha3_256::digest(&data));
@@ -71,12 +74,23 @@ fn main() {
         row(&format!("fast CPU backend, H={height}, D=4"), cores, r);
     }
     let params = TreeParams::new(Algorithm::Sha3_256, 8, 4).unwrap();
+    for height in [6u32, 8] {
+        let params = TreeParams::new(Algorithm::Sha3_256, height, 4).unwrap();
+        let r = rate(data.len(), 3, || {
+            std::hint::black_box(portable.hash_bytes(&params, &data).unwrap());
+        });
+        row(
+            &format!("portable path (no AVX-512), H={height}, D=4"),
+            cores,
+            r,
+        );
+    }
     let mut threads = 1;
     while threads < cores {
         let h = if threads == 1 {
             &one
         } else {
-            &cpu(Some(threads))
+            &cpu(Some(threads), false)
         };
         let r = rate(data.len(), 2, || {
             std::hint::black_box(h.hash_bytes(&params, &data).unwrap());

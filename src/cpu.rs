@@ -4,6 +4,11 @@
 //! Memory is L sponge states (about 208 bytes each) plus one piece of input,
 //! whatever the input's size.
 
+#[cfg(target_arch = "x86_64")]
+mod keccak_x8;
+#[cfg(target_arch = "x86_64")]
+mod lanes;
+
 use std::convert::Infallible;
 use std::io::Read;
 use std::ops::Range;
@@ -32,12 +37,19 @@ pub struct CpuBackend {
     pool: rayon::ThreadPool,
     /// Set by the caller (tests), else chosen per input.
     piece_bytes: Option<usize>,
+    /// Never take the SIMD path (tests and comparisons).
+    portable: bool,
 }
 
 impl CpuBackend {
     /// A backend with `threads` workers (one per core when `None`), handed
-    /// pieces of about `piece_bytes` (a tuned default when `None`).
-    pub fn new(threads: Option<usize>, piece_bytes: Option<usize>) -> Result<Self, HashError> {
+    /// pieces of about `piece_bytes` (a tuned default when `None`); with
+    /// `portable`, only the portable code path (no AVX-512).
+    pub fn new(
+        threads: Option<usize>,
+        piece_bytes: Option<usize>,
+        portable: bool,
+    ) -> Result<Self, HashError> {
         let mut builder = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("treehash-{i}"));
         if let Some(n) = threads {
             builder = builder.num_threads(n);
@@ -45,7 +57,11 @@ impl CpuBackend {
         let pool = builder
             .build()
             .map_err(|e| HashError::Threads(e.to_string()))?;
-        Ok(CpuBackend { pool, piece_bytes })
+        Ok(CpuBackend {
+            pool,
+            piece_bytes,
+            portable,
+        })
     }
 
     /// The worker threads (the GPU backend borrows them to stage chunks).
@@ -73,7 +89,7 @@ impl CpuBackend {
         });
         let piece_len = message::piece_len(params.block_size(), target);
         with_sponge!(params.algorithm(), S => {
-            let mut tree = Leaves::<S>::new(params, &self.pool);
+            let mut tree = Tree::<S>::new(params, &self.pool, self.portable);
             let Ok(()) = timed(&mut times.leaves, || {
                 message::for_each_piece_of_slice::<Infallible>(
                     params.prefix(),
@@ -87,7 +103,7 @@ impl CpuBackend {
                     },
                 )
             });
-            Ok(tree.finish(times))
+            Ok(tree.finish(params, &self.pool, times))
         })
     }
 
@@ -102,7 +118,7 @@ impl CpuBackend {
         let target = self.piece_bytes.unwrap_or(PIECE_TARGET);
         let piece_len = message::piece_len(params.block_size(), target);
         with_sponge!(params.algorithm(), S => {
-            let mut tree = Leaves::<S>::new(params, &self.pool);
+            let mut tree = Tree::<S>::new(params, &self.pool, self.portable);
             let read = timed(&mut times.leaves, || {
                 message::for_each_piece_of_stream::<HashError>(
                     params.prefix(),
@@ -115,12 +131,54 @@ impl CpuBackend {
                     },
                 )
             })?;
-            Ok((tree.finish(times), read))
+            Ok((tree.finish(params, &self.pool, times), read))
         })
     }
 }
 
-/// The state of every leaf while M is absorbed.
+/// The leaves of one tree on the CPU: eight to a SIMD permutation where the
+/// CPU and the parameters allow it, one sponge each otherwise.
+enum Tree<'a, S: Sponge> {
+    Sponges(Leaves<'a, S>),
+    #[cfg(target_arch = "x86_64")]
+    Lanes(lanes::LaneLeaves<'a>),
+}
+
+impl<'a, S: Sponge> Tree<'a, S> {
+    fn new(params: &'a TreeParams, pool: &'a rayon::ThreadPool, portable: bool) -> Self {
+        #[cfg(target_arch = "x86_64")]
+        if !portable && lanes::supported(params) {
+            return Tree::Lanes(lanes::LaneLeaves::new(params, pool));
+        }
+        let _ = portable;
+        Tree::Sponges(Leaves::new(params, pool))
+    }
+
+    fn absorb(&mut self, piece: &[u8]) {
+        match self {
+            Tree::Sponges(leaves) => leaves.absorb(piece),
+            #[cfg(target_arch = "x86_64")]
+            Tree::Lanes(leaves) => leaves.absorb(piece),
+        }
+    }
+
+    /// Pads every leaf, then reduces the tree: the digest.
+    fn finish(self, params: &TreeParams, pool: &rayon::ThreadPool, times: &mut Timings) -> Vec<u8> {
+        let chaining = timed(&mut times.leaves, || match self {
+            Tree::Sponges(leaves) => leaves.squeeze(),
+            #[cfg(target_arch = "x86_64")]
+            Tree::Lanes(leaves) => leaves.finish(),
+        });
+        if params.height() == 0 {
+            return chaining;
+        }
+        timed(&mut times.reduce, || {
+            reduce_levels::<S>(params, pool, chaining)
+        })
+    }
+}
+
+/// The state of every leaf while M is absorbed, one sponge per leaf.
 struct Leaves<'a, S: Sponge> {
     params: &'a TreeParams,
     pool: &'a rayon::ThreadPool,
@@ -194,24 +252,17 @@ impl<'a, S: Sponge> Leaves<'a, S> {
         });
     }
 
-    /// Pads every leaf, then reduces the tree: the digest.
-    fn finish(self, times: &mut Timings) -> Vec<u8> {
+    /// Pads every leaf: the leaves' outputs in order (c bytes each, or n at H = 0).
+    fn squeeze(self) -> Vec<u8> {
         let out_len = self.params.leaf_output_len();
         let mut chaining = vec![0u8; self.sponges.len() * out_len];
-        timed(&mut times.leaves, || {
-            self.pool.install(|| {
-                chaining
-                    .par_chunks_mut(out_len)
-                    .zip(self.sponges.into_par_iter())
-                    .for_each(|(out, sponge)| sponge.squeeze_into(out));
-            })
+        self.pool.install(|| {
+            chaining
+                .par_chunks_mut(out_len)
+                .zip(self.sponges.into_par_iter())
+                .for_each(|(out, sponge)| sponge.squeeze_into(out));
         });
-        if self.params.height() == 0 {
-            return chaining;
-        }
-        timed(&mut times.reduce, || {
-            reduce_levels::<S>(self.params, self.pool, chaining)
-        })
+        chaining
     }
 }
 

@@ -75,6 +75,9 @@ pub struct HasherOptions {
     pub device: usize,
     /// How a mapped file reaches the GPU.
     pub copy_mode: CopyMode,
+    /// CPU: only the portable code path, never the AVX-512 one (for tests
+    /// and comparisons; the digests are the same).
+    pub portable_cpu: bool,
 }
 
 /// A digest and how it was made.
@@ -124,7 +127,7 @@ enum Chosen<'h> {
 
 impl Hasher {
     pub fn new(options: HasherOptions) -> Result<Hasher, HashError> {
-        let cpu = CpuBackend::new(options.threads, options.piece_bytes)?;
+        let cpu = CpuBackend::new(options.threads, options.piece_bytes, options.portable_cpu)?;
         Ok(Hasher {
             options,
             cpu,

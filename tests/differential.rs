@@ -164,3 +164,65 @@ fn height_zero_is_plain_sha3_and_shake() {
         "a7ffc6f8bf1ed76651c14756a061d662f580ff4de43b49fa82d80a4b80f8434a"
     );
 }
+
+/// The eight-lane (AVX-512) CPU path against the portable one and the
+/// reference, on the shapes it takes (B a multiple of the rate, L ≥ 8) and
+/// their edges: L not a multiple of 8, pieces that end mid-stripe and
+/// mid-group, last blocks of every length, prefixes. On a CPU without
+/// AVX-512 both hashers take the portable path and the test still holds.
+#[test]
+fn simd_and_portable_cpu_paths_agree() {
+    let mut rng = StdRng::seed_from_u64(0x8);
+    let hasher = |portable_cpu, piece_bytes| {
+        Hasher::new(HasherOptions {
+            portable_cpu,
+            piece_bytes,
+            ..Default::default()
+        })
+        .unwrap()
+    };
+    let simd = [
+        hasher(false, None),
+        hasher(false, Some(4096)),
+        hasher(false, Some(1 << 16)),
+    ];
+    let portable = hasher(true, Some(3000));
+    for case in 0..600 {
+        let algorithm = Algorithm::ALL[rng.random_range(0..6)];
+        let (height, degree) = [
+            (1, 8),
+            (2, 3),
+            (2, 4),
+            (3, 5),
+            (4, 4),
+            (1, 9),
+            (2, 17),
+            (6, 4),
+        ][rng.random_range(0..8)];
+        let block_size = algorithm.rate() * rng.random_range(1..=3usize);
+        let prefix: Vec<u8> = (0..rng.random_range(0..3) * 37)
+            .map(|_| rng.random())
+            .collect();
+        let length = algorithm.is_xof().then(|| rng.random_range(1..=100usize));
+        let params =
+            TreeParams::with_options(algorithm, height, degree, Some(block_size), prefix, length)
+                .unwrap();
+        let stripe = params.stripe_len() as usize;
+        let size = match rng.random_range(0..4) {
+            0 => rng.random_range(0..2 * block_size),
+            1 => stripe * rng.random_range(1..4) + rng.random_range(0..3) - 1,
+            2 => rng.random_range(0..stripe.max(1)),
+            _ => rng.random_range(0..200_000),
+        };
+        let data = random_bytes(&mut rng, size);
+        let want = portable.hash_bytes(&params, &data).unwrap().digest;
+        let got = simd[case % simd.len()]
+            .hash_bytes(&params, &data)
+            .unwrap()
+            .digest;
+        assert_eq!(got, want, "case {case}: {params:?}, {size} bytes");
+        if case % 10 == 0 {
+            assert_eq!(want, reference::tree_hash(&params, &data), "case {case}");
+        }
+    }
+}

@@ -99,6 +99,7 @@ pub fn hasher(
         piece_bytes: run.chunk_bytes,
         device: run.device,
         copy_mode: run.gpu_copy.into(),
+        ..Default::default()
     };
     let hasher: &'static treehash::Hasher =
         Box::leak(Box::new(treehash::Hasher::new(options).map_err(|e| {
