@@ -36,7 +36,7 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["bench"]:
         shutil.copy(m["executable"], ".devbin/bench-" + m["target"]["name"])
 '
-    rm -f .devbin/test-differential .devbin/test-cli   # CPU-only; CI runs them
+    rm -f .devbin/test-cli   # needs this checkout's paths; CI runs it
     # b3sum for the peers table, if this machine has one (cargo install b3sum).
     b3=$(command -v b3sum || ls /tmp/b3/bin/b3sum 2>/dev/null || true)
     [ -n "$b3" ] && cp "$b3" .devbin/
@@ -66,6 +66,7 @@ run() {
 
     step gpu-tests "$bin/test-gpu" --ignored --test-threads=1
     step cpu-vectors "$bin/test-vectors"
+    step cpu-differential "$bin/test-differential"   # the CPU's SIMD path depends on the host CPU
     step kernel-compile "$bin/test-kernels_compile"
 
     # CLI: the fallback note, the GPU error code, stdin to the GPU.

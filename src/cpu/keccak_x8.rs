@@ -141,35 +141,3 @@ mod tests {
         }
     }
 }
-
-#[cfg(test)]
-mod speed {
-    use super::*;
-
-    /// `cargo test --release -- --ignored --nocapture permutation_speed`
-    #[test]
-    #[ignore = "a measurement, not a test"]
-    fn permutation_speed() {
-        if !is_available() {
-            return;
-        }
-        let n = 200_000;
-        let mut x8: StateX8 = unsafe { std::mem::zeroed() };
-        let t = std::time::Instant::now();
-        for _ in 0..n {
-            unsafe { f1600_x8(&mut x8) };
-        }
-        let x8_ns = t.elapsed().as_nanos() as f64 / (8 * n) as f64;
-        let mut s = [0u64; 25];
-        let t = std::time::Instant::now();
-        for _ in 0..n {
-            keccak::Keccak::new().with_f1600(|f| f(&mut s));
-        }
-        let scalar_ns = t.elapsed().as_nanos() as f64 / n as f64;
-        std::hint::black_box((x8, s));
-        eprintln!(
-            "per state: x8 {x8_ns:.1} ns, scalar {scalar_ns:.1} ns ({:.2}x)",
-            scalar_ns / x8_ns
-        );
-    }
-}
