@@ -64,6 +64,17 @@ impl CpuBackend {
         })
     }
 
+    /// True when these parameters take the AVX-512 eight-lane path here.
+    pub fn has_fast_path(&self, params: &TreeParams) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        return !self.portable && lanes::supported(params);
+        #[cfg(not(target_arch = "x86_64"))]
+        return {
+            let _ = params;
+            false
+        };
+    }
+
     /// The worker threads (the GPU backend borrows them to stage chunks).
     pub fn pool(&self) -> &rayon::ThreadPool {
         &self.pool
@@ -89,7 +100,7 @@ impl CpuBackend {
         });
         let piece_len = message::piece_len(params.block_size(), target);
         with_sponge!(params.algorithm(), S => {
-            let mut tree = Tree::<S>::new(params, &self.pool, self.portable);
+            let mut tree = Tree::<S>::new(params, &self.pool, self.has_fast_path(params));
             let Ok(()) = timed(&mut times.leaves, || {
                 message::for_each_piece_of_slice::<Infallible>(
                     params.prefix(),
@@ -118,7 +129,7 @@ impl CpuBackend {
         let target = self.piece_bytes.unwrap_or(PIECE_TARGET);
         let piece_len = message::piece_len(params.block_size(), target);
         with_sponge!(params.algorithm(), S => {
-            let mut tree = Tree::<S>::new(params, &self.pool, self.portable);
+            let mut tree = Tree::<S>::new(params, &self.pool, self.has_fast_path(params));
             let read = timed(&mut times.leaves, || {
                 message::for_each_piece_of_stream::<HashError>(
                     params.prefix(),
@@ -145,12 +156,13 @@ enum Tree<'a, S: Sponge> {
 }
 
 impl<'a, S: Sponge> Tree<'a, S> {
-    fn new(params: &'a TreeParams, pool: &'a rayon::ThreadPool, portable: bool) -> Self {
+    /// With `fast`, the eight-lane path ([`CpuBackend::has_fast_path`] said yes).
+    fn new(params: &'a TreeParams, pool: &'a rayon::ThreadPool, fast: bool) -> Self {
         #[cfg(target_arch = "x86_64")]
-        if !portable && lanes::supported(params) {
+        if fast {
             return Tree::Lanes(lanes::LaneLeaves::new(params, pool));
         }
-        let _ = portable;
+        let _ = fast;
         Tree::Sponges(Leaves::new(params, pool))
     }
 
