@@ -83,14 +83,14 @@ run() {
         b=$("$bin/treehash" --backend cpu --no-names /tmp/f300m) || return 1
         c=$(cat /tmp/f300m | "$bin/treehash" --backend gpu --no-names -) || return 1
         d=$("$bin/treehash" --json /tmp/f300m) || return 1
-        head -c $((4 << 30)) /dev/zero >/tmp/f4g   # contents do not matter to the rule
-        e=$("$bin/treehash" --json /tmp/f4g /tmp/f300m) || return 1
-        echo "gpu $a"; echo "cpu $b"; echo "gpu stdin $c"; echo "auto json, cold: $d"; echo "auto json, 4 GiB then 300 MiB: $e"
+        truncate -s 8G /tmp/f8g   # sparse: its size is what the rule looks at
+        e=$("$bin/treehash" --json /tmp/f8g /tmp/f300m) || return 1
+        echo "gpu $a"; echo "cpu $b"; echo "gpu stdin $c"; echo "auto json, cold: $d"; echo "auto json, 8 GiB then 300 MiB: $e"
         [ "$a" = "$b" ] && [ "$a" = "$c" ] || return 1
-        # auto: a 300 MiB file alone stays on the CPU; after a 4 GiB file started the GPU, it goes there.
+        # auto: a 300 MiB file alone stays on the CPU; after an 8 GiB file started the GPU, it goes there.
         echo "$d" | grep -q '"backend":"cpu"' || return 1
         [ "$(echo "$e" | grep -c '"backend":"gpu"')" = 2 ] || return 1
-        rm -f /tmp/f4g
+        rm -f /tmp/f8g
         "$bin/treehash" --backend gpu --device 99 /tmp/f1m
         [ $? -eq 3 ] || return 1
         echo "exit code for a missing device: 3"

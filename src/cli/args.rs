@@ -37,7 +37,7 @@ pub struct Cli {
     pub tree: TreeArgs,
 
     /// Backend: auto uses the GPU when one is present, the tree has at least
-    /// 256 leaves and the file at least 4 GiB (1 GiB on a CPU without
+    /// 256 leaves and the file at least 8 GiB (1 GiB on a CPU without
     /// AVX-512; 64 MiB once the GPU runs; streams only then), else the CPU.
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     pub backend: BackendArg,
