@@ -103,9 +103,8 @@ impl CpuBackend {
             let mut tree = Tree::<S>::new(params, &self.pool, self.has_fast_path(params));
             let Ok(()) = timed(&mut times.leaves, || {
                 message::for_each_piece_of_slice::<Infallible>(
-                    params.prefix(),
+                    params,
                     file,
-                    params.block_size(),
                     piece_len,
                     progress,
                     |piece| {
@@ -132,7 +131,7 @@ impl CpuBackend {
             let mut tree = Tree::<S>::new(params, &self.pool, self.has_fast_path(params));
             let read = timed(&mut times.leaves, || {
                 message::for_each_piece_of_stream::<HashError>(
-                    params.prefix(),
+                    params,
                     reader,
                     piece_len,
                     progress,

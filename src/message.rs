@@ -4,6 +4,7 @@
 
 use std::io::{self, Read};
 
+use crate::params::TreeParams;
 use crate::progress::Progress;
 
 /// A piece length near `target` bytes that is a whole number of blocks and
@@ -15,19 +16,19 @@ pub fn piece_len(block_size: usize, target: usize) -> usize {
         .next_multiple_of(block_size)
 }
 
-/// Calls `absorb` with consecutive pieces of M = `prefix` ‖ `file`, each
-/// `piece_len` bytes (a multiple of `block_size`) except perhaps the first and
+/// Calls `absorb` with consecutive pieces of M = P ‖ `file`, each
+/// `piece_len` bytes (a multiple of B) except perhaps the first and
 /// the last. Only the blocks that hold prefix bytes are copied; the rest of
 /// the file is passed as borrowed slices of `file`. `progress` is told the
 /// file bytes of each piece once it is absorbed.
 pub fn for_each_piece_of_slice<'f, E>(
-    prefix: &[u8],
+    params: &TreeParams,
     file: &'f [u8],
-    block_size: usize,
     piece_len: usize,
     progress: &dyn Progress,
     mut absorb: impl FnMut(Piece<'_, 'f>) -> Result<(), E>,
 ) -> Result<(), E> {
+    let (prefix, block_size) = (params.prefix(), params.block_size());
     debug_assert!(piece_len >= block_size && piece_len.is_multiple_of(block_size));
     let mut rest = file;
     if !prefix.is_empty() {
@@ -65,18 +66,19 @@ impl<'a, 'f: 'a> Piece<'a, 'f> {
     }
 }
 
-/// Reads M = `prefix` ‖ (all of `reader`) and calls `absorb` with pieces of
+/// Reads M = P ‖ (all of `reader`) and calls `absorb` with pieces of
 /// `piece_len` bytes (a multiple of the block size), the last one shorter.
 /// Memory use is one piece, whatever the stream's length. `progress` is told
 /// the stream bytes of each piece once it is absorbed. Returns the number of
 /// bytes read from `reader` (the prefix not counted).
 pub fn for_each_piece_of_stream<E: From<io::Error>>(
-    prefix: &[u8],
+    params: &TreeParams,
     reader: &mut dyn Read,
     piece_len: usize,
     progress: &dyn Progress,
     mut absorb: impl FnMut(&[u8]) -> Result<(), E>,
 ) -> Result<u64, E> {
+    let prefix = params.prefix();
     let mut buf = vec![0u8; piece_len];
     buf[..prefix.len()].copy_from_slice(prefix);
     let mut filled = prefix.len();
@@ -108,9 +110,15 @@ mod tests {
     use super::*;
     use crate::progress::NoProgress;
 
+    /// Parameters whose prefix and block size are the ones given.
+    fn params(prefix: &[u8], block_size: usize) -> TreeParams {
+        let (a, p) = (crate::params::Algorithm::Sha3_256, prefix.to_vec());
+        TreeParams::with_options(a, 1, 2, Some(block_size), p, None).unwrap()
+    }
+
     fn slice_pieces(prefix: &[u8], file: &[u8], b: usize, piece: usize) -> Vec<Vec<u8>> {
         let mut out = Vec::new();
-        for_each_piece_of_slice::<()>(prefix, file, b, piece, &NoProgress, |p| {
+        for_each_piece_of_slice::<()>(&params(prefix, b), file, piece, &NoProgress, |p| {
             out.push(p.bytes().to_vec());
             Ok(())
         })
@@ -142,7 +150,7 @@ mod tests {
         let data: Vec<u8> = (0..300u32).map(|i| i as u8).collect();
         let mut pieces = Vec::new();
         let read = for_each_piece_of_stream::<io::Error>(
-            &[9, 9, 9],
+            &params(&[9, 9, 9], 8),
             &mut &data[..],
             64,
             &NoProgress,
@@ -174,10 +182,11 @@ mod tests {
         for prefix_len in [0usize, 3, 255] {
             let prefix = vec![1u8; prefix_len];
             let count = Count::default();
-            for_each_piece_of_slice::<()>(&prefix, &file, 8, 512, &count, |_| Ok(())).unwrap();
+            let p = params(&prefix, 8);
+            for_each_piece_of_slice::<()>(&p, &file, 512, &count, |_| Ok(())).unwrap();
             assert_eq!(count.0.into_inner(), 5000);
             let count = Count::default();
-            for_each_piece_of_stream::<io::Error>(&prefix, &mut &file[..], 512, &count, |_| Ok(()))
+            for_each_piece_of_stream::<io::Error>(&p, &mut &file[..], 512, &count, |_| Ok(()))
                 .unwrap();
             assert_eq!(count.0.into_inner(), 5000);
         }

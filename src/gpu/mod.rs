@@ -195,39 +195,32 @@ impl GpuBackend {
                 GpuLeaves::new(self, params, slots.as_mut().expect("allocated"), times)?;
             let mut window: Option<Registration> = None;
             timed(&mut times.leaves, || {
-                message::for_each_piece_of_slice(
-                    params.prefix(),
-                    file,
-                    params.block_size(),
-                    piece_len,
-                    progress,
-                    |piece| {
-                        let Piece::Borrowed(bytes) = piece else {
-                            return leaves.absorb_staged(Staged::Memory(piece.bytes()), pool);
-                        };
-                        let offset = bytes.as_ptr() as usize - file.as_ptr() as usize;
-                        match (mode, backing) {
-                            (CopyMode::Register, _) => {
-                                let registered = Registration::covering(
-                                    &mut window,
-                                    self,
-                                    file,
-                                    bytes,
-                                    REGISTER_WINDOW,
-                                )?;
-                                leaves.absorb_registered(bytes, registered)?;
-                            }
-                            (CopyMode::Staging, Some(backing)) => {
-                                let from = Staged::File(backing, offset as u64, bytes.len());
-                                leaves.absorb_staged(from, pool)?;
-                            }
-                            (CopyMode::Staging, None) => {
-                                leaves.absorb_staged(Staged::Memory(bytes), pool)?;
-                            }
+                message::for_each_piece_of_slice(params, file, piece_len, progress, |piece| {
+                    let Piece::Borrowed(bytes) = piece else {
+                        return leaves.absorb_staged(Staged::Memory(piece.bytes()), pool);
+                    };
+                    let offset = bytes.as_ptr() as usize - file.as_ptr() as usize;
+                    match (mode, backing) {
+                        (CopyMode::Register, _) => {
+                            let registered = Registration::covering(
+                                &mut window,
+                                self,
+                                file,
+                                bytes,
+                                REGISTER_WINDOW,
+                            )?;
+                            leaves.absorb_registered(bytes, registered)?;
                         }
-                        Ok::<(), HashError>(())
-                    },
-                )?;
+                        (CopyMode::Staging, Some(backing)) => {
+                            let from = Staged::File(backing, offset as u64, bytes.len());
+                            leaves.absorb_staged(from, pool)?;
+                        }
+                        (CopyMode::Staging, None) => {
+                            leaves.absorb_staged(Staged::Memory(bytes), pool)?;
+                        }
+                    }
+                    Ok::<(), HashError>(())
+                })?;
                 leaves.wait_absorbed()?;
                 drop(window.take());
                 Ok::<(), HashError>(())
@@ -253,7 +246,7 @@ impl GpuBackend {
                 GpuLeaves::new(self, params, slots.as_mut().expect("allocated"), times)?;
             let bytes = timed(&mut times.leaves, || {
                 message::for_each_piece_of_stream::<HashError>(
-                    params.prefix(),
+                    params,
                     reader,
                     piece_len,
                     progress,
