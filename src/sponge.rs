@@ -1,6 +1,6 @@
 //! One interface over the six FIPS 202 functions of RustCrypto (`sha3` for
 //! SHA3-*, `shake` for SHAKE*), so that tree code is written once and
-//! monomorphised per function by [`with_sponge!`](crate::with_sponge).
+//! monomorphised per function by the crate-internal `with_sponge!` macro.
 
 use sha3::Digest;
 use shake::{ExtendableOutput, XofReader};
