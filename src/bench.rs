@@ -4,7 +4,6 @@
 //! table, JSON and an SVG chart.
 
 use std::fs::File;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -12,6 +11,7 @@ use serde::Serialize;
 
 use crate::error::HashError;
 use crate::hasher::{BackendChoice, BackendUsed, Hasher, HasherOptions};
+use crate::message;
 use crate::params::TreeParams;
 use crate::progress::NoProgress;
 use crate::sponge::{Sponge, with_sponge};
@@ -338,18 +338,18 @@ pub fn plain_of_file(
 
 fn plain_stream<S: Sponge>(params: &TreeParams, path: &Path) -> Result<Vec<u8>, HashError> {
     let mut sponge = S::default();
-    sponge.absorb(params.prefix());
     let mut file = File::open(path)?;
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = match file.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e.into()),
-        };
-        sponge.absorb(&buf[..n]);
-    }
+    let piece_len = message::piece_len(params.block_size(), 1 << 20);
+    message::for_each_piece_of_stream::<HashError>(
+        params,
+        &mut file,
+        piece_len,
+        &NoProgress,
+        |piece| {
+            sponge.absorb(piece);
+            Ok(())
+        },
+    )?;
     let mut out = vec![0u8; params.output_len()];
     sponge.squeeze_into(&mut out);
     Ok(out)

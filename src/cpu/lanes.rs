@@ -18,9 +18,8 @@ use super::keccak_x8::{self, StateX8, f1600_x8};
 /// Eight leaves' states, lane-major: `[k][i]` is lane k of leaf i.
 type Group = [[u64; 8]; 25];
 
-/// Groups per rayon task at most: 128 groups (1024 leaves, 200 KiB of state)
-/// stay in a core's L2 between stripes.
-const MAX_GROUPS_PER_TASK: usize = 128;
+/// Groups per rayon task at most: as many leaves as the portable path's tasks.
+const MAX_GROUPS_PER_TASK: usize = super::MAX_GROUP_LEAVES / 8;
 
 /// True when these parameters can take the eight-lane path on this CPU.
 pub fn supported(params: &TreeParams) -> bool {
@@ -37,7 +36,7 @@ pub struct LaneLeaves<'a> {
     params: &'a TreeParams,
     pool: &'a rayon::ThreadPool,
     groups: Vec<Group>,
-    blocks_done: u64,
+    /// Bytes of M absorbed so far (a whole number of blocks until the last piece).
     message_len: u64,
 }
 
@@ -50,7 +49,6 @@ impl<'a> LaneLeaves<'a> {
             params,
             pool,
             groups: vec![[[0; 8]; 25]; groups],
-            blocks_done: 0,
             message_len: 0,
         }
     }
@@ -59,9 +57,8 @@ impl<'a> LaneLeaves<'a> {
     pub fn absorb(&mut self, piece: &[u8]) {
         let b = self.params.block_size();
         let leaf_count = self.params.leaf_count();
-        let first = self.blocks_done;
+        let first = self.message_len / b as u64;
         let end = first + piece.len().div_ceil(b) as u64;
-        self.blocks_done = end;
         self.message_len += piece.len() as u64;
         let rate = self.params.algorithm().rate();
         let per_task = self

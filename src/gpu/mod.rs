@@ -14,7 +14,7 @@ mod reduce;
 use std::fs::File;
 use std::io::Read;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use cudarc::driver::{CudaContext, CudaStream, DriverError};
@@ -97,9 +97,11 @@ pub struct GpuInfo {
 }
 
 /// True when the CUDA driver library can be loaded (says nothing of devices).
+/// Asked once per process: each answer costs a dlopen of libcuda.
 pub fn driver_present() -> bool {
+    static PRESENT: OnceLock<bool> = OnceLock::new();
     // SAFETY: only tries to dlopen the library.
-    unsafe { cudarc::driver::sys::is_culib_present() }
+    *PRESENT.get_or_init(|| unsafe { cudarc::driver::sys::is_culib_present() })
 }
 
 /// One GPU, its kernels and its reusable buffers. Opening it costs driver

@@ -156,7 +156,7 @@ pub(super) struct GpuLeaves<'a> {
     /// Lane-major leaf states: lane w of leaf j at `w * L + j`.
     states: CudaSlice<u64>,
     chunks: usize,
-    blocks_done: u64,
+    /// Bytes of M absorbed so far (a whole number of blocks until the last chunk).
     message_len: u64,
     copy_busy: Duration,
     kernel_busy: Duration,
@@ -185,7 +185,6 @@ impl<'a> GpuLeaves<'a> {
             slots,
             states,
             chunks: 0,
-            blocks_done: 0,
             message_len: 0,
             copy_busy: Duration::ZERO,
             kernel_busy: Duration::ZERO,
@@ -260,6 +259,7 @@ impl<'a> GpuLeaves<'a> {
         let block_size = self.params.block_size() as u64;
         let leaf_count = self.params.leaf_count();
         let blocks = len.div_ceil(block_size);
+        let first_block = self.message_len / block_size;
         let states = address(&self.states, &gpu.compute);
         let mut launch = gpu.compute.launch_builder(&self.kernels.absorb_leaves);
         launch
@@ -267,7 +267,7 @@ impl<'a> GpuLeaves<'a> {
             .arg(&leaf_count)
             .arg(&device)
             .arg(&len)
-            .arg(&self.blocks_done)
+            .arg(&first_block)
             .arg(&block_size);
         // SAFETY: the arguments match the kernel's signature; the chunk
         // buffer holds `len` bytes, the states 25·L words.
@@ -279,7 +279,6 @@ impl<'a> GpuLeaves<'a> {
         slot.in_flight = true;
 
         self.chunks += 1;
-        self.blocks_done += blocks;
         self.message_len += len;
         Ok(())
     }
