@@ -5,12 +5,30 @@ mod common;
 use common::vectors;
 use treehash::{Hasher, HasherOptions, reference};
 
+/// The reference holds every leaf in memory and hashes each one: for the
+/// wide-tree vectors (L = 2^24 leaves) that is minutes and gigabytes, so it
+/// checks only the vectors with at most this many leaves. The fast backends
+/// check every vector, the wide ones included.
+const REFERENCE_MAX_LEAVES: u64 = 1 << 20;
+
 #[test]
-fn reference_reproduces_every_vector() {
+fn reference_reproduces_every_vector_up_to_a_million_leaves() {
+    let mut checked = 0;
     for v in vectors() {
-        let got = reference::tree_hash(&v.params(), &v.input());
+        let params = v.params();
+        if params.leaf_count() > REFERENCE_MAX_LEAVES {
+            eprintln!(
+                "reference: not run on {} with {} leaves (too slow for the literal spec)",
+                params.label(),
+                params.leaf_count()
+            );
+            continue;
+        }
+        let got = reference::tree_hash(&params, &v.input());
         assert_eq!(hex::encode(got), v.digest, "{v:?}");
+        checked += 1;
     }
+    assert!(checked >= 50, "only {checked} vectors checked");
 }
 
 #[test]
