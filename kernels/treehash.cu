@@ -11,7 +11,7 @@
 // blocks t, t + L, t + 2L, ... of the chunk, which all belong to leaf
 // (first_block + t) mod L; only min(blocks, L) threads have work.
 template <int RATE>
-__device__ void absorb_leaves(u64* __restrict__ states, u64 leaf_count,
+__device__ void absorb_leaves_impl(u64* __restrict__ states, u64 leaf_count,
                               const u8* __restrict__ chunk, u64 chunk_len,
                               u64 first_block, u64 block_size) {
     const u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
@@ -36,7 +36,7 @@ __device__ void absorb_leaves(u64* __restrict__ states, u64 leaf_count,
 // Pads every leaf and writes its output (out_len bytes: c, or n at H = 0).
 // The leaf's length follows from the message length alone.
 template <int RATE, int CV, u32 DS>
-__device__ void finalize_leaves(const u64* __restrict__ states, u64 leaf_count,
+__device__ void finalize_leaves_impl(const u64* __restrict__ states, u64 leaf_count,
                                 u64 message_len, u64 block_size, u8* __restrict__ out,
                                 u32 out_len) {
     const u64 leaf = (u64)blockIdx.x * blockDim.x + threadIdx.x;
@@ -56,7 +56,7 @@ __device__ void finalize_leaves(const u64* __restrict__ states, u64 leaf_count,
 // children[k * degree .. (k + 1) * degree), contiguous, and writes out_len
 // bytes. The root is the same with one node and out_len = n.
 template <int RATE, int CV, u32 DS>
-__device__ void hash_nodes(const u8* __restrict__ children, u64 nodes, u64 degree,
+__device__ void hash_nodes_impl(const u8* __restrict__ children, u64 nodes, u64 degree,
                            u8* __restrict__ out, u32 out_len) {
     const u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= nodes) return;
@@ -70,41 +70,28 @@ __device__ void hash_nodes(const u8* __restrict__ children, u64 nodes, u64 degre
     squeeze<RATE, CV>(s, out + k * out_len, out_len);
 }
 
-// One set of entry points per function, named KERNEL_NAME (e.g. absorb_leaves_sha3_256).
-#define TREEHASH_KERNELS(NAME, RATE, CV, DS)                                               \
-    extern "C" __global__ void __launch_bounds__(128)                                      \
-        absorb_leaves_##NAME(u64* states, u64 leaf_count, const u8* chunk, u64 chunk_len,  \
-                             u64 first_block, u64 block_size) {                            \
-        absorb_leaves<RATE>(states, leaf_count, chunk, chunk_len, first_block, block_size); \
-    }                                                                                      \
-    extern "C" __global__ void finalize_leaves_##NAME(const u64* states, u64 leaf_count,   \
-                                                      u64 message_len, u64 block_size,     \
-                                                      u8* out, u32 out_len) {              \
-        finalize_leaves<RATE, CV, DS>(states, leaf_count, message_len, block_size, out,    \
-                                      out_len);                                            \
-    }                                                                                      \
-    extern "C" __global__ void hash_nodes_##NAME(const u8* children, u64 nodes,            \
-                                                 u64 degree, u8* out, u32 out_len) {       \
-        hash_nodes<RATE, CV, DS>(children, nodes, degree, out, out_len);                   \
-    }
+// The entry points, for the one function the host compiles them for. Its
+// facts come from the host's table (src/params.rs) as -D defines, so that
+// they are stated once; so does the block size the host launches with.
+#if !defined(TREEHASH_RATE) || !defined(TREEHASH_CV) || !defined(TREEHASH_DS) || \
+    !defined(TREEHASH_THREADS_PER_BLOCK)
+#error "compile with -DTREEHASH_RATE, -DTREEHASH_CV, -DTREEHASH_DS and -DTREEHASH_THREADS_PER_BLOCK"
+#endif
 
-// The host compiles one function's kernels at a time (-DTREEHASH_SHA3_256 ...),
-// so that a process pays only for what it uses; -DTREEHASH_ALL compiles all.
-#if defined(TREEHASH_ALL) || defined(TREEHASH_SHA3_224)
-TREEHASH_KERNELS(sha3_224, 144, 28, 0x06)
-#endif
-#if defined(TREEHASH_ALL) || defined(TREEHASH_SHA3_256)
-TREEHASH_KERNELS(sha3_256, 136, 32, 0x06)
-#endif
-#if defined(TREEHASH_ALL) || defined(TREEHASH_SHA3_384)
-TREEHASH_KERNELS(sha3_384, 104, 48, 0x06)
-#endif
-#if defined(TREEHASH_ALL) || defined(TREEHASH_SHA3_512)
-TREEHASH_KERNELS(sha3_512, 72, 64, 0x06)
-#endif
-#if defined(TREEHASH_ALL) || defined(TREEHASH_SHAKE128)
-TREEHASH_KERNELS(shake128, 168, 32, 0x1F)
-#endif
-#if defined(TREEHASH_ALL) || defined(TREEHASH_SHAKE256)
-TREEHASH_KERNELS(shake256, 136, 64, 0x1F)
-#endif
+extern "C" __global__ void __launch_bounds__(TREEHASH_THREADS_PER_BLOCK)
+    absorb_leaves(u64* states, u64 leaf_count, const u8* chunk, u64 chunk_len, u64 first_block,
+                  u64 block_size) {
+    absorb_leaves_impl<TREEHASH_RATE>(states, leaf_count, chunk, chunk_len, first_block, block_size);
+}
+
+extern "C" __global__ void __launch_bounds__(TREEHASH_THREADS_PER_BLOCK)
+    finalize_leaves(const u64* states, u64 leaf_count, u64 message_len, u64 block_size, u8* out,
+                    u32 out_len) {
+    finalize_leaves_impl<TREEHASH_RATE, TREEHASH_CV, TREEHASH_DS>(states, leaf_count, message_len,
+                                                            block_size, out, out_len);
+}
+
+extern "C" __global__ void __launch_bounds__(TREEHASH_THREADS_PER_BLOCK)
+    hash_nodes(const u8* children, u64 nodes, u64 degree, u8* out, u32 out_len) {
+    hash_nodes_impl<TREEHASH_RATE, TREEHASH_CV, TREEHASH_DS>(children, nodes, degree, out, out_len);
+}

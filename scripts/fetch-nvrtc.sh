@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs NVIDIA's NVRTC 13.0 (the GPU machine's version) from PyPI into
 # .nvrtc/ of this checkout, so that tests can compile the CUDA kernels on a
-# machine with no GPU and no CUDA toolkit. Tests find it through
-# TREEHASH_NVRTC_DIR or the default folder .nvrtc/nvidia/cu13/lib.
+# machine with no GPU and no CUDA toolkit. Put .nvrtc/nvidia/cu13/lib on
+# LD_LIBRARY_PATH to use it (.ci/run does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 lib=.nvrtc/nvidia/cu13/lib

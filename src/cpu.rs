@@ -9,16 +9,14 @@ mod keccak_x8;
 #[cfg(target_arch = "x86_64")]
 mod lanes;
 
-use std::convert::Infallible;
-use std::io::Read;
 use std::ops::Range;
 
 use rayon::prelude::*;
 
+use crate::engine::LeafEngine;
 use crate::error::HashError;
-use crate::message;
+use crate::message::{self, Access, Piece};
 use crate::params::TreeParams;
-use crate::progress::Progress;
 use crate::sponge::{Sponge, with_sponge};
 use crate::timings::{Timings, timed};
 
@@ -28,7 +26,7 @@ const PIECE_TARGET: usize = 32 << 20;
 /// A mapped piece spans at least this many stripes (up to `MAX_MAPPED_PIECE`
 /// bytes), so that each leaf absorbs several blocks while its state is cached.
 const STRIPES_PER_PIECE: u64 = 4;
-const MAX_MAPPED_PIECE: u64 = 1 << 30;
+const MAX_MAPPED_PIECE: u64 = 128 << 20;
 /// Leaves per task at most: 1024 states are about 208 KiB, an L2's worth.
 const MAX_GROUP_LEAVES: usize = 1024;
 
@@ -85,64 +83,57 @@ impl CpuBackend {
         self.pool.current_num_threads()
     }
 
-    /// The digest of `prefix ‖ file`, with `progress` told the file bytes done.
-    pub fn hash_slice(
-        &self,
-        params: &TreeParams,
-        file: &[u8],
-        progress: &dyn Progress,
-        times: &mut Timings,
-    ) -> Result<Vec<u8>, HashError> {
+    /// The leaves of one message, ready to absorb its pieces.
+    pub(crate) fn begin<'a>(&'a self, params: &'a TreeParams) -> Box<dyn LeafEngine + 'a> {
         // A mapped piece costs nothing to hand out: make it span a few stripes.
         let target = self.piece_bytes.unwrap_or_else(|| {
             let stripes = params.stripe_len().saturating_mul(STRIPES_PER_PIECE);
             PIECE_TARGET.max(stripes.min(MAX_MAPPED_PIECE) as usize)
         });
         let piece_len = message::piece_len(params.block_size(), target);
+        let fast = self.has_fast_path(params);
         with_sponge!(params.algorithm(), S => {
-            let mut tree = Tree::<S>::new(params, &self.pool, self.has_fast_path(params));
-            let Ok(()) = timed(&mut times.leaves, || {
-                message::for_each_piece_of_slice::<Infallible>(
-                    params,
-                    file,
-                    piece_len,
-                    progress,
-                    |piece| {
-                        tree.absorb(piece.bytes());
-                        Ok(())
-                    },
-                )
-            });
-            Ok(tree.finish(params, &self.pool, times))
+            Box::new(CpuLeaves {
+                tree: Tree::<S>::new(params, &self.pool, fast),
+                params,
+                pool: &self.pool,
+                piece_len,
+            }) as Box<dyn LeafEngine + 'a>
         })
     }
+}
 
-    /// The digest of `prefix ‖ (all of reader)` and the number of bytes read.
-    pub fn hash_stream(
-        &self,
-        params: &TreeParams,
-        reader: &mut dyn Read,
-        progress: &dyn Progress,
-        times: &mut Timings,
-    ) -> Result<(Vec<u8>, u64), HashError> {
-        let target = self.piece_bytes.unwrap_or(PIECE_TARGET);
-        let piece_len = message::piece_len(params.block_size(), target);
-        with_sponge!(params.algorithm(), S => {
-            let mut tree = Tree::<S>::new(params, &self.pool, self.has_fast_path(params));
-            let read = timed(&mut times.leaves, || {
-                message::for_each_piece_of_stream::<HashError>(
-                    params,
-                    reader,
-                    piece_len,
-                    progress,
-                    |piece| {
-                        tree.absorb(piece);
-                        Ok(())
-                    },
-                )
-            })?;
-            Ok((tree.finish(params, &self.pool, times), read))
-        })
+/// A tree and what finishing it needs, behind the input path's interface.
+struct CpuLeaves<'a, S: Sponge> {
+    tree: Tree<'a, S>,
+    params: &'a TreeParams,
+    pool: &'a rayon::ThreadPool,
+    piece_len: usize,
+}
+
+impl<S: Sponge> LeafEngine for CpuLeaves<'_, S> {
+    fn piece_len(&self) -> usize {
+        self.piece_len
+    }
+
+    fn access(&self) -> Access {
+        Access::Map
+    }
+
+    fn absorb(&mut self, piece: Piece<'_>) -> Result<(), HashError> {
+        match piece {
+            Piece::Memory(bytes) | Piece::Mapped(bytes) => self.tree.absorb(bytes),
+            Piece::Unread { input, offset, len } => {
+                let mut bytes = vec![0u8; len];
+                input.read_exact_at(&mut bytes, offset)?;
+                self.tree.absorb(&bytes);
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>, times: &mut Timings) -> Result<Vec<u8>, HashError> {
+        Ok(self.tree.finish(self.params, self.pool, times))
     }
 }
 

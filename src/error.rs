@@ -9,6 +9,9 @@ pub enum HashError {
     /// Opening, mapping or reading the input failed.
     #[error("{}", io_reason(.0))]
     Io(#[from] io::Error),
+    /// Reading the input failed part-way.
+    #[error("read error at byte {offset}: {}", io_reason(.source))]
+    ReadAt { offset: u64, source: io::Error },
     /// The file's size or modification time changed while it was hashed.
     #[error("the file changed while it was being hashed ({0}); no digest")]
     Changed(String),

@@ -2,17 +2,18 @@
 //! file, a byte slice or a reader with it.
 
 use std::fmt;
-use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::cpu::CpuBackend;
+use crate::engine::LeafEngine;
 use crate::error::HashError;
 use crate::gpu::{self, CopyMode, GpuBackend, GpuError};
-use crate::input::Source;
+use crate::input::{InputFile, STDIN_NAME, Source};
+use crate::message::{self, Piece};
 use crate::params::TreeParams;
 use crate::progress::{NoProgress, Progress};
 use crate::timings::{Timings, timed};
@@ -151,21 +152,23 @@ impl Hasher {
 
     /// The digest of a byte slice.
     pub fn hash_bytes(&self, params: &TreeParams, data: &[u8]) -> Result<HashOutput, HashError> {
-        self.hash_mapped(params, data, None, &NoProgress)
+        self.hash_input(params, Input::Bytes(data), &NoProgress)
     }
 
-    /// The digest of everything `reader` yields, read in pieces (constant memory).
+    /// The digest of everything `reader` yields, read in pieces (constant
+    /// memory) on a helper thread while earlier pieces are hashed.
     pub fn hash_reader(
         &self,
         params: &TreeParams,
-        reader: &mut dyn Read,
+        reader: &mut (dyn Read + Send),
     ) -> Result<HashOutput, HashError> {
-        self.hash_stream(params, reader, &NoProgress)
+        self.hash_input(params, Input::Stream(reader), &NoProgress)
     }
 
-    /// The digest of a file (`-` is standard input), mapped when it can be,
-    /// with `progress` told the bytes done as they are hashed. A file whose
-    /// size or modification time changes meanwhile gets an error, not a digest.
+    /// The digest of a file (`-` is standard input, from its current
+    /// offset), with `progress` told the bytes done as they are hashed. A
+    /// file whose size or modification time changes meanwhile gets an
+    /// error, not a digest.
     pub fn hash_path(
         &self,
         params: &TreeParams,
@@ -177,84 +180,66 @@ impl Hasher {
         let source = timed(&mut open_time, || Source::open(path))?;
         progress.start(source.known_len());
         let mut out = match source {
-            Source::Mapped(file) => {
-                let out = self.hash_mapped(params, file.bytes(), Some(file.file()), progress)?;
+            Source::File(mut file) => {
+                let out = self.hash_input(params, Input::File(&file), progress)?;
                 file.check_unchanged()?;
+                if path.as_os_str() == STDIN_NAME {
+                    file.seek_past()?;
+                }
                 out
             }
-            Source::Stream(mut file) => self.hash_stream(params, &mut file, progress)?,
+            Source::Stream(mut file) => {
+                self.hash_input(params, Input::Stream(&mut file), progress)?
+            }
         };
         out.timings.open = open_time;
         out.timings.total = start.elapsed();
         Ok(out)
     }
 
-    /// The digest of bytes that stay in memory for the whole call; `backing`
-    /// is the open file they map, if any.
-    fn hash_mapped(
+    /// The digest of one input on the backend `choose` picks. Under `Auto`,
+    /// an input that can be read again is redone on the CPU if the GPU fails.
+    fn hash_input(
         &self,
         params: &TreeParams,
-        data: &[u8],
-        backing: Option<&File>,
+        mut input: Input<'_>,
         progress: &dyn Progress,
     ) -> Result<HashOutput, HashError> {
         let start = Instant::now();
         let mut timings = Timings::default();
-        let (digest, backend, note) = match self.choose(params, Some(data.len() as u64))? {
+        let ((digest, bytes), backend, note) = match self.choose(params, input.known_len())? {
             Chosen::Gpu(gpu) => {
                 self.charge_startup(gpu, &mut timings);
-                let pool = self.cpu.pool();
-                let mode = self.options.copy_mode;
-                let gpu_result =
-                    gpu.hash_slice(params, data, backing, mode, pool, progress, &mut timings);
-                match gpu_result {
-                    Ok(digest) => (digest, BackendUsed::Gpu, None),
-                    // Auto may redo a failed GPU digest on the CPU: the bytes are still here.
-                    Err(HashError::Gpu(e)) if self.options.backend == BackendChoice::Auto => {
+                let first_try = Resumed::new(progress, 0);
+                let result = gpu
+                    .begin(
+                        params,
+                        input.known_len(),
+                        self.options.copy_mode,
+                        self.cpu.pool(),
+                        &mut timings,
+                    )
+                    .and_then(|engine| drive(engine, params, &mut input, &first_try, &mut timings));
+                match result {
+                    Ok(out) => (out, BackendUsed::Gpu, None),
+                    Err(HashError::Gpu(e))
+                        if self.options.backend == BackendChoice::Auto && input.can_reread() =>
+                    {
                         timings = Timings::default();
                         let note = format!("the GPU failed ({e}); hashing on the CPU");
-                        let digest = self.cpu.hash_slice(params, data, progress, &mut timings)?;
-                        (digest, BackendUsed::Cpu, Some(note))
+                        // The bar already shows what the GPU got through.
+                        let redo = Resumed::new(progress, first_try.done());
+                        let engine = self.cpu.begin(params);
+                        let out = drive(engine, params, &mut input, &redo, &mut timings)?;
+                        (out, BackendUsed::Cpu, Some(note))
                     }
                     Err(e) => return Err(e),
                 }
             }
             Chosen::Cpu(note) => {
-                let digest = self.cpu.hash_slice(params, data, progress, &mut timings)?;
-                (digest, BackendUsed::Cpu, note)
-            }
-        };
-        timings.total = start.elapsed();
-        Ok(HashOutput {
-            digest,
-            bytes: data.len() as u64,
-            backend,
-            timings,
-            fallback_note: note,
-        })
-    }
-
-    /// The digest of a stream, read once.
-    fn hash_stream(
-        &self,
-        params: &TreeParams,
-        reader: &mut dyn Read,
-        progress: &dyn Progress,
-    ) -> Result<HashOutput, HashError> {
-        let start = Instant::now();
-        let mut timings = Timings::default();
-        let ((digest, bytes), backend, note) = match self.choose(params, None)? {
-            Chosen::Gpu(gpu) => {
-                self.charge_startup(gpu, &mut timings);
-                let pool = self.cpu.pool();
-                let result = gpu.hash_stream(params, reader, pool, progress, &mut timings)?;
-                (result, BackendUsed::Gpu, None)
-            }
-            Chosen::Cpu(note) => {
-                let result = self
-                    .cpu
-                    .hash_stream(params, reader, progress, &mut timings)?;
-                (result, BackendUsed::Cpu, note)
+                let engine = self.cpu.begin(params);
+                let out = drive(engine, params, &mut input, progress, &mut timings)?;
+                (out, BackendUsed::Cpu, note)
             }
         };
         timings.total = start.elapsed();
@@ -311,5 +296,121 @@ impl Hasher {
         if !self.startup_reported.swap(true, Ordering::Relaxed) {
             timings.gpu_init = gpu.info().init;
         }
+    }
+}
+
+/// One input, as the input path reads it.
+enum Input<'i> {
+    Bytes(&'i [u8]),
+    File(&'i InputFile),
+    Stream(&'i mut (dyn Read + Send)),
+}
+
+impl Input<'_> {
+    fn known_len(&self) -> Option<u64> {
+        match self {
+            Input::Bytes(b) => Some(b.len() as u64),
+            Input::File(f) => Some(f.len()),
+            Input::Stream(_) => None,
+        }
+    }
+
+    /// True when the input can be hashed again from its start.
+    fn can_reread(&self) -> bool {
+        !matches!(self, Input::Stream(_))
+    }
+}
+
+/// Feeds every piece of `input` to `engine`, then finishes it: the digest
+/// and the number of input bytes hashed.
+fn drive(
+    mut engine: Box<dyn LeafEngine + '_>,
+    params: &TreeParams,
+    input: &mut Input<'_>,
+    progress: &dyn Progress,
+    times: &mut Timings,
+) -> Result<(Vec<u8>, u64), HashError> {
+    let (piece_len, access) = (engine.piece_len(), engine.access());
+    let absorb = |piece: Piece<'_>| engine.absorb(piece);
+    let bytes = timed(&mut times.leaves, || match input {
+        Input::Bytes(data) => {
+            message::for_each_piece_of_slice(params, data, piece_len, progress, absorb)?;
+            Ok(data.len() as u64)
+        }
+        Input::File(file) => {
+            message::for_each_piece_of_file(params, file, piece_len, access, progress, absorb)?;
+            Ok(file.len())
+        }
+        Input::Stream(reader) => {
+            let mut absorb = absorb;
+            message::for_each_piece_of_stream::<HashError>(
+                params,
+                *reader,
+                piece_len,
+                progress,
+                |bytes| absorb(Piece::Memory(bytes)),
+            )
+        }
+    })?;
+    Ok((engine.finish(times)?, bytes))
+}
+
+/// Passes progress on, less the first `skip` bytes: a redo after a failed
+/// attempt does not count again what the bar already shows.
+struct Resumed<'p> {
+    inner: &'p dyn Progress,
+    skip: u64,
+    done: AtomicU64,
+}
+
+impl<'p> Resumed<'p> {
+    fn new(inner: &'p dyn Progress, skip: u64) -> Self {
+        Resumed {
+            inner,
+            skip,
+            done: AtomicU64::new(0),
+        }
+    }
+
+    /// Bytes reported so far, skipped ones included.
+    fn done(&self) -> u64 {
+        self.done.load(Ordering::Relaxed)
+    }
+}
+
+impl Progress for Resumed<'_> {
+    fn advance(&self, bytes: u64) {
+        let before = self.done.fetch_add(bytes, Ordering::Relaxed);
+        let new = (before + bytes).saturating_sub(self.skip.max(before));
+        if new > 0 {
+            self.inner.advance(new);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Count(AtomicU64);
+
+    impl Progress for Count {
+        fn advance(&self, bytes: u64) {
+            self.0.fetch_add(bytes, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn a_redo_counts_only_what_the_first_try_did_not() {
+        let bar = Count::default();
+        let first = Resumed::new(&bar, 0);
+        first.advance(300);
+        first.advance(200);
+        let redo = Resumed::new(&bar, first.done());
+        for _ in 0..10 {
+            redo.advance(100);
+        }
+        assert_eq!(bar.0.into_inner(), 1000);
     }
 }

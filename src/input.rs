@@ -1,14 +1,20 @@
-//! Opening an input: regular files are memory-mapped; everything that cannot
-//! be mapped (pipes, terminals, character devices, files that report size 0
-//! such as those of /proc) is read as a stream.
+//! Opening an input. A regular file (standard input too, when it is one) is
+//! read from where its offset stands to its end, by ranges: mapped a window
+//! at a time or read with pread, never mapped whole. Everything else (pipes,
+//! terminals, character devices, files that report size 0 such as those of
+//! /proc) is read as a stream.
+//!
+//! Mapping stays inside the crate: a mapping handed out as `&[u8]` could
+//! change under its reader (see [`InputFile::map`]).
 
 use std::fs::{File, Metadata};
-use std::io;
-use std::os::fd::AsFd;
+use std::io::{self, Seek, SeekFrom};
+use std::os::fd::{AsFd, AsRawFd};
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::time::SystemTime;
 
-use memmap2::{Advice, Mmap};
+use memmap2::{Advice, Mmap, MmapOptions};
 
 use crate::error::HashError;
 
@@ -16,17 +22,17 @@ use crate::error::HashError;
 pub const STDIN_NAME: &str = "-";
 
 /// An opened input, ready to be hashed.
-pub enum Source {
-    /// A regular file, mapped read-only.
-    Mapped(MappedFile),
+pub(crate) enum Source {
+    /// A regular file, read by ranges.
+    File(InputFile),
     /// Bytes read in order until the end, in constant memory.
     Stream(File),
 }
 
 impl Source {
-    /// Opens `name`: a path, or `-` for standard input (which is mapped too
-    /// when it is a redirected regular file).
-    pub fn open(name: &Path) -> io::Result<Source> {
+    /// Opens `name`: a path, or `-` for standard input (which is read by
+    /// ranges too when it is a redirected regular file, from its offset).
+    pub(crate) fn open(name: &Path) -> io::Result<Source> {
         let file = if name.as_os_str() == STDIN_NAME {
             File::from(io::stdin().as_fd().try_clone_to_owned()?)
         } else {
@@ -35,8 +41,9 @@ impl Source {
         Self::from_file(file)
     }
 
-    /// Classifies an open file: mapped when it is a regular file with bytes.
-    pub fn from_file(file: File) -> io::Result<Source> {
+    /// Classifies an open file: read by ranges when it is a regular file
+    /// with bytes, from its current offset (0 for a file just opened).
+    pub(crate) fn from_file(mut file: File) -> io::Result<Source> {
         let meta = file.metadata()?;
         if meta.is_dir() {
             return Err(io::Error::from_raw_os_error(libc::EISDIR));
@@ -44,53 +51,111 @@ impl Source {
         if !meta.is_file() || meta.len() == 0 {
             return Ok(Source::Stream(file));
         }
-        // SAFETY: the mapping is read-only and private to this process. If
-        // another process changes the file meanwhile, the digest is refused by
-        // `MappedFile::check_unchanged`; if it shrinks the file, the kernel
-        // sends SIGBUS, which the command-line tool turns into an error message.
-        match unsafe { Mmap::map(&file) } {
-            Ok(map) => {
-                // Read-ahead helps a file that is not in the page cache yet.
-                let _ = map.advise(Advice::Sequential);
-                let stamp = Stamp::of(&meta);
-                Ok(Source::Mapped(MappedFile { file, map, stamp }))
-            }
-            // Some file systems cannot map: read those instead.
-            Err(_) => Ok(Source::Stream(file)),
-        }
+        // Standard input may have been partly read already (`{ head -c 100
+        // >/dev/null; treehash -; } < file`): hash what is left, as coreutils do.
+        let start = file.stream_position()?.min(meta.len());
+        let stamp = Stamp::of(&meta);
+        let input = InputFile { file, start, stamp };
+        // The kernel reads ahead further for a file it is told is sequential.
+        input.advise(0, input.len(), libc::POSIX_FADV_SEQUENTIAL);
+        Ok(Source::File(input))
     }
 
     /// The input's size when known in advance (for the progress bar).
-    pub fn known_len(&self) -> Option<u64> {
+    pub(crate) fn known_len(&self) -> Option<u64> {
         match self {
-            Source::Mapped(m) => Some(m.bytes().len() as u64),
+            Source::File(f) => Some(f.len()),
             Source::Stream(_) => None,
         }
     }
 }
 
-/// A regular file mapped into memory, with the size and modification time it
-/// had when it was opened.
-pub struct MappedFile {
+/// A regular file, hashed from `start` to the end it had when it was opened.
+pub(crate) struct InputFile {
     file: File,
-    map: Mmap,
+    /// The file offset of the input's first byte.
+    start: u64,
+    /// The size and modification time at opening.
     stamp: Stamp,
 }
 
-impl MappedFile {
-    /// The file's bytes.
-    pub fn bytes(&self) -> &[u8] {
-        &self.map
+impl InputFile {
+    /// The input's length in bytes.
+    pub(crate) fn len(&self) -> u64 {
+        self.stamp.len - self.start
     }
 
-    /// The open file behind the mapping.
-    pub fn file(&self) -> &File {
-        &self.file
+    /// Reads `buf.len()` bytes from `offset` of the input. A file that ends
+    /// early has shrunk; an I/O error says where it happened.
+    pub(crate) fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<(), HashError> {
+        self.file
+            .read_exact_at(buf, self.start + offset)
+            .map_err(|e| self.read_error(e, offset))
+    }
+
+    /// Maps `len` bytes from `offset` of the input, read-only, every page
+    /// read in before this returns, so that an error is returned here (a
+    /// shrunk file, a failing disk) rather than raised later as SIGBUS.
+    ///
+    /// The mapping is shared: another process that writes the file changes
+    /// these bytes while they are read. That is why mapping is private to
+    /// the crate, whose only use of the bytes is to feed them to Keccak: a
+    /// concurrent write can make that digest describe no version of the file
+    /// (which `check_unchanged` then reports as an error where the size or
+    /// modification time moved), but nothing here depends on the bytes for
+    /// memory safety. A truncation between this call and the last read of
+    /// the window still raises SIGBUS, which the command-line tool turns
+    /// into an error message.
+    pub(crate) fn map(&self, offset: u64, len: usize) -> Result<Mmap, HashError> {
+        let now = self.file.metadata()?.len();
+        if now < self.start + offset + len as u64 {
+            return Err(self.shrunk(now));
+        }
+        // SAFETY: a read-only shared mapping of a regular file. Rust's
+        // aliasing rules assume the bytes behind `&[u8]` do not change; a
+        // concurrent writer breaks that assumption only for the values of
+        // bytes that are hashed, never for addresses or lengths, as the
+        // function's documentation explains.
+        let map = unsafe {
+            MmapOptions::new()
+                .offset(self.start + offset)
+                .len(len)
+                .map(&self.file)
+        }?;
+        match map.advise(Advice::PopulateRead) {
+            Ok(()) => {}
+            // Kernels before 5.14 lack MADV_POPULATE_READ: fault on demand.
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
+            // EFAULT: part of the range is past the end of the file now.
+            Err(e) if e.raw_os_error() == Some(libc::EFAULT) => {
+                return Err(self.shrunk(self.file.metadata()?.len()));
+            }
+            Err(e) => return Err(self.read_error(e, offset)),
+        }
+        Ok(map)
+    }
+
+    /// Asks the kernel to start reading `len` bytes from `offset` of the
+    /// input into the page cache, without waiting.
+    pub(crate) fn prefetch(&self, offset: u64, len: u64) {
+        self.advise(offset, len, libc::POSIX_FADV_WILLNEED);
+    }
+
+    fn advise(&self, offset: u64, len: u64, advice: libc::c_int) {
+        let (Ok(at), Ok(len)) = (
+            libc::off_t::try_from(self.start + offset),
+            libc::off_t::try_from(len),
+        ) else {
+            return;
+        };
+        // SAFETY: posix_fadvise only reads its arguments; the descriptor is open.
+        // A failure only means no hint was given.
+        unsafe { libc::posix_fadvise(self.file.as_raw_fd(), at, len, advice) };
     }
 
     /// An error if the file's size or modification time is no longer what it
     /// was when it was opened: its digest would describe no version of it.
-    pub fn check_unchanged(&self) -> Result<(), HashError> {
+    pub(crate) fn check_unchanged(&self) -> Result<(), HashError> {
         let now = Stamp::of(&self.file.metadata()?);
         if now.len != self.stamp.len {
             return Err(HashError::Changed(format!(
@@ -102,6 +167,32 @@ impl MappedFile {
             return Err(HashError::Changed("modification time moved".into()));
         }
         Ok(())
+    }
+
+    /// Moves the file offset to the end of what was hashed, as a reader of
+    /// standard input would leave it.
+    pub(crate) fn seek_past(&mut self) -> io::Result<()> {
+        self.file.seek(SeekFrom::Start(self.stamp.len)).map(drop)
+    }
+
+    fn shrunk(&self, now: u64) -> HashError {
+        HashError::Changed(format!(
+            "it shrank from {} to {now} bytes while being read",
+            self.stamp.len
+        ))
+    }
+
+    fn read_error(&self, e: io::Error, offset: u64) -> HashError {
+        if e.kind() == io::ErrorKind::UnexpectedEof {
+            return match self.file.metadata() {
+                Ok(meta) => self.shrunk(meta.len()),
+                Err(e) => HashError::Io(e),
+            };
+        }
+        HashError::ReadAt {
+            offset: self.start + offset,
+            source: e,
+        }
     }
 }
 
@@ -124,12 +215,13 @@ impl Stamp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Read;
     use std::time::Duration;
 
-    fn mapped(path: &Path) -> MappedFile {
+    fn input_file(path: &Path) -> InputFile {
         match Source::open(path).unwrap() {
-            Source::Mapped(m) => m,
-            Source::Stream(_) => panic!("a regular file with bytes is mapped"),
+            Source::File(f) => f,
+            Source::Stream(_) => panic!("a regular file with bytes is read by ranges"),
         }
     }
 
@@ -139,17 +231,17 @@ mod tests {
         let path = dir.path().join("f");
         std::fs::write(&path, vec![1u8; 10_000]).unwrap();
 
-        let m = mapped(&path);
-        assert!(m.check_unchanged().is_ok());
+        let f = input_file(&path);
+        assert!(f.check_unchanged().is_ok());
         File::options()
             .append(true)
             .open(&path)
             .unwrap()
             .set_len(20_000)
             .unwrap();
-        assert!(matches!(m.check_unchanged(), Err(HashError::Changed(_))));
+        assert!(matches!(f.check_unchanged(), Err(HashError::Changed(_))));
 
-        let m = mapped(&path);
+        let f = input_file(&path);
         let later = SystemTime::now() + Duration::from_secs(5);
         File::options()
             .write(true)
@@ -157,7 +249,50 @@ mod tests {
             .unwrap()
             .set_modified(later)
             .unwrap();
-        assert!(matches!(m.check_unchanged(), Err(HashError::Changed(_))));
+        assert!(matches!(f.check_unchanged(), Err(HashError::Changed(_))));
+    }
+
+    #[test]
+    fn a_file_that_shrinks_is_an_error_when_mapped_or_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, vec![1u8; 100_000]).unwrap();
+        let f = input_file(&path);
+        assert_eq!(&f.map(4096, 8192).unwrap()[..], &[1u8; 8192][..]);
+        File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(50_000)
+            .unwrap();
+        let err = f.map(40_000, 20_000).err().unwrap();
+        assert!(
+            err.to_string().contains("shrank from 100000 to 50000"),
+            "{err}"
+        );
+        let mut buf = vec![0u8; 20_000];
+        let err = f.read_exact_at(&mut buf, 40_000).err().unwrap();
+        assert!(err.to_string().contains("shrank"), "{err}");
+    }
+
+    #[test]
+    fn an_open_file_is_read_from_its_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let data: Vec<u8> = (0..5000u32).map(|i| i as u8).collect();
+        std::fs::write(&path, &data).unwrap();
+        let mut file = File::open(&path).unwrap();
+        file.read_exact(&mut [0u8; 100]).unwrap();
+        let Source::File(mut f) = Source::from_file(file.try_clone().unwrap()).unwrap() else {
+            panic!("a regular file");
+        };
+        assert_eq!(f.len(), 4900);
+        let mut buf = vec![0u8; 4900];
+        f.read_exact_at(&mut buf, 0).unwrap();
+        assert_eq!(buf, data[100..]);
+        assert_eq!(&f.map(0, 10).unwrap()[..], &data[100..110]);
+        f.seek_past().unwrap();
+        assert_eq!(file.stream_position().unwrap(), 5000);
     }
 
     #[test]

@@ -20,11 +20,12 @@
 pub mod bench;
 pub mod checkfile;
 pub mod cpu;
+mod engine;
 pub mod error;
 pub mod gpu;
 pub mod hasher;
 pub mod input;
-pub mod message;
+mod message;
 pub mod params;
 pub mod progress;
 pub mod reference;

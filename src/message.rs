@@ -1,113 +1,242 @@
-//! Cutting the message M = P ‖ F into pieces that every backend absorbs in
-//! order. Every piece starts on a block boundary of M, and every piece but the
-//! last is a whole number of blocks, so a backend never sees half a block.
+//! The one input path: the message M = P ‖ F cut into pieces that every
+//! backend absorbs in order. Every piece starts on a block boundary of M, and
+//! every piece but the last is a whole number of blocks, so a backend never
+//! sees half a block.
+//!
+//! A file is never mapped whole: its pieces are mapped one window at a time
+//! on a helper thread, read in ahead of the backend and unmapped behind it,
+//! so that memory stays bounded and the disk stays busy. A stream is read on
+//! a helper thread into one buffer while the backend absorbs the other.
 
 use std::io::{self, Read};
+use std::sync::mpsc::{channel, sync_channel};
 
+use crate::error::HashError;
+use crate::input::InputFile;
 use crate::params::TreeParams;
 use crate::progress::Progress;
 
+/// The largest mapped window. Three are alive at a time at most (one being
+/// read in, one being hashed, one being unmapped), which bounds the mapped
+/// part of the resident set.
+const MAX_WINDOW: usize = 128 << 20;
+/// How far beyond the window being read in the kernel is asked to read ahead,
+/// in pieces: more reads in flight for a file that is not in the page cache.
+const PREFETCH_PIECES: u64 = 2;
+
 /// A piece length near `target` bytes that is a whole number of blocks and
 /// longer than any prefix (so a stream's first piece holds the whole prefix).
-pub fn piece_len(block_size: usize, target: usize) -> usize {
+pub(crate) fn piece_len(block_size: usize, target: usize) -> usize {
     target
         .max(block_size)
         .max(crate::params::MAX_PREFIX_LEN + 1)
         .next_multiple_of(block_size)
 }
 
-/// Calls `absorb` with consecutive pieces of M = P ‖ `file`, each
-/// `piece_len` bytes (a multiple of B) except perhaps the first and
-/// the last. Only the blocks that hold prefix bytes are copied; the rest of
-/// the file is passed as borrowed slices of `file`. `progress` is told the
-/// file bytes of each piece once it is absorbed.
-pub fn for_each_piece_of_slice<'f, E>(
+/// A piece of M.
+#[derive(Clone, Copy)]
+pub(crate) enum Piece<'a> {
+    /// Bytes in ordinary memory: the caller's slice, or a copied head.
+    Memory(&'a [u8]),
+    /// Bytes of a read-only mapping of the input file, every page read in.
+    /// The mapping covers whole pages around them (it can be pinned).
+    Mapped(&'a [u8]),
+    /// `len` bytes of the input file from `offset`, not read yet: the
+    /// backend reads them where it wants them.
+    Unread {
+        input: &'a InputFile,
+        offset: u64,
+        len: usize,
+    },
+}
+
+/// How a backend wants a file's bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Access {
+    /// Mapped pieces (the CPU reads them in place).
+    Map,
+    /// Unread pieces (the GPU reads them into its pinned buffers).
+    Read,
+}
+
+/// The head of M when there is a prefix: every block that holds a prefix
+/// byte, completed from the file's first bytes (`read` fills them).
+/// Returns the head and how many file bytes it holds.
+fn head<E>(
     params: &TreeParams,
-    file: &'f [u8],
+    file_len: u64,
+    read: impl FnOnce(&mut [u8]) -> Result<(), E>,
+) -> Result<(Vec<u8>, usize), E> {
+    let (prefix, block_size) = (params.prefix(), params.block_size());
+    let head_len = prefix.len().next_multiple_of(block_size);
+    let from_file = (head_len - prefix.len()).min(file_len as usize);
+    let mut head = vec![0u8; prefix.len() + from_file];
+    head[..prefix.len()].copy_from_slice(prefix);
+    read(&mut head[prefix.len()..])?;
+    Ok((head, from_file))
+}
+
+/// Calls `absorb` with consecutive pieces of M = P ‖ `file`, each
+/// `piece_len` bytes (a multiple of B) except perhaps the first and the last.
+/// Only the blocks that hold prefix bytes are copied; the rest are borrowed.
+/// `progress` is told the file bytes of each piece once it is absorbed.
+pub(crate) fn for_each_piece_of_slice<E>(
+    params: &TreeParams,
+    file: &[u8],
     piece_len: usize,
     progress: &dyn Progress,
-    mut absorb: impl FnMut(Piece<'_, 'f>) -> Result<(), E>,
+    mut absorb: impl FnMut(Piece<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
-    let (prefix, block_size) = (params.prefix(), params.block_size());
-    debug_assert!(piece_len >= block_size && piece_len.is_multiple_of(block_size));
+    debug_assert!(piece_len.is_multiple_of(params.block_size()));
     let mut rest = file;
-    if !prefix.is_empty() {
-        // The head: every block that holds a prefix byte, completed from the file.
-        let head_len = prefix.len().next_multiple_of(block_size);
-        let from_file = (head_len - prefix.len()).min(file.len());
-        let mut head = Vec::with_capacity(head_len);
-        head.extend_from_slice(prefix);
-        head.extend_from_slice(&file[..from_file]);
-        absorb(Piece::Copied(&head))?;
+    if params.has_prefix() {
+        let (head, from_file) = head(params, file.len() as u64, |dst| {
+            dst.copy_from_slice(&file[..dst.len()]);
+            Ok(())
+        })?;
+        absorb(Piece::Memory(&head))?;
         progress.advance(from_file as u64);
         rest = &file[from_file..];
     }
     for piece in rest.chunks(piece_len) {
-        absorb(Piece::Borrowed(piece))?;
+        absorb(Piece::Memory(piece))?;
         progress.advance(piece.len() as u64);
     }
     Ok(())
 }
 
-/// A piece of M: either borrowed from the input for as long as it lives, or a
-/// copy that lives only during the call.
-#[derive(Clone, Copy, Debug)]
-pub enum Piece<'a, 'f> {
-    Borrowed(&'f [u8]),
-    Copied(&'a [u8]),
-}
-
-impl<'a, 'f: 'a> Piece<'a, 'f> {
-    pub fn bytes(self) -> &'a [u8] {
-        match self {
-            Piece::Borrowed(b) => b,
-            Piece::Copied(b) => b,
+/// [`for_each_piece_of_slice`] for an input file, read as `access` asks.
+/// With [`Access::Map`] pieces are at most [`MAX_WINDOW`] bytes.
+pub(crate) fn for_each_piece_of_file(
+    params: &TreeParams,
+    input: &InputFile,
+    piece_len: usize,
+    access: Access,
+    progress: &dyn Progress,
+    mut absorb: impl FnMut(Piece<'_>) -> Result<(), HashError>,
+) -> Result<(), HashError> {
+    let block_size = params.block_size();
+    let piece_len = match access {
+        Access::Map => piece_len.min((MAX_WINDOW / block_size).max(1) * block_size),
+        Access::Read => piece_len,
+    };
+    let file_len = input.len();
+    let mut offset = 0u64;
+    if params.has_prefix() {
+        let (head, from_file) = head(params, file_len, |dst| input.read_exact_at(dst, 0))?;
+        absorb(Piece::Memory(&head))?;
+        progress.advance(from_file as u64);
+        offset = from_file as u64;
+    }
+    let ranges = (offset..file_len)
+        .step_by(piece_len)
+        .map(move |at| (at, (file_len - at).min(piece_len as u64) as usize));
+    let ahead = PREFETCH_PIECES * piece_len as u64;
+    match access {
+        Access::Read => {
+            for (offset, len) in ranges {
+                input.prefetch(offset + len as u64, ahead);
+                absorb(Piece::Unread { input, offset, len })?;
+                progress.advance(len as u64);
+            }
+            Ok(())
         }
+        Access::Map => std::thread::scope(|s| {
+            // One window is read in while the backend hashes the one before;
+            // windows are unmapped on another thread (munmap takes time too).
+            let (mapped_tx, mapped) = sync_channel(1);
+            let (unmap, unmapped_rx) = channel::<memmap2::Mmap>();
+            s.spawn(move || {
+                for (offset, len) in ranges {
+                    input.prefetch(offset + len as u64, ahead);
+                    let window = input.map(offset, len);
+                    let failed = window.is_err();
+                    if mapped_tx.send(window).is_err() || failed {
+                        break;
+                    }
+                }
+            });
+            s.spawn(move || unmapped_rx.into_iter().for_each(drop));
+            for window in mapped {
+                let window = window?;
+                absorb(Piece::Mapped(&window))?;
+                progress.advance(window.len() as u64);
+                let _ = unmap.send(window);
+            }
+            Ok(())
+        }),
     }
 }
 
 /// Reads M = P ‖ (all of `reader`) and calls `absorb` with pieces of
 /// `piece_len` bytes (a multiple of the block size), the last one shorter.
-/// Memory use is one piece, whatever the stream's length. `progress` is told
+/// A helper thread reads the next piece while `absorb` takes this one, so
+/// memory use is two pieces whatever the stream's length. `progress` is told
 /// the stream bytes of each piece once it is absorbed. Returns the number of
 /// bytes read from `reader` (the prefix not counted).
-pub fn for_each_piece_of_stream<E: From<io::Error>>(
+pub(crate) fn for_each_piece_of_stream<E: From<io::Error>>(
     params: &TreeParams,
-    reader: &mut dyn Read,
+    reader: &mut (dyn Read + Send),
     piece_len: usize,
     progress: &dyn Progress,
     mut absorb: impl FnMut(&[u8]) -> Result<(), E>,
 ) -> Result<u64, E> {
     let prefix = params.prefix();
-    let mut buf = vec![0u8; piece_len];
-    buf[..prefix.len()].copy_from_slice(prefix);
-    let mut filled = prefix.len();
-    let mut prefix_left = prefix.len();
-    let mut total = 0u64;
-    loop {
-        let n = match reader.read(&mut buf[filled..]) {
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e.into()),
-        };
-        filled += n;
-        total += n as u64;
-        if n == 0 || filled == piece_len {
+    std::thread::scope(|s| {
+        let (full_tx, full) = sync_channel::<io::Result<(Vec<u8>, usize)>>(1);
+        let (empty, empty_rx) = channel::<Vec<u8>>();
+        s.spawn(move || {
+            let mut skip = prefix.len();
+            for mut buf in empty_rx {
+                buf[..skip].copy_from_slice(&prefix[..skip]);
+                let filled = fill(reader, &mut buf, std::mem::take(&mut skip));
+                let last = !matches!(filled, Ok(n) if n == buf.len());
+                if full_tx.send(filled.map(|n| (buf, n))).is_err() || last {
+                    break;
+                }
+            }
+        });
+        for _ in 0..2 {
+            let _ = empty.send(vec![0u8; piece_len]);
+        }
+        let mut prefix_left = prefix.len();
+        let mut total = 0u64;
+        for piece in full {
+            let (buf, filled) = piece?;
+            let from_stream = (filled - std::mem::take(&mut prefix_left)) as u64;
             if filled > 0 {
                 absorb(&buf[..filled])?;
-                progress.advance((filled - std::mem::take(&mut prefix_left)) as u64);
+                progress.advance(from_stream);
             }
-            if n == 0 {
-                return Ok(total);
+            total += from_stream;
+            if filled < buf.len() {
+                break;
             }
-            filled = 0;
+            let _ = empty.send(buf);
+        }
+        Ok(total)
+    })
+}
+
+/// Fills `buf` from `start` until it is full or the reader ends: the bytes
+/// now in `buf`.
+fn fill(reader: &mut dyn Read, buf: &mut [u8], start: usize) -> io::Result<usize> {
+    let mut filled = start;
+    while filled < buf.len() {
+        match reader.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     }
+    Ok(filled)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::input::Source;
     use crate::progress::NoProgress;
 
     /// Parameters whose prefix and block size are the ones given.
@@ -116,10 +245,21 @@ mod tests {
         TreeParams::with_options(a, 1, 2, Some(block_size), p, None).unwrap()
     }
 
+    fn bytes_of(piece: Piece<'_>) -> Vec<u8> {
+        match piece {
+            Piece::Memory(b) | Piece::Mapped(b) => b.to_vec(),
+            Piece::Unread { input, offset, len } => {
+                let mut buf = vec![0u8; len];
+                input.read_exact_at(&mut buf, offset).unwrap();
+                buf
+            }
+        }
+    }
+
     fn slice_pieces(prefix: &[u8], file: &[u8], b: usize, piece: usize) -> Vec<Vec<u8>> {
         let mut out = Vec::new();
         for_each_piece_of_slice::<()>(&params(prefix, b), file, piece, &NoProgress, |p| {
-            out.push(p.bytes().to_vec());
+            out.push(bytes_of(p));
             Ok(())
         })
         .unwrap();
@@ -141,6 +281,33 @@ mod tests {
     }
 
     #[test]
+    fn file_pieces_match_slice_pieces_both_ways() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        for len in [1usize, 7, 4095, 4096, 4097, 100_000] {
+            let file: Vec<u8> = (0..len).map(|i| (i * 7 + 3) as u8).collect();
+            std::fs::write(&path, &file).unwrap();
+            for prefix_len in [0usize, 1, 9, 255] {
+                let prefix = vec![0x5C; prefix_len];
+                let p = params(&prefix, 136 * 8);
+                let want = slice_pieces(&prefix, &file, 136 * 8, 136 * 8 * 4);
+                for access in [Access::Map, Access::Read] {
+                    let Source::File(input) = Source::open(&path).unwrap() else {
+                        panic!("a regular file");
+                    };
+                    let mut got = Vec::new();
+                    for_each_piece_of_file(&p, &input, 136 * 8 * 4, access, &NoProgress, |p| {
+                        got.push(bytes_of(p));
+                        Ok(())
+                    })
+                    .unwrap();
+                    assert_eq!(got, want, "{len} bytes, prefix {prefix_len}, {access:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn empty_message_has_no_pieces() {
         assert!(slice_pieces(&[], &[], 8, 8).is_empty());
     }
@@ -148,21 +315,58 @@ mod tests {
     #[test]
     fn stream_pieces_are_full_until_the_last() {
         let data: Vec<u8> = (0..300u32).map(|i| i as u8).collect();
-        let mut pieces = Vec::new();
-        let read = for_each_piece_of_stream::<io::Error>(
-            &params(&[9, 9, 9], 8),
-            &mut &data[..],
-            64,
+        for len in [0usize, 1, 61, 64, 300] {
+            let mut pieces = Vec::new();
+            let read = for_each_piece_of_stream::<io::Error>(
+                &params(&[9, 9, 9], 8),
+                &mut &data[..len],
+                64,
+                &NoProgress,
+                |p| {
+                    pieces.push(p.to_vec());
+                    Ok(())
+                },
+            )
+            .unwrap();
+            assert_eq!(read, len as u64);
+            assert!(pieces[..pieces.len() - 1].iter().all(|p| p.len() == 64));
+            assert_eq!(pieces.concat(), [&[9, 9, 9], &data[..len]].concat());
+        }
+    }
+
+    /// A reader that fails after `good` bytes.
+    struct Failing {
+        good: usize,
+    }
+
+    impl Read for Failing {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.good == 0 {
+                return Err(io::Error::from_raw_os_error(libc::EIO));
+            }
+            let n = buf.len().min(self.good).min(10);
+            buf[..n].fill(1);
+            self.good -= n;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_stream_error_part_way_is_returned_and_nothing_after_it_is_absorbed() {
+        let mut absorbed = 0;
+        let err = for_each_piece_of_stream::<io::Error>(
+            &params(&[], 8),
+            &mut Failing { good: 1000 },
+            256,
             &NoProgress,
             |p| {
-                pieces.push(p.to_vec());
+                absorbed += p.len();
                 Ok(())
             },
         )
-        .unwrap();
-        assert_eq!(read, 300);
-        assert!(pieces[..pieces.len() - 1].iter().all(|p| p.len() == 64));
-        assert_eq!(pieces.concat(), [vec![9, 9, 9], data].concat());
+        .unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::EIO));
+        assert_eq!(absorbed, 768);
     }
 
     /// Counts the bytes it is told about.

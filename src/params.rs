@@ -59,6 +59,12 @@ impl Algorithm {
         }
     }
 
+    /// The FIPS 202 domain-separation and first padding bits, as the byte
+    /// XORed in after the message: `01` then pad10*1 for SHA3-*, `1111` for SHAKE*.
+    pub const fn domain_byte(self) -> u8 {
+        if self.is_xof() { 0x1f } else { 0x06 }
+    }
+
     /// True for SHAKE128 and SHAKE256, whose output length is free.
     pub const fn is_xof(self) -> bool {
         matches!(self, Algorithm::Shake128 | Algorithm::Shake256)

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::vectors;
+use common::{plain_vectors, vectors};
 use treehash::{Hasher, HasherOptions, reference};
 
 /// The reference holds every leaf in memory and hashes each one: for the
@@ -48,5 +48,17 @@ fn cpu_backend_reproduces_every_vector_as_a_stream() {
         let input = v.input();
         let out = hasher.hash_reader(&v.params(), &mut &input[..]).unwrap();
         assert_eq!(hex::encode(&out.digest), v.digest, "{v:?}");
+    }
+}
+
+#[test]
+fn height_zero_on_the_cpu_is_plain_sha3_by_openssl() {
+    let hasher = Hasher::new(HasherOptions::default()).unwrap();
+    for v in plain_vectors() {
+        let input = common::spec_input(v.input_len);
+        let out = hasher.hash_bytes(&v.params(), &input).unwrap();
+        assert_eq!(hex::encode(&out.digest), v.digest, "{v:?}");
+        let out = hasher.hash_reader(&v.params(), &mut &input[..]).unwrap();
+        assert_eq!(hex::encode(&out.digest), v.digest, "{v:?} as a stream");
     }
 }

@@ -1,13 +1,15 @@
-//! The CUDA kernels (kernels/*.cu, joined by build.rs): compiled by NVRTC for
-//! the device's own architecture, one function's kernels at a time and only
-//! when first needed, then loaded. The PTX is kept in a disk cache, so later
+//! The CUDA kernels (kernels/*.cu, joined by build.rs) and how they are
+//! launched: compiled by NVRTC for the device's own architecture, one
+//! function's kernels at a time and only when first needed, then loaded. The PTX is kept in a disk cache, so later
 //! processes skip NVRTC (and the driver's own cache skips the PTX JIT).
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, LaunchConfig,
+};
 use cudarc::nvrtc::{CompileOptions, Ptx};
 
 use crate::params::Algorithm;
@@ -24,60 +26,55 @@ pub fn nvrtc_present() -> bool {
     unsafe { cudarc::nvrtc::sys::is_culib_present() }
 }
 
-/// Which kernels a compilation makes.
-#[derive(Clone, Copy, Debug)]
-pub enum Selection {
-    One(Algorithm),
-    All,
+/// Threads per block of every launch; passed to the kernels'
+/// `__launch_bounds__` too (the kernels are register-heavy).
+pub const THREADS_PER_BLOCK: u32 = 128;
+
+/// The kernels' entry points, the same for every function.
+pub const ENTRY_POINTS: [&str; 3] = ["absorb_leaves", "finalize_leaves", "hash_nodes"];
+
+/// The `-D` defines that tell the kernels which function they compute: its
+/// facts come from [`Algorithm`], stated once.
+fn defines(algorithm: Algorithm) -> [String; 4] {
+    [
+        format!("-DTREEHASH_RATE={}", algorithm.rate()),
+        format!("-DTREEHASH_CV={}", algorithm.chaining_len()),
+        format!("-DTREEHASH_DS={:#04x}", algorithm.domain_byte()),
+        format!("-DTREEHASH_THREADS_PER_BLOCK={THREADS_PER_BLOCK}"),
+    ]
 }
 
-impl Selection {
-    fn define(self) -> String {
-        match self {
-            Selection::One(a) => format!("-DTREEHASH_{}", suffix(a).to_uppercase()),
-            Selection::All => "-DTREEHASH_ALL".into(),
-        }
-    }
-}
-
-/// Compiles the selected kernels to PTX for `arch` (for example `sm_90`).
-pub fn compile(arch: &str, selection: Selection) -> Result<Ptx, GpuError> {
+/// Compiles `algorithm`'s kernels to PTX for `arch` (for example `sm_90`).
+pub fn compile(arch: &str, algorithm: Algorithm) -> Result<Ptx, GpuError> {
     if !nvrtc_present() {
         return Err(GpuError::new(
             "NVRTC (libnvrtc.so) was not found; it compiles the kernels at run time",
         ));
     }
+    let mut options = vec![format!("--gpu-architecture={arch}"), "-std=c++17".into()];
+    options.extend(defines(algorithm));
     let options = CompileOptions {
-        options: vec![
-            format!("--gpu-architecture={arch}"),
-            "-std=c++17".into(),
-            selection.define(),
-        ],
+        options,
         name: Some("treehash.cu".into()),
         ..Default::default()
     };
     cudarc::nvrtc::compile_ptx_with_opts(SOURCE, options)
-        .map_err(|e| GpuError::new(format!("compiling the kernels for {arch}: {e}")))
+        .map_err(|e| GpuError::new(format!("compiling the {algorithm} kernels for {arch}: {e}")))
 }
 
-/// The name suffix of an algorithm's kernels: `sha3_256`.
-fn suffix(algorithm: Algorithm) -> String {
-    algorithm.name().replace('-', "_")
+/// A launch of `threads` threads, rounded up to whole blocks.
+pub(super) fn launch_config(threads: u64) -> LaunchConfig {
+    let blocks = threads.div_ceil(u64::from(THREADS_PER_BLOCK)).max(1);
+    LaunchConfig {
+        grid_dim: (blocks as u32, 1, 1),
+        block_dim: (THREADS_PER_BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    }
 }
 
-/// The names of one algorithm's entry points.
-fn names(algorithm: Algorithm) -> [String; 3] {
-    let s = suffix(algorithm);
-    [
-        format!("absorb_leaves_{s}"),
-        format!("finalize_leaves_{s}"),
-        format!("hash_nodes_{s}"),
-    ]
-}
-
-/// The names of every entry point, for tests.
-pub fn entry_points() -> Vec<String> {
-    Algorithm::ALL.into_iter().flat_map(names).collect()
+/// The raw device address of a buffer, for kernel arguments.
+pub(super) fn address<T>(buffer: &CudaSlice<T>, stream: &CudaStream) -> u64 {
+    buffer.device_ptr(stream).0
 }
 
 /// The three kernels of one algorithm.
@@ -124,25 +121,25 @@ impl Kernels {
     fn compile_and_load(&self, algorithm: Algorithm) -> Result<TreeKernels, GpuError> {
         let cache = cache_path(&self.arch, algorithm);
         if let Some(ptx) = cache.as_ref().and_then(|p| std::fs::read_to_string(p).ok())
-            && let Ok(kernels) = self.load(algorithm, Ptx::from_src(ptx))
+            && let Ok(kernels) = self.load(Ptx::from_src(ptx))
         {
             return Ok(kernels);
         }
-        let ptx = compile(&self.arch, Selection::One(algorithm))?;
+        let ptx = compile(&self.arch, algorithm)?;
         if let Some(path) = &cache {
             store(path, &ptx.to_src());
         }
-        self.load(algorithm, ptx)
+        self.load(ptx)
     }
 
-    fn load(&self, algorithm: Algorithm, ptx: Ptx) -> Result<TreeKernels, GpuError> {
+    fn load(&self, ptx: Ptx) -> Result<TreeKernels, GpuError> {
         let module = self
             .ctx
             .load_module(ptx)
             .map_err(|e| GpuError::driver("loading the kernel module", e))?;
-        let [absorb, finalize, nodes] = names(algorithm).map(|name| {
+        let [absorb, finalize, nodes] = ENTRY_POINTS.map(|name| {
             module
-                .load_function(&name)
+                .load_function(name)
                 .map_err(|e| GpuError::driver(&format!("finding kernel {name}"), e))
         });
         Ok(TreeKernels {
@@ -163,9 +160,9 @@ fn cache_path(arch: &str, algorithm: Algorithm) -> Option<PathBuf> {
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("treehash")))
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/treehash")))?;
-    let key = format!("{SOURCE}\n{arch}\n{}", algorithm.name());
+    let key = format!("{SOURCE}\n{arch}\n{:?}", defines(algorithm));
     let id = hex::encode(&plain_hash(Algorithm::Sha3_256, key.as_bytes(), 32)[..12]);
-    Some(dir.join(format!("kernels-{}-{arch}-{id}.ptx", suffix(algorithm))))
+    Some(dir.join(format!("kernels-{algorithm}-{arch}-{id}.ptx")))
 }
 
 /// Writes the cache file atomically; a cache that cannot be written is skipped.

@@ -6,7 +6,7 @@ use cudarc::driver::{CudaEvent, PushKernelArg, result, sys};
 
 use crate::params::TreeParams;
 
-use super::pipeline::{address, launch_config};
+use super::kernels::{address, launch_config};
 use super::{Context, GpuBackend, GpuError};
 
 fn timing_event(gpu: &GpuBackend) -> Result<CudaEvent, GpuError> {

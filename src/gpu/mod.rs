@@ -7,33 +7,32 @@
 //! reported before any CUDA call is made.
 
 pub mod kernels;
+/// Measurements of the device for the repository's benchmarks (benches/);
+/// not part of the library's API.
+#[doc(hidden)]
 pub mod measure;
 mod pipeline;
 mod reduce;
 
-use std::fs::File;
-use std::io::Read;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use cudarc::driver::{CudaContext, CudaStream, DriverError};
 
+use crate::engine::LeafEngine;
 use crate::error::HashError;
-use crate::message::{self, Piece};
+use crate::message::{self, Access, Piece};
 use crate::params::TreeParams;
-use crate::progress::Progress;
 use crate::timings::{Timings, timed};
 
-use kernels::Kernels;
-use pipeline::{GpuLeaves, Registration, Slots, Staged};
+use kernels::{Kernels, TreeKernels};
+use pipeline::{GpuLeaves, Slots, Staged};
 
 /// Bytes per chunk copied to the device and absorbed by one kernel launch.
 pub const DEFAULT_CHUNK_BYTES: usize = 32 << 20;
 /// Chunks in flight: one being filled, one copying, one being hashed.
 const SLOTS: usize = 3;
-/// Bytes of a mapped file pinned at a time in `CopyMode::Register`.
-const REGISTER_WINDOW: usize = 1 << 30;
 
 /// How a mapped file's bytes reach the device.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -41,8 +40,9 @@ pub enum CopyMode {
     /// CPU threads copy each chunk into pinned buffers, which the GPU reads.
     #[default]
     Staging,
-    /// The mapping itself is pinned (cuMemHostRegister, read-only), a window
-    /// at a time, and the GPU reads it directly.
+    /// The file is mapped a window at a time, each window is pinned
+    /// (cuMemHostRegister, read-only) and the GPU reads it directly. Bytes
+    /// that are not a file mapping (`Hasher::hash_bytes`) are staged.
     Register,
 }
 
@@ -171,109 +171,119 @@ impl GpuBackend {
         &self.info
     }
 
-    /// The digest of `prefix ‖ file`, the file's bytes streamed to the
-    /// device. With `backing`, the open file that `file` maps, staged chunks
-    /// are read with pread instead of copied from the mapping: that leaves
-    /// the mapping untouched, which spares page faults and a slow munmap
-    /// (docs/PERFORMANCE.md).
-    #[allow(clippy::too_many_arguments)]
-    pub fn hash_slice(
-        &self,
-        params: &TreeParams,
-        file: &[u8],
-        backing: Option<&File>,
+    /// The leaves of one message of about `len_hint` bytes (unknown for a
+    /// stream), ready to absorb its pieces; `pool` copies staged chunks.
+    pub(crate) fn begin<'a>(
+        &'a self,
+        params: &'a TreeParams,
+        len_hint: Option<u64>,
         mode: CopyMode,
-        pool: &rayon::ThreadPool,
-        progress: &dyn Progress,
+        pool: &'a rayon::ThreadPool,
         times: &mut Timings,
-    ) -> Result<Vec<u8>, HashError> {
-        guard("hashing on the GPU", || {
+    ) -> Result<Box<dyn LeafEngine + 'a>, HashError> {
+        guard("starting a GPU digest", || {
             let piece_len = message::piece_len(params.block_size(), self.chunk_bytes);
             // A small input needs only small buffers (cheaper to pin).
-            let message_len = params.prefix().len() + file.len();
-            let needed = piece_len.min(message_len.next_multiple_of(params.block_size()));
-            let mut slots = timed(&mut times.gpu_init, || self.slots(needed))?;
-            let mut leaves =
-                GpuLeaves::new(self, params, slots.as_mut().expect("allocated"), times)?;
-            let mut window: Option<Registration> = None;
-            timed(&mut times.leaves, || {
-                message::for_each_piece_of_slice(params, file, piece_len, progress, |piece| {
-                    let Piece::Borrowed(bytes) = piece else {
-                        return leaves.absorb_staged(Staged::Memory(piece.bytes()), pool);
-                    };
-                    let offset = bytes.as_ptr() as usize - file.as_ptr() as usize;
-                    match (mode, backing) {
-                        (CopyMode::Register, _) => {
-                            let registered = Registration::covering(
-                                &mut window,
-                                self,
-                                file,
-                                bytes,
-                                REGISTER_WINDOW,
-                            )?;
-                            leaves.absorb_registered(bytes, registered)?;
-                        }
-                        (CopyMode::Staging, Some(backing)) => {
-                            let from = Staged::File(backing, offset as u64, bytes.len());
-                            leaves.absorb_staged(from, pool)?;
-                        }
-                        (CopyMode::Staging, None) => {
-                            leaves.absorb_staged(Staged::Memory(bytes), pool)?;
-                        }
-                    }
-                    Ok::<(), HashError>(())
-                })?;
-                leaves.wait_absorbed()?;
-                drop(window.take());
-                Ok::<(), HashError>(())
-            })?;
-            Ok(leaves.finish(times)?)
+            let needed = match len_hint {
+                Some(len) => {
+                    let message_len = params.prefix().len() as u64 + len;
+                    (piece_len as u64).min(message_len.next_multiple_of(params.block_size() as u64))
+                        as usize
+                }
+                None => piece_len,
+            };
+            let slots = timed(&mut times.gpu_init, || self.take_slots(needed))?;
+            let (kernels, compile_time) = self.kernels.get(params.algorithm())?;
+            times.compile += compile_time;
+            let leaves = GpuLeaves::new(self, params, kernels, slots, pool)?;
+            Ok(Box::new(GpuMessage {
+                leaves,
+                kernels,
+                params,
+                piece_len,
+                mode,
+            }) as Box<dyn LeafEngine + 'a>)
         })
     }
 
-    /// The digest of `prefix ‖ (all of reader)` and the bytes read; the
-    /// stream is read into pinned buffers as the device hashes earlier ones.
-    pub fn hash_stream(
-        &self,
-        params: &TreeParams,
-        reader: &mut dyn Read,
-        pool: &rayon::ThreadPool,
-        progress: &dyn Progress,
-        times: &mut Timings,
-    ) -> Result<(Vec<u8>, u64), HashError> {
-        guard("hashing a stream on the GPU", || {
-            let piece_len = message::piece_len(params.block_size(), self.chunk_bytes);
-            let mut slots = timed(&mut times.gpu_init, || self.slots(piece_len))?;
-            let mut leaves =
-                GpuLeaves::new(self, params, slots.as_mut().expect("allocated"), times)?;
-            let bytes = timed(&mut times.leaves, || {
-                message::for_each_piece_of_stream::<HashError>(
-                    params,
-                    reader,
-                    piece_len,
-                    progress,
-                    |piece| leaves.absorb_staged(Staged::Memory(piece), pool),
+    /// The ring of chunk buffers, lent to one message: the backend's own
+    /// when it is free and large enough, else new ones of `capacity` bytes
+    /// each (the time is charged to GPU start-up: it is paid once per
+    /// process for inputs of similar size).
+    fn take_slots(&self, capacity: usize) -> Result<Slots, GpuError> {
+        if let Some(kept) = self.slots.lock().ok().and_then(|mut s| s.take()) {
+            if kept.capacity() >= capacity {
+                return Ok(kept);
+            }
+            drop(kept); // unpinned before new buffers are pinned
+        }
+        Slots::new(self, SLOTS, capacity.max(1))
+    }
+
+    /// Takes back the ring lent by [`GpuBackend::take_slots`].
+    fn return_slots(&self, slots: Slots) {
+        if let Ok(mut kept) = self.slots.lock() {
+            *kept = Some(slots);
+        }
+    }
+}
+
+/// One message on the GPU: its leaves stream in chunk by chunk, then the
+/// tree is reduced on the device.
+struct GpuMessage<'a> {
+    leaves: GpuLeaves<'a>,
+    kernels: &'a TreeKernels,
+    params: &'a TreeParams,
+    piece_len: usize,
+    mode: CopyMode,
+}
+
+impl LeafEngine for GpuMessage<'_> {
+    fn piece_len(&self) -> usize {
+        self.piece_len
+    }
+
+    /// Staging reads the file with pread into pinned buffers: that leaves it
+    /// unmapped, which spares page faults and munmap (docs/PERFORMANCE.md).
+    fn access(&self) -> Access {
+        match self.mode {
+            CopyMode::Staging => Access::Read,
+            CopyMode::Register => Access::Map,
+        }
+    }
+
+    fn absorb(&mut self, piece: Piece<'_>) -> Result<(), HashError> {
+        guard("hashing on the GPU", || match piece {
+            Piece::Memory(bytes) => self.leaves.absorb_staged(Staged::Memory(bytes)),
+            Piece::Unread { input, offset, len } => {
+                self.leaves.absorb_staged(Staged::File(input, offset, len))
+            }
+            Piece::Mapped(bytes) if self.mode == CopyMode::Register => {
+                // SAFETY: `Piece::Mapped` holds bytes of a read-only file
+                // mapping that lives until this piece has been absorbed.
+                Ok(unsafe { self.leaves.absorb_registered(bytes) }?)
+            }
+            Piece::Mapped(bytes) => self.leaves.absorb_staged(Staged::Memory(bytes)),
+        })
+    }
+
+    fn finish(mut self: Box<Self>, times: &mut Timings) -> Result<Vec<u8>, HashError> {
+        guard("finishing on the GPU", || {
+            self.leaves.wait_absorbed()?;
+            let (copies, kernels) = self.leaves.busy();
+            times.copy_busy += copies;
+            times.kernel_busy += kernels;
+            let digest = timed(&mut times.reduce, || {
+                reduce::finish_tree(
+                    self.leaves.gpu(),
+                    self.kernels,
+                    self.params,
+                    self.leaves.states(),
+                    self.leaves.message_len(),
                 )
             })?;
-            leaves.wait_absorbed()?;
-            Ok((leaves.finish(times)?, bytes))
+            Ok(digest)
         })
-    }
-
-    /// The reusable chunk buffers, (re)allocated when they are missing or
-    /// smaller than `capacity` bytes each (the time is charged to GPU
-    /// start-up: it is paid once per process for inputs of similar size).
-    fn slots(&self, capacity: usize) -> Result<MutexGuard<'_, Option<Slots>>, GpuError> {
-        let mut slots = self
-            .slots
-            .lock()
-            .map_err(|_| GpuError::new("an earlier GPU failure left the buffers unusable"))?;
-        let capacity = capacity.max(1);
-        if slots.as_ref().is_none_or(|s| s.capacity() < capacity) {
-            *slots = None;
-            *slots = Some(Slots::new(self, SLOTS, capacity)?);
-        }
-        Ok(slots)
     }
 }
 

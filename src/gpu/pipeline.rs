@@ -5,42 +5,20 @@
 //! each slot's events.
 
 use std::ffi::c_void;
-use std::fs::File;
-use std::ops::Range;
-use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 use std::time::Duration;
 
 use cudarc::driver::{
-    CudaEvent, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PinnedHostSlice, PushKernelArg,
-    result, sys,
+    CudaEvent, CudaSlice, CudaStream, PinnedHostSlice, PushKernelArg, result, sys,
 };
 use rayon::prelude::*;
 
 use crate::error::HashError;
+use crate::input::InputFile;
 use crate::params::TreeParams;
-use crate::timings::Timings;
 
-use super::kernels::TreeKernels;
-use super::{Context, GpuBackend, GpuError, reduce};
-
-/// Threads per block of every kernel (the kernels are register-heavy).
-pub(super) const THREADS_PER_BLOCK: u32 = 128;
-
-/// A launch of `threads` threads, rounded up to whole blocks.
-pub(super) fn launch_config(threads: u64) -> LaunchConfig {
-    let blocks = threads.div_ceil(u64::from(THREADS_PER_BLOCK)).max(1);
-    LaunchConfig {
-        grid_dim: (blocks as u32, 1, 1),
-        block_dim: (THREADS_PER_BLOCK, 1, 1),
-        shared_mem_bytes: 0,
-    }
-}
-
-/// The raw device address of a buffer, for kernel arguments.
-pub(super) fn address<T>(buffer: &CudaSlice<T>, stream: &CudaStream) -> u64 {
-    buffer.device_ptr(stream).0
-}
+use super::kernels::{TreeKernels, address, launch_config};
+use super::{Context, GpuBackend, GpuError};
 
 /// One place in the ring: a chunk's pinned copy, its device copy, and the
 /// events that say when the copy started and ended and the hashing started
@@ -57,6 +35,7 @@ struct Slot {
 }
 
 /// The ring of slots, kept by the backend between inputs.
+#[derive(Default)]
 pub(super) struct Slots {
     ring: Vec<Slot>,
     capacity: usize,
@@ -101,8 +80,8 @@ impl Slots {
 pub(super) enum Staged<'a> {
     /// Bytes in memory.
     Memory(&'a [u8]),
-    /// `len` bytes of an open file from an offset, read with pread.
-    File(&'a File, u64, usize),
+    /// `len` bytes of the input file from `offset`, read with pread.
+    File(&'a InputFile, u64, usize),
 }
 
 impl Staged<'_> {
@@ -114,7 +93,7 @@ impl Staged<'_> {
     }
 
     /// Fills `dst` (exactly `self.len()` bytes) on the calling thread pool,
-    /// a mebibyte per task.
+    /// a mebibyte per task: many reads in flight for a file on disk.
     fn copy_into(&self, dst: &mut [u8]) -> Result<(), HashError> {
         const TASK: usize = 1 << 20;
         match *self {
@@ -124,17 +103,10 @@ impl Staged<'_> {
                     .for_each(|(d, s)| d.copy_from_slice(s));
                 Ok(())
             }
-            Staged::File(file, offset, _) => {
-                dst.par_chunks_mut(TASK).enumerate().try_for_each(|(k, d)| {
-                    file.read_exact_at(d, offset + (k * TASK) as u64)
-                        .map_err(|e| match e.kind() {
-                            std::io::ErrorKind::UnexpectedEof => {
-                                HashError::Changed("it shrank while being read".into())
-                            }
-                            _ => HashError::Io(e),
-                        })
-                })
-            }
+            Staged::File(input, offset, _) => dst
+                .par_chunks_mut(TASK)
+                .enumerate()
+                .try_for_each(|(k, d)| input.read_exact_at(d, offset + (k * TASK) as u64)),
         }
     }
 }
@@ -147,12 +119,14 @@ enum ChunkSource<'s> {
     Registered(&'s [u8]),
 }
 
-/// The leaves of one tree while its message streams in.
+/// The leaves of one tree while its message streams in. The ring of slots
+/// is the backend's, lent to this tree until it is dropped.
 pub(super) struct GpuLeaves<'a> {
     gpu: &'a GpuBackend,
     params: &'a TreeParams,
     kernels: &'a TreeKernels,
-    slots: &'a mut Slots,
+    slots: Slots,
+    pool: &'a rayon::ThreadPool,
     /// Lane-major leaf states: lane w of leaf j at `w * L + j`.
     states: CudaSlice<u64>,
     chunks: usize,
@@ -166,11 +140,10 @@ impl<'a> GpuLeaves<'a> {
     pub(super) fn new(
         gpu: &'a GpuBackend,
         params: &'a TreeParams,
-        slots: &'a mut Slots,
-        times: &mut Timings,
+        kernels: &'a TreeKernels,
+        slots: Slots,
+        pool: &'a rayon::ThreadPool,
     ) -> Result<Self, GpuError> {
-        let (kernels, compile_time) = gpu.kernels.get(params.algorithm())?;
-        times.compile += compile_time;
         let words = 25 * params.leaf_count() as usize;
         let states = gpu.compute.alloc_zeros::<u64>(words).map_err(|e| {
             GpuError::driver(
@@ -183,6 +156,7 @@ impl<'a> GpuLeaves<'a> {
             params,
             kernels,
             slots,
+            pool,
             states,
             chunks: 0,
             message_len: 0,
@@ -191,13 +165,29 @@ impl<'a> GpuLeaves<'a> {
         })
     }
 
+    pub(super) fn gpu(&self) -> &'a GpuBackend {
+        self.gpu
+    }
+
+    /// The leaf states (valid once [`GpuLeaves::wait_absorbed`] returned).
+    pub(super) fn states(&self) -> &CudaSlice<u64> {
+        &self.states
+    }
+
+    /// Bytes of M absorbed so far.
+    pub(super) fn message_len(&self) -> u64 {
+        self.message_len
+    }
+
+    /// The time the copy engine and the leaf kernels were busy so far.
+    pub(super) fn busy(&self) -> (Duration, Duration) {
+        (self.copy_busy, self.kernel_busy)
+    }
+
     /// Absorbs a piece that lives only during this call: CPU threads copy
     /// it into the slot's pinned buffer first.
-    pub(super) fn absorb_staged(
-        &mut self,
-        from: Staged<'_>,
-        pool: &rayon::ThreadPool,
-    ) -> Result<(), HashError> {
+    pub(super) fn absorb_staged(&mut self, from: Staged<'_>) -> Result<(), HashError> {
+        let pool = self.pool;
         let slot = self.next_slot()?;
         let pinned = slot.pinned.as_mut_slice().context("using pinned memory")?;
         let len = from.len();
@@ -205,15 +195,18 @@ impl<'a> GpuLeaves<'a> {
         Ok(self.enqueue(ChunkSource::Pinned(len))?)
     }
 
-    /// Absorbs a piece of host memory that the driver has pinned; the
-    /// registration is released only after the copy stream is synchronised.
-    pub(super) fn absorb_registered(
-        &mut self,
-        piece: &[u8],
-        _window: &Registration,
-    ) -> Result<(), GpuError> {
+    /// Absorbs a piece of a file mapping, pinned for the copy and released
+    /// before this returns (the mapping may be unmapped afterwards).
+    ///
+    /// # Safety
+    /// `mapped` must be bytes of a file mapping, as [`Registration::of_mapping`] needs.
+    pub(super) unsafe fn absorb_registered(&mut self, mapped: &[u8]) -> Result<(), GpuError> {
+        // SAFETY: passed on from the caller.
+        let registration = unsafe { Registration::of_mapping(self.gpu, mapped) }?;
         self.next_slot()?;
-        self.enqueue(ChunkSource::Registered(piece))
+        self.enqueue(ChunkSource::Registered(mapped))?;
+        drop(registration);
+        Ok(())
     }
 
     /// The slot the next chunk goes to, once its previous chunk is hashed.
@@ -242,8 +235,8 @@ impl<'a> GpuLeaves<'a> {
             .record(&gpu.copy)
             .context("recording an event")?;
         // SAFETY: `src` stays valid and unchanged until `copied` completes:
-        // a pinned slot is rewritten only after `retire`, a registered window
-        // is released only after the copy stream is synchronised.
+        // a pinned slot is rewritten only after `retire`, a registration is
+        // released only after the copy stream is synchronised.
         unsafe { result::memcpy_htod_async(device, src, gpu.copy.cu_stream()) }
             .context("copying a chunk to the device")?;
         slot.copied
@@ -290,30 +283,16 @@ impl<'a> GpuLeaves<'a> {
         }
         Ok(())
     }
-
-    /// Pads the leaves and reduces the tree on the device: the digest.
-    pub(super) fn finish(mut self, times: &mut Timings) -> Result<Vec<u8>, GpuError> {
-        self.wait_absorbed()?;
-        times.copy_busy += self.copy_busy;
-        times.kernel_busy += self.kernel_busy;
-        let start = std::time::Instant::now();
-        let digest = reduce::finish_tree(
-            self.gpu,
-            self.kernels,
-            self.params,
-            &self.states,
-            self.message_len,
-        );
-        times.reduce += start.elapsed();
-        digest
-    }
 }
 
 impl Drop for GpuLeaves<'_> {
     /// On an error path copies or kernels may still be in flight; the states
-    /// must not be freed (and their memory reused) under them.
+    /// must not be freed (and their memory reused) under them. The ring goes
+    /// back to the backend.
     fn drop(&mut self) {
-        let _ = self.gpu.ctx.synchronize();
+        if self.gpu.ctx.synchronize().is_ok() {
+            self.gpu.return_slots(std::mem::take(&mut self.slots));
+        }
     }
 }
 
@@ -340,12 +319,10 @@ fn retire(
     Ok(())
 }
 
-/// A window of a mapped file pinned with cuMemHostRegister (read-only), so
-/// that the GPU copies from it directly. Released once every copy is done.
-pub(super) struct Registration {
+/// The pages of a file mapping pinned with cuMemHostRegister (read-only), so
+/// that the GPU copies from them directly. Released once every copy is done.
+struct Registration {
     base: *mut c_void,
-    /// The registered offsets of the file.
-    range: Range<usize>,
     copy: Arc<CudaStream>,
 }
 
@@ -357,54 +334,40 @@ fn page_size() -> usize {
 }
 
 impl Registration {
-    /// Makes sure `piece` (a part of `file`) lies in the registered window,
-    /// moving the window forward if it does not.
-    pub(super) fn covering<'w>(
-        window: &'w mut Option<Registration>,
-        gpu: &GpuBackend,
-        file: &[u8],
-        piece: &[u8],
-        window_len: usize,
-    ) -> Result<&'w Registration, GpuError> {
-        let start = piece.as_ptr() as usize - file.as_ptr() as usize;
-        let end = start + piece.len();
-        if let Some(w) = window.as_ref()
-            && w.range.start <= start
-            && end <= w.range.end
-        {
-            return Ok(window.as_ref().expect("checked above"));
-        }
-        // Release the old window first: its copies must finish before it is unpinned.
-        drop(window.take());
+    /// Pins the whole pages that hold `mapped`.
+    ///
+    /// # Safety
+    /// `mapped` must be bytes of a read-only file mapping that outlives the
+    /// registration ([`crate::message::Piece::Mapped`]): a mapping covers
+    /// whole pages, so the span rounded out to pages is mapped memory too.
+    /// Heap memory must never be passed: its neighbours are not ours to pin.
+    unsafe fn of_mapping(gpu: &GpuBackend, mapped: &[u8]) -> Result<Registration, GpuError> {
         let page = page_size();
+        let start = mapped.as_ptr() as usize;
         let from = start - start % page;
-        // The mapping covers whole pages, so rounding the end up stays inside it.
-        let to = (from + window_len)
-            .max(end)
-            .min(file.len())
-            .next_multiple_of(page);
-        let base = file.as_ptr().wrapping_add(from) as *mut c_void;
-        // SAFETY: [base, base + to - from) lies in the file's read-only mapping,
-        // which outlives this registration; the flag matches a read-only mapping.
+        let to = (start + mapped.len()).next_multiple_of(page);
+        let base = from as *mut c_void;
+        // SAFETY: [from, to) lies in pages of a read-only file mapping that
+        // outlives this registration (the caller's contract); the flag
+        // matches a read-only mapping.
         unsafe {
             sys::cuMemHostRegister_v2(base, to - from, sys::CU_MEMHOSTREGISTER_READ_ONLY)
                 .result()
                 .context("pinning the mapped file (cuMemHostRegister)")?;
         }
-        Ok(window.insert(Registration {
+        Ok(Registration {
             base,
-            range: from..to,
             copy: gpu.copy.clone(),
-        }))
+        })
     }
 }
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        // Copies from the window must be over before it is unpinned. An error
-        // here leaves the memory pinned until exit; it cannot change a digest.
+        // Copies from the pages must be over before they are unpinned. An
+        // error here leaves the memory pinned until exit; it cannot change a digest.
         let _ = self.copy.synchronize();
-        // SAFETY: `base` was registered by `covering` and not yet unregistered.
+        // SAFETY: `base` was registered by `of_mapping` and not yet unregistered.
         let _ = unsafe { sys::cuMemHostUnregister(self.base) };
     }
 }

@@ -6,8 +6,7 @@ use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
 
 use crate::params::TreeParams;
 
-use super::kernels::TreeKernels;
-use super::pipeline::{address, launch_config};
+use super::kernels::{TreeKernels, address, launch_config};
 use super::{Context, GpuBackend, GpuError};
 
 /// The digest of a tree whose leaves have absorbed `message_len` bytes of M.

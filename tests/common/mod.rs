@@ -53,3 +53,41 @@ pub fn vectors() -> Vec<Vector> {
 pub fn spec_input(len: usize) -> Vec<u8> {
     (0..len).map(|k| (k % 251) as u8).collect()
 }
+
+/// One case of `tests/vectors/fips202-plain.json`: plain SHA-3 / SHAKE of the
+/// spec's test input, computed by OpenSSL (through Python's hashlib), not by
+/// RustCrypto.
+#[derive(Debug, Deserialize)]
+pub struct PlainVector {
+    pub algo: String,
+    pub input_len: usize,
+    pub digest: String,
+}
+
+impl PlainVector {
+    /// The parameters whose H = 0 digest is this plain digest.
+    pub fn params(&self) -> TreeParams {
+        let algorithm: Algorithm = self.algo.parse().expect("known algorithm");
+        TreeParams::with_options(
+            algorithm,
+            0,
+            4,
+            None,
+            Vec::new(),
+            Some(self.digest.len() / 2),
+        )
+        .expect("valid parameters")
+    }
+}
+
+#[derive(Deserialize)]
+struct PlainFile {
+    cases: Vec<PlainVector>,
+}
+
+pub fn plain_vectors() -> Vec<PlainVector> {
+    let text = include_str!("../vectors/fips202-plain.json");
+    let file: PlainFile = serde_json::from_str(text).expect("plain vector file parses");
+    assert_eq!(file.cases.len(), 54, "the plain vector file lost cases");
+    file.cases
+}
