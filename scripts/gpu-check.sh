@@ -4,6 +4,9 @@
 #   scripts/gpu-check.sh build   # here: builds the binaries into .devbin/
 #   scripts/gpu-check.sh run     # on the GPU machine (device tool, carry .devbin):
 #                                # GPU tests, CLI smoke tests, benchmarks, timings
+#   scripts/gpu-check.sh input   # on the GPU machine: the input path, whole
+#                                # processes on cold and page-cached 8 GiB files
+#                                # (and 32 GiB for peak RSS) next to cat and b3sum
 #   scripts/gpu-check.sh tables  # on the GPU machine: `treehash bench` tables of
 #                                # docs/PERFORMANCE.md (paper sizes, 1 and 4 GiB),
 #                                # SVG charts, the peers table, the CPU benchmark
@@ -159,9 +162,67 @@ tables() {
     REPEAT=3 scripts/bench-peers.sh /tmp/big-4.bin "$bin/treehash" | tee -a "$md"
 }
 
+# A file of `gib` GiB of random bytes at `path`, written fast: 1 GiB of
+# /dev/urandom repeated (the content does not change any tool's speed).
+random_file() { # path gib
+    [ -f "$1" ] && [ "$(stat -c %s "$1")" = $(( $2 << 30 )) ] && return
+    head -c $((1 << 30)) /dev/urandom >/tmp/one-gib.bin
+    for _ in $(seq "$2"); do cat /tmp/one-gib.bin; done >"$1"
+    sync
+}
+
+input() {
+    out=${OUT:-gpu-check-out}
+    mkdir -p "$out"
+    bin=.devbin
+    PATH="$PATH:$bin"
+    m=scripts/measure.py
+    md="$out/input.md"
+    big=${INPUT_DIR:-/tmp}/input-8g.bin
+    random_file "$big" 8
+    {
+        echo "# The input path, $(date -u +%F), $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
+        lscpu | grep -E "Model name|^CPU\(s\)"; uname -r; df -h "$(dirname "$big")" | tail -1
+        echo
+        for state in cold cached; do
+            echo "## 8 GiB, $state (whole processes; median of ${ROUNDS:-2}, each run listed)"
+            echo
+            echo "| command | median s | runs | peak RSS |"
+            echo "|---|---:|---|---:|"
+            if [ $state = cold ]; then how=(--cold "$big" --repeat "${ROUNDS:-2}"); else cat "$big" >/dev/null; how=(--repeat 3); fi
+            $m "${how[@]}" --label "cat FILE > /dev/null" -- cat "$big"
+            command -v b3sum >/dev/null && $m "${how[@]}" --label "b3sum FILE" -- b3sum "$big"
+            for h in 8 4; do
+                for b in cpu gpu; do
+                    $m "${how[@]}" --label "treehash --backend $b -H $h" -- "$bin/treehash" --backend $b -H $h "$big"
+                done
+            done
+            $m "${how[@]}" --label "treehash -H 4 -D 4 (auto)" -- "$bin/treehash" -H 4 -D 4 "$big"
+            $m "${how[@]}" --label "treehash --backend cpu -H 8 < FILE (stdin)" -- sh -c "exec $bin/treehash --backend cpu -H 8 < $big"
+            $m "${how[@]}" --label "cat FILE | treehash --backend cpu -H 8 (pipe)" -- sh -c "cat $big | $bin/treehash --backend cpu -H 8"
+            echo
+        done
+        if [ -n "${INPUT_32G:-}" ]; then
+            huge=${INPUT_DIR:-/tmp}/input-32g.bin
+            random_file "$huge" 32
+            echo "## 32 GiB: peak RSS (one run each)"
+            echo
+            echo "| command | s | runs | peak RSS |"
+            echo "|---|---:|---|---:|"
+            for b in cpu gpu; do
+                $m --cold "$huge" --repeat 1 --label "cold: treehash --backend $b -H 8" -- "$bin/treehash" --backend $b -H 8 "$huge"
+                $m --repeat 1 --label "cached: treehash --backend $b -H 8" -- "$bin/treehash" --backend $b -H 8 "$huge"
+            done
+            command -v b3sum >/dev/null && $m --repeat 1 --label "cached: b3sum" -- b3sum "$huge"
+            rm -f "$huge"
+        fi
+    } 2>&1 | tee "$md"
+}
+
 case "${1:-}" in
     build) build ;;
     run) run ;;
+    input) input ;;
     tables) tables ;;
-    *) echo "usage: $0 build|run|tables" >&2; exit 2 ;;
+    *) echo "usage: $0 build|run|input|tables" >&2; exit 2 ;;
 esac

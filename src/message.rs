@@ -20,9 +20,11 @@ use crate::progress::Progress;
 /// read in, one being hashed, one being unmapped), which bounds the mapped
 /// part of the resident set.
 const MAX_WINDOW: usize = 128 << 20;
-/// How far beyond the window being read in the kernel is asked to read ahead,
-/// in pieces: more reads in flight for a file that is not in the page cache.
-const PREFETCH_PIECES: u64 = 2;
+/// How far ahead of the backend the kernel is asked to read a file, so that
+/// a disk keeps many reads in flight (a file in the page cache costs only
+/// the asking). Asked in steps of `PREFETCH_STEP`.
+const PREFETCH_AHEAD: u64 = 256 << 20;
+const PREFETCH_STEP: u64 = 8 << 20;
 
 /// A piece length near `target` bytes that is a whole number of blocks and
 /// longer than any prefix (so a stream's first piece holds the whole prefix).
@@ -131,41 +133,71 @@ pub(crate) fn for_each_piece_of_file(
     let ranges = (offset..file_len)
         .step_by(piece_len)
         .map(move |at| (at, (file_len - at).min(piece_len as u64) as usize));
-    let ahead = PREFETCH_PIECES * piece_len as u64;
-    match access {
-        Access::Read => {
-            for (offset, len) in ranges {
-                input.prefetch(offset + len as u64, ahead);
-                absorb(Piece::Unread { input, offset, len })?;
-                progress.advance(len as u64);
-            }
-            Ok(())
-        }
-        Access::Map => std::thread::scope(|s| {
-            // One window is read in while the backend hashes the one before;
-            // windows are unmapped on another thread (munmap takes time too).
-            let (mapped_tx, mapped) = sync_channel(1);
-            let (unmap, unmapped_rx) = channel::<memmap2::Mmap>();
-            s.spawn(move || {
+    std::thread::scope(|s| {
+        let reached = prefetcher(s, input);
+        match access {
+            Access::Read => {
                 for (offset, len) in ranges {
-                    input.prefetch(offset + len as u64, ahead);
-                    let window = input.map(offset, len);
-                    let failed = window.is_err();
-                    if mapped_tx.send(window).is_err() || failed {
-                        break;
-                    }
+                    let _ = reached.send(offset);
+                    absorb(Piece::Unread { input, offset, len })?;
+                    progress.advance(len as u64);
                 }
-            });
-            s.spawn(move || unmapped_rx.into_iter().for_each(drop));
-            for window in mapped {
-                let window = window?;
-                absorb(Piece::Mapped(&window))?;
-                progress.advance(window.len() as u64);
-                let _ = unmap.send(window);
+                Ok(())
             }
-            Ok(())
-        }),
-    }
+            Access::Map => {
+                // One window is read in while the backend hashes the one
+                // before; windows are unmapped on another thread (munmap
+                // takes time too).
+                let (mapped_tx, mapped) = sync_channel(1);
+                let (unmap, unmapped_rx) = channel::<memmap2::Mmap>();
+                s.spawn(move || {
+                    for (offset, len) in ranges {
+                        let _ = reached.send(offset);
+                        let window = input.map(offset, len);
+                        let failed = window.is_err();
+                        if mapped_tx.send(window).is_err() || failed {
+                            break;
+                        }
+                    }
+                });
+                s.spawn(move || unmapped_rx.into_iter().for_each(drop));
+                for window in mapped {
+                    let window = window?;
+                    absorb(Piece::Mapped(&window))?;
+                    progress.advance(window.len() as u64);
+                    let _ = unmap.send(window);
+                }
+                Ok(())
+            }
+        }
+    })
+}
+
+/// A thread that keeps the kernel reading `input` up to [`PREFETCH_AHEAD`]
+/// bytes beyond the offset last sent to it; it ends when the sender is dropped.
+fn prefetcher<'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    input: &'scope InputFile,
+) -> std::sync::mpsc::Sender<u64> {
+    let (reached, positions) = channel::<u64>();
+    let ahead = std::env::var("TREEHASH_PREFETCH_MIB")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map_or(PREFETCH_AHEAD, |mib| mib << 20);
+    scope.spawn(move || {
+        let mut asked = 0u64;
+        while let Ok(mut at) = positions.recv() {
+            // Only the latest position matters.
+            at = positions.try_iter().last().unwrap_or(at);
+            let target = (at + ahead).min(input.len());
+            while asked < target {
+                let step = PREFETCH_STEP.min(target - asked);
+                input.prefetch(asked, step);
+                asked += step;
+            }
+        }
+    });
+    reached
 }
 
 /// Reads M = P ‖ (all of `reader`) and calls `absorb` with pieces of
