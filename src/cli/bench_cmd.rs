@@ -5,10 +5,10 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use treehash::bench::{self, BenchConfig};
 use treehash::{BackendChoice, HasherOptions};
 
 use super::args::BenchArgs;
+use super::bench::{self, BenchConfig};
 use super::{Fatal, exit, failure_code, report, tree_params};
 
 pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {

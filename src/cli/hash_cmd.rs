@@ -5,11 +5,11 @@ use std::path::Path;
 
 use treehash::checkfile::{tagged_line, untagged_line};
 use treehash::input::STDIN_NAME;
-use treehash::{HashError, HashOutput, Hasher, NoProgress, TreeParams, bench};
+use treehash::{HashError, HashOutput, Hasher, NoProgress, TreeParams};
 
 use super::args::{Cli, OutputArgs};
 use super::progress_bar::InputProgress;
-use super::{Fatal, exit, failure_code, hasher, inputs, name_bytes, report, tree_params};
+use super::{Fatal, exit, failure_code, hasher, inputs, name_bytes, plain, report, tree_params};
 
 pub fn run(cli: &Cli) -> Result<i32, Fatal> {
     let params = tree_params(&cli.tree, cli.height)?;
@@ -63,7 +63,7 @@ fn verify_height_zero(hasher: &Hasher, params: &TreeParams, path: &Path) -> i32 
         .at_height(0)
         .map_err(HashError::from)
         .and_then(|h0| hasher.hash_path(&h0, path, &NoProgress))
-        .and_then(|tree| Ok((tree, bench::plain_of_file(params, path, 1)?.0)));
+        .and_then(|tree| Ok((tree, hex::encode(plain::digest_of_file(params, path)?))));
     match result {
         Ok((tree, plain)) => {
             let of = if params.has_prefix() {

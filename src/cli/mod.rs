@@ -1,9 +1,11 @@
 //! The command-line tool: a thin layer over the library.
 
 pub mod args;
+pub mod bench;
 pub mod bench_cmd;
 pub mod check_cmd;
 pub mod hash_cmd;
+pub mod plain;
 pub mod progress_bar;
 pub mod signals;
 
