@@ -3,7 +3,7 @@
 //! being hashed that the SIGBUS handler names.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 
 /// The longest name recorded; a longer one is cut (and ends with `...`).
 const NAME_CAPACITY: usize = 4096;
@@ -14,6 +14,9 @@ const NAME_CAPACITY: usize = 4096;
 /// so it is async-signal-safe.
 static NAME: [AtomicU8; NAME_CAPACITY] = [const { AtomicU8::new(0) }; NAME_CAPACITY];
 static NAME_LEN: AtomicUsize = AtomicUsize::new(0);
+/// A handler is printing its message: any other thread that faults waits
+/// for its `_exit`, so that the message is printed once.
+static REPORTING: AtomicBool = AtomicBool::new(false);
 
 /// Restores the default SIGPIPE action, so that `treehash … | head` ends
 /// quietly like coreutils, and turns SIGBUS into a one-line error.
@@ -59,6 +62,13 @@ extern "C" fn on_sigbus(
     info: *mut libc::siginfo_t,
     _context: *mut libc::c_void,
 ) {
+    if REPORTING.swap(true, Ordering::AcqRel) {
+        loop {
+            // SAFETY: pause(2) is async-signal-safe; the first handler's
+            // _exit ends this thread with the process.
+            unsafe { libc::pause() };
+        }
+    }
     // SAFETY: the kernel passes a valid siginfo_t with SA_SIGINFO.
     let code = unsafe { (*info).si_code };
     let why: &[u8] = match code {
