@@ -72,6 +72,7 @@ extern "C" fn on_sigbus(
     // SAFETY: the kernel passes a valid siginfo_t with SA_SIGINFO.
     let code = unsafe { (*info).si_code };
     let why: &[u8] = match code {
+        #[cfg(target_os = "linux")]
         libc::BUS_MCEERR_AR | libc::BUS_MCEERR_AO => {
             b"a memory hardware error hit the pages of the mapped input (SIGBUS); no digest\n"
         }

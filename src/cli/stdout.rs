@@ -15,12 +15,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 static CLOSED_AT_START: AtomicBool = AtomicBool::new(false);
 
 /// Runs before `main` and before Rust's runtime reopens closed descriptors.
+/// (ELF on Linux; elsewhere a closed standard output goes unnoticed, as before.)
 // SAFETY: `.init_array` holds plain `extern "C" fn()` pointers that the C
 // runtime calls once at start-up; this one only asks fcntl about a descriptor.
+#[cfg(target_os = "linux")]
 #[used]
 #[unsafe(link_section = ".init_array")]
 static PROBE_STDOUT: extern "C" fn() = probe_stdout;
 
+#[cfg(target_os = "linux")]
 extern "C" fn probe_stdout() {
     // SAFETY: F_GETFD only reads the descriptor's flags; it fails with EBADF
     // exactly when descriptor 1 is not open.
