@@ -17,7 +17,6 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub mod bench;
 pub mod checkfile;
 pub mod cpu;
 mod engine;

@@ -4,6 +4,10 @@
 use std::fmt;
 use std::str::FromStr;
 
+/// The spec's default height H.
+pub const DEFAULT_HEIGHT: u32 = 8;
+/// The spec's default degree D.
+pub const DEFAULT_DEGREE: u64 = 4;
 /// The most leaves a tree may have (2^24).
 pub const MAX_LEAVES: u64 = 1 << 24;
 /// The largest degree (2^24).
@@ -181,9 +185,11 @@ impl fmt::Debug for TreeParams {
 }
 
 impl Default for TreeParams {
-    /// The spec's defaults: SHA3-256, H = 8, D = 4, B = rate, no prefix.
+    /// The spec's defaults: SHA3-256, H = [`DEFAULT_HEIGHT`], D = [`DEFAULT_DEGREE`],
+    /// B = rate, no prefix.
     fn default() -> Self {
-        TreeParams::new(Algorithm::Sha3_256, 8, 4).expect("the spec's defaults are valid")
+        TreeParams::new(Algorithm::Sha3_256, DEFAULT_HEIGHT, DEFAULT_DEGREE)
+            .expect("the spec's defaults are valid")
     }
 }
 

@@ -3,6 +3,12 @@
 
 mod common;
 
+/// The command line's definitions, to check that the man page and the
+/// completions cover every option without listing them here again.
+#[allow(dead_code)]
+#[path = "../src/cli/args.rs"]
+mod args;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -336,24 +342,38 @@ fn gpu_backend_without_a_gpu_is_exit_3() {
 }
 
 #[test]
-fn auto_without_a_gpu_says_once_that_it_uses_the_cpu() {
+fn auto_without_a_gpu_is_quiet_unless_asked_and_then_says_so_once() {
     if treehash::gpu::driver_present() {
-        eprintln!("SKIPPED auto_without_a_gpu_says_once: this machine has a CUDA driver");
+        eprintln!("SKIPPED auto_without_a_gpu_is_quiet: this machine has a CUDA driver");
         return;
     }
-    let (_dir, a, b) = fixture();
-    let out = Command::new(env!("CARGO_BIN_EXE_treehash"))
-        .arg(&a)
-        .arg(&b)
-        .output()
-        .unwrap();
+    let (dir, a, b) = fixture();
+    let auto = || {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_treehash"));
+        cmd.arg(&a).arg(&b);
+        cmd
+    };
+    let out = auto().output().unwrap();
     assert!(out.status.success());
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(
-        stderr,
-        "treehash: no CUDA driver found; hashing on the CPU\n"
-    );
-    assert_eq!(String::from_utf8(out.stdout).unwrap().lines().count(), 2);
+    assert_eq!(String::from_utf8(out.stderr).unwrap(), "");
+    let sums = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(sums.lines().count(), 2);
+    let note = "treehash: no CUDA driver found; hashing on the CPU\n";
+    for flag in ["-v", "--verbose"] {
+        auto().arg(flag).assert().success().stderr(note);
+    }
+    let timings = auto().arg("--timings").output().unwrap();
+    let stderr = String::from_utf8(timings.stderr).unwrap();
+    assert_eq!(stderr.matches(note).count(), 1, "{stderr}");
+    // Check mode too: quiet, or the note once with -v.
+    let list = check_file(dir.path(), &sums);
+    let check = || {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_treehash"));
+        cmd.arg("-c").arg(&list);
+        cmd
+    };
+    check().assert().success().stderr("");
+    check().arg("-v").assert().success().stderr(note);
 }
 
 // ---- check mode
@@ -500,6 +520,27 @@ fn improperly_formatted_lines_are_counted_and_fail_only_with_strict() {
 }
 
 #[test]
+fn gpu_backend_without_a_gpu_in_check_mode_is_exit_3() {
+    if treehash::gpu::driver_present() {
+        eprintln!(
+            "SKIPPED gpu_backend_without_a_gpu_in_check_mode: this machine has a CUDA driver"
+        );
+        return;
+    }
+    let (dir, a, _) = fixture();
+    let list = check_file(dir.path(), &stdout_of(treehash().arg(&a)));
+    Command::new(env!("CARGO_BIN_EXE_treehash"))
+        .args(["--backend", "gpu", "-c"])
+        .arg(&list)
+        .assert()
+        .code(3)
+        .stdout("")
+        .stderr(predicate::str::contains(
+            "--backend gpu: GPU: no CUDA driver found",
+        ));
+}
+
+#[test]
 fn keyed_lines_need_the_prefix_and_check_with_it() {
     let (dir, a, _) = fixture();
     let sums = stdout_of(
@@ -514,7 +555,10 @@ fn keyed_lines_need_the_prefix_and_check_with_it() {
         .assert()
         .code(1)
         .stdout(format!("{}: FAILED\n", a.display()))
-        .stderr(predicate::str::contains("made with a prefix"));
+        .stderr(predicate::str::contains("made with a prefix"))
+        .stderr(predicate::str::contains(
+            "WARNING: 1 line was refused by the keyed-check rules",
+        ));
     treehash()
         .args(["-c", "--prefix-hex", "0badc0de"])
         .arg(&list)
@@ -695,4 +739,500 @@ fn bench_refuses_bad_heights_and_missing_files() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains("No such file or directory"));
+}
+
+// ---- keyed checks (docs/SPEC.md, "Checking keyed lines")
+
+const KEY: &str = "00112233445566778899aabbccddeeff";
+
+#[test]
+fn with_a_prefix_a_tagged_line_without_p_fails() {
+    let (dir, a, b) = fixture();
+    let keyed = stdout_of(treehash().args(["--tag", "--prefix-hex", KEY]).arg(&a));
+    let unkeyed = stdout_of(treehash().arg("--tag").arg(&b));
+    let list = check_file(dir.path(), &(keyed + &unkeyed));
+    treehash()
+        .args(["-c", "--prefix-hex", KEY])
+        .arg(&list)
+        .assert()
+        .code(1)
+        .stdout(format!("{}: OK\n{}: FAILED\n", a.display(), b.display()))
+        .stderr(predicate::str::contains(
+            "SUMS: 2: a prefix was given, but this line's label has no ,P",
+        ))
+        .stderr(predicate::str::contains(
+            "keyed check needs a line made with the prefix",
+        ))
+        .stderr(predicate::str::contains(
+            "WARNING: 1 line was refused by the keyed-check rules",
+        ));
+    // Without a prefix, the unkeyed line is checked as before.
+    let list = check_file(dir.path(), &stdout_of(treehash().arg("--tag").arg(&b)));
+    treehash().arg("-c").arg(&list).assert().success();
+}
+
+#[test]
+fn keyed_digests_shorter_than_16_bytes_are_refused() {
+    let (dir, a, _) = fixture();
+    let keyed = |len: &str, tag: bool| {
+        let mut cmd = treehash();
+        cmd.args(["-a", "shake128", "-l", len, "--prefix-hex", KEY]);
+        if tag {
+            cmd.arg("--tag");
+        }
+        stdout_of(cmd.arg(&a))
+    };
+    for tag in [true, false] {
+        // 15 bytes: refused, although the digest is right.
+        let list = check_file(dir.path(), &keyed("15", tag));
+        treehash()
+            .args(["-a", "shake128", "-c", "--prefix-hex", KEY])
+            .arg(&list)
+            .assert()
+            .code(1)
+            .stdout(format!("{}: FAILED\n", a.display()))
+            .stderr(predicate::str::contains(
+                "a keyed digest of 15 bytes is refused: a keyed check needs at least 16 bytes \
+                 (32 hex digits)",
+            ));
+        // 16 bytes: checked.
+        let list = check_file(dir.path(), &keyed("16", tag));
+        treehash()
+            .args(["-a", "shake128", "-c", "--prefix-hex", KEY])
+            .arg(&list)
+            .assert()
+            .success()
+            .stdout(format!("{}: OK\n", a.display()));
+    }
+    // Without a prefix, short digests are checked as before.
+    let short = stdout_of(treehash().args(["-a", "shake128", "-l", "4"]).arg(&a));
+    let list = check_file(dir.path(), &short);
+    treehash()
+        .args(["-a", "shake128", "-c"])
+        .arg(&list)
+        .assert()
+        .success();
+}
+
+#[test]
+fn prefixes_are_read_within_bounds_and_refused_clearly() {
+    let (dir, a, _) = fixture();
+    let empty = dir.path().join("empty.key");
+    fs::write(&empty, b"").unwrap();
+    let long = dir.path().join("long.key");
+    fs::write(&long, vec![7u8; 256]).unwrap();
+    let longest = dir.path().join("longest.key");
+    fs::write(&longest, vec![7u8; 255]).unwrap();
+    let file_cases: [(&Path, &str); 3] = [
+        (
+            Path::new("/dev/zero"),
+            "--prefix-file /dev/zero: longer than 255 bytes",
+        ),
+        (&long, "long.key: longer than 255 bytes"),
+        (
+            &empty,
+            "empty.key: the file is empty; a key or salt needs at least one byte",
+        ),
+    ];
+    for (path, message) in file_cases {
+        for mode in [&[][..], &["-c"]] {
+            treehash()
+                .args(mode)
+                .arg("--prefix-file")
+                .arg(path)
+                .arg(&a)
+                .timeout(std::time::Duration::from_secs(20))
+                .assert()
+                .code(2)
+                .stdout("")
+                .stderr(predicate::str::contains(message));
+        }
+    }
+    treehash()
+        .arg("--prefix-file")
+        .arg(&longest)
+        .arg(&a)
+        .assert()
+        .success();
+    let hex_cases = [
+        ("secretzz", "--prefix-hex: the text is not hexadecimal"),
+        ("0x1234", "--prefix-hex: the text is not hexadecimal"),
+        ("abc", "--prefix-hex: an odd number of hex digits"),
+        ("", "--prefix-hex: the prefix is empty"),
+    ];
+    for (text, message) in hex_cases {
+        let out = treehash()
+            .args(["--prefix-hex", text])
+            .arg(&a)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{text}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(stderr.contains(message), "{stderr}");
+        assert!(stderr.contains("(value not shown)"), "{stderr}");
+        assert!(text.is_empty() || !stderr.contains(text), "{stderr}");
+    }
+}
+
+// ---- bounds and messages
+
+#[test]
+fn threads_and_repeat_are_bounded_with_clear_messages() {
+    let (_dir, a, _) = fixture();
+    for (args, message) in [
+        (&["--threads", "65535"][..], "65535 is not in 1..=1024"),
+        (&["--threads", "0"], "0 is not in 1..=1024"),
+    ] {
+        treehash()
+            .args(args)
+            .arg(&a)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(message));
+    }
+    treehash()
+        .args(["--threads", "1024"])
+        .arg(&a)
+        .assert()
+        .success();
+    for (repeat, message) in [
+        ("4000000000", "4000000000 is not in 1..=1000"),
+        ("0", "0 is not in 1..=1000"),
+    ] {
+        bench()
+            .args(["--repeat", repeat])
+            .arg(&a)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(message));
+    }
+}
+
+#[test]
+fn reversed_empty_and_huge_height_ranges_are_explained() {
+    let (_dir, a, _) = fixture();
+    for (heights, message) in [
+        ("5..=2", "'5..=2' is a reversed range (5 > 2)"),
+        ("5..2", "'5..2' is a reversed range (5 > 2)"),
+        ("2..2", "'2..2' is an empty range"),
+        ("0..=4000000000", "holds 4000000001 heights (at most 64)"),
+    ] {
+        bench()
+            .args(["--heights", heights])
+            .arg(&a)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(message));
+    }
+}
+
+#[test]
+fn help_is_a_file_name_and_only_bench_is_reserved() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("help"), b"abc").unwrap();
+    fs::write(dir.path().join("bench"), b"abc").unwrap();
+    let abc = "3a985da74fe225b2045c172d6bd390bd855f086e3e9d525b46bfe24511431532";
+    treehash()
+        .current_dir(dir.path())
+        .args(["-H", "0", "help", "./bench"])
+        .assert()
+        .success()
+        .stdout(format!("{abc}  help\n{abc}  ./bench\n"));
+    treehash()
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "a file named bench must be written ./bench",
+        ));
+}
+
+// ---- -z / --zero
+
+#[test]
+fn zero_ends_lines_with_nul_and_leaves_names_unescaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let odd = dir.path().join("new\nline\\x\r");
+    let plain = dir.path().join("plain");
+    fs::write(&odd, b"abc").unwrap();
+    fs::write(&plain, b"abc").unwrap();
+    let abc = "3a985da74fe225b2045c172d6bd390bd855f086e3e9d525b46bfe24511431532";
+    let name = |p: &Path| p.to_str().unwrap().to_string();
+    let out = stdout_of(treehash().args(["-z", "-H", "0"]).arg(&odd).arg(&plain));
+    assert_eq!(
+        out,
+        format!("{abc}  {}\0{abc}  {}\0", name(&odd), name(&plain))
+    );
+    let tagged = stdout_of(treehash().args(["--zero", "--tag", "-H", "0"]).arg(&odd));
+    assert_eq!(tagged, format!("SHA3-256 ({}) = {abc}\0", name(&odd)));
+    let bare = stdout_of(treehash().args(["-z", "--no-names", "-H", "0"]).arg(&odd));
+    assert_eq!(bare, format!("{abc}\0"));
+
+    // Check mode reads NUL-ended lines and answers in kind.
+    let list = check_file(dir.path(), &(out.clone() + &tagged));
+    treehash()
+        .args(["-z", "-H", "0", "-c"])
+        .arg(&list)
+        .assert()
+        .success()
+        .stdout(format!(
+            "{}: OK\0{}: OK\0{}: OK\0",
+            name(&odd),
+            name(&plain),
+            name(&odd)
+        ));
+    fs::write(&plain, b"abd").unwrap();
+    treehash()
+        .args(["-z", "-H", "0", "-c"])
+        .arg(&list)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(format!(
+            "{}: FAILED\0",
+            name(&plain)
+        )));
+    // Without -z the NULs and newlines cut the lines elsewhere.
+    treehash()
+        .args(["-H", "0", "-c"])
+        .arg(&list)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("improperly formatted"));
+    treehash()
+        .args(["-z", "--raw"])
+        .arg(&plain)
+        .assert()
+        .code(2);
+}
+
+// ---- --generate
+
+/// The long options of the top-level command that the man page and the
+/// completions must show (hidden ones excepted).
+fn long_options() -> Vec<String> {
+    let command = args::command();
+    let options: Vec<String> = command
+        .get_arguments()
+        .filter(|arg| !arg.is_hide_set())
+        .filter_map(|arg| arg.get_long().map(str::to_string))
+        .collect();
+    assert!(options.len() > 20, "{options:?}");
+    options
+}
+
+fn generated(kind: &str) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_treehash"))
+        .args(["--generate", kind])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stderr.is_empty(), "{out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn generate_man_writes_a_man_page_with_every_option() {
+    let man = generated("man");
+    // clap_mangen defines the Aq string first; the title comes before any section.
+    let title = man.lines().position(|l| l.starts_with(".TH treehash 1 "));
+    let first_section = man.lines().position(|l| l.starts_with(".SH "));
+    assert!(title.is_some() && title < first_section, "{man}");
+    for section in [".SH NAME", ".SH SYNOPSIS", ".SH DESCRIPTION", ".SH OPTIONS"] {
+        assert!(man.lines().any(|l| l == section), "{section}");
+    }
+    for option in long_options() {
+        // roff writes each '-' as '\-'.
+        let roff = format!("--{option}").replace('-', "\\-");
+        assert!(man.contains(&roff), "the man page lacks {roff}");
+    }
+}
+
+#[test]
+fn generate_writes_completions_for_every_shell_with_every_option() {
+    // Each shell's marker of a well-formed script, and how it writes an option.
+    type Spellings = fn(&str) -> Vec<String>;
+    let shells: [(&str, &str, Spellings); 4] = [
+        ("complete-bash", "_treehash() {", |o| {
+            vec![format!("--{o} ")]
+        }),
+        ("complete-zsh", "#compdef treehash", |o| {
+            vec![format!("--{o}["), format!("--{o}=[")]
+        }),
+        ("complete-fish", "complete -c treehash", |o| {
+            vec![format!(" -l {o} ")]
+        }),
+        (
+            "complete-powershell",
+            "Register-ArgumentCompleter -Native -CommandName 'treehash'",
+            |o| vec![format!("'--{o}'")],
+        ),
+    ];
+    let options = long_options();
+    for (kind, marker, spellings) in shells {
+        let script = generated(kind);
+        assert!(script.contains(marker), "{kind}: no {marker}");
+        for option in &options {
+            let written = spellings(option);
+            assert!(
+                written.iter().any(|w| script.contains(w)),
+                "{kind} lacks {written:?}"
+            );
+        }
+    }
+    let bash = generated("complete-bash");
+    assert!(bash.contains("complete -F _treehash"), "{bash}");
+}
+
+#[test]
+fn generate_takes_no_file_and_nothing_else() {
+    let (_dir, a, _) = fixture();
+    treehash()
+        .args(["--generate", "man"])
+        .arg(&a)
+        .assert()
+        .code(2)
+        .stdout("");
+    Command::new(env!("CARGO_BIN_EXE_treehash"))
+        .args(["--generate", "nroff"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("invalid value 'nroff'"));
+}
+
+// ---- writing standard output
+
+/// The binary with standard output on /dev/full.
+fn into_full(args: &[&str], file: Option<&Path>) -> std::process::Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_treehash"));
+    cmd.args(args);
+    if let Some(file) = file {
+        cmd.arg(file);
+    }
+    cmd.stdout(fs::File::create("/dev/full").unwrap())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// The binary started by a shell with standard output closed (`>&-`).
+fn with_stdout_closed(args: &[&str], file: Option<&Path>) -> std::process::Output {
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(r#"exec "$0" "$@" >&-"#)
+        .arg(env!("CARGO_BIN_EXE_treehash"))
+        .args(args);
+    if let Some(file) = file {
+        cmd.arg(file);
+    }
+    cmd.stdin(std::process::Stdio::null()).output().unwrap()
+}
+
+fn assert_one_write_error(out: &std::process::Output, reason: &str, what: &str) {
+    assert_eq!(out.status.code(), Some(1), "{what}: {out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr
+            .matches(&format!("treehash: standard output: {reason}\n"))
+            .count(),
+        1,
+        "{what}: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{what}: {stderr}");
+}
+
+#[test]
+fn write_errors_are_reported_once_with_exit_1() {
+    let (dir, a, b) = fixture();
+    let list = check_file(dir.path(), &stdout_of(treehash().arg(&a).arg(&b)));
+    let cases: [(&[&str], Option<&Path>); 11] = [
+        (&["--backend=cpu"], Some(&a)),
+        (&["--backend=cpu", "--json"], Some(&a)),
+        (&["--backend=cpu", "--raw"], Some(&a)),
+        (&["--backend=cpu", "-c"], Some(&list)),
+        (
+            &["bench", "--backend=cpu", "--heights", "0", "--repeat", "1"],
+            Some(&a),
+        ),
+        (&["--help"], None),
+        (&["-h"], None),
+        (&["--version"], None),
+        (&["bench", "--help"], None),
+        (&["--generate", "man"], None),
+        (&["--generate", "complete-bash"], None),
+    ];
+    for (args, file) in cases {
+        let what = format!("{args:?} > /dev/full");
+        assert_one_write_error(&into_full(args, file), "No space left on device", &what);
+        let what = format!("{args:?} >&-");
+        assert_one_write_error(
+            &with_stdout_closed(args, file),
+            "Bad file descriptor",
+            &what,
+        );
+    }
+    // Nothing to write, nothing to fail.
+    let quiet = with_stdout_closed(&["--backend=cpu", "-c", "--status"], Some(&list));
+    assert_eq!(quiet.status.code(), Some(0), "{quiet:?}");
+}
+
+#[test]
+fn a_closed_pipe_ends_the_run_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let (_dir, _, b) = fixture();
+    // Far more output than a pipe holds, so a write meets the closed pipe.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_treehash"))
+        .args(["--backend=cpu", "-H", "0"])
+        .args(std::iter::repeat_n(&b, 3000))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}
+
+// ---- a mapped input that shrinks
+
+#[test]
+fn a_file_truncated_while_it_is_hashed_is_named_in_one_line() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shrinks.bin");
+    let file = fs::File::create(&path).unwrap();
+    // Sparse: no disk is written, but hashing it at H = 0 (one thread) takes seconds.
+    file.set_len(2 << 30).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_treehash"))
+        .args(["--backend=cpu", "-H", "0"])
+        .arg(&path)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the file is mapped, cut it: the pages past the new end are gone.
+    let maps = format!("/proc/{}/maps", child.id());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !fs::read_to_string(&maps).is_ok_and(|m| m.contains("shrinks.bin")) {
+        if child.try_wait().unwrap().is_some() || Instant::now() > deadline {
+            let _ = child.kill();
+            panic!(
+                "the input was never seen mapped: {:?}",
+                child.wait_with_output()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    file.set_len(0).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(out.stdout, b"");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "treehash: {}: the mapped input's pages could not be read (SIGBUS): the file was \
+             truncated while it was being hashed, or its storage failed; no digest\n",
+            path.display()
+        )
+    );
 }

@@ -1,10 +1,50 @@
-//! The command line, defined once: `--help` is written from these definitions.
+//! The command line, defined once: `--help`, the man page and the shell
+//! completions are all written from these definitions ([`command`]).
 
 use std::path::PathBuf;
 
-use clap::{ArgAction, Args, Parser};
+use clap::{ArgAction, Args, CommandFactory, FromArgMatches, Parser};
 use treehash::gpu::CopyMode;
+use treehash::hasher::{
+    AUTO_GPU_MIN_BYTES_COLD, AUTO_GPU_MIN_BYTES_COLD_SIMD_CPU, AUTO_GPU_MIN_BYTES_WARM,
+    AUTO_GPU_MIN_LEAVES,
+};
+use treehash::params::{DEFAULT_DEGREE, DEFAULT_HEIGHT};
 use treehash::{Algorithm, BackendChoice};
+
+/// The command with its help texts complete: those that state the library's
+/// numbers are written from the library's constants here, at run time.
+pub fn command() -> clap::Command {
+    Cli::command().mut_arg("backend", |arg| arg.help(backend_help()))
+}
+
+/// Parses the process's arguments with [`command`].
+pub fn parse() -> Result<Cli, clap::Error> {
+    let mut matches = command().try_get_matches()?;
+    Cli::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut command()))
+}
+
+fn backend_help() -> String {
+    format!(
+        "Backend: auto uses the GPU when one is present, the tree has at least {} leaves and the \
+         file at least {} ({} when the CPU has no AVX-512 path for the tree; {} once the GPU \
+         runs; a stream only then), else the CPU",
+        AUTO_GPU_MIN_LEAVES,
+        binary_size(AUTO_GPU_MIN_BYTES_COLD_SIMD_CPU),
+        binary_size(AUTO_GPU_MIN_BYTES_COLD),
+        binary_size(AUTO_GPU_MIN_BYTES_WARM),
+    )
+}
+
+/// `8 GiB`, `64 MiB`, `1000 bytes`: the largest binary unit that divides `n`.
+fn binary_size(n: u64) -> String {
+    for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        if n >= 1 << shift && n.is_multiple_of(1 << shift) {
+            return format!("{} {unit}", n >> shift);
+        }
+    }
+    format!("{n} bytes")
+}
 
 #[derive(Parser, Debug)]
 #[command(
@@ -15,11 +55,12 @@ use treehash::{Algorithm, BackendChoice};
         The file's blocks are dealt round-robin onto D^H leaves, every leaf is hashed, then the \
         parent levels up to the root. Height 0 is plain SHA-3 / SHAKE. The tree mode is defined \
         in docs/SPEC.md.",
-    after_help = "Exit codes: 0 all digests made (or, with --check, all matched); 1 an input could \
-        not be read or a check failed; 2 usage error or invalid parameters; 3 --backend gpu was \
-        asked for and no usable GPU was found, or the GPU failed."
+    after_help = "`bench` is the one reserved word: a file named bench must be written ./bench.\n\n\
+        Exit codes: 0 all digests made (or, with --check, all matched); 1 an input could not be \
+        read, a check failed, or standard output could not be written; 2 usage error or invalid \
+        parameters; 3 --backend gpu was asked for and no usable GPU was found, or the GPU failed."
 )]
-#[command(args_conflicts_with_subcommands = true)]
+#[command(args_conflicts_with_subcommands = true, disable_help_subcommand = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -30,15 +71,14 @@ pub struct Cli {
     pub files: Vec<PathBuf>,
 
     /// Tree height H (0 = plain SHA-3 of the whole input).
-    #[arg(short = 'H', long, default_value_t = 8)]
+    #[arg(short = 'H', long, default_value_t = DEFAULT_HEIGHT)]
     pub height: u32,
 
     #[command(flatten)]
     pub tree: TreeArgs,
 
-    /// Backend: auto uses the GPU when one is present, the tree has at least
-    /// 256 leaves and the file at least 8 GiB (1 GiB on a CPU without
-    /// AVX-512; 64 MiB once the GPU runs; streams only then), else the CPU.
+    /// Backend (the help text is written by `backend_help`, from the
+    /// library's thresholds).
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     pub backend: BackendArg,
 
@@ -55,6 +95,22 @@ pub struct Cli {
 
     #[command(flatten)]
     pub run: RunArgs,
+
+    /// Print a man page (man) or a shell's completion script, made from these
+    /// definitions, and exit: `treehash --generate man > treehash.1`.
+    #[arg(long, value_enum, value_name = "KIND", exclusive = true)]
+    pub generate: Option<GenerateKind>,
+}
+
+/// What `--generate` prints.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GenerateKind {
+    /// A roff man page: `man ./treehash.1`.
+    Man,
+    CompleteBash,
+    CompleteZsh,
+    CompleteFish,
+    CompletePowershell,
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -70,7 +126,7 @@ pub struct BenchArgs {
     /// The file to hash (a regular file: it is read many times).
     pub file: PathBuf,
 
-    /// Heights to measure: `0..=8`, `2..6`, `0,4,8` or `5`.
+    /// Heights to measure: `0..=8`, `2..6`, `0,4,8` or `5` (at most 64).
     #[arg(long, default_value = "0..=8", value_parser = parse_heights)]
     pub heights: Heights,
 
@@ -82,7 +138,7 @@ pub struct BenchArgs {
     pub backend: Vec<BackendArg>,
 
     /// Timed runs per height (their median is reported), after one warm-up per backend.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=MAX_REPEAT))]
     pub repeat: u32,
 
     /// Add plain single-stream SHA-3 on one CPU core as the baseline row.
@@ -105,6 +161,13 @@ pub struct BenchArgs {
     pub run: RunArgs,
 }
 
+/// The most timed runs per height `bench --repeat` takes.
+const MAX_REPEAT: i64 = 1000;
+/// The most heights one bench measures.
+const MAX_HEIGHTS: usize = 64;
+/// The most CPU worker threads `--threads` takes.
+const MAX_THREADS: i64 = 1024;
+
 /// A list of heights.
 #[derive(Clone, Debug)]
 pub struct Heights(pub Vec<u32>);
@@ -112,15 +175,45 @@ pub struct Heights(pub Vec<u32>);
 fn parse_heights(s: &str) -> Result<Heights, String> {
     let bad = || format!("'{s}' is not a height list (try 0..=8, 2..6 or 0,4,8)");
     let number = |t: &str| t.trim().parse::<u32>().map_err(|_| bad());
+    let range = |a: u32, b: u32, inclusive: bool| -> Result<Vec<u32>, String> {
+        if a > b {
+            return Err(format!(
+                "'{s}' is a reversed range ({a} > {b}): it holds no height; write the smaller \
+                 height first"
+            ));
+        }
+        if a == b && !inclusive {
+            return Err(format!(
+                "'{s}' is an empty range (the end is excluded); {a}..={a} or {a} is height {a}"
+            ));
+        }
+        let count = u64::from(b - a) + u64::from(inclusive);
+        if count > MAX_HEIGHTS as u64 {
+            return Err(format!(
+                "'{s}' holds {count} heights (at most {MAX_HEIGHTS})"
+            ));
+        }
+        Ok(if inclusive {
+            (a..=b).collect()
+        } else {
+            (a..b).collect()
+        })
+    };
     let heights: Vec<u32> = if let Some((a, b)) = s.split_once("..=") {
-        (number(a)?..=number(b)?).collect()
+        range(number(a)?, number(b)?, true)?
     } else if let Some((a, b)) = s.split_once("..") {
-        (number(a)?..number(b)?).collect()
+        range(number(a)?, number(b)?, false)?
     } else {
         s.split(',').map(number).collect::<Result<_, _>>()?
     };
-    if heights.is_empty() || heights.len() > 64 {
+    if heights.is_empty() {
         return Err(bad());
+    }
+    if heights.len() > MAX_HEIGHTS {
+        return Err(format!(
+            "'{s}' holds {} heights (at most {MAX_HEIGHTS})",
+            heights.len()
+        ));
     }
     Ok(Heights(heights))
 }
@@ -133,7 +226,7 @@ pub struct TreeArgs {
     pub algorithm: Algorithm,
 
     /// Tree degree D: children per inner node (L = D^H leaves, at most 2^24).
-    #[arg(short = 'D', long, default_value_t = 4)]
+    #[arg(short = 'D', long, default_value_t = DEFAULT_DEGREE)]
     pub degree: u64,
 
     /// Leaf block size B in bytes, a multiple of 8 [default: the algorithm's rate].
@@ -144,11 +237,12 @@ pub struct TreeArgs {
     #[arg(short, long)]
     pub length: Option<usize>,
 
-    /// Prefix P (a key or salt, up to 255 bytes) in hex. Never printed.
+    /// Prefix P (a key or salt, 1 to 255 bytes) in hex. Never printed. With
+    /// --check, lines are held to a MAC's standard (see the README).
     #[arg(long, value_name = "HEX", conflicts_with = "prefix_file")]
     pub prefix_hex: Option<String>,
 
-    /// Prefix P read from a file (up to 255 bytes). Never printed.
+    /// Prefix P read from a file (1 to 255 bytes). Never printed.
     #[arg(long, value_name = "FILE")]
     pub prefix_file: Option<PathBuf>,
 }
@@ -172,9 +266,20 @@ pub struct OutputArgs {
     #[arg(long)]
     pub raw: bool,
 
-    /// Print a per-phase time breakdown to standard error.
+    /// End each output line with NUL instead of a newline, and write names
+    /// as they are (not escaped); with --check, the check file's lines end
+    /// with NUL too.
+    #[arg(short, long, conflicts_with = "raw")]
+    pub zero: bool,
+
+    /// Print a per-phase time breakdown to standard error (and what -v says).
     #[arg(long)]
     pub timings: bool,
+
+    /// Say on standard error when --backend auto found no usable GPU and
+    /// hashed on the CPU.
+    #[arg(short, long)]
+    pub verbose: bool,
 
     /// Never show a progress bar (it is shown only on a terminal, for large inputs).
     #[arg(long)]
@@ -226,8 +331,8 @@ pub struct RunArgs {
     #[arg(long, hide = true)]
     pub chunk_bytes: Option<usize>,
 
-    /// CPU worker threads [default: one per core].
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..), action = ArgAction::Set)]
+    /// CPU worker threads, 1 to 1024 [default: one per core].
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=MAX_THREADS), action = ArgAction::Set)]
     pub threads: Option<u16>,
 }
 

@@ -5,11 +5,11 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use treehash::bench::{self, BenchConfig};
 use treehash::{BackendChoice, HasherOptions};
 
 use super::args::BenchArgs;
-use super::{Fatal, exit, failure_code, report, tree_params};
+use super::bench::{self, BenchConfig};
+use super::{Fatal, exit, failure_code, report, signals, stdout, tree_params};
 
 pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {
     let params = tree_params(&args.tree, 0)?;
@@ -73,6 +73,7 @@ pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {
         vs_plain: args.vs_plain,
         hasher: options,
     };
+    signals::hashing(&args.file);
     let result = bench::run(&config, &|step| spinner.set_message(step.to_string()));
     spinner.finish_and_clear();
     let outcome = match result {
@@ -82,12 +83,13 @@ pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {
             return Ok(failure_code(&e));
         }
     };
-    if args.json {
+    let text = if args.json {
         let json = serde_json::to_string_pretty(&outcome).expect("the report serialises");
-        println!("{json}");
+        format!("{json}\n")
     } else {
-        print!("{}", bench::to_markdown(&outcome));
-    }
+        bench::to_markdown(&outcome)
+    };
+    stdout::write(text.as_bytes()).map_err(|e| Fatal::write(&e, exit::OK))?;
     let mut code = exit::OK;
     if let Some(svg) = &args.plot
         && let Err(e) = bench::plot_svg(&outcome, svg)

@@ -1,17 +1,25 @@
 //! `--check`: read digest lines, hash the files they name, say which match.
-//! Behaves like coreutils' `sha256sum -c` (docs/SPEC.md, "Check files").
+//! Behaves like coreutils' `sha256sum -c` (docs/SPEC.md, "Check files"),
+//! and holds lines to a MAC's standard when a prefix is given ("Checking
+//! keyed lines").
 
 use std::ffi::OsStr;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use treehash::checkfile::{CheckLine, digests_equal, escape_name, parse_line};
 use treehash::{HashError, Hasher, TreeParams};
 
-use super::args::{CheckArgs, Cli, TreeArgs};
+use super::args::{CheckArgs, Cli, OutputArgs, TreeArgs};
 use super::progress_bar::InputProgress;
-use super::{Fatal, exit, hasher, inputs, report, tree_params};
+use super::{
+    Fatal, exit, failure_code, hasher, inputs, note_fallback, report, signals, stdout, tree_params,
+};
+
+/// The shortest keyed digest a check accepts, in bytes (docs/SPEC.md,
+/// "Checking keyed lines"): a shorter MAC is too easy to forge.
+const MIN_KEYED_DIGEST_LEN: usize = 16;
 
 /// What one check file's lines came to.
 #[derive(Default)]
@@ -21,6 +29,10 @@ struct Tally {
     matched: usize,
     mismatched: usize,
     unreadable: usize,
+    /// Files whose hashing failed on the GPU.
+    gpu_failed: usize,
+    /// Lines refused by the keyed-check rules.
+    refused: usize,
     malformed: usize,
 }
 
@@ -32,13 +44,16 @@ pub fn run(cli: &Cli) -> Result<i32, Fatal> {
         params: &params,
         tree: &cli.tree,
         opts: &cli.check,
+        output: &cli.output,
         progress: !cli.output.no_progress && !cli.check.status,
     };
     let mut code = exit::OK;
     for list in inputs(&cli.files) {
-        if !checker.check_list(&list) {
-            code = exit::FAILED;
-        }
+        code = code.max(
+            checker
+                .check_list(&list)
+                .map_err(|e| Fatal::write(&e, code))?,
+        );
     }
     Ok(code)
 }
@@ -49,12 +64,14 @@ struct Checker<'a> {
     params: &'a TreeParams,
     tree: &'a TreeArgs,
     opts: &'a CheckArgs,
+    output: &'a OutputArgs,
     progress: bool,
 }
 
 impl Checker<'_> {
-    /// Checks every line of one check file; true if all is well.
-    fn check_list(&self, list: &Path) -> bool {
+    /// Checks every line of one check file; returns the exit code it calls
+    /// for, or the error of a write to standard output.
+    fn check_list(&self, list: &Path) -> io::Result<i32> {
         let text = match read_list(list) {
             Ok(text) => text,
             Err(e) => {
@@ -63,15 +80,24 @@ impl Checker<'_> {
                     list.display(),
                     treehash::error::io_reason(&e)
                 ));
-                return false;
+                return Ok(exit::FAILED);
             }
         };
         let mut tally = Tally::default();
-        let lines = text.split(|&b| b == b'\n');
-        let line_count = lines.clone().count() - usize::from(text.ends_with(b"\n"));
+        let end = self.line_end();
+        let lines = text.split(|&b| b == end);
+        let line_count = lines.clone().count() - usize::from(text.ends_with(&[end]));
         for (number, line) in lines.take(line_count).enumerate() {
-            match parse_line(line) {
-                Ok(parsed) => self.check_line(list, number + 1, &parsed, &mut tally),
+            let parsed = if self.output.zero {
+                // parse_line drops one trailing CR (of a CRLF line); a
+                // NUL-ended line has none, so a CR is added for it to drop,
+                // and a name that ends with CR keeps it.
+                parse_line(&[line, b"\r"].concat())
+            } else {
+                parse_line(line)
+            };
+            match parsed {
+                Ok(parsed) => self.check_line(list, number + 1, &parsed, &mut tally)?,
                 Err(why) => {
                     tally.malformed += 1;
                     if self.opts.warn {
@@ -84,10 +110,21 @@ impl Checker<'_> {
                 }
             }
         }
-        self.summarise(list, &tally)
+        Ok(self.summarise(list, &tally))
     }
 
-    fn check_line(&self, list: &Path, number: usize, line: &CheckLine, tally: &mut Tally) {
+    /// The byte that ends a check file's lines and the lines printed.
+    fn line_end(&self) -> u8 {
+        if self.output.zero { b'\0' } else { b'\n' }
+    }
+
+    fn check_line(
+        &self,
+        list: &Path,
+        number: usize,
+        line: &CheckLine,
+        tally: &mut Tally,
+    ) -> io::Result<()> {
         let params = match self.line_params(line) {
             Ok(params) => params,
             Err(LineProblem::Malformed(why)) => {
@@ -95,61 +132,87 @@ impl Checker<'_> {
                 if self.opts.warn {
                     report(format!("{}: {number}: {why}", list.display()));
                 }
-                return;
+                return Ok(());
             }
-            Err(LineProblem::NeedsPrefix) => {
+            Err(LineProblem::Refused(why)) => {
                 tally.formatted += 1;
-                report(format!(
-                    "{}: {number}: this digest was made with a prefix; give it with \
-                     --prefix-hex or --prefix-file",
-                    list.display()
-                ));
-                self.say(line, "FAILED");
-                tally.mismatched += 1;
-                return;
+                tally.refused += 1;
+                if !self.opts.status {
+                    report(format!("{}: {number}: {why}", list.display()));
+                }
+                return self.say(line, "FAILED");
             }
         };
         tally.formatted += 1;
         let path = Path::new(OsStr::from_bytes(&line.name));
         let progress = InputProgress::new(&path.display().to_string(), self.progress);
+        signals::hashing(path);
         let result = self.hasher.hash_path(&params, path, &progress);
         progress.finish();
         match result {
-            Ok(out) if digests_equal(&out.digest, &line.digest) => {
-                tally.matched += 1;
-                if !self.opts.quiet {
-                    self.say(line, "OK");
+            Ok(out) => {
+                note_fallback(self.output, &out);
+                if digests_equal(&out.digest, &line.digest) {
+                    tally.matched += 1;
+                    if !self.opts.quiet {
+                        self.say(line, "OK")?;
+                    }
+                } else {
+                    tally.mismatched += 1;
+                    self.say(line, "FAILED")?;
                 }
-            }
-            Ok(_) => {
-                tally.mismatched += 1;
-                self.say(line, "FAILED");
             }
             Err(HashError::Io(e))
                 if self.opts.ignore_missing && e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => {
-                tally.unreadable += 1;
+                let verdict = tally.count_failure(&e);
                 if !self.opts.status {
                     report(format!("{}: {e}", path.display()));
                 }
-                self.say(line, "FAILED open or read");
+                self.say(line, verdict)?;
             }
         }
+        Ok(())
     }
 
     /// The parameters a line is checked with: its own if it is tagged, the
-    /// command line's otherwise.
+    /// command line's otherwise; with a prefix given, only if the line meets
+    /// the keyed-check rules.
     fn line_params(&self, line: &CheckLine) -> Result<TreeParams, LineProblem> {
+        let params = self.unkeyed_line_params(line)?;
+        if params.has_prefix() && line.digest.len() < MIN_KEYED_DIGEST_LEN {
+            return Err(LineProblem::Refused(format!(
+                "a keyed digest of {} bytes is refused: a keyed check needs at least \
+                 {MIN_KEYED_DIGEST_LEN} bytes ({} hex digits)",
+                line.digest.len(),
+                2 * MIN_KEYED_DIGEST_LEN
+            )));
+        }
+        Ok(params)
+    }
+
+    /// [`Self::line_params`] before the length rule.
+    fn unkeyed_line_params(&self, line: &CheckLine) -> Result<TreeParams, LineProblem> {
         let malformed = |e: treehash::ParamError| LineProblem::Malformed(e.to_string());
         match &line.label {
             Some(label) => {
-                let prefix = if label.keyed {
-                    if !self.params.has_prefix() {
-                        return Err(LineProblem::NeedsPrefix);
+                let prefix = match (label.keyed, self.params.has_prefix()) {
+                    (true, true) => self.params.prefix().to_vec(),
+                    (false, false) => Vec::new(),
+                    (true, false) => {
+                        return Err(LineProblem::Refused(
+                            "this digest was made with a prefix; give it with --prefix-hex \
+                             or --prefix-file"
+                                .into(),
+                        ));
                     }
-                    self.params.prefix().to_vec()
-                } else {
-                    Vec::new()
+                    (false, true) => {
+                        return Err(LineProblem::Refused(
+                            "a prefix was given, but this line's label has no ,P: a keyed \
+                             check needs a line made with the prefix (label ending ,P)"
+                                .into(),
+                        ));
+                    }
                 };
                 label
                     .to_params(prefix, line.digest.len())
@@ -171,32 +234,37 @@ impl Checker<'_> {
         }
     }
 
-    /// Prints `NAME: VERDICT` unless --status.
-    fn say(&self, line: &CheckLine, verdict: &str) {
+    /// Prints `NAME: VERDICT` unless --status (with -z: the name as it is,
+    /// and a NUL at the end).
+    fn say(&self, line: &CheckLine, verdict: &str) -> io::Result<()> {
         if self.opts.status {
-            return;
+            return Ok(());
         }
         let mut out = Vec::new();
-        let mut name = Vec::new();
-        if escape_name(&line.name, &mut name) {
-            out.push(b'\\');
+        if self.output.zero {
+            out.extend_from_slice(&line.name);
+        } else {
+            let mut name = Vec::new();
+            if escape_name(&line.name, &mut name) {
+                out.push(b'\\');
+            }
+            out.extend_from_slice(&name);
         }
-        out.extend_from_slice(&name);
         out.extend_from_slice(b": ");
         out.extend_from_slice(verdict.as_bytes());
-        out.push(b'\n');
-        let mut stdout = io::stdout().lock();
-        let _ = stdout.write_all(&out).and_then(|()| stdout.flush());
+        out.push(self.line_end());
+        stdout::write(&out)
     }
 
-    /// Prints the warnings coreutils prints; true if the list passed.
-    fn summarise(&self, list: &Path, t: &Tally) -> bool {
+    /// Prints the warnings coreutils prints; returns the exit code the list
+    /// calls for.
+    fn summarise(&self, list: &Path, t: &Tally) -> i32 {
         if t.formatted == 0 {
             report(format!(
                 "{}: no properly formatted checksum lines found",
                 list.display()
             ));
-            return false;
+            return exit::FAILED;
         }
         if !self.opts.status {
             warn_count(t.malformed, "line is", "lines are", "improperly formatted");
@@ -207,23 +275,71 @@ impl Checker<'_> {
                 "could not be read",
             );
             warn_count(
+                t.gpu_failed,
+                "listed file",
+                "listed files",
+                "could not be hashed: the GPU failed",
+            );
+            warn_count(
+                t.refused,
+                "line was",
+                "lines were",
+                "refused by the keyed-check rules",
+            );
+            warn_count(
                 t.mismatched,
                 "computed checksum",
                 "computed checksums",
                 "did NOT match",
             );
         }
-        if self.opts.ignore_missing && t.matched + t.mismatched + t.unreadable == 0 {
+        if self.opts.ignore_missing && t.checked() == 0 {
             report(format!("{}: no file was verified", list.display()));
-            return false;
+            return exit::FAILED;
         }
-        t.mismatched == 0 && t.unreadable == 0 && !(self.opts.strict && t.malformed > 0)
+        t.code(self.opts.strict)
     }
 }
 
+impl Tally {
+    /// Counts a file that got no digest; returns the verdict for its line.
+    /// A failed GPU is told apart from a file that could not be read: it is
+    /// the machine's fault, not the file's, and calls for exit code 3.
+    fn count_failure(&mut self, e: &HashError) -> &'static str {
+        if failure_code(e) == exit::GPU {
+            self.gpu_failed += 1;
+            "FAILED"
+        } else {
+            self.unreadable += 1;
+            "FAILED open or read"
+        }
+    }
+
+    /// Lines that reached a verdict (files ignored as missing not counted).
+    fn checked(&self) -> usize {
+        self.matched + self.mismatched + self.unreadable + self.gpu_failed + self.refused
+    }
+
+    /// The exit code these lines call for: the highest any line calls for.
+    fn code(&self, strict: bool) -> i32 {
+        if self.gpu_failed > 0 {
+            exit::GPU
+        } else if self.mismatched + self.unreadable + self.refused > 0
+            || (strict && self.malformed > 0)
+        {
+            exit::FAILED
+        } else {
+            exit::OK
+        }
+    }
+}
+
+/// Why a line is not checked.
 enum LineProblem {
+    /// Not a usable digest line (counted, reported with --warn).
     Malformed(String),
-    NeedsPrefix,
+    /// A line that the keyed-check rules refuse: reported FAILED.
+    Refused(String),
 }
 
 fn warn_count(n: usize, one: &str, many: &str, what: &str) {
@@ -244,5 +360,45 @@ fn read_list(list: &Path) -> io::Result<Vec<u8>> {
             return Err(io::Error::from_raw_os_error(libc::EISDIR));
         }
         std::fs::read(list)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_gpu_is_a_failed_line_and_exit_code_3() {
+        let mut tally = Tally {
+            formatted: 3,
+            matched: 1,
+            ..Tally::default()
+        };
+        let unreadable = HashError::Io(io::Error::from_raw_os_error(libc::ENOENT));
+        assert_eq!(tally.count_failure(&unreadable), "FAILED open or read");
+        assert_eq!(tally.code(false), exit::FAILED);
+        let gpu = HashError::Gpu("the kernel launch failed".into());
+        assert_eq!(tally.count_failure(&gpu), "FAILED");
+        assert_eq!((tally.unreadable, tally.gpu_failed), (1, 1));
+        assert_eq!(tally.code(false), exit::GPU);
+        assert_eq!(tally.checked(), 3);
+    }
+
+    #[test]
+    fn refused_and_malformed_lines_fail_as_documented() {
+        let refused = Tally {
+            formatted: 1,
+            refused: 1,
+            ..Tally::default()
+        };
+        assert_eq!(refused.code(false), exit::FAILED);
+        let malformed = Tally {
+            formatted: 1,
+            matched: 1,
+            malformed: 1,
+            ..Tally::default()
+        };
+        assert_eq!(malformed.code(false), exit::OK);
+        assert_eq!(malformed.code(true), exit::FAILED);
     }
 }

@@ -1,15 +1,17 @@
 //! The default mode: hash every input and print one digest line each.
 
-use std::io::{self, Write};
 use std::path::Path;
 
 use treehash::checkfile::{tagged_line, untagged_line};
 use treehash::input::STDIN_NAME;
-use treehash::{HashError, HashOutput, Hasher, NoProgress, TreeParams, bench};
+use treehash::{HashError, HashOutput, Hasher, NoProgress, TreeParams};
 
 use super::args::{Cli, OutputArgs};
 use super::progress_bar::InputProgress;
-use super::{Fatal, exit, failure_code, hasher, inputs, name_bytes, report, tree_params};
+use super::{
+    Fatal, exit, failure_code, hasher, inputs, name_bytes, note_fallback, plain, report, signals,
+    stdout, tree_params,
+};
 
 pub fn run(cli: &Cli) -> Result<i32, Fatal> {
     let params = tree_params(&cli.tree, cli.height)?;
@@ -26,20 +28,14 @@ pub fn run(cli: &Cli) -> Result<i32, Fatal> {
     let mut code = exit::OK;
     for path in &files {
         let progress = InputProgress::new(&path.display().to_string(), !cli.output.no_progress);
+        signals::hashing(path);
         let result = hasher.hash_path(&params, path, &progress);
         progress.finish();
         match result {
             Ok(out) => {
-                if let Some(note) = &out.fallback_note {
-                    report(note);
-                }
-                if let Err(e) = print_digest(&cli.output, &params, path, &out) {
-                    report(format!(
-                        "standard output: {}",
-                        treehash::error::io_reason(&e)
-                    ));
-                    return Ok(exit::FAILED);
-                }
+                note_fallback(&cli.output, &out);
+                stdout::write(&digest_line(&cli.output, &params, path, &out))
+                    .map_err(|e| Fatal::write(&e, code))?;
                 if cli.output.timings {
                     report(format!("timings for {}:\n{}", path.display(), out.timings));
                 }
@@ -63,7 +59,7 @@ fn verify_height_zero(hasher: &Hasher, params: &TreeParams, path: &Path) -> i32 
         .at_height(0)
         .map_err(HashError::from)
         .and_then(|h0| hasher.hash_path(&h0, path, &NoProgress))
-        .and_then(|tree| Ok((tree, bench::plain_of_file(params, path, 1)?.0)));
+        .and_then(|tree| Ok((tree, hex::encode(plain::digest_of_file(params, path)?))));
     match result {
         Ok((tree, plain)) => {
             let of = if params.has_prefix() {
@@ -96,17 +92,10 @@ fn verify_height_zero(hasher: &Hasher, params: &TreeParams, path: &Path) -> i32 
     }
 }
 
-/// Writes one input's digest in the form the options ask for.
-fn print_digest(
-    output: &OutputArgs,
-    params: &TreeParams,
-    path: &Path,
-    out: &HashOutput,
-) -> io::Result<()> {
-    let mut stdout = io::stdout().lock();
+/// One input's digest in the form the options ask for, with its line end.
+fn digest_line(output: &OutputArgs, params: &TreeParams, path: &Path, out: &HashOutput) -> Vec<u8> {
     if output.raw {
-        stdout.write_all(&out.digest)?;
-        return stdout.flush();
+        return out.digest.clone();
     }
     let hex_digest = hex::encode(&out.digest);
     let name = name_bytes(path);
@@ -114,14 +103,33 @@ fn print_digest(
         json_record(params, path, out, &hex_digest).into_bytes()
     } else if output.no_names {
         hex_digest.into_bytes()
+    } else if output.zero {
+        // -z: names are written as they are; the NUL ends the line.
+        let label = output.tag.then(|| params.label());
+        unescaped_line(label.as_deref(), &hex_digest, name)
     } else if output.tag {
         tagged_line(&params.label(), &hex_digest, name)
     } else {
         untagged_line(&hex_digest, name)
     };
-    line.push(b'\n');
-    stdout.write_all(&line)?;
-    stdout.flush()
+    line.push(if output.zero { b'\0' } else { b'\n' });
+    line
+}
+
+/// `HEX  NAME`, or `LABEL (NAME) = HEX` with a label, the name not escaped
+/// (for `-z`, whose lines end with NUL).
+fn unescaped_line(label: Option<&str>, hex_digest: &str, name: &[u8]) -> Vec<u8> {
+    match label {
+        Some(label) => [
+            label.as_bytes(),
+            b" (",
+            name,
+            b") = ",
+            hex_digest.as_bytes(),
+        ]
+        .concat(),
+        None => [hex_digest.as_bytes(), b"  ", name].concat(),
+    }
 }
 
 /// One JSON object on one line. The prefix itself is never included.

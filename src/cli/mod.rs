@@ -1,16 +1,21 @@
 //! The command-line tool: a thin layer over the library.
 
 pub mod args;
+pub mod bench;
 pub mod bench_cmd;
 pub mod check_cmd;
+pub mod generate;
 pub mod hash_cmd;
+pub mod plain;
 pub mod progress_bar;
 pub mod signals;
+pub mod stdout;
 
-use std::io::Write;
+use std::io::{self, Read, Write};
 use std::path::Path;
 
 use treehash::TreeParams;
+use treehash::params::MAX_PREFIX_LEN;
 
 use args::TreeArgs;
 
@@ -18,7 +23,8 @@ use args::TreeArgs;
 pub mod exit {
     /// Every digest made; with --check, every line matched.
     pub const OK: i32 = 0;
-    /// An input could not be read, or a check failed.
+    /// An input could not be read, a check failed, or standard output
+    /// could not be written.
     pub const FAILED: i32 = 1;
     /// Usage error or invalid parameters; nothing was read.
     pub const USAGE: i32 = 2;
@@ -26,7 +32,8 @@ pub mod exit {
     pub const GPU: i32 = 3;
 }
 
-/// A failure that ends the whole run before any input is hashed.
+/// A failure that ends the whole run: before any input is hashed, or at a
+/// write to standard output that failed.
 #[derive(Debug)]
 pub struct Fatal {
     pub message: String,
@@ -40,6 +47,15 @@ impl Fatal {
             code: exit::USAGE,
         }
     }
+
+    /// Standard output could not be written: nothing more is worth doing.
+    /// The exit code is `code_so_far`, or [`exit::FAILED`] if that is lower.
+    pub fn write(e: &io::Error, code_so_far: i32) -> Fatal {
+        Fatal {
+            message: format!("standard output: {}", treehash::error::io_reason(e)),
+            code: code_so_far.max(exit::FAILED),
+        }
+    }
 }
 
 /// Prints `treehash: MESSAGE` on standard error.
@@ -51,9 +67,7 @@ pub fn report(message: impl std::fmt::Display) {
 /// appears in any message.
 pub fn tree_params(args: &TreeArgs, height: u32) -> Result<TreeParams, Fatal> {
     let prefix = match (&args.prefix_hex, &args.prefix_file) {
-        (Some(text), _) => hex::decode(text.trim()).map_err(|_| {
-            Fatal::usage("--prefix-hex: not an even number of hex digits (value not shown)")
-        })?,
+        (Some(text), _) => prefix_from_hex(text)?,
         (None, Some(path)) => read_prefix_file(path)?,
         (None, None) => Vec::new(),
     };
@@ -68,15 +82,52 @@ pub fn tree_params(args: &TreeArgs, height: u32) -> Result<TreeParams, Fatal> {
     .map_err(|e| Fatal::usage(e.to_string()))
 }
 
+/// The prefix given in hex. A prefix given is a key or salt: an empty one is
+/// refused (docs/SPEC.md, "Checking keyed lines").
+fn prefix_from_hex(text: &str) -> Result<Vec<u8>, Fatal> {
+    let text = text.trim();
+    let refuse = |why: &str| Fatal::usage(format!("--prefix-hex: {why} (value not shown)"));
+    if text.is_empty() {
+        return Err(refuse(
+            "the prefix is empty; a key or salt needs at least one byte",
+        ));
+    }
+    if !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(refuse("the text is not hexadecimal (0-9, a-f)"));
+    }
+    hex::decode(text).map_err(|_| refuse("an odd number of hex digits; each byte takes two"))
+}
+
+/// The prefix read from a file: at most [`MAX_PREFIX_LEN`] bytes are read
+/// (so `/dev/zero` or a large file is refused at once), and an empty file is
+/// refused like an empty key.
 fn read_prefix_file(path: &Path) -> Result<Vec<u8>, Fatal> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        Fatal::usage(format!(
-            "--prefix-file {}: {}",
-            path.display(),
-            treehash::error::io_reason(&e)
-        ))
-    })?;
+    let refuse = |why: &str| Fatal::usage(format!("--prefix-file {}: {why}", path.display()));
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(MAX_PREFIX_LEN as u64 + 1).read_to_end(&mut bytes))
+        .map_err(|e| refuse(&treehash::error::io_reason(&e)))?;
+    if bytes.len() > MAX_PREFIX_LEN {
+        return Err(refuse(&format!(
+            "longer than {MAX_PREFIX_LEN} bytes (a prefix is at most {MAX_PREFIX_LEN})"
+        )));
+    }
+    if bytes.is_empty() {
+        return Err(refuse(
+            "the file is empty; a key or salt needs at least one byte",
+        ));
+    }
     Ok(bytes)
+}
+
+/// Prints the library's note that `--backend auto` hashed on the CPU, when
+/// the user asked to hear it (`-v` or `--timings`).
+pub fn note_fallback(output: &args::OutputArgs, out: &treehash::HashOutput) {
+    if let Some(note) = &out.fallback_note
+        && (output.verbose || output.timings)
+    {
+        report(note);
+    }
 }
 
 /// A path's bytes, as written in digest lines.

@@ -1,21 +1,19 @@
-//! `treehash bench`: one file hashed at every height on every backend asked
-//! for, timed (median of N runs after a warm-up), with the H = 0 digest
-//! checked against plain SHA-3 computed independently, and the results as a
-//! table, JSON and an SVG chart.
+//! The measurements of `treehash bench`: one file hashed at every height on
+//! every backend asked for, timed (median of N runs after a warm-up), with
+//! the H = 0 digest checked against plain SHA-3 computed independently
+//! ([`super::plain`]), and the results as a table, JSON and an SVG chart.
+//! The command itself (arguments, progress, output) is `bench_cmd`.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde::Serialize;
+use treehash::timings::{Timings, ms};
+use treehash::{
+    BackendChoice, BackendUsed, HashError, Hasher, HasherOptions, NoProgress, TreeParams,
+};
 
-use crate::error::HashError;
-use crate::hasher::{BackendChoice, BackendUsed, Hasher, HasherOptions};
-use crate::message;
-use crate::params::TreeParams;
-use crate::progress::NoProgress;
-use crate::sponge::{Sponge, with_sponge};
-use crate::timings::{Timings, ms};
+use super::plain;
 
 /// On the GPU every leaf is one thread, which absorbs about 20 MB/s: a run
 /// whose leaves would each absorb more than this is skipped (it would take
@@ -319,9 +317,9 @@ fn verify_h0(
     })
 }
 
-/// Plain SHA-3 / SHAKE (n bytes) of prefix ‖ file, by RustCrypto, read in
-/// 1 MiB pieces on one thread: the digest and the median time of `runs`.
-pub fn plain_of_file(
+/// Plain single-stream SHA-3 / SHAKE of prefix ‖ file ([`plain`]): the
+/// digest in hex and the median time of `runs`.
+fn plain_of_file(
     params: &TreeParams,
     path: &Path,
     runs: usize,
@@ -330,29 +328,10 @@ pub fn plain_of_file(
     let mut digest = Vec::new();
     for _ in 0..runs.max(1) {
         let start = Instant::now();
-        digest = with_sponge!(params.algorithm(), S => plain_stream::<S>(params, path)?);
+        digest = plain::digest_of_file(params, path)?;
         times.push(start.elapsed().as_secs_f64());
     }
     Ok((hex::encode(digest), median(&mut times)))
-}
-
-fn plain_stream<S: Sponge>(params: &TreeParams, path: &Path) -> Result<Vec<u8>, HashError> {
-    let mut sponge = S::default();
-    let mut file = File::open(path)?;
-    let piece_len = message::piece_len(params.block_size(), 1 << 20);
-    message::for_each_piece_of_stream::<HashError>(
-        params,
-        &mut file,
-        piece_len,
-        &NoProgress,
-        |piece| {
-            sponge.absorb(piece);
-            Ok(())
-        },
-    )?;
-    let mut out = vec![0u8; params.output_len()];
-    sponge.squeeze_into(&mut out);
-    Ok(out)
 }
 
 /// The report as a markdown table with its header lines.

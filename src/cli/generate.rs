@@ -1,0 +1,36 @@
+//! `--generate`: the man page and the shell completions, made from the one
+//! definition of the command line ([`super::args::command`]), as ripgrep's
+//! `--generate` does.
+
+use clap_complete::Shell;
+
+use super::args::GenerateKind;
+use super::{Fatal, exit, stdout};
+
+/// Prints what `kind` asks for on standard output.
+pub fn run(kind: GenerateKind) -> Result<i32, Fatal> {
+    stdout::write(&render(kind)).map_err(|e| Fatal::write(&e, exit::OK))?;
+    Ok(exit::OK)
+}
+
+/// The man page or completion script, in memory: the generators panic on a
+/// failed write, so they write here and [`stdout::write`] checks the real one.
+pub fn render(kind: GenerateKind) -> Vec<u8> {
+    let mut command = super::args::command();
+    let mut text = Vec::new();
+    let shell = match kind {
+        GenerateKind::Man => {
+            clap_mangen::Man::new(command)
+                .render(&mut text)
+                .expect("writing to memory cannot fail");
+            return text;
+        }
+        GenerateKind::CompleteBash => Shell::Bash,
+        GenerateKind::CompleteZsh => Shell::Zsh,
+        GenerateKind::CompleteFish => Shell::Fish,
+        GenerateKind::CompletePowershell => Shell::PowerShell,
+    };
+    let name = command.get_name().to_string();
+    clap_complete::generate(shell, &mut command, name, &mut text);
+    text
+}
