@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use treehash::gpu::{CopyMode, measure};
+use treehash::gpu::{CopyMode, LeafKernel, measure};
 use treehash::{Algorithm, BackendChoice, Hasher, HasherOptions, NoProgress, TreeParams};
 
 const GB: f64 = 1e9;
@@ -57,20 +57,43 @@ fn main() {
         copy / GB
     );
 
-    println!("## Leaf kernel, SHA3-256, 2 GiB already on the device (median of 5)\n");
-    println!("| leaves L | height (D=4) | GB/s |\n|---:|---:|---:|");
-    for height in [5u32, 6, 7, 8, 9, 10] {
-        let params = TreeParams::new(Algorithm::Sha3_256, height, 4).unwrap();
-        let rate = measure::leaf_kernel_rate(gpu, &params, 2 << 30, 5).expect("kernel rate");
-        println!("| {} | {height} | {:.0} |", params.leaf_count(), rate / GB);
+    // Few leaves run long per byte: give each leaf the same amount of data.
+    let bytes_for = |leaves: u64| (leaves << 23).min(2 << 30) as usize;
+    println!("## Leaf kernels by leaf count, SHA3-256, data on the device (median of 3)\n");
+    println!(
+        "8 MiB per leaf (2 GiB at most); thread = one thread per leaf, warp = one warp per leaf; \
+         auto picks warp up to {} leaves.\n",
+        treehash::gpu::kernels::WARP_PER_LEAF_MAX_LEAVES
+    );
+    println!("| leaves L | thread GB/s | warp GB/s | warp / thread |\n|---:|---:|---:|---:|");
+    for log2 in [0u32, 1, 2, 4, 6, 8, 10, 11, 12, 14, 16] {
+        let params = TreeParams::new(Algorithm::Sha3_256, log2, 2).unwrap();
+        let bytes = bytes_for(params.leaf_count());
+        let rate = |k| measure::leaf_kernel_rate(gpu, &params, k, bytes, 3).expect("kernel rate");
+        let (thread, warp) = (rate(LeafKernel::ThreadPerLeaf), rate(LeafKernel::WarpPerLeaf));
+        println!(
+            "| {} | {:.2} | {:.2} | {:.2} |",
+            params.leaf_count(),
+            thread / GB,
+            warp / GB,
+            warp / thread
+        );
     }
     println!();
-    println!("## Leaf kernel by function, L = 65536, 2 GiB on the device\n");
-    println!("| function | GB/s |\n|---|---:|");
+    println!("## Leaf kernels by function, L = 256 and L = 65536, data on the device\n");
+    println!("| function | L = 256 thread | L = 256 warp | L = 65536 thread |\n|---|---:|---:|---:|");
     for algorithm in Algorithm::ALL {
-        let params = TreeParams::new(algorithm, 8, 4).unwrap();
-        let rate = measure::leaf_kernel_rate(gpu, &params, 2 << 30, 5).expect("kernel rate");
-        println!("| {algorithm} | {:.0} |", rate / GB);
+        let few = TreeParams::new(algorithm, 4, 4).unwrap();
+        let many = TreeParams::new(algorithm, 8, 4).unwrap();
+        let rate = |p: &TreeParams, k| {
+            measure::leaf_kernel_rate(gpu, p, k, bytes_for(p.leaf_count()), 3).expect("kernel rate")
+        };
+        println!(
+            "| {algorithm} | {:.2} | {:.2} | {:.0} |",
+            rate(&few, LeafKernel::ThreadPerLeaf) / GB,
+            rate(&few, LeafKernel::WarpPerLeaf) / GB,
+            rate(&many, LeafKernel::ThreadPerLeaf) / GB
+        );
     }
     println!();
 
@@ -97,7 +120,7 @@ fn main() {
         runs.push((BackendChoice::Gpu, CopyMode::Staging, Some(chunk << 20), 8));
     }
     runs.push((BackendChoice::Gpu, CopyMode::Register, None, 8));
-    for height in [7, 9, 10] {
+    for height in [4, 5, 6, 7, 9, 10] {
         runs.push((BackendChoice::Gpu, CopyMode::Staging, None, height));
     }
     runs.push((BackendChoice::Cpu, CopyMode::Staging, None, 8));

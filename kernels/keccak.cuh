@@ -19,6 +19,11 @@ __device__ __constant__ u64 KECCAK_RC[24] = {
     0x000000000000800aULL, 0x800000008000000aULL, 0x8000000080008081ULL,
     0x8000000000008080ULL, 0x0000000080000001ULL, 0x8000000080008008ULL};
 
+// The rho rotation of lane x + 5y, stated once for both permutations.
+#define KECCAK_RHO_OFFSETS                                                                  \
+    {0, 1, 62, 28, 27, 36, 44, 6, 55, 20, 3, 10, 43, 25, 39, 41, 45, 15, 21, 8, 18, 2, 61, 56, \
+     14}
+
 __device__ __forceinline__ u64 rotl64(u64 x, int n) {
     return n == 0 ? x : (x << n) | (x >> (64 - n));
 }
@@ -26,8 +31,7 @@ __device__ __forceinline__ u64 rotl64(u64 x, int n) {
 // The permutation: 24 rounds of theta, rho, pi, chi and iota.
 __device__ __forceinline__ void keccak_f1600(u64 a[25]) {
     // rho offsets, indexed by lane x + 5y.
-    constexpr int RHO[25] = {0,  1,  62, 28, 27, 36, 44, 6,  55, 20, 3,  10, 43,
-                             25, 39, 41, 45, 15, 21, 8,  18, 2,  61, 56, 14};
+    constexpr int RHO[25] = KECCAK_RHO_OFFSETS;
 #pragma unroll 1
     for (int round = 0; round < 24; ++round) {
         u64 c[5], b[25];

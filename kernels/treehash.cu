@@ -1,6 +1,7 @@
 // The LI tree on the GPU (docs/SPEC.md): leaves absorb their blocks chunk by
-// chunk, one thread per leaf; then every parent level, one thread per node;
-// then the root. Compiled by NVRTC at run time, after keccak.cuh.
+// chunk, one thread per leaf (or one warp per leaf: few_leaves.cu); then
+// every parent level, one thread per node; then the root. Compiled by NVRTC
+// at run time, after keccak.cuh and few_leaves.cu.
 //
 // Leaf states live in device memory between chunks, lane-major
 // (lane w of leaf j at states[w * leaf_count + j]) so that a warp's loads and
@@ -82,6 +83,13 @@ extern "C" __global__ void __launch_bounds__(TREEHASH_THREADS_PER_BLOCK)
     absorb_leaves(u64* states, u64 leaf_count, const u8* chunk, u64 chunk_len, u64 first_block,
                   u64 block_size) {
     absorb_leaves_impl<TREEHASH_RATE>(states, leaf_count, chunk, chunk_len, first_block, block_size);
+}
+
+extern "C" __global__ void __launch_bounds__(TREEHASH_THREADS_PER_BLOCK)
+    absorb_leaves_warp(u64* states, u64 leaf_count, const u8* chunk, u64 chunk_len,
+                       u64 first_block, u64 block_size) {
+    absorb_leaves_warp_impl<TREEHASH_RATE>(states, leaf_count, chunk, chunk_len, first_block,
+                                           block_size);
 }
 
 extern "C" __global__ void __launch_bounds__(TREEHASH_THREADS_PER_BLOCK)

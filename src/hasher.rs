@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use crate::cpu::CpuBackend;
 use crate::engine::LeafEngine;
 use crate::error::HashError;
-use crate::gpu::{self, CopyMode, GpuBackend, GpuError};
+use crate::gpu::{self, CopyMode, GpuBackend, GpuError, LeafKernel};
 use crate::input::{InputFile, STDIN_NAME, Source};
 use crate::message::{self, Piece};
 use crate::params::TreeParams;
@@ -80,6 +80,9 @@ pub struct HasherOptions {
     pub device: usize,
     /// How a mapped file reaches the GPU.
     pub copy_mode: CopyMode,
+    /// The GPU leaf kernel; `None` picks it from the leaf count (tests and
+    /// benchmarks force one).
+    pub gpu_leaf_kernel: Option<LeafKernel>,
     /// CPU: only the portable code path, never the AVX-512 one (for tests
     /// and comparisons; the digests are the same).
     pub portable_cpu: bool,
@@ -216,6 +219,7 @@ impl Hasher {
                         params,
                         input.known_len(),
                         self.options.copy_mode,
+                        self.options.gpu_leaf_kernel,
                         self.cpu.pool(),
                         &mut timings,
                     )

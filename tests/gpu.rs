@@ -9,16 +9,31 @@ use std::io::Write;
 
 use rand::rngs::StdRng;
 use rand::{Rng, RngExt, SeedableRng};
-use treehash::gpu::CopyMode;
+use treehash::gpu::{CopyMode, LeafKernel};
 use treehash::{
     Algorithm, BackendChoice, BackendUsed, Hasher, HasherOptions, NoProgress, TreeParams, reference,
 };
 
 fn gpu_hasher(piece_bytes: Option<usize>, copy_mode: CopyMode) -> Hasher {
+    gpu_hasher_with(piece_bytes, copy_mode, None)
+}
+
+/// Both leaf kernels, forced whatever the leaf count would pick.
+const KERNELS: [Option<LeafKernel>; 2] = [
+    Some(LeafKernel::ThreadPerLeaf),
+    Some(LeafKernel::WarpPerLeaf),
+];
+
+fn gpu_hasher_with(
+    piece_bytes: Option<usize>,
+    copy_mode: CopyMode,
+    gpu_leaf_kernel: Option<LeafKernel>,
+) -> Hasher {
     let hasher = Hasher::new(HasherOptions {
         backend: BackendChoice::Gpu,
         piece_bytes,
         copy_mode,
+        gpu_leaf_kernel,
         ..Default::default()
     })
     .unwrap();
@@ -42,17 +57,58 @@ fn random_bytes(rng: &mut StdRng, len: usize) -> Vec<u8> {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn gpu_reproduces_every_vector() {
-    for piece_bytes in [None, Some(4096)] {
-        let hasher = gpu_hasher(piece_bytes, CopyMode::Staging);
-        for v in common::vectors() {
-            let out = hasher.hash_bytes(&v.params(), &v.input()).unwrap();
-            assert_eq!(out.backend, BackendUsed::Gpu);
-            assert_eq!(
-                hex::encode(&out.digest),
-                v.digest,
-                "{v:?}, pieces {piece_bytes:?}"
-            );
+fn gpu_reproduces_every_vector_with_both_leaf_kernels() {
+    for kernel in KERNELS {
+        for piece_bytes in [None, Some(4096)] {
+            let hasher = gpu_hasher_with(piece_bytes, CopyMode::Staging, kernel);
+            for v in common::vectors() {
+                let out = hasher.hash_bytes(&v.params(), &v.input()).unwrap();
+                assert_eq!(out.backend, BackendUsed::Gpu);
+                assert_eq!(
+                    hex::encode(&out.digest),
+                    v.digest,
+                    "{v:?}, pieces {piece_bytes:?}, {kernel:?}"
+                );
+            }
+        }
+    }
+}
+
+/// The warp-per-leaf kernel on few leaves (1, 2, 4, 16, 64), every function,
+/// block sizes below, at and above the rate and not multiples of it, a
+/// prefix, SHAKE lengths, and chunks that end mid-block and mid-stripe.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn warp_per_leaf_kernel_matches_the_reference_on_few_leaves() {
+    let mut rng = StdRng::seed_from_u64(0x3a7);
+    let hashers: Vec<Hasher> = [Some(4096), Some(3 << 14), None]
+        .into_iter()
+        .map(|p| gpu_hasher_with(p, CopyMode::Staging, Some(LeafKernel::WarpPerLeaf)))
+        .collect();
+    let mut case = 0;
+    for algorithm in Algorithm::ALL {
+        let r = algorithm.rate();
+        for (height, degree) in [(0, 2), (1, 2), (2, 2), (2, 4), (3, 4)] {
+            for block_size in [8, r - 8, r, r + 8, 3 * r, 8 * 37] {
+                for size in [0, 1, 7, 8, r - 1, r, r + 1, 5000, 100_003] {
+                    let prefix = if case % 3 == 0 { vec![0xA5; 1 + case % 200] } else { vec![] };
+                    let length = algorithm.is_xof().then(|| 1 + case % 300);
+                    let params = TreeParams::with_options(
+                        algorithm,
+                        height,
+                        degree,
+                        Some(block_size),
+                        prefix,
+                        length,
+                    )
+                    .unwrap();
+                    let data = random_bytes(&mut rng, size);
+                    let got = hashers[case % hashers.len()].hash_bytes(&params, &data).unwrap();
+                    let want = reference::tree_hash(&params, &data);
+                    assert_eq!(got.digest, want, "case {case}: {params:?}, {size} bytes");
+                    case += 1;
+                }
+            }
         }
     }
 }
@@ -75,9 +131,10 @@ fn gpu_height_zero_is_plain_sha3_by_openssl() {
 fn gpu_matches_cpu_on_random_cases() {
     let mut rng = StdRng::seed_from_u64(0x6e0);
     let cpu = cpu_hasher();
+    // Every chunk size with each leaf kernel.
     let gpus: Vec<Hasher> = [Some(4096), Some(3 << 16), None]
         .into_iter()
-        .map(|p| gpu_hasher(p, CopyMode::Staging))
+        .flat_map(|p| KERNELS.map(|k| gpu_hasher_with(p, CopyMode::Staging, k)))
         .collect();
     for case in 0..1500 {
         let algorithm = Algorithm::ALL[rng.random_range(0..6)];

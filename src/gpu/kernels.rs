@@ -31,7 +31,46 @@ pub fn nvrtc_present() -> bool {
 pub const THREADS_PER_BLOCK: u32 = 128;
 
 /// The kernels' entry points, the same for every function.
-pub const ENTRY_POINTS: [&str; 3] = ["absorb_leaves", "finalize_leaves", "hash_nodes"];
+pub const ENTRY_POINTS: [&str; 4] = [
+    "absorb_leaves",
+    "absorb_leaves_warp",
+    "finalize_leaves",
+    "hash_nodes",
+];
+
+/// Trees with at most this many leaves absorb one warp per leaf; larger
+/// ones one thread per leaf (docs/PERFORMANCE.md, "Few leaves", measured).
+pub const WARP_PER_LEAF_MAX_LEAVES: u64 = 2048;
+
+/// How the leaves of a tree are spread over the GPU's threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LeafKernel {
+    /// One thread holds one leaf's whole state (`absorb_leaves`): best when
+    /// there are enough leaves to fill the GPU.
+    ThreadPerLeaf,
+    /// One warp shares one leaf's state, a lane of it per thread
+    /// (`absorb_leaves_warp`, kernels/few_leaves.cu): best for few leaves.
+    WarpPerLeaf,
+}
+
+impl LeafKernel {
+    /// The faster kernel for a tree of `leaves` leaves.
+    pub fn for_leaves(leaves: u64) -> LeafKernel {
+        if leaves <= WARP_PER_LEAF_MAX_LEAVES {
+            LeafKernel::WarpPerLeaf
+        } else {
+            LeafKernel::ThreadPerLeaf
+        }
+    }
+
+    /// The launch that runs this kernel on `leaves` leaves.
+    pub(super) fn launch_config(self, leaves: u64) -> LaunchConfig {
+        match self {
+            LeafKernel::ThreadPerLeaf => launch_config(leaves),
+            LeafKernel::WarpPerLeaf => launch_config(leaves * 32),
+        }
+    }
+}
 
 /// The `-D` defines that tell the kernels which function they compute: its
 /// facts come from [`Algorithm`], stated once.
@@ -77,9 +116,10 @@ pub(super) fn address<T>(buffer: &CudaSlice<T>, stream: &CudaStream) -> u64 {
     buffer.device_ptr(stream).0
 }
 
-/// The three kernels of one algorithm.
+/// The kernels of one algorithm.
 pub struct TreeKernels {
     pub absorb_leaves: CudaFunction,
+    pub absorb_leaves_warp: CudaFunction,
     pub finalize_leaves: CudaFunction,
     pub hash_nodes: CudaFunction,
     _module: Arc<CudaModule>,
@@ -90,6 +130,16 @@ pub struct Kernels {
     ctx: Arc<CudaContext>,
     arch: String,
     loaded: [OnceLock<Result<TreeKernels, GpuError>>; 6],
+}
+
+impl TreeKernels {
+    /// The leaf kernel of the given shape.
+    pub fn absorb(&self, kernel: LeafKernel) -> &CudaFunction {
+        match kernel {
+            LeafKernel::ThreadPerLeaf => &self.absorb_leaves,
+            LeafKernel::WarpPerLeaf => &self.absorb_leaves_warp,
+        }
+    }
 }
 
 impl Kernels {
@@ -137,13 +187,14 @@ impl Kernels {
             .ctx
             .load_module(ptx)
             .map_err(|e| GpuError::driver("loading the kernel module", e))?;
-        let [absorb, finalize, nodes] = ENTRY_POINTS.map(|name| {
+        let [absorb, absorb_warp, finalize, nodes] = ENTRY_POINTS.map(|name| {
             module
                 .load_function(name)
                 .map_err(|e| GpuError::driver(&format!("finding kernel {name}"), e))
         });
         Ok(TreeKernels {
             absorb_leaves: absorb?,
+            absorb_leaves_warp: absorb_warp?,
             finalize_leaves: finalize?,
             hash_nodes: nodes?,
             _module: module,

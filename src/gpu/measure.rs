@@ -6,7 +6,7 @@ use cudarc::driver::{CudaEvent, PushKernelArg, result, sys};
 
 use crate::params::TreeParams;
 
-use super::kernels::{address, launch_config};
+use super::kernels::{LeafKernel, address};
 use super::{Context, GpuBackend, GpuError};
 
 fn timing_event(gpu: &GpuBackend) -> Result<CudaEvent, GpuError> {
@@ -51,6 +51,7 @@ pub fn pinned_copy_rate(gpu: &GpuBackend, bytes: usize, reps: usize) -> Result<f
 pub fn leaf_kernel_rate(
     gpu: &GpuBackend,
     params: &TreeParams,
+    kernel: LeafKernel,
     bytes: usize,
     reps: usize,
 ) -> Result<f64, GpuError> {
@@ -72,7 +73,7 @@ pub fn leaf_kernel_rate(
     let mut seconds = Vec::with_capacity(reps);
     for _ in 0..reps + 1 {
         start.record(stream).context("recording an event")?;
-        let mut launch = stream.launch_builder(&kernels.absorb_leaves);
+        let mut launch = stream.launch_builder(kernels.absorb(kernel));
         launch
             .arg(&states_ptr)
             .arg(&leaf_count)
@@ -81,7 +82,7 @@ pub fn leaf_kernel_rate(
             .arg(&first_block)
             .arg(&block_size);
         // SAFETY: arguments match absorb_leaves; the buffers hold what it reads.
-        unsafe { launch.launch(launch_config(leaf_count.min(len.div_ceil(block_size)))) }
+        unsafe { launch.launch(kernel.launch_config(leaf_count.min(len.div_ceil(block_size)))) }
             .context("launching the leaf kernel")?;
         end.record(stream).context("recording an event")?;
         let ms = start.elapsed_ms(&end).context("timing the kernel")?;

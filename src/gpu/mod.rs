@@ -26,6 +26,7 @@ use crate::message::{self, Access, Piece};
 use crate::params::TreeParams;
 use crate::timings::{Timings, timed};
 
+pub use kernels::LeafKernel;
 use kernels::{Kernels, TreeKernels};
 use pipeline::{GpuLeaves, Slots, Staged};
 
@@ -172,12 +173,14 @@ impl GpuBackend {
     }
 
     /// The leaves of one message of about `len_hint` bytes (unknown for a
-    /// stream), ready to absorb its pieces; `pool` copies staged chunks.
+    /// stream), ready to absorb its pieces, with the leaf kernel given or
+    /// else the one for the tree's leaf count; `pool` copies staged chunks.
     pub(crate) fn begin<'a>(
         &'a self,
         params: &'a TreeParams,
         len_hint: Option<u64>,
         mode: CopyMode,
+        leaf_kernel: Option<LeafKernel>,
         pool: &'a rayon::ThreadPool,
         times: &mut Timings,
     ) -> Result<Box<dyn LeafEngine + 'a>, HashError> {
@@ -195,7 +198,9 @@ impl GpuBackend {
             let slots = timed(&mut times.gpu_init, || self.take_slots(needed))?;
             let (kernels, compile_time) = self.kernels.get(params.algorithm())?;
             times.compile += compile_time;
-            let leaves = GpuLeaves::new(self, params, kernels, slots, pool)?;
+            let leaf_kernel =
+                leaf_kernel.unwrap_or_else(|| LeafKernel::for_leaves(params.leaf_count()));
+            let leaves = GpuLeaves::new(self, params, kernels, leaf_kernel, slots, pool)?;
             Ok(Box::new(GpuMessage {
                 leaves,
                 kernels,

@@ -17,7 +17,7 @@ use crate::error::HashError;
 use crate::input::InputFile;
 use crate::params::TreeParams;
 
-use super::kernels::{TreeKernels, address, launch_config};
+use super::kernels::{LeafKernel, TreeKernels, address};
 use super::{Context, GpuBackend, GpuError};
 
 /// One place in the ring: a chunk's pinned copy, its device copy, and the
@@ -125,6 +125,7 @@ pub(super) struct GpuLeaves<'a> {
     gpu: &'a GpuBackend,
     params: &'a TreeParams,
     kernels: &'a TreeKernels,
+    leaf_kernel: LeafKernel,
     slots: Slots,
     pool: &'a rayon::ThreadPool,
     /// Lane-major leaf states: lane w of leaf j at `w * L + j`.
@@ -141,6 +142,7 @@ impl<'a> GpuLeaves<'a> {
         gpu: &'a GpuBackend,
         params: &'a TreeParams,
         kernels: &'a TreeKernels,
+        leaf_kernel: LeafKernel,
         slots: Slots,
         pool: &'a rayon::ThreadPool,
     ) -> Result<Self, GpuError> {
@@ -155,6 +157,7 @@ impl<'a> GpuLeaves<'a> {
             gpu,
             params,
             kernels,
+            leaf_kernel,
             slots,
             pool,
             states,
@@ -254,7 +257,9 @@ impl<'a> GpuLeaves<'a> {
         let blocks = len.div_ceil(block_size);
         let first_block = self.message_len / block_size;
         let states = address(&self.states, &gpu.compute);
-        let mut launch = gpu.compute.launch_builder(&self.kernels.absorb_leaves);
+        let mut launch = gpu
+            .compute
+            .launch_builder(self.kernels.absorb(self.leaf_kernel));
         launch
             .arg(&states)
             .arg(&leaf_count)
@@ -264,7 +269,7 @@ impl<'a> GpuLeaves<'a> {
             .arg(&block_size);
         // SAFETY: the arguments match the kernel's signature; the chunk
         // buffer holds `len` bytes, the states 25·L words.
-        unsafe { launch.launch(launch_config(blocks.min(leaf_count))) }
+        unsafe { launch.launch(self.leaf_kernel.launch_config(blocks.min(leaf_count))) }
             .context("launching the leaf kernel")?;
         slot.hashed
             .record(&gpu.compute)
