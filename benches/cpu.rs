@@ -9,7 +9,7 @@
 use std::time::Instant;
 
 use sha3::Digest;
-use treehash::{Algorithm, BackendChoice, Hasher, HasherOptions, TreeParams, reference};
+use treehash::{Algorithm, BackendChoice, CpuPath, Hasher, HasherOptions, TreeParams, reference};
 
 const GB: f64 = 1e9;
 
@@ -24,11 +24,11 @@ fn rate(bytes: usize, reps: usize, mut f: impl FnMut()) -> f64 {
         .fold(0.0, f64::max)
 }
 
-fn cpu(threads: Option<usize>, portable_cpu: bool) -> Hasher {
+fn cpu(threads: Option<usize>, cpu_path: CpuPath) -> Hasher {
     Hasher::new(HasherOptions {
         backend: BackendChoice::Cpu,
         threads,
-        portable_cpu,
+        cpu_path,
         ..Default::default()
     })
     .unwrap()
@@ -43,9 +43,9 @@ fn main() {
         .map(|i: usize| (i.wrapping_mul(0x9e37_79b9) >> 11) as u8)
         .collect();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let all = cpu(None, false);
-    let one = cpu(Some(1), false);
-    let portable = cpu(None, true);
+    let all = cpu(None, CpuPath::Auto);
+    let one = cpu(Some(1), CpuPath::Auto);
+    let portable = cpu(None, CpuPath::Portable);
 
     let plain = rate(data.len(), 3, || {
         std::hint::black_box(sha3::Sha3_256::digest(&data));
@@ -90,7 +90,7 @@ fn main() {
         let h = if threads == 1 {
             &one
         } else {
-            &cpu(Some(threads), false)
+            &cpu(Some(threads), CpuPath::Auto)
         };
         let r = rate(data.len(), 2, || {
             std::hint::black_box(h.hash_bytes(&params, &data).unwrap());

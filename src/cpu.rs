@@ -1,19 +1,34 @@
-//! The fast CPU backend: every leaf's sponge kept in memory, the message
-//! absorbed piece by piece on all cores, then the parent levels reduced.
+//! The fast CPU backend: the message absorbed piece by piece on all cores by
+//! one of the leaf engines, then the parent levels reduced.
 //!
-//! Memory is L sponge states (about 208 bytes each) plus one piece of input,
-//! whatever the input's size.
+//! - `platform`: what the CPU can run, detected once, and the one choice of
+//!   engine for given parameters;
+//! - `walk`: the walk over the message (which block to which leaf, stripe by
+//!   stripe, on which thread), written once for every engine;
+//! - `sponges`: the portable engine, one RustCrypto sponge per leaf;
+//! - `lanes`, `keccak_x4`, `keccak_x8`: four (AVX2) or eight (AVX-512)
+//!   neighbouring leaves per permutation;
+//! - `reduce`: the parent levels, empty subtrees computed once per level.
+//!
+//! Memory is one state (about 200 bytes) per leaf that holds a block, plus one
+//! piece of input: min(blocks, L) states, whatever L is.
 
+mod keccak;
+#[cfg(target_arch = "x86_64")]
+mod keccak_x4;
 #[cfg(target_arch = "x86_64")]
 mod keccak_x8;
 #[cfg(target_arch = "x86_64")]
 mod lanes;
+mod platform;
+mod reduce;
+mod sponges;
+mod walk;
 
 use std::convert::Infallible;
+use std::fmt;
 use std::io::Read;
-use std::ops::Range;
-
-use rayon::prelude::*;
+use std::str::FromStr;
 
 use crate::error::HashError;
 use crate::message;
@@ -22,6 +37,9 @@ use crate::progress::Progress;
 use crate::sponge::{Sponge, with_sponge};
 use crate::timings::{Timings, timed};
 
+use platform::{Engine, Platform};
+use walk::{Absorb, Leaves};
+
 /// Bytes handed to the thread pool at a time: large enough that a dispatch
 /// costs nothing, small enough for a smooth progress bar.
 const PIECE_TARGET: usize = 32 << 20;
@@ -29,27 +47,79 @@ const PIECE_TARGET: usize = 32 << 20;
 /// bytes), so that each leaf absorbs several blocks while its state is cached.
 const STRIPES_PER_PIECE: u64 = 4;
 const MAX_MAPPED_PIECE: u64 = 1 << 30;
-/// Leaves per task at most: 1024 states are about 208 KiB, an L2's worth.
-const MAX_GROUP_LEAVES: usize = 1024;
 
-/// The CPU backend: a pool of worker threads.
+/// Which CPU code path hashes the leaves. Every path gives the same digests;
+/// they differ in speed and in what the CPU must have.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CpuPath {
+    /// The fastest path this CPU has.
+    #[default]
+    Auto,
+    /// One RustCrypto sponge per leaf: any CPU.
+    Portable,
+    /// Four leaves per permutation; needs AVX2 (x86-64).
+    Avx2,
+    /// Eight leaves per permutation; needs AVX-512F (x86-64).
+    Avx512,
+}
+
+impl CpuPath {
+    /// Every path, `Auto` first.
+    pub const ALL: [CpuPath; 4] = [
+        CpuPath::Auto,
+        CpuPath::Portable,
+        CpuPath::Avx2,
+        CpuPath::Avx512,
+    ];
+
+    /// The lower-case name: `auto`, `portable`, `avx2`, `avx512`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            CpuPath::Auto => "auto",
+            CpuPath::Portable => "portable",
+            CpuPath::Avx2 => "avx2",
+            CpuPath::Avx512 => "avx512",
+        }
+    }
+}
+
+impl fmt::Display for CpuPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for CpuPath {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        CpuPath::ALL
+            .into_iter()
+            .find(|p| p.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| {
+                format!("unknown CPU path '{s}' (expected auto, portable, avx2 or avx512)")
+            })
+    }
+}
+
+/// The CPU backend: a pool of worker threads and the code path they run.
 pub struct CpuBackend {
     pool: rayon::ThreadPool,
     /// Set by the caller (tests), else chosen per input.
     piece_bytes: Option<usize>,
-    /// Never take the SIMD path (tests and comparisons).
-    portable: bool,
+    platform: Platform,
 }
 
 impl CpuBackend {
     /// A backend with `threads` workers (one per core when `None`), handed
-    /// pieces of about `piece_bytes` (a tuned default when `None`); with
-    /// `portable`, only the portable code path (no AVX-512).
+    /// pieces of about `piece_bytes` (a tuned default when `None`), running
+    /// `path`; an error if this CPU lacks what `path` needs.
     pub fn new(
         threads: Option<usize>,
         piece_bytes: Option<usize>,
-        portable: bool,
+        path: CpuPath,
     ) -> Result<Self, HashError> {
+        let platform = Platform::new(path)?;
         let mut builder = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("treehash-{i}"));
         if let Some(n) = threads {
             builder = builder.num_threads(n);
@@ -60,14 +130,15 @@ impl CpuBackend {
         Ok(CpuBackend {
             pool,
             piece_bytes,
-            portable,
+            platform,
         })
     }
 
-    /// True when these parameters take the AVX-512 eight-lane path here.
+    /// True when these parameters take the AVX-512 eight-lane path here (the
+    /// path whose speed the GPU's `Auto` thresholds were measured against).
     pub fn has_fast_path(&self, params: &TreeParams) -> bool {
         #[cfg(target_arch = "x86_64")]
-        return !self.portable && lanes::supported(params);
+        return matches!(self.platform.engine(params), Engine::Lanes8(_));
         #[cfg(not(target_arch = "x86_64"))]
         return {
             let _ = params;
@@ -99,22 +170,20 @@ impl CpuBackend {
             PIECE_TARGET.max(stripes.min(MAX_MAPPED_PIECE) as usize)
         });
         let piece_len = message::piece_len(params.block_size(), target);
-        with_sponge!(params.algorithm(), S => {
-            let mut tree = Tree::<S>::new(params, &self.pool, self.has_fast_path(params));
-            let Ok(()) = timed(&mut times.leaves, || {
-                message::for_each_piece_of_slice::<Infallible>(
-                    params,
-                    file,
-                    piece_len,
-                    progress,
-                    |piece| {
-                        tree.absorb(piece.bytes());
-                        Ok(())
-                    },
-                )
-            });
-            Ok(tree.finish(params, &self.pool, times))
-        })
+        let (digest, ()) = self.hash_pieces(params, times, |absorb| {
+            let Ok(()) = message::for_each_piece_of_slice::<Infallible>(
+                params,
+                file,
+                piece_len,
+                progress,
+                |piece| {
+                    absorb(piece.bytes());
+                    Ok(())
+                },
+            );
+            Ok(())
+        })?;
+        Ok(digest)
     }
 
     /// The digest of `prefix ‖ (all of reader)` and the number of bytes read.
@@ -127,206 +196,72 @@ impl CpuBackend {
     ) -> Result<(Vec<u8>, u64), HashError> {
         let target = self.piece_bytes.unwrap_or(PIECE_TARGET);
         let piece_len = message::piece_len(params.block_size(), target);
-        with_sponge!(params.algorithm(), S => {
-            let mut tree = Tree::<S>::new(params, &self.pool, self.has_fast_path(params));
-            let read = timed(&mut times.leaves, || {
-                message::for_each_piece_of_stream::<HashError>(
-                    params,
-                    reader,
-                    piece_len,
-                    progress,
-                    |piece| {
-                        tree.absorb(piece);
-                        Ok(())
-                    },
-                )
-            })?;
-            Ok((tree.finish(params, &self.pool, times), read))
+        self.hash_pieces(params, times, |absorb| {
+            message::for_each_piece_of_stream::<HashError>(
+                params,
+                reader,
+                piece_len,
+                progress,
+                |piece| {
+                    absorb(piece);
+                    Ok(())
+                },
+            )
         })
     }
-}
 
-/// The leaves of one tree on the CPU: eight to a SIMD permutation where the
-/// CPU and the parameters allow it, one sponge each otherwise.
-enum Tree<'a, S: Sponge> {
-    Sponges(Leaves<'a, S>),
-    #[cfg(target_arch = "x86_64")]
-    Lanes(lanes::LaneLeaves<'a>),
-}
-
-impl<'a, S: Sponge> Tree<'a, S> {
-    /// With `fast`, the eight-lane path ([`CpuBackend::has_fast_path`] said yes).
-    fn new(params: &'a TreeParams, pool: &'a rayon::ThreadPool, fast: bool) -> Self {
-        #[cfg(target_arch = "x86_64")]
-        if fast {
-            return Tree::Lanes(lanes::LaneLeaves::new(params, pool));
-        }
-        let _ = fast;
-        Tree::Sponges(Leaves::new(params, pool))
-    }
-
-    fn absorb(&mut self, piece: &[u8]) {
-        match self {
-            Tree::Sponges(leaves) => leaves.absorb(piece),
-            #[cfg(target_arch = "x86_64")]
-            Tree::Lanes(leaves) => leaves.absorb(piece),
-        }
-    }
-
-    /// Pads every leaf, then reduces the tree: the digest.
-    fn finish(self, params: &TreeParams, pool: &rayon::ThreadPool, times: &mut Timings) -> Vec<u8> {
-        let chaining = timed(&mut times.leaves, || match self {
-            Tree::Sponges(leaves) => leaves.squeeze(),
-            #[cfg(target_arch = "x86_64")]
-            Tree::Lanes(leaves) => leaves.finish(),
-        });
-        if params.height() == 0 {
-            return chaining;
-        }
-        timed(&mut times.reduce, || {
-            reduce_levels::<S>(params, pool, chaining)
-        })
-    }
-}
-
-/// The state of every leaf while M is absorbed, one sponge per leaf.
-struct Leaves<'a, S: Sponge> {
-    params: &'a TreeParams,
-    pool: &'a rayon::ThreadPool,
-    sponges: Vec<S>,
-    /// Blocks of M absorbed so far: the next piece starts at this block.
-    blocks_done: u64,
-}
-
-impl<'a, S: Sponge> Leaves<'a, S> {
-    fn new(params: &'a TreeParams, pool: &'a rayon::ThreadPool) -> Self {
-        Leaves {
-            params,
-            pool,
-            sponges: vec![S::default(); params.leaf_count() as usize],
-            blocks_done: 0,
-        }
-    }
-
-    /// Absorbs the next piece of M, which starts on a block boundary; every
-    /// block goes to leaf (block index mod L), in order.
-    fn absorb(&mut self, piece: &[u8]) {
-        let b = self.params.block_size();
-        let leaf_count = self.sponges.len() as u64;
-        let first = self.blocks_done;
-        let blocks = piece.len().div_ceil(b) as u64;
-        self.blocks_done += blocks;
-        if leaf_count == 1 {
-            // On a pool thread, not the caller's: workers that just finished
-            // spin for a while, and one more busy thread than cores would halve
-            // this single sponge's speed.
-            let sponge = &mut self.sponges[0];
-            self.pool.install(|| sponge.absorb(piece));
-            return;
-        }
-        let ranges = touched_leaves(first, blocks, leaf_count);
-        let touched: usize = ranges.iter().map(|r| r.len()).sum();
-        // Several groups per thread for balance, and few enough leaves per
-        // group that their states stay in the core's cache between stripes.
-        let group = touched
-            .div_ceil(self.pool.current_num_threads() * 4)
-            .clamp(1, MAX_GROUP_LEAVES);
-        let end = first + blocks;
-        let sponges = &mut self.sponges;
-        self.pool.install(|| {
-            for range in ranges.into_iter().filter(|r| !r.is_empty()) {
-                let start = range.start;
-                sponges[range]
-                    .par_chunks_mut(group)
-                    .enumerate()
-                    .for_each(|(g, leaves)| {
-                        let first_leaf = (start + g * group) as u64;
-                        // Stripe by stripe: the group's blocks of one stripe are
-                        // contiguous in the piece, so reads are sequential.
-                        let mut stripe = first - first % leaf_count;
-                        while stripe < end {
-                            for (k, sponge) in leaves.iter_mut().enumerate() {
-                                let i = stripe + first_leaf + k as u64;
-                                if i < first {
-                                    continue;
-                                }
-                                if i >= end {
-                                    break;
-                                }
-                                let at = ((i - first) as usize) * b;
-                                sponge.absorb(&piece[at..(at + b).min(piece.len())]);
-                            }
-                            stripe += leaf_count;
-                        }
-                    });
+    /// The digest of the pieces that `feed` hands to its `absorb` argument, in
+    /// order, with the engine this platform takes for `params`.
+    fn hash_pieces<R>(
+        &self,
+        params: &TreeParams,
+        times: &mut Timings,
+        feed: impl FnOnce(&mut dyn FnMut(&[u8])) -> Result<R, HashError>,
+    ) -> Result<(Vec<u8>, R), HashError> {
+        with_sponge!(params.algorithm(), S => match self.platform.engine(params) {
+            Engine::Sponges => {
+                self.hash_with::<S, _, R>(params, sponges::Sponges::<S>::default(), times, feed)
             }
-        });
+            #[cfg(target_arch = "x86_64")]
+            Engine::Lanes4(avx2) => {
+                let engine = lanes::Lanes::<_, 4>::new(avx2, params);
+                self.hash_with::<S, _, R>(params, engine, times, feed)
+            }
+            #[cfg(target_arch = "x86_64")]
+            Engine::Lanes8(avx512) => {
+                let engine = lanes::Lanes::<_, 8>::new(avx512, params);
+                self.hash_with::<S, _, R>(params, engine, times, feed)
+            }
+        })
     }
 
-    /// Pads every leaf: the leaves' outputs in order (c bytes each, or n at H = 0).
-    fn squeeze(self) -> Vec<u8> {
-        let out_len = self.params.leaf_output_len();
-        let mut chaining = vec![0u8; self.sponges.len() * out_len];
-        self.pool.install(|| {
-            chaining
-                .par_chunks_mut(out_len)
-                .zip(self.sponges.into_par_iter())
-                .for_each(|(out, sponge)| sponge.squeeze_into(out));
-        });
-        chaining
-    }
-}
-
-/// The leaves that blocks `first .. first + blocks` reach, as two ranges, the
-/// second empty unless the blocks wrap round from leaf L−1 to leaf 0.
-fn touched_leaves(first: u64, blocks: u64, leaf_count: u64) -> [Range<usize>; 2] {
-    let l = leaf_count as usize;
-    if blocks >= leaf_count {
-        return [0..l, 0..0];
-    }
-    let start = (first % leaf_count) as usize;
-    let end = start + blocks as usize;
-    if end <= l {
-        [start..end, 0..0]
-    } else {
-        [start..l, 0..end - l]
-    }
-}
-
-/// From the leaves' chaining values (level H) up to the root digest.
-pub(crate) fn reduce_levels<S: Sponge>(
-    params: &TreeParams,
-    pool: &rayon::ThreadPool,
-    mut level: Vec<u8>,
-) -> Vec<u8> {
-    let c = params.algorithm().chaining_len();
-    let node_input = params.degree() as usize * c;
-    for _ in 1..params.height() {
-        let mut parents = vec![0u8; level.len() / params.degree() as usize];
-        pool.install(|| {
-            parents
-                .par_chunks_mut(c)
-                .zip(level.par_chunks(node_input))
-                .with_min_len(64)
-                .for_each(|(out, children)| S::hash_into(children, out));
-        });
-        level = parents;
-    }
-    let mut root = vec![0u8; params.output_len()];
-    S::hash_into(&level, &mut root);
-    root
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn touched_leaves_wrap_round() {
-        assert_eq!(touched_leaves(0, 3, 8), [0..3, 0..0]);
-        assert_eq!(touched_leaves(6, 3, 8), [6..8, 0..1]);
-        assert_eq!(touched_leaves(13, 3, 8), [5..8, 0..0]);
-        assert_eq!(touched_leaves(5, 8, 8), [0..8, 0..0]);
-        assert_eq!(touched_leaves(5, 100, 8), [0..8, 0..0]);
+    /// [`Self::hash_pieces`] with leaf engine `A` and node function `S`.
+    fn hash_with<S: Sponge, A: Absorb, R>(
+        &self,
+        params: &TreeParams,
+        engine: A,
+        times: &mut Timings,
+        feed: impl FnOnce(&mut dyn FnMut(&[u8])) -> Result<R, HashError>,
+    ) -> Result<(Vec<u8>, R), HashError> {
+        let mut leaves = Leaves::new(params, &self.pool, engine);
+        let fed = timed(&mut times.leaves, || {
+            feed(&mut |piece: &[u8]| leaves.absorb(piece))
+        })?;
+        let outputs = timed(&mut times.leaves, || leaves.finish());
+        let digest = if params.height() == 0 {
+            if outputs.is_empty() {
+                // The empty message: its one leaf is empty.
+                let mut out = vec![0u8; params.output_len()];
+                S::hash_into(&[], &mut out);
+                out
+            } else {
+                outputs
+            }
+        } else {
+            timed(&mut times.reduce, || {
+                reduce::reduce_levels::<S>(params, &self.pool, outputs)
+            })
+        };
+        Ok((digest, fed))
     }
 }

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::cpu::CpuBackend;
+use crate::cpu::{CpuBackend, CpuPath};
 use crate::error::HashError;
 use crate::gpu::{self, CopyMode, GpuBackend, GpuError};
 use crate::input::Source;
@@ -79,9 +79,10 @@ pub struct HasherOptions {
     pub device: usize,
     /// How a mapped file reaches the GPU.
     pub copy_mode: CopyMode,
-    /// CPU: only the portable code path, never the AVX-512 one (for tests
-    /// and comparisons; the digests are the same).
-    pub portable_cpu: bool,
+    /// The CPU code path: the best this CPU has (`Auto`), or one forced (for
+    /// tests and comparisons; the digests are the same). A path the CPU
+    /// lacks makes [`Hasher::new`] fail.
+    pub cpu_path: CpuPath,
 }
 
 /// A digest and how it was made.
@@ -131,7 +132,7 @@ enum Chosen<'h> {
 
 impl Hasher {
     pub fn new(options: HasherOptions) -> Result<Hasher, HashError> {
-        let cpu = CpuBackend::new(options.threads, options.piece_bytes, options.portable_cpu)?;
+        let cpu = CpuBackend::new(options.threads, options.piece_bytes, options.cpu_path)?;
         Ok(Hasher {
             options,
             cpu,
