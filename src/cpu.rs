@@ -5,7 +5,9 @@
 //!   engine for given parameters;
 //! - `walk`: the walk over the message (which block to which leaf, stripe by
 //!   stripe, on which thread), written once for every engine;
-//! - `sponges`: the portable engine, one RustCrypto sponge per leaf;
+//! - `sponges`: the portable engine, one scalar sponge per leaf;
+//! - `fast_sponge`: the scalar sponge of one core (OpenSSL's assembly Keccak
+//!   on x86-64): height 0, the parent levels, the portable leaves;
 //! - `lanes`, `keccak_x4`, `keccak_x8`: four (AVX2) or eight (AVX-512)
 //!   neighbouring leaves per permutation;
 //! - `reduce`: the parent levels, empty subtrees computed once per level.
@@ -13,6 +15,7 @@
 //! Memory is one state (about 200 bytes) per leaf that holds a block, plus one
 //! piece of input: min(blocks, L) states, whatever L is.
 
+mod fast_sponge;
 mod keccak;
 #[cfg(target_arch = "x86_64")]
 mod keccak_x4;
@@ -55,7 +58,7 @@ pub enum CpuPath {
     /// The fastest path this CPU has.
     #[default]
     Auto,
-    /// One RustCrypto sponge per leaf: any CPU.
+    /// One scalar sponge per leaf (no SIMD): any CPU.
     Portable,
     /// Four leaves per permutation; needs AVX2 (x86-64).
     Avx2,
@@ -218,7 +221,9 @@ impl CpuBackend {
         times: &mut Timings,
         feed: impl FnOnce(&mut dyn FnMut(&[u8])) -> Result<R, HashError>,
     ) -> Result<(Vec<u8>, R), HashError> {
-        with_sponge!(params.algorithm(), S => match self.platform.engine(params) {
+        with_sponge!(params.algorithm(), RustCrypto => {
+        type S = fast_sponge::Fast<RustCrypto>;
+        match self.platform.engine(params) {
             Engine::Sponges => {
                 self.hash_with::<S, _, R>(params, sponges::Sponges::<S>::default(), times, feed)
             }
@@ -232,7 +237,7 @@ impl CpuBackend {
                 let engine = lanes::Lanes::<_, 8>::new(avx512, params);
                 self.hash_with::<S, _, R>(params, engine, times, feed)
             }
-        })
+        }})
     }
 
     /// [`Self::hash_pieces`] with leaf engine `A` and node function `S`.

@@ -61,7 +61,7 @@ impl Avx512 {
 /// The CPU code path a backend uses, with the proof that the CPU can run it.
 #[derive(Clone, Copy, Debug)]
 pub enum Platform {
-    /// One RustCrypto sponge per leaf.
+    /// One scalar sponge per leaf.
     Portable,
     /// Four leaves per permutation in 256-bit registers.
     #[cfg(target_arch = "x86_64")]
@@ -131,7 +131,7 @@ impl Platform {
 /// How the leaves of one tree are absorbed.
 #[derive(Clone, Copy, Debug)]
 pub enum Engine {
-    /// One RustCrypto sponge per leaf.
+    /// One scalar sponge per leaf.
     Sponges,
     /// Four neighbouring leaves per AVX2 permutation.
     #[cfg(target_arch = "x86_64")]

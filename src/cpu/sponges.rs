@@ -1,4 +1,5 @@
-//! The portable leaf engine: one RustCrypto sponge per leaf, any B, any CPU.
+//! The portable leaf engine: one scalar sponge per leaf, any B, any CPU (the
+//! backend gives it `fast_sponge::Fast`).
 
 use std::marker::PhantomData;
 
