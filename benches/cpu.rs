@@ -94,7 +94,11 @@ fn main() {
         let digests: Vec<_> = data.par_chunks(slice).map(sha3::Sha3_256::digest).collect();
         std::hint::black_box(digests);
     });
-    row("ceiling: independent plain SHA3-256 streams, one per thread", cores, r);
+    row(
+        "ceiling: independent plain SHA3-256 streams, one per thread",
+        cores,
+        r,
+    );
 
     for path in [CpuPath::Portable, CpuPath::Avx2, CpuPath::Avx512] {
         for threads in [1, cores] {

@@ -9,7 +9,7 @@
 
 use std::arch::x86_64::*;
 
-use super::keccak::{RC, for_each_rho_pi};
+use super::keccak::keccak_f1600;
 use super::platform::Avx2;
 
 /// Four leaves' states, lane-major: `[k][i]` is lane k of leaf i.
@@ -131,9 +131,39 @@ fn store(group: &mut Group4, a: &StateX4) {
     }
 }
 
+// The lane operations `keccak_f1600!` is written with, on AVX2 registers.
+
+macro_rules! xor {
+    ($x:expr, $y:expr) => {
+        _mm256_xor_si256($x, $y)
+    };
+}
+
+macro_rules! xor5 {
+    ($a:expr, $b:expr, $c:expr, $d:expr, $e:expr) => {
+        xor!(xor!(xor!($a, $b), xor!($c, $d)), $e)
+    };
+}
+
+/// x ^ (!y & z), with `vpandn`.
+macro_rules! chi {
+    ($x:expr, $y:expr, $z:expr) => {
+        _mm256_xor_si256($x, _mm256_andnot_si256($y, $z))
+    };
+}
+
+macro_rules! lane {
+    ($v:expr) => {
+        _mm256_set1_epi64x($v as i64)
+    };
+}
+
 /// Rotates each 64-bit lane of `$x` left by the literal `$n`: a byte shuffle
 /// for 8 and 56, two shifts and an OR otherwise.
 macro_rules! rol {
+    ($x:expr, 0) => {
+        $x
+    };
     ($x:expr, 8) => {
         _mm256_shuffle_epi8(
             $x,
@@ -156,52 +186,20 @@ macro_rules! rol {
             ),
         )
     };
-    ($x:expr, $n:tt) => {
+    ($x:expr, $n:tt) => {{
+        let x = $x;
         _mm256_or_si256(
-            _mm256_slli_epi64::<$n>($x),
-            _mm256_srli_epi64::<{ 64 - $n }>($x),
+            _mm256_slli_epi64::<$n>(x),
+            _mm256_srli_epi64::<{ 64 - $n }>(x),
         )
-    };
+    }};
 }
 
 /// The permutation, 24 rounds, on four states.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn f1600_x4(a: &mut StateX4) {
-    for rc in RC {
-        // theta
-        let mut c = [_mm256_setzero_si256(); 5];
-        for x in 0..5 {
-            c[x] = _mm256_xor_si256(
-                _mm256_xor_si256(_mm256_xor_si256(a[x], a[x + 5]), a[x + 10]),
-                _mm256_xor_si256(a[x + 15], a[x + 20]),
-            );
-        }
-        for x in 0..5 {
-            let d = _mm256_xor_si256(c[(x + 4) % 5], rol!(c[(x + 1) % 5], 1));
-            for y in 0..5 {
-                a[x + 5 * y] = _mm256_xor_si256(a[x + 5 * y], d);
-            }
-        }
-        // rho and pi
-        let mut b = [_mm256_setzero_si256(); 25];
-        b[0] = a[0];
-        macro_rules! move_lane {
-            ($from:tt, $to:tt, $rot:tt) => {
-                b[$to] = rol!(a[$from], $rot);
-            };
-        }
-        for_each_rho_pi!(move_lane);
-        // chi: x ^ (!y & z)
-        for y in 0..5 {
-            for x in 0..5 {
-                let (y1, y2) = (b[(x + 1) % 5 + 5 * y], b[(x + 2) % 5 + 5 * y]);
-                a[x + 5 * y] = _mm256_xor_si256(b[x + 5 * y], _mm256_andnot_si256(y1, y2));
-            }
-        }
-        // iota
-        a[0] = _mm256_xor_si256(a[0], _mm256_set1_epi64x(rc as i64));
-    }
+    keccak_f1600!(a);
 }
 
 #[cfg(test)]

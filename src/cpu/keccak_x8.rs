@@ -6,7 +6,7 @@
 
 use std::arch::x86_64::*;
 
-use super::keccak::{RC, for_each_rho_pi};
+use super::keccak::keccak_f1600;
 use super::platform::Avx512;
 
 /// Eight leaves' states, lane-major: `[k][i]` is lane k of leaf i.
@@ -103,54 +103,46 @@ fn store(group: &mut Group8, a: &StateX8) {
     }
 }
 
-/// x ^ y ^ z in one instruction.
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn xor3(x: __m512i, y: __m512i, z: __m512i) -> __m512i {
-    _mm512_ternarylogic_epi64::<0x96>(x, y, z)
+// The lane operations `keccak_f1600!` is written with, on AVX-512 registers.
+
+macro_rules! xor {
+    ($x:expr, $y:expr) => {
+        _mm512_xor_si512($x, $y)
+    };
 }
 
-/// x ^ (!y & z), the chi step, in one instruction.
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn chi(x: __m512i, y: __m512i, z: __m512i) -> __m512i {
-    _mm512_ternarylogic_epi64::<0xD2>(x, y, z)
+/// Five-way XOR in two `vpternlogq` (0x96: x ^ y ^ z).
+macro_rules! xor5 {
+    ($a:expr, $b:expr, $c:expr, $d:expr, $e:expr) => {
+        _mm512_ternarylogic_epi64::<0x96>(_mm512_ternarylogic_epi64::<0x96>($a, $b, $c), $d, $e)
+    };
+}
+
+/// x ^ (!y & z) in one `vpternlogq` (0xD2).
+macro_rules! chi {
+    ($x:expr, $y:expr, $z:expr) => {
+        _mm512_ternarylogic_epi64::<0xD2>($x, $y, $z)
+    };
+}
+
+macro_rules! lane {
+    ($v:expr) => {
+        _mm512_set1_epi64($v as i64)
+    };
+}
+
+/// Rotates each 64-bit lane left with `vprolq`.
+macro_rules! rol {
+    ($x:expr, $n:tt) => {
+        _mm512_rol_epi64::<$n>($x)
+    };
 }
 
 /// The permutation, 24 rounds, on eight states.
 #[inline]
 #[target_feature(enable = "avx512f")]
 fn f1600_x8(a: &mut StateX8) {
-    for rc in RC {
-        // theta
-        let mut c = [_mm512_setzero_si512(); 5];
-        for x in 0..5 {
-            c[x] = xor3(xor3(a[x], a[x + 5], a[x + 10]), a[x + 15], a[x + 20]);
-        }
-        for x in 0..5 {
-            let d = _mm512_xor_si512(c[(x + 4) % 5], _mm512_rol_epi64::<1>(c[(x + 1) % 5]));
-            for y in 0..5 {
-                a[x + 5 * y] = _mm512_xor_si512(a[x + 5 * y], d);
-            }
-        }
-        // rho and pi
-        let mut b = [_mm512_setzero_si512(); 25];
-        b[0] = a[0];
-        macro_rules! move_lane {
-            ($from:tt, $to:tt, $rot:tt) => {
-                b[$to] = _mm512_rol_epi64::<$rot>(a[$from]);
-            };
-        }
-        for_each_rho_pi!(move_lane);
-        // chi
-        for y in 0..5 {
-            for x in 0..5 {
-                a[x + 5 * y] = chi(b[x + 5 * y], b[(x + 1) % 5 + 5 * y], b[(x + 2) % 5 + 5 * y]);
-            }
-        }
-        // iota
-        a[0] = _mm512_xor_si512(a[0], _mm512_set1_epi64(rc as i64));
-    }
+    keccak_f1600!(a);
 }
 
 #[cfg(test)]
