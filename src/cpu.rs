@@ -222,22 +222,24 @@ impl CpuBackend {
         feed: impl FnOnce(&mut dyn FnMut(&[u8])) -> Result<R, HashError>,
     ) -> Result<(Vec<u8>, R), HashError> {
         with_sponge!(params.algorithm(), RustCrypto => {
-        type S = fast_sponge::Fast<RustCrypto>;
-        match self.platform.engine(params) {
-            Engine::Sponges => {
-                self.hash_with::<S, _, R>(params, sponges::Sponges::<S>::default(), times, feed)
+            type S = fast_sponge::Fast<RustCrypto>;
+            match self.platform.engine(params) {
+                Engine::Sponges => {
+                    let engine = sponges::Sponges::<S>::default();
+                    self.hash_with::<S, _, R>(params, engine, times, feed)
+                }
+                #[cfg(target_arch = "x86_64")]
+                Engine::Lanes4(avx2) => {
+                    let engine = lanes::Lanes::<_, 4>::new(avx2, params);
+                    self.hash_with::<S, _, R>(params, engine, times, feed)
+                }
+                #[cfg(target_arch = "x86_64")]
+                Engine::Lanes8(avx512) => {
+                    let engine = lanes::Lanes::<_, 8>::new(avx512, params);
+                    self.hash_with::<S, _, R>(params, engine, times, feed)
+                }
             }
-            #[cfg(target_arch = "x86_64")]
-            Engine::Lanes4(avx2) => {
-                let engine = lanes::Lanes::<_, 4>::new(avx2, params);
-                self.hash_with::<S, _, R>(params, engine, times, feed)
-            }
-            #[cfg(target_arch = "x86_64")]
-            Engine::Lanes8(avx512) => {
-                let engine = lanes::Lanes::<_, 8>::new(avx512, params);
-                self.hash_with::<S, _, R>(params, engine, times, feed)
-            }
-        }})
+        })
     }
 
     /// [`Self::hash_pieces`] with leaf engine `A` and node function `S`.
