@@ -25,14 +25,12 @@ pub fn absorb_blocks(avx2: Avx2, group: &mut Group4, blocks: &[u8], b: usize, ra
 }
 
 /// The permutation on four states.
-#[cfg(test)]
 pub fn permute(avx2: Avx2, group: &mut Group4) {
     let _ = avx2;
     // SAFETY: the token proves detection found AVX2.
     unsafe { permute_avx2(group) }
 }
 
-#[cfg(test)]
 #[target_feature(enable = "avx2")]
 fn permute_avx2(group: &mut Group4) {
     let mut a = load(group);

@@ -22,14 +22,12 @@ pub fn absorb_blocks(avx512: Avx512, group: &mut Group8, blocks: &[u8], b: usize
 }
 
 /// The permutation on eight states.
-#[cfg(test)]
 pub fn permute(avx512: Avx512, group: &mut Group8) {
     let _ = avx512;
     // SAFETY: the token proves detection found AVX-512F.
     unsafe { permute_avx512(group) }
 }
 
-#[cfg(test)]
 #[target_feature(enable = "avx512f")]
 fn permute_avx512(group: &mut Group8) {
     let mut a = load(group);

@@ -23,17 +23,28 @@ pub trait LaneKernel<const W: usize>: Copy + Send + Sync {
     /// `blocks` holds `W` blocks of `b` bytes back to back (`b` a multiple of
     /// `rate`); block i goes to leaf i of `group`.
     fn absorb_blocks(self, group: &mut [[u64; W]; 25], blocks: &[u8], b: usize, rate: usize);
+
+    /// Keccak-f[1600] on the `W` states of `group`.
+    fn permute(self, group: &mut [[u64; W]; 25]);
 }
 
 impl LaneKernel<4> for Avx2 {
     fn absorb_blocks(self, group: &mut [[u64; 4]; 25], blocks: &[u8], b: usize, rate: usize) {
         keccak_x4::absorb_blocks(self, group, blocks, b, rate);
     }
+
+    fn permute(self, group: &mut [[u64; 4]; 25]) {
+        keccak_x4::permute(self, group);
+    }
 }
 
 impl LaneKernel<8> for Avx512 {
     fn absorb_blocks(self, group: &mut [[u64; 8]; 25], blocks: &[u8], b: usize, rate: usize) {
         keccak_x8::absorb_blocks(self, group, blocks, b, rate);
+    }
+
+    fn permute(self, group: &mut [[u64; 8]; 25]) {
+        keccak_x8::permute(self, group);
     }
 }
 
@@ -89,21 +100,27 @@ impl<K: LaneKernel<W>, const W: usize> Absorb for Lanes<K, W> {
         }
     }
 
-    fn finish_leaf(&self, unit: &Self::Unit, lane: usize, leaf_len: u64, out: &mut [u8]) {
+    fn finish_unit(&self, unit: &Self::Unit, leaf_lens: &[u64], out: &mut [u8]) {
         let rate = self.algorithm.rate();
+        let out_len = out.len() / leaf_lens.len();
         debug_assert!(
-            out.len() <= rate,
+            out_len <= rate,
             "a leaf outputs c bytes, less than the rate"
         );
-        let mut state: [u64; 25] = std::array::from_fn(|k| unit[k][lane]);
-        pad(
-            &mut state,
-            (leaf_len % rate as u64) as usize,
-            self.algorithm,
-        );
-        f1600(&mut state);
-        for (k, byte) in out.iter_mut().enumerate() {
-            *byte = (state[k / 8] >> (8 * (k % 8))) as u8;
+        // Each leaf padded where its bytes end, then one permutation for all.
+        let mut group = *unit;
+        for (lane, len) in leaf_lens.iter().enumerate() {
+            let mut state: [u64; 25] = std::array::from_fn(|k| group[k][lane]);
+            pad(&mut state, (len % rate as u64) as usize, self.algorithm);
+            for (k, lanes) in group.iter_mut().enumerate() {
+                lanes[lane] = state[k];
+            }
+        }
+        self.kernel.permute(&mut group);
+        for (lane, cv) in out.chunks_mut(out_len).enumerate() {
+            for (k, byte) in cv.iter_mut().enumerate() {
+                *byte = (group[k / 8][lane] >> (8 * (k % 8))) as u8;
+            }
         }
     }
 }

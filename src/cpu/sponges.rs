@@ -31,7 +31,7 @@ impl<S: Sponge> Absorb for Sponges<S> {
         unit.absorb(bytes);
     }
 
-    fn finish_leaf(&self, unit: &S, _lane: usize, _leaf_len: u64, out: &mut [u8]) {
+    fn finish_unit(&self, unit: &S, _leaf_lens: &[u64], out: &mut [u8]) {
         unit.clone().squeeze_into(out);
     }
 }

@@ -33,8 +33,10 @@ pub trait Absorb: Sync {
     /// which may be short (only the message's last block is).
     fn absorb_leaf(&self, unit: &mut Self::Unit, lane: usize, bytes: &[u8]);
 
-    /// Pads leaf `lane`, which holds `leaf_len` bytes, and writes its output.
-    fn finish_leaf(&self, unit: &Self::Unit, lane: usize, leaf_len: u64, out: &mut [u8]);
+    /// Pads the unit's first `leaf_lens.len()` leaves (leaf i holds
+    /// `leaf_lens[i]` bytes) and writes their outputs to `out`, one after the
+    /// other, `out.len() / leaf_lens.len()` bytes each.
+    fn finish_unit(&self, unit: &Self::Unit, leaf_lens: &[u64], out: &mut [u8]);
 }
 
 /// Every leaf's state while M is absorbed, piece by piece.
@@ -126,12 +128,17 @@ impl<'a, A: Absorb> Leaves<'a, A> {
         let mut out = vec![0u8; real * out_len];
         let (engine, units) = (&self.engine, &self.units);
         self.pool.install(|| {
-            out.par_chunks_mut(out_len)
+            out.par_chunks_mut(A::WIDTH * out_len)
+                .zip(units.par_iter())
                 .enumerate()
-                .with_min_len(64)
-                .for_each(|(leaf, cv)| {
-                    let len = leaf_len(params, self.message_len, leaf as u64);
-                    engine.finish_leaf(&units[leaf / A::WIDTH], leaf % A::WIDTH, len, cv);
+                .with_min_len((64 / A::WIDTH).max(1))
+                .for_each(|(u, (outs, unit))| {
+                    let first = (u * A::WIDTH) as u64;
+                    let lens: Vec<u64> = (first..)
+                        .take(outs.len() / out_len)
+                        .map(|leaf| leaf_len(params, self.message_len, leaf))
+                        .collect();
+                    engine.finish_unit(unit, &lens, outs);
                 });
         });
         out
