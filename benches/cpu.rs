@@ -1,15 +1,17 @@
-//! CPU benchmark: the fast CPU backend (its AVX-512 eight-lane path where the
-//! CPU has one, and its portable path) against single-threaded plain SHA3-256
-//! (the `sha3` crate) and against the reference, on the same in-memory data.
-//! Prints a markdown table (docs/PERFORMANCE.md).
+//! CPU benchmark, one run, same in-memory data for every row: each CPU path
+//! forced (portable, AVX2, AVX-512 where the CPU has them) on one thread and
+//! on all, at H = 8, 6 and 4; the host's memory-read ceiling; height 0 (plain
+//! SHA3-256) against the `sha3` crate; the reference. Prints a markdown table
+//! (docs/PERFORMANCE.md).
 //!
 //! TREEHASH_BENCH_MIB sets the data size (default 512); the reference runs
 //! on a quarter of it (it holds every leaf in memory).
 
 use std::time::Instant;
 
+use rayon::prelude::*;
 use sha3::Digest;
-use treehash::{Algorithm, BackendChoice, Hasher, HasherOptions, TreeParams, reference};
+use treehash::{Algorithm, BackendChoice, CpuPath, Hasher, HasherOptions, TreeParams, reference};
 
 const GB: f64 = 1e9;
 
@@ -24,14 +26,16 @@ fn rate(bytes: usize, reps: usize, mut f: impl FnMut()) -> f64 {
         .fold(0.0, f64::max)
 }
 
-fn cpu(threads: Option<usize>, portable_cpu: bool) -> Hasher {
+/// A CPU hasher on `threads` threads forced onto `path`, or `None` when this
+/// CPU lacks it.
+fn cpu(threads: Option<usize>, cpu_path: CpuPath) -> Option<Hasher> {
     Hasher::new(HasherOptions {
         backend: BackendChoice::Cpu,
         threads,
-        portable_cpu,
+        cpu_path,
         ..Default::default()
     })
-    .unwrap()
+    .ok()
 }
 
 fn main() {
@@ -43,14 +47,12 @@ fn main() {
         .map(|i: usize| (i.wrapping_mul(0x9e37_79b9) >> 11) as u8)
         .collect();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let all = cpu(None, false);
-    let one = cpu(Some(1), false);
-    let portable = cpu(None, true);
+    let sha3_256 = |height| TreeParams::new(Algorithm::Sha3_256, height, 4).unwrap();
 
     let plain = rate(data.len(), 3, || {
         std::hint::black_box(sha3::Sha3_256::digest(&data));
     });
-    println!("# CPU benchmark, {mib} MiB in memory, {cores} cores\n");
+    println!("# CPU benchmark, {mib} MiB in memory, {cores} threads\n");
     println!(
         "single-thread plain SHA3-256 (sha3 crate): {:.3} GB/s\n",
         plain / GB
@@ -66,54 +68,57 @@ fn main() {
         );
     };
     row("plain SHA3-256 (sha3 crate)", 1, plain);
-    for height in [0u32, 2, 4, 6, 8, 10] {
-        let params = TreeParams::new(Algorithm::Sha3_256, height, 4).unwrap();
-        let r = rate(data.len(), 3, || {
-            std::hint::black_box(all.hash_bytes(&params, &data).unwrap());
-        });
-        row(&format!("fast CPU backend, H={height}, D=4"), cores, r);
-    }
-    let params = TreeParams::new(Algorithm::Sha3_256, 8, 4).unwrap();
-    for height in [6u32, 8] {
-        let params = TreeParams::new(Algorithm::Sha3_256, height, 4).unwrap();
-        let r = rate(data.len(), 3, || {
-            std::hint::black_box(portable.hash_bytes(&params, &data).unwrap());
-        });
-        row(
-            &format!("portable path (no AVX-512), H={height}, D=4"),
-            cores,
-            r,
-        );
-    }
-    let mut threads = 1;
-    while threads < cores {
-        let h = if threads == 1 {
-            &one
-        } else {
-            &cpu(Some(threads), false)
-        };
-        let r = rate(data.len(), 2, || {
-            std::hint::black_box(h.hash_bytes(&params, &data).unwrap());
-        });
-        row("fast CPU backend, H=8, D=4", threads, r);
-        threads *= 2;
-    }
-    // The ceiling for this machine and this Keccak: one plain SHA3-256 stream
-    // per core over disjoint slices, no tree at all.
+    let one = cpu(Some(1), CpuPath::Auto).unwrap();
+    let r = rate(data.len(), 3, || {
+        std::hint::black_box(one.hash_bytes(&sha3_256(0), &data).unwrap());
+    });
+    row("treehash H=0 (plain SHA3-256)", 1, r);
+
+    // The host's memory-read ceiling: every thread summing its share as u64s.
+    let r = rate(data.len(), 3, || {
+        let sum: u64 = data
+            .par_chunks(1 << 20)
+            .map(|chunk| {
+                chunk
+                    .chunks_exact(8)
+                    .map(|w| u64::from_le_bytes(w.try_into().unwrap()))
+                    .fold(0u64, u64::wrapping_add)
+            })
+            .reduce(|| 0, u64::wrapping_add);
+        std::hint::black_box(sum);
+    });
+    row("ceiling: memory read (u64 sums, all threads)", cores, r);
+    // One sponge per core with nothing shared: the ceiling of scalar Keccak.
     let slice = data.len().div_ceil(cores);
     let r = rate(data.len(), 3, || {
-        use rayon::prelude::*;
         let digests: Vec<_> = data.par_chunks(slice).map(sha3::Sha3_256::digest).collect();
         std::hint::black_box(digests);
     });
     row(
-        "ceiling: independent plain SHA3-256 streams, one per core",
+        "ceiling: independent plain SHA3-256 streams, one per thread",
         cores,
         r,
     );
+
+    for path in [CpuPath::Portable, CpuPath::Avx2, CpuPath::Avx512] {
+        for threads in [1, cores] {
+            let Some(hasher) = cpu(Some(threads), path) else {
+                println!("| {path} path: not on this CPU | {threads} | | | |");
+                continue;
+            };
+            for height in [8u32, 6, 4] {
+                let params = sha3_256(height);
+                let r = rate(data.len(), 3, || {
+                    std::hint::black_box(hasher.hash_bytes(&params, &data).unwrap());
+                });
+                row(&format!("{path} path, H={height}, D=4"), threads, r);
+            }
+        }
+    }
+
     let part = &data[..data.len() / 4];
     let r = rate(part.len(), 1, || {
-        std::hint::black_box(reference::tree_hash(&params, part));
+        std::hint::black_box(reference::tree_hash(&sha3_256(8), part));
     });
     row("reference, H=8, D=4", 1, r);
 }

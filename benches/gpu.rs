@@ -70,7 +70,10 @@ fn main() {
         let params = TreeParams::new(Algorithm::Sha3_256, log2, 2).unwrap();
         let bytes = bytes_for(params.leaf_count());
         let rate = |k| measure::leaf_kernel_rate(gpu, &params, k, bytes, 3).expect("kernel rate");
-        let (thread, warp) = (rate(LeafKernel::ThreadPerLeaf), rate(LeafKernel::WarpPerLeaf));
+        let (thread, warp) = (
+            rate(LeafKernel::ThreadPerLeaf),
+            rate(LeafKernel::WarpPerLeaf),
+        );
         println!(
             "| {} | {:.2} | {:.2} | {:.2} |",
             params.leaf_count(),
@@ -81,7 +84,9 @@ fn main() {
     }
     println!();
     println!("## Leaf kernels by function, L = 256 and L = 65536, data on the device\n");
-    println!("| function | L = 256 thread | L = 256 warp | L = 65536 thread |\n|---|---:|---:|---:|");
+    println!(
+        "| function | L = 256 thread | L = 256 warp | L = 65536 thread |\n|---|---:|---:|---:|"
+    );
     for algorithm in Algorithm::ALL {
         let few = TreeParams::new(algorithm, 4, 4).unwrap();
         let many = TreeParams::new(algorithm, 8, 4).unwrap();

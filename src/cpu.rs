@@ -1,17 +1,36 @@
-//! The fast CPU backend: every leaf's sponge kept in memory, the message
-//! absorbed piece by piece on all cores, then the parent levels reduced.
+//! The fast CPU backend: the message absorbed piece by piece on all cores by
+//! one of the leaf engines, then the parent levels reduced.
 //!
-//! Memory is L sponge states (about 208 bytes each) plus one piece of input,
-//! whatever the input's size.
+//! - `platform`: what the CPU can run, detected once, and the one choice of
+//!   engine for given parameters;
+//! - `walk`: the walk over the message (which block to which leaf, stripe by
+//!   stripe, on which thread), written once for every engine;
+//! - `sponges`: the portable engine, one scalar sponge per leaf;
+//! - `fast_sponge`: the scalar sponge of one core (OpenSSL's assembly Keccak
+//!   on x86-64): height 0, the parent levels, the portable leaves;
+//! - `lanes`, `keccak_x4`, `keccak_x8`: four (AVX2) or eight (AVX-512)
+//!   neighbouring leaves per permutation;
+//! - `reduce`: the parent levels, empty subtrees computed once per level.
+//!
+//! Memory is one state (about 200 bytes) per leaf that holds a block, plus one
+//! piece of input: min(blocks, L) states, whatever L is.
 
+mod fast_sponge;
+mod keccak;
+#[cfg(target_arch = "x86_64")]
+mod keccak_x4;
 #[cfg(target_arch = "x86_64")]
 mod keccak_x8;
 #[cfg(target_arch = "x86_64")]
 mod lanes;
+mod platform;
+mod reduce;
+mod sponges;
+mod walk;
 
-use std::ops::Range;
-
-use rayon::prelude::*;
+use std::fmt;
+use std::marker::PhantomData;
+use std::str::FromStr;
 
 use crate::engine::LeafEngine;
 use crate::error::HashError;
@@ -20,6 +39,9 @@ use crate::params::TreeParams;
 use crate::sponge::{Sponge, with_sponge};
 use crate::timings::{Timings, timed};
 
+use platform::{Engine, Platform};
+use walk::{Absorb, Leaves};
+
 /// Bytes handed to the thread pool at a time: large enough that a dispatch
 /// costs nothing, small enough for a smooth progress bar.
 const PIECE_TARGET: usize = 32 << 20;
@@ -27,27 +49,79 @@ const PIECE_TARGET: usize = 32 << 20;
 /// bytes), so that each leaf absorbs several blocks while its state is cached.
 const STRIPES_PER_PIECE: u64 = 4;
 const MAX_MAPPED_PIECE: u64 = 128 << 20;
-/// Leaves per task at most: 1024 states are about 208 KiB, an L2's worth.
-const MAX_GROUP_LEAVES: usize = 1024;
 
-/// The CPU backend: a pool of worker threads.
+/// Which CPU code path hashes the leaves. Every path gives the same digests;
+/// they differ in speed and in what the CPU must have.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CpuPath {
+    /// The fastest path this CPU has.
+    #[default]
+    Auto,
+    /// One scalar sponge per leaf (no SIMD): any CPU.
+    Portable,
+    /// Four leaves per permutation; needs AVX2 (x86-64).
+    Avx2,
+    /// Eight leaves per permutation; needs AVX-512F (x86-64).
+    Avx512,
+}
+
+impl CpuPath {
+    /// Every path, `Auto` first.
+    pub const ALL: [CpuPath; 4] = [
+        CpuPath::Auto,
+        CpuPath::Portable,
+        CpuPath::Avx2,
+        CpuPath::Avx512,
+    ];
+
+    /// The lower-case name: `auto`, `portable`, `avx2`, `avx512`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            CpuPath::Auto => "auto",
+            CpuPath::Portable => "portable",
+            CpuPath::Avx2 => "avx2",
+            CpuPath::Avx512 => "avx512",
+        }
+    }
+}
+
+impl fmt::Display for CpuPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for CpuPath {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        CpuPath::ALL
+            .into_iter()
+            .find(|p| p.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| {
+                format!("unknown CPU path '{s}' (expected auto, portable, avx2 or avx512)")
+            })
+    }
+}
+
+/// The CPU backend: a pool of worker threads and the code path they run.
 pub struct CpuBackend {
     pool: rayon::ThreadPool,
     /// Set by the caller (tests), else chosen per input.
     piece_bytes: Option<usize>,
-    /// Never take the SIMD path (tests and comparisons).
-    portable: bool,
+    platform: Platform,
 }
 
 impl CpuBackend {
     /// A backend with `threads` workers (one per core when `None`), handed
-    /// pieces of about `piece_bytes` (a tuned default when `None`); with
-    /// `portable`, only the portable code path (no AVX-512).
+    /// pieces of about `piece_bytes` (a tuned default when `None`), running
+    /// `path`; an error if this CPU lacks what `path` needs.
     pub fn new(
         threads: Option<usize>,
         piece_bytes: Option<usize>,
-        portable: bool,
+        path: CpuPath,
     ) -> Result<Self, HashError> {
+        let platform = Platform::new(path)?;
         let mut builder = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("treehash-{i}"));
         if let Some(n) = threads {
             builder = builder.num_threads(n);
@@ -58,14 +132,15 @@ impl CpuBackend {
         Ok(CpuBackend {
             pool,
             piece_bytes,
-            portable,
+            platform,
         })
     }
 
-    /// True when these parameters take the AVX-512 eight-lane path here.
+    /// True when these parameters take the AVX-512 eight-lane path here (the
+    /// path whose speed the GPU's `Auto` thresholds were measured against).
     pub fn has_fast_path(&self, params: &TreeParams) -> bool {
         #[cfg(target_arch = "x86_64")]
-        return !self.portable && lanes::supported(params);
+        return matches!(self.platform.engine(params), Engine::Lanes8(_));
         #[cfg(not(target_arch = "x86_64"))]
         return {
             let _ = params;
@@ -91,27 +166,55 @@ impl CpuBackend {
             PIECE_TARGET.max(stripes.min(MAX_MAPPED_PIECE) as usize)
         });
         let piece_len = message::piece_len(params.block_size(), target);
-        let fast = self.has_fast_path(params);
-        with_sponge!(params.algorithm(), S => {
-            Box::new(CpuLeaves {
-                tree: Tree::<S>::new(params, &self.pool, fast),
-                params,
-                pool: &self.pool,
-                piece_len,
-            }) as Box<dyn LeafEngine + 'a>
+        with_sponge!(params.algorithm(), RustCrypto => {
+            type S = fast_sponge::Fast<RustCrypto>;
+            match self.platform.engine(params) {
+                Engine::Sponges => {
+                    let engine = sponges::Sponges::<S>::default();
+                    self.leaves::<S, _>(params, engine, piece_len)
+                }
+                #[cfg(target_arch = "x86_64")]
+                Engine::Lanes4(avx2) => {
+                    let engine = lanes::Lanes::<_, 4>::new(avx2, params);
+                    self.leaves::<S, _>(params, engine, piece_len)
+                }
+                #[cfg(target_arch = "x86_64")]
+                Engine::Lanes8(avx512) => {
+                    let engine = lanes::Lanes::<_, 8>::new(avx512, params);
+                    self.leaves::<S, _>(params, engine, piece_len)
+                }
+            }
+        })
+    }
+
+    /// The leaves of one message on leaf engine `A`, with node function `S`.
+    fn leaves<'a, S: Sponge + 'a, A: Absorb + 'a>(
+        &'a self,
+        params: &'a TreeParams,
+        engine: A,
+        piece_len: usize,
+    ) -> Box<dyn LeafEngine + 'a> {
+        Box::new(CpuLeaves::<S, A> {
+            leaves: Leaves::new(params, &self.pool, engine),
+            params,
+            pool: &self.pool,
+            piece_len,
+            node: PhantomData,
         })
     }
 }
 
-/// A tree and what finishing it needs, behind the input path's interface.
-struct CpuLeaves<'a, S: Sponge> {
-    tree: Tree<'a, S>,
+/// One message's leaves on a CPU leaf engine `A`, and what finishing it
+/// needs (node function `S`), behind the input path's interface.
+struct CpuLeaves<'a, S: Sponge, A: Absorb> {
+    leaves: Leaves<'a, A>,
     params: &'a TreeParams,
     pool: &'a rayon::ThreadPool,
     piece_len: usize,
+    node: PhantomData<S>,
 }
 
-impl<S: Sponge> LeafEngine for CpuLeaves<'_, S> {
+impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
     fn piece_len(&self) -> usize {
         self.piece_len
     }
@@ -122,202 +225,30 @@ impl<S: Sponge> LeafEngine for CpuLeaves<'_, S> {
 
     fn absorb(&mut self, piece: Piece<'_>) -> Result<(), HashError> {
         match piece {
-            Piece::Memory(bytes) | Piece::Mapped(bytes) => self.tree.absorb(bytes),
+            Piece::Memory(bytes) | Piece::Mapped(bytes) => self.leaves.absorb(bytes),
             Piece::Unread { input, offset, len } => {
                 let mut bytes = vec![0u8; len];
                 input.read_exact_at(&mut bytes, offset)?;
-                self.tree.absorb(&bytes);
+                self.leaves.absorb(&bytes);
             }
         }
         Ok(())
     }
 
     fn finish(self: Box<Self>, times: &mut Timings) -> Result<Vec<u8>, HashError> {
-        Ok(self.tree.finish(self.params, self.pool, times))
-    }
-}
-
-/// The leaves of one tree on the CPU: eight to a SIMD permutation where the
-/// CPU and the parameters allow it, one sponge each otherwise.
-enum Tree<'a, S: Sponge> {
-    Sponges(Leaves<'a, S>),
-    #[cfg(target_arch = "x86_64")]
-    Lanes(lanes::LaneLeaves<'a>),
-}
-
-impl<'a, S: Sponge> Tree<'a, S> {
-    /// With `fast`, the eight-lane path ([`CpuBackend::has_fast_path`] said yes).
-    fn new(params: &'a TreeParams, pool: &'a rayon::ThreadPool, fast: bool) -> Self {
-        #[cfg(target_arch = "x86_64")]
-        if fast {
-            return Tree::Lanes(lanes::LaneLeaves::new(params, pool));
+        let (params, pool) = (self.params, self.pool);
+        let outputs = timed(&mut times.leaves, || self.leaves.finish());
+        if params.height() > 0 {
+            return Ok(timed(&mut times.reduce, || {
+                reduce::reduce_levels::<S>(params, pool, outputs)
+            }));
         }
-        let _ = fast;
-        Tree::Sponges(Leaves::new(params, pool))
-    }
-
-    fn absorb(&mut self, piece: &[u8]) {
-        match self {
-            Tree::Sponges(leaves) => leaves.absorb(piece),
-            #[cfg(target_arch = "x86_64")]
-            Tree::Lanes(leaves) => leaves.absorb(piece),
+        if outputs.is_empty() {
+            // The empty message: its one leaf is empty.
+            let mut out = vec![0u8; params.output_len()];
+            S::hash_into(&[], &mut out);
+            return Ok(out);
         }
-    }
-
-    /// Pads every leaf, then reduces the tree: the digest.
-    fn finish(self, params: &TreeParams, pool: &rayon::ThreadPool, times: &mut Timings) -> Vec<u8> {
-        let chaining = timed(&mut times.leaves, || match self {
-            Tree::Sponges(leaves) => leaves.squeeze(),
-            #[cfg(target_arch = "x86_64")]
-            Tree::Lanes(leaves) => leaves.finish(),
-        });
-        if params.height() == 0 {
-            return chaining;
-        }
-        timed(&mut times.reduce, || {
-            reduce_levels::<S>(params, pool, chaining)
-        })
-    }
-}
-
-/// The state of every leaf while M is absorbed, one sponge per leaf.
-struct Leaves<'a, S: Sponge> {
-    params: &'a TreeParams,
-    pool: &'a rayon::ThreadPool,
-    sponges: Vec<S>,
-    /// Blocks of M absorbed so far: the next piece starts at this block.
-    blocks_done: u64,
-}
-
-impl<'a, S: Sponge> Leaves<'a, S> {
-    fn new(params: &'a TreeParams, pool: &'a rayon::ThreadPool) -> Self {
-        Leaves {
-            params,
-            pool,
-            sponges: vec![S::default(); params.leaf_count() as usize],
-            blocks_done: 0,
-        }
-    }
-
-    /// Absorbs the next piece of M, which starts on a block boundary; every
-    /// block goes to leaf (block index mod L), in order.
-    fn absorb(&mut self, piece: &[u8]) {
-        let b = self.params.block_size();
-        let leaf_count = self.sponges.len() as u64;
-        let first = self.blocks_done;
-        let blocks = piece.len().div_ceil(b) as u64;
-        self.blocks_done += blocks;
-        if leaf_count == 1 {
-            // On a pool thread, not the caller's: workers that just finished
-            // spin for a while, and one more busy thread than cores would halve
-            // this single sponge's speed.
-            let sponge = &mut self.sponges[0];
-            self.pool.install(|| sponge.absorb(piece));
-            return;
-        }
-        let ranges = touched_leaves(first, blocks, leaf_count);
-        let touched: usize = ranges.iter().map(|r| r.len()).sum();
-        // Several groups per thread for balance, and few enough leaves per
-        // group that their states stay in the core's cache between stripes.
-        let group = touched
-            .div_ceil(self.pool.current_num_threads() * 4)
-            .clamp(1, MAX_GROUP_LEAVES);
-        let end = first + blocks;
-        let sponges = &mut self.sponges;
-        self.pool.install(|| {
-            for range in ranges.into_iter().filter(|r| !r.is_empty()) {
-                let start = range.start;
-                sponges[range]
-                    .par_chunks_mut(group)
-                    .enumerate()
-                    .for_each(|(g, leaves)| {
-                        let first_leaf = (start + g * group) as u64;
-                        // Stripe by stripe: the group's blocks of one stripe are
-                        // contiguous in the piece, so reads are sequential.
-                        let mut stripe = first - first % leaf_count;
-                        while stripe < end {
-                            for (k, sponge) in leaves.iter_mut().enumerate() {
-                                let i = stripe + first_leaf + k as u64;
-                                if i < first {
-                                    continue;
-                                }
-                                if i >= end {
-                                    break;
-                                }
-                                let at = ((i - first) as usize) * b;
-                                sponge.absorb(&piece[at..(at + b).min(piece.len())]);
-                            }
-                            stripe += leaf_count;
-                        }
-                    });
-            }
-        });
-    }
-
-    /// Pads every leaf: the leaves' outputs in order (c bytes each, or n at H = 0).
-    fn squeeze(self) -> Vec<u8> {
-        let out_len = self.params.leaf_output_len();
-        let mut chaining = vec![0u8; self.sponges.len() * out_len];
-        self.pool.install(|| {
-            chaining
-                .par_chunks_mut(out_len)
-                .zip(self.sponges.into_par_iter())
-                .for_each(|(out, sponge)| sponge.squeeze_into(out));
-        });
-        chaining
-    }
-}
-
-/// The leaves that blocks `first .. first + blocks` reach, as two ranges, the
-/// second empty unless the blocks wrap round from leaf L−1 to leaf 0.
-fn touched_leaves(first: u64, blocks: u64, leaf_count: u64) -> [Range<usize>; 2] {
-    let l = leaf_count as usize;
-    if blocks >= leaf_count {
-        return [0..l, 0..0];
-    }
-    let start = (first % leaf_count) as usize;
-    let end = start + blocks as usize;
-    if end <= l {
-        [start..end, 0..0]
-    } else {
-        [start..l, 0..end - l]
-    }
-}
-
-/// From the leaves' chaining values (level H) up to the root digest.
-pub(crate) fn reduce_levels<S: Sponge>(
-    params: &TreeParams,
-    pool: &rayon::ThreadPool,
-    mut level: Vec<u8>,
-) -> Vec<u8> {
-    let c = params.algorithm().chaining_len();
-    let node_input = params.degree() as usize * c;
-    for _ in 1..params.height() {
-        let mut parents = vec![0u8; level.len() / params.degree() as usize];
-        pool.install(|| {
-            parents
-                .par_chunks_mut(c)
-                .zip(level.par_chunks(node_input))
-                .with_min_len(64)
-                .for_each(|(out, children)| S::hash_into(children, out));
-        });
-        level = parents;
-    }
-    let mut root = vec![0u8; params.output_len()];
-    S::hash_into(&level, &mut root);
-    root
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn touched_leaves_wrap_round() {
-        assert_eq!(touched_leaves(0, 3, 8), [0..3, 0..0]);
-        assert_eq!(touched_leaves(6, 3, 8), [6..8, 0..1]);
-        assert_eq!(touched_leaves(13, 3, 8), [5..8, 0..0]);
-        assert_eq!(touched_leaves(5, 8, 8), [0..8, 0..0]);
-        assert_eq!(touched_leaves(5, 100, 8), [0..8, 0..0]);
+        Ok(outputs)
     }
 }

@@ -21,6 +21,12 @@ pub enum HashError {
     /// Parameters out of range (normally caught before any input is read).
     #[error(transparent)]
     Params(#[from] crate::params::ParamError),
+    /// A CPU code path was asked for that this CPU cannot run.
+    #[error("the {path} CPU path needs {feature}, which this CPU lacks")]
+    CpuFeature {
+        path: crate::cpu::CpuPath,
+        feature: &'static str,
+    },
     /// The CPU thread pool could not be built.
     #[error("could not start the CPU threads: {0}")]
     Threads(String),

@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::cpu::CpuBackend;
+use crate::cpu::{CpuBackend, CpuPath};
 use crate::engine::LeafEngine;
 use crate::error::HashError;
 use crate::gpu::{self, CopyMode, GpuBackend, GpuError, LeafKernel};
@@ -83,9 +83,10 @@ pub struct HasherOptions {
     /// The GPU leaf kernel; `None` picks it from the leaf count (tests and
     /// benchmarks force one).
     pub gpu_leaf_kernel: Option<LeafKernel>,
-    /// CPU: only the portable code path, never the AVX-512 one (for tests
-    /// and comparisons; the digests are the same).
-    pub portable_cpu: bool,
+    /// The CPU code path: the best this CPU has (`Auto`), or one forced (for
+    /// tests and comparisons; the digests are the same). A path the CPU
+    /// lacks makes [`Hasher::new`] fail.
+    pub cpu_path: CpuPath,
 }
 
 /// A digest and how it was made.
@@ -135,7 +136,7 @@ enum Chosen<'h> {
 
 impl Hasher {
     pub fn new(options: HasherOptions) -> Result<Hasher, HashError> {
-        let cpu = CpuBackend::new(options.threads, options.piece_bytes, options.portable_cpu)?;
+        let cpu = CpuBackend::new(options.threads, options.piece_bytes, options.cpu_path)?;
         Ok(Hasher {
             options,
             cpu,

@@ -31,6 +31,7 @@ pub mod reference;
 pub mod sponge;
 pub mod timings;
 
+pub use cpu::CpuPath;
 pub use error::HashError;
 pub use hasher::{BackendChoice, BackendUsed, HashOutput, Hasher, HasherOptions};
 pub use params::{Algorithm, Label, ParamError, TreeParams};

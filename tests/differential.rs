@@ -9,7 +9,7 @@ use std::io::{self, Read};
 
 use rand::rngs::StdRng;
 use rand::{Rng, RngExt, SeedableRng};
-use treehash::{Algorithm, Hasher, HasherOptions, TreeParams, reference};
+use treehash::{Algorithm, CpuPath, HashError, Hasher, HasherOptions, TreeParams, reference};
 
 /// A random valid parameter set with at most `max_leaves` leaves.
 fn random_params(rng: &mut StdRng, max_leaves: u64) -> TreeParams {
@@ -165,32 +165,54 @@ fn height_zero_is_plain_sha3_and_shake() {
     );
 }
 
-/// The eight-lane (AVX-512) CPU path against the portable one and the
-/// reference, on the shapes it takes (B a multiple of the rate, L ≥ 8) and
-/// their edges: L not a multiple of 8, pieces that end mid-stripe and
-/// mid-group, last blocks of every length, prefixes. On a CPU without
-/// AVX-512 both hashers take the portable path and the test still holds.
-#[test]
-fn simd_and_portable_cpu_paths_agree() {
-    let mut rng = StdRng::seed_from_u64(0x8);
-    let hasher = |portable_cpu, piece_bytes| {
-        Hasher::new(HasherOptions {
-            portable_cpu,
-            piece_bytes,
-            ..Default::default()
-        })
-        .unwrap()
+/// A hasher forced onto `path`, or `None` (after a SKIPPED line) when this
+/// CPU lacks it. With `CI` or `TREEHASH_REQUIRE_AVX2` set, a CPU without AVX2
+/// fails the AVX2 tests instead: CI must test that path.
+fn forced(path: CpuPath, piece_bytes: Option<usize>, test: &str) -> Option<Hasher> {
+    let options = HasherOptions {
+        cpu_path: path,
+        piece_bytes,
+        threads: Some(3),
+        ..Default::default()
     };
-    let simd = [
-        hasher(false, None),
-        hasher(false, Some(4096)),
-        hasher(false, Some(1 << 16)),
-    ];
-    let portable = hasher(true, Some(3000));
+    match Hasher::new(options) {
+        Ok(hasher) => Some(hasher),
+        Err(e @ HashError::CpuFeature { .. }) => {
+            let required = ["CI", "TREEHASH_REQUIRE_AVX2"]
+                .iter()
+                .any(|v| std::env::var_os(v).is_some());
+            assert!(
+                path != CpuPath::Avx2 || !required,
+                "{test}: {e}, and CI or TREEHASH_REQUIRE_AVX2 is set"
+            );
+            assert!(path != CpuPath::Avx512, "{test}: {e}");
+            eprintln!("SKIPPED {test}: {e}");
+            None
+        }
+        Err(e) => panic!("{test}: {e}"),
+    }
+}
+
+/// A forced CPU path against the portable one and the reference, on the
+/// shapes the lane engines take (B a multiple of the rate, L ≥ 4) and their
+/// edges: L not a multiple of the lane count, pieces that end mid-stripe and
+/// mid-group, last blocks of every length, prefixes, trees with many empty
+/// leaves.
+fn path_agrees_with_portable_and_reference(path: CpuPath, test: &str) {
+    let hashers: Vec<Hasher> = [None, Some(4096), Some(1 << 16)]
+        .into_iter()
+        .filter_map(|piece_bytes| forced(path, piece_bytes, test))
+        .collect();
+    if hashers.is_empty() {
+        return;
+    }
+    let portable = forced(CpuPath::Portable, Some(3000), test).unwrap();
+    let mut rng = StdRng::seed_from_u64(0x8);
     for case in 0..600 {
         let algorithm = Algorithm::ALL[rng.random_range(0..6)];
         let (height, degree) = [
             (1, 8),
+            (1, 4),
             (2, 3),
             (2, 4),
             (3, 5),
@@ -198,7 +220,8 @@ fn simd_and_portable_cpu_paths_agree() {
             (1, 9),
             (2, 17),
             (6, 4),
-        ][rng.random_range(0..8)];
+            (1, 6),
+        ][rng.random_range(0..10)];
         let block_size = algorithm.rate() * rng.random_range(1..=3usize);
         let prefix: Vec<u8> = (0..rng.random_range(0..3) * 37)
             .map(|_| rng.random())
@@ -208,21 +231,113 @@ fn simd_and_portable_cpu_paths_agree() {
             TreeParams::with_options(algorithm, height, degree, Some(block_size), prefix, length)
                 .unwrap();
         let stripe = params.stripe_len() as usize;
-        let size = match rng.random_range(0..4) {
+        let size = match rng.random_range(0..5) {
             0 => rng.random_range(0..2 * block_size),
             1 => stripe * rng.random_range(1..4) + rng.random_range(0..3) - 1,
             2 => rng.random_range(0..stripe.max(1)),
+            3 => block_size * rng.random_range(1..40) + rng.random_range(0..3) - 1,
             _ => rng.random_range(0..200_000),
         };
         let data = random_bytes(&mut rng, size);
         let want = portable.hash_bytes(&params, &data).unwrap().digest;
-        let got = simd[case % simd.len()]
+        let got = hashers[case % hashers.len()]
             .hash_bytes(&params, &data)
             .unwrap()
             .digest;
-        assert_eq!(got, want, "case {case}: {params:?}, {size} bytes");
+        assert_eq!(got, want, "{path}, case {case}: {params:?}, {size} bytes");
         if case % 10 == 0 {
             assert_eq!(want, reference::tree_hash(&params, &data), "case {case}");
+        }
+    }
+}
+
+#[test]
+fn avx2_path_agrees_with_portable_and_reference() {
+    path_agrees_with_portable_and_reference(
+        CpuPath::Avx2,
+        "avx2_path_agrees_with_portable_and_reference",
+    );
+}
+
+#[test]
+#[ignore = "needs AVX-512 (run with --ignored on such a CPU; scripts/gpu-check.sh does)"]
+fn avx512_path_agrees_with_portable_and_reference() {
+    path_agrees_with_portable_and_reference(
+        CpuPath::Avx512,
+        "avx512_path_agrees_with_portable_and_reference",
+    );
+}
+
+/// Every path on the sizes that matter for each function, against the
+/// reference: 0, 1, rate ± 1, stripe edges, and a large input.
+fn path_matches_reference_at_edges(path: CpuPath, test: &str) {
+    let Some(hasher) = forced(path, Some(5000), test) else {
+        return;
+    };
+    for algorithm in Algorithm::ALL {
+        let rate = algorithm.rate();
+        for (height, degree, block_size) in [(1, 4, rate), (2, 4, rate), (3, 3, 2 * rate)] {
+            let params =
+                TreeParams::with_options(algorithm, height, degree, Some(block_size), vec![], None)
+                    .unwrap();
+            let stripe = params.stripe_len() as usize;
+            let sizes = [
+                0,
+                1,
+                rate - 1,
+                rate,
+                rate + 1,
+                stripe - 1,
+                stripe,
+                stripe + 1,
+                3 * stripe - 1,
+                3 * stripe + rate + 1,
+                300_001,
+            ];
+            for size in sizes {
+                let data = common::spec_input(size);
+                let got = hasher.hash_bytes(&params, &data).unwrap().digest;
+                let want = reference::tree_hash(&params, &data);
+                assert_eq!(got, want, "{path}: {params:?}, {size} bytes");
+            }
+        }
+    }
+}
+
+#[test]
+fn portable_path_matches_reference_at_edges() {
+    path_matches_reference_at_edges(
+        CpuPath::Portable,
+        "portable_path_matches_reference_at_edges",
+    );
+}
+
+#[test]
+fn avx2_path_matches_reference_at_edges() {
+    path_matches_reference_at_edges(CpuPath::Avx2, "avx2_path_matches_reference_at_edges");
+}
+
+#[test]
+#[ignore = "needs AVX-512 (run with --ignored on such a CPU; scripts/gpu-check.sh does)"]
+fn avx512_path_matches_reference_at_edges() {
+    path_matches_reference_at_edges(CpuPath::Avx512, "avx512_path_matches_reference_at_edges");
+}
+
+#[test]
+fn every_path_is_refused_or_runs() {
+    for path in CpuPath::ALL {
+        match Hasher::new(HasherOptions {
+            cpu_path: path,
+            ..Default::default()
+        }) {
+            Ok(_) => {}
+            Err(HashError::CpuFeature { path: p, feature }) => {
+                assert_eq!(p, path);
+                assert!(!matches!(path, CpuPath::Auto | CpuPath::Portable));
+                let text = HashError::CpuFeature { path, feature }.to_string();
+                assert!(text.contains(feature), "{text}");
+            }
+            Err(e) => panic!("{path}: {e}"),
         }
     }
 }

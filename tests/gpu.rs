@@ -91,7 +91,11 @@ fn warp_per_leaf_kernel_matches_the_reference_on_few_leaves() {
         for (height, degree) in [(0, 2), (1, 2), (2, 2), (2, 4), (3, 4)] {
             for block_size in [8, r - 8, r, r + 8, 3 * r, 8 * 37] {
                 for size in [0, 1, 7, 8, r - 1, r, r + 1, 5000, 100_003] {
-                    let prefix = if case % 3 == 0 { vec![0xA5; 1 + case % 200] } else { vec![] };
+                    let prefix = if case % 3 == 0 {
+                        vec![0xA5; 1 + case % 200]
+                    } else {
+                        vec![]
+                    };
                     let length = algorithm.is_xof().then(|| 1 + case % 300);
                     let params = TreeParams::with_options(
                         algorithm,
@@ -103,7 +107,9 @@ fn warp_per_leaf_kernel_matches_the_reference_on_few_leaves() {
                     )
                     .unwrap();
                     let data = random_bytes(&mut rng, size);
-                    let got = hashers[case % hashers.len()].hash_bytes(&params, &data).unwrap();
+                    let got = hashers[case % hashers.len()]
+                        .hash_bytes(&params, &data)
+                        .unwrap();
                     let want = reference::tree_hash(&params, &data);
                     assert_eq!(got.digest, want, "case {case}: {params:?}, {size} bytes");
                     case += 1;

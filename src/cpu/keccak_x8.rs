@@ -1,142 +1,196 @@
 //! Keccak-f[1600] on eight independent states at once with AVX-512: lane k
 //! of the eight states sits in one 512-bit register, so one instruction
 //! advances eight leaves. `vprolq` does the rotations and `vpternlogq` the
-//! three-input steps of theta and chi.
-//!
-//! Only compiled for x86-64 and only called after `is_available()`.
+//! three-input steps of theta and chi. Within a stripe the eight blocks lie
+//! side by side, so one gather per lane loads the same word of all eight.
 
 use std::arch::x86_64::*;
 
-/// Eight states, lane-major: `state[k]` holds lane k of each of the eight.
-pub type StateX8 = [__m512i; 25];
+use super::keccak::keccak_f1600;
+use super::platform::Avx512;
 
-/// True when this CPU can run the eight-lane permutation.
-pub fn is_available() -> bool {
-    std::arch::is_x86_feature_detected!("avx512f")
+/// Eight leaves' states, lane-major: `[k][i]` is lane k of leaf i.
+pub type Group8 = [[u64; 8]; 25];
+
+/// Eight whole blocks (`blocks` holds them back to back, `b` bytes each, `b`
+/// a multiple of `rate`), absorbed by the eight leaves of `group` from
+/// position 0 of the rate.
+pub fn absorb_blocks(avx512: Avx512, group: &mut Group8, blocks: &[u8], b: usize, rate: usize) {
+    let _ = avx512;
+    // SAFETY: the token proves detection found AVX-512F.
+    unsafe { absorb_blocks_avx512(group, blocks, b, rate) }
 }
 
-const RC: [u64; 24] = [
-    0x0000000000000001,
-    0x0000000000008082,
-    0x800000000000808a,
-    0x8000000080008000,
-    0x000000000000808b,
-    0x0000000080000001,
-    0x8000000080008081,
-    0x8000000000008009,
-    0x000000000000008a,
-    0x0000000000000088,
-    0x0000000080008009,
-    0x000000008000000a,
-    0x000000008000808b,
-    0x800000000000008b,
-    0x8000000000008089,
-    0x8000000000008003,
-    0x8000000000008002,
-    0x8000000000000080,
-    0x000000000000800a,
-    0x800000008000000a,
-    0x8000000080008081,
-    0x8000000000008080,
-    0x0000000080000001,
-    0x8000000080008008,
-];
+/// The permutation on eight states.
+pub fn permute(avx512: Avx512, group: &mut Group8) {
+    let _ = avx512;
+    // SAFETY: the token proves detection found AVX-512F.
+    unsafe { permute_avx512(group) }
+}
 
-/// x ^ y ^ z in one instruction.
+#[target_feature(enable = "avx512f")]
+fn permute_avx512(group: &mut Group8) {
+    let mut a = load(group);
+    f1600_x8(&mut a);
+    store(group, &a);
+}
+
+#[target_feature(enable = "avx512f")]
+fn absorb_blocks_avx512(group: &mut Group8, blocks: &[u8], b: usize, rate: usize) {
+    match rate {
+        72 => absorb_rate::<72>(group, blocks, b),
+        104 => absorb_rate::<104>(group, blocks, b),
+        136 => absorb_rate::<136>(group, blocks, b),
+        144 => absorb_rate::<144>(group, blocks, b),
+        168 => absorb_rate::<168>(group, blocks, b),
+        _ => unreachable!("the FIPS 202 rates are 72, 104, 136, 144 and 168"),
+    }
+}
+
+/// [`absorb_blocks`] for one rate, so that the lane loop has a constant bound.
+#[target_feature(enable = "avx512f")]
+fn absorb_rate<const RATE: usize>(group: &mut Group8, blocks: &[u8], b: usize) {
+    assert!(blocks.len() == 8 * b && b.is_multiple_of(RATE));
+    let step = b as i64;
+    let offsets = _mm512_set_epi64(
+        7 * step,
+        6 * step,
+        5 * step,
+        4 * step,
+        3 * step,
+        2 * step,
+        step,
+        0,
+    );
+    let mut a = load(group);
+    for start in (0..b).step_by(RATE) {
+        for (w, lane) in a.iter_mut().enumerate().take(RATE / 8) {
+            // SAFETY: the eight addresses are blocks + j·b + start + 8w for j < 8;
+            // start + 8w + 8 <= b (start < b, b a multiple of RATE, w < RATE / 8),
+            // so every 8-byte word read lies inside `blocks` (asserted above).
+            let words = unsafe {
+                _mm512_i64gather_epi64::<1>(offsets, blocks.as_ptr().add(start + 8 * w).cast())
+            };
+            *lane = _mm512_xor_si512(*lane, words);
+        }
+        f1600_x8(&mut a);
+    }
+    store(group, &a);
+}
+
+/// Eight states in registers, lane-major.
+type StateX8 = [__m512i; 25];
+
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn xor3(x: __m512i, y: __m512i, z: __m512i) -> __m512i {
-    _mm512_ternarylogic_epi64::<0x96>(x, y, z)
+fn load(group: &Group8) -> StateX8 {
+    let mut a = [_mm512_setzero_si512(); 25];
+    for (lane, column) in a.iter_mut().zip(group.iter()) {
+        // SAFETY: `column` is 8 × 8 readable bytes (an unaligned load is allowed).
+        *lane = unsafe { _mm512_loadu_si512(column.as_ptr().cast()) };
+    }
+    a
 }
 
-/// x ^ (!y & z), the chi step, in one instruction.
 #[inline]
 #[target_feature(enable = "avx512f")]
-fn chi(x: __m512i, y: __m512i, z: __m512i) -> __m512i {
-    _mm512_ternarylogic_epi64::<0xD2>(x, y, z)
+fn store(group: &mut Group8, a: &StateX8) {
+    for (column, lane) in group.iter_mut().zip(a) {
+        // SAFETY: `column` is 8 × 8 writable bytes.
+        unsafe { _mm512_storeu_si512(column.as_mut_ptr().cast(), *lane) };
+    }
 }
 
-/// Rotates lane `$from` of `$a` by `$rot` and stores it at lane `$to` of `$b`
-/// (rho and pi together); the rotation must be a constant for `vprolq`.
-macro_rules! rho_pi {
-    ($a:ident, $b:ident; $($from:literal => $to:literal by $rot:literal),* $(,)?) => {
-        $( $b[$to] = _mm512_rol_epi64::<$rot>($a[$from]); )*
+// The lane operations `keccak_f1600!` is written with, on AVX-512 registers.
+
+macro_rules! xor {
+    ($x:expr, $y:expr) => {
+        _mm512_xor_si512($x, $y)
     };
 }
 
-/// The permutation, 24 rounds, on eight states. Callers without AVX-512F
-/// enabled must check `is_available()` first (hence `unsafe` for them).
+/// Five-way XOR in two `vpternlogq` (0x96: x ^ y ^ z).
+macro_rules! xor5 {
+    ($a:expr, $b:expr, $c:expr, $d:expr, $e:expr) => {
+        _mm512_ternarylogic_epi64::<0x96>(_mm512_ternarylogic_epi64::<0x96>($a, $b, $c), $d, $e)
+    };
+}
+
+/// x ^ (!y & z) in one `vpternlogq` (0xD2).
+macro_rules! chi {
+    ($x:expr, $y:expr, $z:expr) => {
+        _mm512_ternarylogic_epi64::<0xD2>($x, $y, $z)
+    };
+}
+
+macro_rules! lane {
+    ($v:expr) => {
+        _mm512_set1_epi64($v as i64)
+    };
+}
+
+/// Rotates each 64-bit lane left with `vprolq`.
+macro_rules! rol {
+    ($x:expr, $n:tt) => {
+        _mm512_rol_epi64::<$n>($x)
+    };
+}
+
+/// The permutation, 24 rounds, on eight states.
+#[inline]
 #[target_feature(enable = "avx512f")]
-pub fn f1600_x8(a: &mut StateX8) {
-    for rc in RC {
-        // theta
-        let mut c = [_mm512_setzero_si512(); 5];
-        for x in 0..5 {
-            c[x] = xor3(xor3(a[x], a[x + 5], a[x + 10]), a[x + 15], a[x + 20]);
-        }
-        for x in 0..5 {
-            let d = _mm512_xor_si512(c[(x + 4) % 5], _mm512_rol_epi64::<1>(c[(x + 1) % 5]));
-            for y in 0..5 {
-                a[x + 5 * y] = _mm512_xor_si512(a[x + 5 * y], d);
-            }
-        }
-        // rho and pi: lane (x, y) = x + 5y rotated by r[x][y] moves to (y, 2x + 3y).
-        let mut b = [_mm512_setzero_si512(); 25];
-        b[0] = a[0];
-        rho_pi!(a, b;
-            1 => 10 by 1, 2 => 20 by 62, 3 => 5 by 28, 4 => 15 by 27,
-            5 => 16 by 36, 6 => 1 by 44, 7 => 11 by 6, 8 => 21 by 55, 9 => 6 by 20,
-            10 => 7 by 3, 11 => 17 by 10, 12 => 2 by 43, 13 => 12 by 25, 14 => 22 by 39,
-            15 => 23 by 41, 16 => 8 by 45, 17 => 18 by 15, 18 => 3 by 21, 19 => 13 by 8,
-            20 => 14 by 18, 21 => 24 by 2, 22 => 9 by 61, 23 => 19 by 56, 24 => 4 by 14,
-        );
-        // chi
-        for y in 0..5 {
-            for x in 0..5 {
-                a[x + 5 * y] = chi(b[x + 5 * y], b[(x + 1) % 5 + 5 * y], b[(x + 2) % 5 + 5 * y]);
-            }
-        }
-        // iota
-        a[0] = _mm512_xor_si512(a[0], _mm512_set1_epi64(rc as i64));
-    }
+fn f1600_x8(a: &mut StateX8) {
+    keccak_f1600!(a);
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::keccak::{f1600, test_state};
     use super::*;
 
+    const NEEDS_AVX512: &str = "this test needs AVX-512F (run it with --ignored on such a CPU)";
+
     #[test]
-    fn eight_lanes_match_the_keccak_crate() {
-        if !is_available() {
-            eprintln!("SKIPPED eight_lanes_match_the_keccak_crate: no AVX-512 on this CPU");
-            return;
-        }
-        let mut scalar = [[0u64; 25]; 8];
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        for state in scalar.iter_mut() {
-            for lane in state.iter_mut() {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                *lane = seed;
-            }
-        }
-        // SAFETY: AVX-512F checked above; lanes are read and written as u64 arrays.
-        let mut x8: StateX8 = unsafe { std::mem::zeroed() };
-        for (k, reg) in x8.iter_mut().enumerate() {
-            let column: [u64; 8] = std::array::from_fn(|i| scalar[i][k]);
-            *reg = unsafe { std::mem::transmute::<[u64; 8], __m512i>(column) };
-        }
+    #[ignore = "needs AVX-512 (run with --ignored on such a CPU; scripts/gpu-check.sh does)"]
+    fn eight_lanes_match_the_scalar_permutation() {
+        let avx512 = Avx512::detect().expect(NEEDS_AVX512);
+        let mut scalar: [[u64; 25]; 8] = std::array::from_fn(|i| test_state(i as u64 + 1));
+        let mut group: Group8 = std::array::from_fn(|k| std::array::from_fn(|i| scalar[i][k]));
         for _ in 0..3 {
-            unsafe { f1600_x8(&mut x8) };
-            for state in scalar.iter_mut() {
-                keccak::Keccak::new().with_f1600(|f| f(state));
+            permute(avx512, &mut group);
+            scalar.iter_mut().for_each(f1600);
+            for (k, column) in group.iter().enumerate() {
+                for i in 0..8 {
+                    assert_eq!(column[i], scalar[i][k], "state {i}, lane {k}");
+                }
             }
         }
-        for (k, reg) in x8.iter().enumerate() {
-            let column: [u64; 8] = unsafe { std::mem::transmute::<__m512i, [u64; 8]>(*reg) };
-            for i in 0..8 {
-                assert_eq!(column[i], scalar[i][k], "state {i}, lane {k}");
+    }
+
+    #[test]
+    #[ignore = "needs AVX-512 (run with --ignored on such a CPU; scripts/gpu-check.sh does)"]
+    fn eight_blocks_absorb_like_eight_scalar_sponges() {
+        let avx512 = Avx512::detect().expect(NEEDS_AVX512);
+        for rate in [72, 104, 136, 144, 168] {
+            for b in [rate, 2 * rate, 3 * rate] {
+                let blocks: Vec<u8> = (0..8 * b).map(|k| (k * 7 + rate) as u8).collect();
+                let mut scalar: [[u64; 25]; 8] = std::array::from_fn(|i| test_state(i as u64 + 9));
+                let mut group: Group8 =
+                    std::array::from_fn(|k| std::array::from_fn(|i| scalar[i][k]));
+                absorb_blocks(avx512, &mut group, &blocks, b, rate);
+                for (i, state) in scalar.iter_mut().enumerate() {
+                    for chunk in blocks[i * b..(i + 1) * b].chunks(rate) {
+                        for (lane, word) in state.iter_mut().zip(chunk.chunks(8)) {
+                            *lane ^= u64::from_le_bytes(word.try_into().unwrap());
+                        }
+                        f1600(state);
+                    }
+                }
+                for (k, column) in group.iter().enumerate() {
+                    for i in 0..8 {
+                        assert_eq!(column[i], scalar[i][k], "rate {rate}, B {b}, leaf {i}");
+                    }
+                }
             }
         }
     }

@@ -1,0 +1,208 @@
+//! Keccak-f[1600]'s constants, stated once for every permutation of the CPU
+//! backend, and the scalar permutation.
+
+/// The round constants of iota, round 0 first.
+pub const RC: [u64; 24] = [
+    0x0000000000000001,
+    0x0000000000008082,
+    0x800000000000808a,
+    0x8000000080008000,
+    0x000000000000808b,
+    0x0000000080000001,
+    0x8000000080008081,
+    0x8000000000008009,
+    0x000000000000008a,
+    0x0000000000000088,
+    0x0000000080008009,
+    0x000000008000000a,
+    0x000000008000808b,
+    0x800000000000008b,
+    0x8000000000008089,
+    0x8000000000008003,
+    0x8000000000008002,
+    0x8000000000000080,
+    0x000000000000800a,
+    0x800000008000000a,
+    0x8000000080008081,
+    0x8000000000008080,
+    0x0000000080000001,
+    0x8000000080008008,
+];
+
+/// Keccak-f[1600], 24 rounds, on `$a` (a `&mut [T; 25]`, lane x + 5y at
+/// index x + 5y) for any lane type `T`: written once for the scalar test
+/// instance and the AVX2 and AVX-512 kernels. The caller's scope supplies the
+/// lane operations as macros: `xor!(x, y)`, `xor5!(a, b, c, d, e)`,
+/// `rol!(x, n)` (n a literal, 0 to 63), `chi!(x, y, z)` = x ^ (!y & z) and
+/// `lane!(v)`, the lane whose every word is the u64 `v`.
+///
+/// Each round reads one state and writes the other (two rounds per loop
+/// turn, so nothing is copied), a row of five output lanes at a time: theta's
+/// D, rho and pi are applied to the five lanes that row needs as they are
+/// loaded, chi and iota make the row, and the row is folded into the next
+/// round's column parities C at once. Only C, D and one row are live, so the
+/// states can stay in memory (XKCP's "ThetaRhoPiChiIotaPrepareTheta").
+macro_rules! keccak_f1600 {
+    ($a:expr) => {{
+        let a = $a;
+        let mut c = [
+            xor5!(a[0], a[5], a[10], a[15], a[20]),
+            xor5!(a[1], a[6], a[11], a[16], a[21]),
+            xor5!(a[2], a[7], a[12], a[17], a[22]),
+            xor5!(a[3], a[8], a[13], a[18], a[23]),
+            xor5!(a[4], a[9], a[14], a[19], a[24]),
+        ];
+        let mut e = *a;
+        let mut round = 0;
+        while round < 24 {
+            $crate::cpu::keccak::keccak_round!(a, e, c, $crate::cpu::keccak::RC[round]);
+            $crate::cpu::keccak::keccak_round!(e, a, c, $crate::cpu::keccak::RC[round + 1]);
+            round += 2;
+        }
+    }};
+}
+pub(crate) use keccak_f1600;
+
+/// One round from state `$src` into state `$dst`; `$c` holds the column
+/// parities of `$src` on entry and of `$dst` on exit; `$rc` is iota's constant.
+///
+/// Rho and pi by destination: lane (X, Y) of the output comes from lane
+/// (x, X) with x = X + 3Y mod 5, rotated by that lane's rho offset. Each row
+/// below lists, for X = 0 … 4, the source lane's index and its offset.
+macro_rules! keccak_round {
+    ($src:ident, $dst:ident, $c:ident, $rc:expr) => {{
+        let d = [
+            xor!($c[4], rol!($c[1], 1)),
+            xor!($c[0], rol!($c[2], 1)),
+            xor!($c[1], rol!($c[3], 1)),
+            xor!($c[2], rol!($c[4], 1)),
+            xor!($c[3], rol!($c[0], 1)),
+        ];
+        $crate::cpu::keccak::keccak_row!(first $src, $dst, $c, d, $rc; 0; 0 0, 6 44, 12 43, 18 21, 24 14);
+        $crate::cpu::keccak::keccak_row!(next $src, $dst, $c, d; 5; 3 28, 9 20, 10 3, 16 45, 22 61);
+        $crate::cpu::keccak::keccak_row!(next $src, $dst, $c, d; 10; 1 1, 7 6, 13 25, 19 8, 20 18);
+        $crate::cpu::keccak::keccak_row!(next $src, $dst, $c, d; 15; 4 27, 5 36, 11 10, 17 15, 23 56);
+        $crate::cpu::keccak::keccak_row!(next $src, $dst, $c, d; 20; 2 62, 8 55, 14 39, 15 41, 21 2);
+    }};
+}
+pub(crate) use keccak_round;
+
+/// One output row (lanes `$y` … `$y` + 4) of a round: the five source lanes
+/// (`$s` with rho offset `$r`) get D, rho and pi, then chi (and iota on the
+/// first row); the row starts (`first`) or updates (`next`) the parities `$c`.
+macro_rules! keccak_row {
+    (first $src:ident, $dst:ident, $c:ident, $d:ident, $rc:expr; $y:tt;
+     $s0:tt $r0:tt, $s1:tt $r1:tt, $s2:tt $r2:tt, $s3:tt $r3:tt, $s4:tt $r4:tt) => {{
+        let b = $crate::cpu::keccak::keccak_row!(@b $src, $d; $s0 $r0, $s1 $r1, $s2 $r2, $s3 $r3, $s4 $r4);
+        $c = [
+            xor!(chi!(b[0], b[1], b[2]), lane!($rc)),
+            chi!(b[1], b[2], b[3]),
+            chi!(b[2], b[3], b[4]),
+            chi!(b[3], b[4], b[0]),
+            chi!(b[4], b[0], b[1]),
+        ];
+        $dst[$y..$y + 5].copy_from_slice(&$c);
+    }};
+    (next $src:ident, $dst:ident, $c:ident, $d:ident; $y:tt;
+     $s0:tt $r0:tt, $s1:tt $r1:tt, $s2:tt $r2:tt, $s3:tt $r3:tt, $s4:tt $r4:tt) => {{
+        let b = $crate::cpu::keccak::keccak_row!(@b $src, $d; $s0 $r0, $s1 $r1, $s2 $r2, $s3 $r3, $s4 $r4);
+        let row = [
+            chi!(b[0], b[1], b[2]),
+            chi!(b[1], b[2], b[3]),
+            chi!(b[2], b[3], b[4]),
+            chi!(b[3], b[4], b[0]),
+            chi!(b[4], b[0], b[1]),
+        ];
+        $dst[$y..$y + 5].copy_from_slice(&row);
+        $c = [
+            xor!($c[0], row[0]),
+            xor!($c[1], row[1]),
+            xor!($c[2], row[2]),
+            xor!($c[3], row[3]),
+            xor!($c[4], row[4]),
+        ];
+    }};
+    // Theta's D (by the source lane's column), then rho's rotation.
+    (@b $src:ident, $d:ident; $s0:tt $r0:tt, $s1:tt $r1:tt, $s2:tt $r2:tt, $s3:tt $r3:tt, $s4:tt $r4:tt) => {
+        [
+            rol!(xor!($src[$s0], $d[$s0 % 5]), $r0),
+            rol!(xor!($src[$s1], $d[$s1 % 5]), $r1),
+            rol!(xor!($src[$s2], $d[$s2 % 5]), $r2),
+            rol!(xor!($src[$s3], $d[$s3 % 5]), $r3),
+            rol!(xor!($src[$s4], $d[$s4 % 5]), $r4),
+        ]
+    };
+}
+pub(crate) use keccak_row;
+
+/// Keccak-f[1600] on one state.
+#[inline]
+pub fn f1600(state: &mut [u64; 25]) {
+    keccak::Keccak::new().with_f1600(|f| f(state));
+}
+
+/// [`keccak_f1600!`] on plain u64 lanes: the shared round structure, tested
+/// here on any CPU against the keccak crate.
+#[cfg(test)]
+fn f1600_by_rows(state: &mut [u64; 25]) {
+    macro_rules! xor {
+        ($x:expr, $y:expr) => {
+            $x ^ $y
+        };
+    }
+    macro_rules! xor5 {
+        ($a:expr, $b:expr, $c:expr, $d:expr, $e:expr) => {
+            $a ^ $b ^ $c ^ $d ^ $e
+        };
+    }
+    macro_rules! rol {
+        ($x:expr, $n:tt) => {
+            u64::rotate_left($x, $n)
+        };
+    }
+    macro_rules! chi {
+        ($x:expr, $y:expr, $z:expr) => {
+            $x ^ (!$y & $z)
+        };
+    }
+    macro_rules! lane {
+        ($v:expr) => {
+            $v
+        };
+    }
+    keccak_f1600!(state);
+}
+
+/// A state with random-looking lanes, for the permutation tests.
+#[cfg(test)]
+pub fn test_state(seed: u64) -> [u64; 25] {
+    let mut x = seed | 1;
+    std::array::from_fn(|_| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shared_rounds_match_the_keccak_crate() {
+        for seed in 1..20 {
+            let mut ours = test_state(seed);
+            let mut theirs = ours;
+            f1600_by_rows(&mut ours);
+            f1600(&mut theirs);
+            assert_eq!(ours, theirs, "seed {seed}");
+        }
+        let mut zero = [0u64; 25];
+        f1600_by_rows(&mut zero);
+        assert_eq!(
+            zero[0], 0xF1258F7940E1DDE7,
+            "the keccak crate's known answer"
+        );
+    }
+}

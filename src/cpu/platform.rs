@@ -1,0 +1,210 @@
+//! What this CPU can run, detected once, as values (after BLAKE3's
+//! `platform.rs`). A SIMD feature is a zero-sized token that only detection
+//! can build; every SIMD function takes its token as a parameter, so an
+//! `unsafe` call into `#[target_feature]` code rests on the token's
+//! existence, not on a caller remembering to check.
+//!
+//! [`Platform::engine`] is the one place that picks the leaf engine for a set
+//! of parameters.
+
+use std::sync::OnceLock;
+
+use super::CpuPath;
+use crate::error::HashError;
+use crate::params::TreeParams;
+
+/// Proof that this CPU has AVX2: only [`Avx2::detect`] makes one.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy, Debug)]
+pub struct Avx2(());
+
+/// Proof that this CPU has AVX-512F: only [`Avx512::detect`] makes one.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy, Debug)]
+pub struct Avx512(());
+
+/// The features found, once per process.
+#[derive(Clone, Copy, Debug)]
+struct Detected {
+    #[cfg(target_arch = "x86_64")]
+    avx2: Option<Avx2>,
+    #[cfg(target_arch = "x86_64")]
+    avx512: Option<Avx512>,
+}
+
+fn detected() -> Detected {
+    static DETECTED: OnceLock<Detected> = OnceLock::new();
+    *DETECTED.get_or_init(|| Detected {
+        #[cfg(target_arch = "x86_64")]
+        avx2: std::arch::is_x86_feature_detected!("avx2").then_some(Avx2(())),
+        #[cfg(target_arch = "x86_64")]
+        avx512: std::arch::is_x86_feature_detected!("avx512f").then_some(Avx512(())),
+    })
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Avx2 {
+    /// The token, if this CPU has AVX2.
+    pub fn detect() -> Option<Avx2> {
+        detected().avx2
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Avx512 {
+    /// The token, if this CPU has AVX-512F.
+    pub fn detect() -> Option<Avx512> {
+        detected().avx512
+    }
+}
+
+/// The CPU code path a backend uses, with the proof that the CPU can run it.
+#[derive(Clone, Copy, Debug)]
+pub enum Platform {
+    /// One scalar sponge per leaf.
+    Portable,
+    /// Four leaves per permutation in 256-bit registers.
+    #[cfg(target_arch = "x86_64")]
+    Avx2(Avx2),
+    /// Eight leaves per permutation in 512-bit registers.
+    #[cfg(target_arch = "x86_64")]
+    Avx512(Avx512),
+}
+
+impl Platform {
+    /// The platform for `path`: `Auto` is the best this CPU has; a path the
+    /// CPU lacks is an error that names the missing feature.
+    pub fn new(path: CpuPath) -> Result<Platform, HashError> {
+        let missing = |feature| HashError::CpuFeature { path, feature };
+        match path {
+            CpuPath::Portable => Ok(Platform::Portable),
+            CpuPath::Auto => Ok(Self::best()),
+            #[cfg(target_arch = "x86_64")]
+            CpuPath::Avx2 => Avx2::detect().map(Platform::Avx2).ok_or(missing("AVX2")),
+            #[cfg(target_arch = "x86_64")]
+            CpuPath::Avx512 => Avx512::detect()
+                .map(Platform::Avx512)
+                .ok_or(missing("AVX-512F")),
+            #[cfg(not(target_arch = "x86_64"))]
+            CpuPath::Avx2 => Err(missing("AVX2 (an x86-64 CPU)")),
+            #[cfg(not(target_arch = "x86_64"))]
+            CpuPath::Avx512 => Err(missing("AVX-512F (an x86-64 CPU)")),
+        }
+    }
+
+    /// The fastest path this CPU can run.
+    fn best() -> Platform {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if let Some(avx512) = Avx512::detect() {
+                return Platform::Avx512(avx512);
+            }
+            if let Some(avx2) = Avx2::detect() {
+                return Platform::Avx2(avx2);
+            }
+        }
+        Platform::Portable
+    }
+
+    /// The leaf engine for `params` on this platform. The lane engines need a
+    /// tree (H ≥ 1, leaves of c-byte outputs) with at least one group of
+    /// leaves, and B a multiple of the rate, so that every block starts at
+    /// position 0 of the sponge; everything else takes the portable sponges.
+    pub fn engine(self, params: &TreeParams) -> Engine {
+        let lanes_fit = |width: u64| {
+            params.height() > 0
+                && params.leaf_count() >= width
+                && params
+                    .block_size()
+                    .is_multiple_of(params.algorithm().rate())
+        };
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Platform::Avx512(avx512) if lanes_fit(8) => Engine::Lanes8(avx512),
+            #[cfg(target_arch = "x86_64")]
+            Platform::Avx2(avx2) if lanes_fit(4) => Engine::Lanes4(avx2),
+            _ => Engine::Sponges,
+        }
+    }
+}
+
+/// How the leaves of one tree are absorbed.
+#[derive(Clone, Copy, Debug)]
+pub enum Engine {
+    /// One scalar sponge per leaf.
+    Sponges,
+    /// Four neighbouring leaves per AVX2 permutation.
+    #[cfg(target_arch = "x86_64")]
+    Lanes4(Avx2),
+    /// Eight neighbouring leaves per AVX-512 permutation.
+    #[cfg(target_arch = "x86_64")]
+    Lanes8(Avx512),
+}
+
+/// The AVX2 token for a unit test, or `None` after printing a SKIPPED line.
+/// With `CI` or `TREEHASH_REQUIRE_AVX2` set, a CPU without AVX2 fails the
+/// test instead: there the AVX2 path must be tested.
+#[cfg(all(test, target_arch = "x86_64"))]
+pub fn avx2_for_test(test: &str) -> Option<Avx2> {
+    let avx2 = Avx2::detect();
+    if avx2.is_none() {
+        let required = ["CI", "TREEHASH_REQUIRE_AVX2"]
+            .iter()
+            .any(|v| std::env::var_os(v).is_some());
+        assert!(
+            !required,
+            "{test}: this CPU has no AVX2, and CI or TREEHASH_REQUIRE_AVX2 is set"
+        );
+        eprintln!("SKIPPED {test}: this CPU has no AVX2");
+    }
+    avx2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::Algorithm;
+
+    #[test]
+    fn portable_is_always_there_and_auto_never_fails() {
+        assert!(matches!(
+            Platform::new(CpuPath::Portable),
+            Ok(Platform::Portable)
+        ));
+        assert!(Platform::new(CpuPath::Auto).is_ok());
+    }
+
+    #[test]
+    fn lane_engines_only_where_the_parameters_fit() {
+        let p = |h, d, b| TreeParams::with_options(Algorithm::Sha3_256, h, d, b, vec![], None);
+        let portable = Platform::Portable;
+        assert!(matches!(
+            portable.engine(&p(8, 4, None).unwrap()),
+            Engine::Sponges
+        ));
+        #[cfg(target_arch = "x86_64")]
+        if let Some(avx2) = Avx2::detect() {
+            let avx2 = Platform::Avx2(avx2);
+            assert!(matches!(
+                avx2.engine(&p(8, 4, None).unwrap()),
+                Engine::Lanes4(_)
+            ));
+            assert!(matches!(
+                avx2.engine(&p(1, 4, Some(272)).unwrap()),
+                Engine::Lanes4(_)
+            ));
+            assert!(matches!(
+                avx2.engine(&p(0, 4, None).unwrap()),
+                Engine::Sponges
+            ));
+            assert!(matches!(
+                avx2.engine(&p(1, 3, None).unwrap()),
+                Engine::Sponges
+            ));
+            assert!(matches!(
+                avx2.engine(&p(8, 4, Some(64)).unwrap()),
+                Engine::Sponges
+            ));
+        }
+    }
+}
