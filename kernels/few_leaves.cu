@@ -25,16 +25,33 @@ __device__ __forceinline__ u64 rotl64_var(u64 x, int n) {
 }
 
 // Keccak-f[1600] on a state spread over the warp: `a` is this lane's word.
+// WIDE: theta gathers the ten lanes of columns x-1 and x+1 in one level of
+// ten shuffles; otherwise the column parity is gathered first (four
+// shuffles) and then the neighbours' parities (two): fewer shuffles, one
+// more level.
+template <bool WIDE>
 __device__ __forceinline__ u64 keccak_f1600_warp(u64 a, const int theta_src[10], int rho,
                                                  const int chi_src[3], bool first_lane) {
 #pragma unroll 1
     for (int round = 0; round < 24; ++round) {
-        // theta: a ^= C[x-1] ^ rotl(C[x+1], 1), the parities gathered directly.
-        u64 left = 0, right = 0;
+        // theta: a ^= C[x-1] ^ rotl(C[x+1], 1)
+        u64 left, right;
+        if (WIDE) {
+            left = 0;
+            right = 0;
 #pragma unroll
-        for (int k = 0; k < 5; ++k) {
-            left ^= __shfl_sync(FULL_WARP, a, theta_src[k]);
-            right ^= __shfl_sync(FULL_WARP, a, theta_src[5 + k]);
+            for (int k = 0; k < 5; ++k) {
+                left ^= __shfl_sync(FULL_WARP, a, theta_src[k]);
+                right ^= __shfl_sync(FULL_WARP, a, theta_src[5 + k]);
+            }
+        } else {
+            // theta_src[0..4] here: this column's other four lanes, then the
+            // same row's lanes in columns x-1 and x+1.
+            u64 c = a;
+#pragma unroll
+            for (int k = 0; k < 4; ++k) c ^= __shfl_sync(FULL_WARP, a, theta_src[k]);
+            left = __shfl_sync(FULL_WARP, c, theta_src[4]);
+            right = __shfl_sync(FULL_WARP, c, theta_src[5]);
         }
         a ^= left ^ rotl64(right, 1);
         // rho
@@ -91,7 +108,7 @@ struct LeafCursor {
     }
 };
 
-template <int RATE>
+template <int RATE, bool WIDE>
 __device__ void absorb_leaves_warp_impl(u64* __restrict__ states, u64 leaf_count,
                                         const u8* __restrict__ chunk, u64 chunk_len,
                                         u64 first_block, u64 block_size) {
@@ -106,10 +123,19 @@ __device__ void absorb_leaves_warp_impl(u64* __restrict__ states, u64 leaf_count
     const u32 me = lane < 25 ? lane : 0;
     const int x = me % 5, y = me / 5;
     int theta_src[10];
+    if (WIDE) {
 #pragma unroll
-    for (int k = 0; k < 5; ++k) {
-        theta_src[k] = (x + 4) % 5 + 5 * k;
-        theta_src[5 + k] = (x + 1) % 5 + 5 * k;
+        for (int k = 0; k < 5; ++k) {
+            theta_src[k] = (x + 4) % 5 + 5 * k;
+            theta_src[5 + k] = (x + 1) % 5 + 5 * k;
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < 4; ++k) theta_src[k] = x + 5 * ((y + 1 + k) % 5);
+        theta_src[4] = (x + 4) % 5 + 5 * y;
+        theta_src[5] = (x + 1) % 5 + 5 * y;
+#pragma unroll
+        for (int k = 6; k < 10; ++k) theta_src[k] = 0;
     }
     // B[X, Y] is lane (x', y') = ((3Y + X) mod 5, X) of the rotated state.
     int chi_src[3];
@@ -137,7 +163,7 @@ __device__ void absorb_leaves_warp_impl(u64* __restrict__ states, u64 leaf_count
         if (pos == LANES) {
             // Load the next segment before the rounds, use it after them.
             if (more) word = cursor.next<LANES>(lane, 0, &words);
-            a = keccak_f1600_warp(a, theta_src, rho, chi_src, first_lane);
+            a = keccak_f1600_warp<WIDE>(a, theta_src, rho, chi_src, first_lane);
             pos = 0;
         } else if (more) {
             word = cursor.next<LANES>(lane, pos, &words);

@@ -18,10 +18,11 @@ fn gpu_hasher(piece_bytes: Option<usize>, copy_mode: CopyMode) -> Hasher {
     gpu_hasher_with(piece_bytes, copy_mode, None)
 }
 
-/// Both leaf kernels, forced whatever the leaf count would pick.
-const KERNELS: [Option<LeafKernel>; 2] = [
+/// Every leaf kernel, forced whatever the leaf count would pick.
+const KERNELS: [Option<LeafKernel>; 3] = [
     Some(LeafKernel::ThreadPerLeaf),
     Some(LeafKernel::WarpPerLeaf),
+    Some(LeafKernel::WarpPerLeafWide),
 ];
 
 fn gpu_hasher_with(
@@ -57,7 +58,7 @@ fn random_bytes(rng: &mut StdRng, len: usize) -> Vec<u8> {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn gpu_reproduces_every_vector_with_both_leaf_kernels() {
+fn gpu_reproduces_every_vector_with_every_leaf_kernel() {
     for kernel in KERNELS {
         for piece_bytes in [None, Some(4096)] {
             let hasher = gpu_hasher_with(piece_bytes, CopyMode::Staging, kernel);
@@ -83,7 +84,10 @@ fn warp_per_leaf_kernel_matches_the_reference_on_few_leaves() {
     let mut rng = StdRng::seed_from_u64(0x3a7);
     let hashers: Vec<Hasher> = [Some(4096), Some(3 << 14), None]
         .into_iter()
-        .map(|p| gpu_hasher_with(p, CopyMode::Staging, Some(LeafKernel::WarpPerLeaf)))
+        .flat_map(|p| {
+            [LeafKernel::WarpPerLeaf, LeafKernel::WarpPerLeafWide]
+                .map(|k| gpu_hasher_with(p, CopyMode::Staging, Some(k)))
+        })
         .collect();
     let mut case = 0;
     for algorithm in Algorithm::ALL {

@@ -31,9 +31,10 @@ pub fn nvrtc_present() -> bool {
 pub const THREADS_PER_BLOCK: u32 = 128;
 
 /// The kernels' entry points, the same for every function.
-pub const ENTRY_POINTS: [&str; 4] = [
+pub const ENTRY_POINTS: [&str; 5] = [
     "absorb_leaves",
     "absorb_leaves_warp",
+    "absorb_leaves_warp_wide",
     "finalize_leaves",
     "hash_nodes",
 ];
@@ -51,6 +52,9 @@ pub enum LeafKernel {
     /// One warp shares one leaf's state, a lane of it per thread
     /// (`absorb_leaves_warp`, kernels/few_leaves.cu): best for few leaves.
     WarpPerLeaf,
+    /// The same with theta's ten neighbours gathered in one level of
+    /// shuffles (`absorb_leaves_warp_wide`): measured against `WarpPerLeaf`.
+    WarpPerLeafWide,
 }
 
 impl LeafKernel {
@@ -67,7 +71,13 @@ impl LeafKernel {
     pub(super) fn launch_config(self, leaves: u64) -> LaunchConfig {
         match self {
             LeafKernel::ThreadPerLeaf => launch_config(leaves),
-            LeafKernel::WarpPerLeaf => launch_config(leaves * 32),
+            // One warp per block spreads the leaves over every multiprocessor:
+            // warps that share one contend for its shuffle unit.
+            LeafKernel::WarpPerLeaf | LeafKernel::WarpPerLeafWide => LaunchConfig {
+                grid_dim: (leaves.max(1) as u32, 1, 1),
+                block_dim: (32, 1, 1),
+                shared_mem_bytes: 0,
+            },
         }
     }
 }
@@ -120,6 +130,7 @@ pub(super) fn address<T>(buffer: &CudaSlice<T>, stream: &CudaStream) -> u64 {
 pub struct TreeKernels {
     pub absorb_leaves: CudaFunction,
     pub absorb_leaves_warp: CudaFunction,
+    pub absorb_leaves_warp_wide: CudaFunction,
     pub finalize_leaves: CudaFunction,
     pub hash_nodes: CudaFunction,
     _module: Arc<CudaModule>,
@@ -138,6 +149,7 @@ impl TreeKernels {
         match kernel {
             LeafKernel::ThreadPerLeaf => &self.absorb_leaves,
             LeafKernel::WarpPerLeaf => &self.absorb_leaves_warp,
+            LeafKernel::WarpPerLeafWide => &self.absorb_leaves_warp_wide,
         }
     }
 }
@@ -187,7 +199,7 @@ impl Kernels {
             .ctx
             .load_module(ptx)
             .map_err(|e| GpuError::driver("loading the kernel module", e))?;
-        let [absorb, absorb_warp, finalize, nodes] = ENTRY_POINTS.map(|name| {
+        let [absorb, absorb_warp, absorb_warp_wide, finalize, nodes] = ENTRY_POINTS.map(|name| {
             module
                 .load_function(name)
                 .map_err(|e| GpuError::driver(&format!("finding kernel {name}"), e))
@@ -195,6 +207,7 @@ impl Kernels {
         Ok(TreeKernels {
             absorb_leaves: absorb?,
             absorb_leaves_warp: absorb_warp?,
+            absorb_leaves_warp_wide: absorb_warp_wide?,
             finalize_leaves: finalize?,
             hash_nodes: nodes?,
             _module: module,
