@@ -6,7 +6,9 @@
 //! Used only where B is a multiple of the rate ([`Platform::engine`]), so
 //! that every block starts at position 0 of the sponge. Blocks at the edges
 //! of a piece, and the message's short last block, are absorbed one leaf at a
-//! time with the scalar permutation, into the same lane-major states.
+//! time with the scalar permutation, into the same lane-major states. At the
+//! end each leaf is padded where its bytes end, and one `W`-lane permutation
+//! finishes the whole group.
 //!
 //! [`Platform::engine`]: super::platform::Platform::engine
 
