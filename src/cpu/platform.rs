@@ -99,7 +99,7 @@ impl Platform {
             if let Some(avx512) = Avx512::detect() {
                 return Platform::Avx512(avx512);
             }
-            if let Some(avx2) = avx2_for_test("lane_engines_only_where_the_parameters_fit") {
+            if let Some(avx2) = Avx2::detect() {
                 return Platform::Avx2(avx2);
             }
         }
