@@ -107,12 +107,6 @@ pub(crate) fn pad(state: &mut [u64; 25], pos: usize, algorithm: Algorithm) {
     state[rate / 8 - 1] ^= 1 << 63;
 }
 
-/// The same padding on a block of `rate` bytes whose first `pos` bytes are message.
-pub(crate) fn pad_block(block: &mut [u8], pos: usize, algorithm: Algorithm) {
-    block[pos] ^= algorithm.domain_byte();
-    block[algorithm.rate() - 1] ^= 0x80;
-}
-
 /// The plain FIPS 202 function: `out.len()` bytes of A(data).
 pub fn plain_hash(algorithm: Algorithm, data: &[u8], out_len: usize) -> Vec<u8> {
     let mut out = vec![0; out_len];

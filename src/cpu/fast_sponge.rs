@@ -24,17 +24,19 @@ mod asm {
 
     use super::Sponge;
     use crate::params::Algorithm;
-    use crate::sponge::pad_block;
+    use crate::sponge::pad;
 
     /// The largest rate (SHAKE128's), in bytes.
     const MAX_RATE: usize = 168;
+    /// A block of zeros: absorbing it is a bare permutation.
+    const ZEROS: [u8; MAX_RATE] = [0; MAX_RATE];
 
     /// A sponge for `S`'s function on the assembly permutation: the state,
-    /// and the bytes of a block not yet complete.
+    /// with the bytes of an incomplete block already XORed in, and their
+    /// count (the same 208 bytes as RustCrypto's, so a leaf costs no more).
     pub struct AsmSponge<S> {
         state: [u64; 25],
-        pending: [u8; MAX_RATE],
-        pending_len: usize,
+        pos: usize,
         function: PhantomData<fn() -> S>,
     }
 
@@ -42,8 +44,7 @@ mod asm {
         fn clone(&self) -> Self {
             AsmSponge {
                 state: self.state,
-                pending: self.pending,
-                pending_len: self.pending_len,
+                pos: self.pos,
                 function: PhantomData,
             }
         }
@@ -53,10 +54,19 @@ mod asm {
         fn default() -> Self {
             AsmSponge {
                 state: [0; 25],
-                pending: [0; MAX_RATE],
-                pending_len: 0,
+                pos: 0,
                 function: PhantomData,
             }
+        }
+    }
+
+    impl<S> AsmSponge<S> {
+        /// XORs `bytes` into the state from byte `self.pos` on (within the rate).
+        fn xor_in(&mut self, bytes: &[u8]) {
+            for (k, byte) in (self.pos..).zip(bytes) {
+                self.state[k / 8] ^= u64::from(*byte) << (8 * (k % 8));
+            }
+            self.pos += bytes.len();
         }
     }
 
@@ -65,29 +75,25 @@ mod asm {
 
         fn absorb(&mut self, mut data: &[u8]) {
             let rate = Self::ALGORITHM.rate();
-            if self.pending_len > 0 {
-                let take = (rate - self.pending_len).min(data.len());
-                self.pending[self.pending_len..][..take].copy_from_slice(&data[..take]);
-                self.pending_len += take;
+            if self.pos > 0 {
+                let take = (rate - self.pos).min(data.len());
+                self.xor_in(&data[..take]);
                 data = &data[take..];
-                if self.pending_len < rate {
+                if self.pos < rate {
                     return;
                 }
-                sha3_absorb(&mut self.state, &self.pending[..rate], rate);
-                self.pending_len = 0;
+                sha3_absorb(&mut self.state, &ZEROS[..rate], rate);
+                self.pos = 0;
             }
-            // Every whole block, then keep the rest for later.
+            // Every whole block, then the rest XORed in to wait for more.
             let rest = sha3_absorb(&mut self.state, data, rate);
-            self.pending[..rest].copy_from_slice(&data[data.len() - rest..]);
-            self.pending_len = rest;
+            self.xor_in(&data[data.len() - rest..]);
         }
 
         fn squeeze_into(mut self, out: &mut [u8]) {
             let rate = Self::ALGORITHM.rate();
-            let block = &mut self.pending[..rate];
-            block[self.pending_len..].fill(0);
-            pad_block(block, self.pending_len, Self::ALGORITHM);
-            sha3_absorb(&mut self.state, block, rate);
+            pad(&mut self.state, self.pos, Self::ALGORITHM);
+            sha3_absorb(&mut self.state, &ZEROS[..rate], rate);
             // Squeezing starts from the state as it is, and permutes between blocks.
             sha3_squeeze(&mut self.state, out, rate);
         }

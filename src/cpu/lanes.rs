@@ -6,7 +6,9 @@
 //! Used only where B is a multiple of the rate ([`Platform::engine`]), so
 //! that every block starts at position 0 of the sponge. Blocks at the edges
 //! of a piece, and the message's short last block, are absorbed one leaf at a
-//! time with the scalar permutation, into the same lane-major states.
+//! time with the scalar permutation, into the same lane-major states. At the
+//! end each leaf is padded where its bytes end, and one `W`-lane permutation
+//! finishes the whole group.
 //!
 //! [`Platform::engine`]: super::platform::Platform::engine
 
@@ -48,6 +50,13 @@ impl LaneKernel<8> for Avx512 {
     }
 }
 
+/// `W` leaves' states, lane-major: `.0[k][i]` is lane k of leaf i. Aligned
+/// to a cache line, so that the kernels' 32- and 64-byte loads of a lane
+/// never straddle two lines.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+pub struct Group<const W: usize>([[u64; W]; 25]);
+
 /// The engine of `W`-leaf groups run by kernel `K`.
 pub struct Lanes<K, const W: usize> {
     kernel: K,
@@ -72,21 +81,21 @@ impl<K: LaneKernel<W>, const W: usize> Lanes<K, W> {
 
 impl<K: LaneKernel<W>, const W: usize> Absorb for Lanes<K, W> {
     const WIDTH: usize = W;
-    /// `W` leaves' states, lane-major: `[k][i]` is lane k of leaf i.
-    type Unit = [[u64; W]; 25];
+    type Unit = Group<W>;
 
     fn new_unit(&self) -> Self::Unit {
-        [[0; W]; 25]
+        Group([[0; W]; 25])
     }
 
     fn absorb_blocks(&self, unit: &mut Self::Unit, blocks: &[u8]) {
         let rate = self.algorithm.rate();
         self.kernel
-            .absorb_blocks(unit, blocks, self.block_size, rate);
+            .absorb_blocks(&mut unit.0, blocks, self.block_size, rate);
     }
 
     fn absorb_leaf(&self, unit: &mut Self::Unit, lane: usize, bytes: &[u8]) {
         let rate = self.algorithm.rate();
+        let unit = &mut unit.0;
         let mut state: [u64; 25] = std::array::from_fn(|k| unit[k][lane]);
         let mut chunks = bytes.chunks_exact(rate);
         for chunk in &mut chunks {
@@ -108,7 +117,7 @@ impl<K: LaneKernel<W>, const W: usize> Absorb for Lanes<K, W> {
             "a leaf outputs c bytes, less than the rate"
         );
         // Each leaf padded where its bytes end, then one permutation for all.
-        let mut group = *unit;
+        let mut group = unit.0;
         for (lane, len) in leaf_lens.iter().enumerate() {
             let mut state: [u64; 25] = std::array::from_fn(|k| group[k][lane]);
             pad(&mut state, (len % rate as u64) as usize, self.algorithm);

@@ -183,7 +183,7 @@ mod tests {
             Engine::Sponges
         ));
         #[cfg(target_arch = "x86_64")]
-        if let Some(avx2) = Avx2::detect() {
+        if let Some(avx2) = avx2_for_test("lane_engines_only_where_the_parameters_fit") {
             let avx2 = Platform::Avx2(avx2);
             assert!(matches!(
                 avx2.engine(&p(8, 4, None).unwrap()),
