@@ -72,15 +72,15 @@ fn main() {
         let params = TreeParams::new(Algorithm::Sha3_256, log2, 2).unwrap();
         let bytes = bytes_for(params.leaf_count());
         let rate = |k| measure::leaf_kernel_rate(gpu, &params, k, bytes, 3).expect("kernel rate");
-        let (thread, warp) = (
-            rate(LeafKernel::ThreadPerLeaf),
-            rate(LeafKernel::WarpPerLeaf),
-        );
+        let thread = rate(LeafKernel::ThreadPerLeaf);
+        let warp = rate(LeafKernel::WarpPerLeaf);
+        let wide = rate(LeafKernel::WarpPerLeafWide);
         println!(
-            "| {} | {:.2} | {:.2} | {:.2} |",
+            "| {} | {:.2} | {:.2} | {:.2} | {:.2} |",
             params.leaf_count(),
             thread / GB,
             warp / GB,
+            wide / GB,
             warp / thread
         );
     }

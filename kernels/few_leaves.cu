@@ -20,9 +20,26 @@
 
 __device__ __constant__ int KECCAK_RHO[25] = KECCAK_RHO_OFFSETS;
 
-__device__ __forceinline__ u64 rotl64_var(u64 x, int n) {
-    return (x << n) | (x >> ((64 - n) & 63));
-}
+// A rotation by a per-lane amount, prepared once: two funnel shifts on the
+// halves, which trade places for amounts of 32 or more.
+struct LaneRotation {
+    bool swap;
+    u32 by;  // 0..31
+
+    __device__ explicit LaneRotation(int n) : swap(n >= 32), by((u32)n & 31) {}
+
+    __device__ __forceinline__ u64 apply(u64 x) const {
+        u32 lo = (u32)x, hi = (u32)(x >> 32);
+        if (swap) {
+            const u32 t = lo;
+            lo = hi;
+            hi = t;
+        }
+        const u32 new_hi = __funnelshift_l(lo, hi, by);
+        const u32 new_lo = __funnelshift_l(hi, lo, by);
+        return ((u64)new_hi << 32) | new_lo;
+    }
+};
 
 // Keccak-f[1600] on a state spread over the warp: `a` is this lane's word.
 // WIDE: theta gathers the ten lanes of columns x-1 and x+1 in one level of
@@ -30,9 +47,11 @@ __device__ __forceinline__ u64 rotl64_var(u64 x, int n) {
 // shuffles) and then the neighbours' parities (two): fewer shuffles, one
 // more level.
 template <bool WIDE>
-__device__ __forceinline__ u64 keccak_f1600_warp(u64 a, const int theta_src[10], int rho,
-                                                 const int chi_src[3], bool first_lane) {
-#pragma unroll 1
+__device__ __forceinline__ u64 keccak_f1600_warp(u64 a, const int theta_src[10],
+                                                 LaneRotation rho, const int chi_src[3],
+                                                 bool first_lane) {
+    // Unrolled: 24 short rounds, the round constants immediates.
+#pragma unroll
     for (int round = 0; round < 24; ++round) {
         // theta: a ^= C[x-1] ^ rotl(C[x+1], 1)
         u64 left, right;
@@ -55,7 +74,7 @@ __device__ __forceinline__ u64 keccak_f1600_warp(u64 a, const int theta_src[10],
         }
         a ^= left ^ rotl64(right, 1);
         // rho
-        a = rotl64_var(a, rho);
+        a = rho.apply(a);
         // pi and chi: A'[x, y] = B[x, y] ^ (~B[x+1, y] & B[x+2, y]), where B
         // is the rotated state moved by pi.
         const u64 b0 = __shfl_sync(FULL_WARP, a, chi_src[0]);
@@ -144,7 +163,7 @@ __device__ void absorb_leaves_warp_impl(u64* __restrict__ states, u64 leaf_count
         const int bx = (x + k) % 5;
         chi_src[k] = (3 * y + bx) % 5 + 5 * bx;
     }
-    const int rho = KECCAK_RHO[me];
+    const LaneRotation rho(KECCAK_RHO[me]);
     const bool first_lane = lane == 0;
 
     u64 a = states[(u64)me * leaf_count + leaf];
