@@ -3,8 +3,10 @@
 // waits on one thread's 24 rounds. Here lane i (< 25) of a warp holds lane
 // A[i] = A[x + 5y] of one leaf's state, and a round costs two levels of warp
 // shuffles:
-//   theta:    every lane gathers the ten lanes of columns x-1 and x+1 at once
-//             (ten shuffles, one level deep, instead of parities then D in two);
+//   theta:    every lane gathers the other four lanes of its column (its
+//             parity), then the parities of columns x-1 and x+1 (two more);
+//             gathering the ten lanes of both columns at once, one level
+//             deep, measured slower at every leaf count (docs/PERFORMANCE.md);
 //   rho:      each lane rotates itself by its own offset;
 //   pi, chi:  every lane gathers the three rotated lanes that chi combines
 //             into its new value, straight from where pi takes them.
@@ -41,37 +43,21 @@ struct LaneRotation {
     }
 };
 
-// Keccak-f[1600] on a state spread over the warp: `a` is this lane's word.
-// WIDE: theta gathers the ten lanes of columns x-1 and x+1 in one level of
-// ten shuffles; otherwise the column parity is gathered first (four
-// shuffles) and then the neighbours' parities (two): fewer shuffles, one
-// more level.
-template <bool WIDE>
-__device__ __forceinline__ u64 keccak_f1600_warp(u64 a, const int theta_src[10],
+// Keccak-f[1600] on a state spread over the warp: `a` is this lane's word;
+// `theta_src` holds the other four lanes of its column, then the lanes of
+// its row in columns x-1 and x+1.
+__device__ __forceinline__ u64 keccak_f1600_warp(u64 a, const int theta_src[6],
                                                  LaneRotation rho, const int chi_src[3],
                                                  bool first_lane) {
     // Unrolled: 24 short rounds, the round constants immediates.
 #pragma unroll
     for (int round = 0; round < 24; ++round) {
         // theta: a ^= C[x-1] ^ rotl(C[x+1], 1)
-        u64 left, right;
-        if (WIDE) {
-            left = 0;
-            right = 0;
+        u64 c = a;
 #pragma unroll
-            for (int k = 0; k < 5; ++k) {
-                left ^= __shfl_sync(FULL_WARP, a, theta_src[k]);
-                right ^= __shfl_sync(FULL_WARP, a, theta_src[5 + k]);
-            }
-        } else {
-            // theta_src[0..4] here: this column's other four lanes, then the
-            // same row's lanes in columns x-1 and x+1.
-            u64 c = a;
-#pragma unroll
-            for (int k = 0; k < 4; ++k) c ^= __shfl_sync(FULL_WARP, a, theta_src[k]);
-            left = __shfl_sync(FULL_WARP, c, theta_src[4]);
-            right = __shfl_sync(FULL_WARP, c, theta_src[5]);
-        }
+        for (int k = 0; k < 4; ++k) c ^= __shfl_sync(FULL_WARP, a, theta_src[k]);
+        const u64 left = __shfl_sync(FULL_WARP, c, theta_src[4]);
+        const u64 right = __shfl_sync(FULL_WARP, c, theta_src[5]);
         a ^= left ^ rotl64(right, 1);
         // rho
         a = rho.apply(a);
@@ -127,7 +113,7 @@ struct LeafCursor {
     }
 };
 
-template <int RATE, bool WIDE>
+template <int RATE>
 __device__ void absorb_leaves_warp_impl(u64* __restrict__ states, u64 leaf_count,
                                         const u8* __restrict__ chunk, u64 chunk_len,
                                         u64 first_block, u64 block_size) {
@@ -141,21 +127,11 @@ __device__ void absorb_leaves_warp_impl(u64* __restrict__ states, u64 leaf_count
     // This lane's place in the state and its shuffle partners.
     const u32 me = lane < 25 ? lane : 0;
     const int x = me % 5, y = me / 5;
-    int theta_src[10];
-    if (WIDE) {
+    int theta_src[6];
 #pragma unroll
-        for (int k = 0; k < 5; ++k) {
-            theta_src[k] = (x + 4) % 5 + 5 * k;
-            theta_src[5 + k] = (x + 1) % 5 + 5 * k;
-        }
-    } else {
-#pragma unroll
-        for (int k = 0; k < 4; ++k) theta_src[k] = x + 5 * ((y + 1 + k) % 5);
-        theta_src[4] = (x + 4) % 5 + 5 * y;
-        theta_src[5] = (x + 1) % 5 + 5 * y;
-#pragma unroll
-        for (int k = 6; k < 10; ++k) theta_src[k] = 0;
-    }
+    for (int k = 0; k < 4; ++k) theta_src[k] = x + 5 * ((y + 1 + k) % 5);
+    theta_src[4] = (x + 4) % 5 + 5 * y;
+    theta_src[5] = (x + 1) % 5 + 5 * y;
     // B[X, Y] is lane (x', y') = ((3Y + X) mod 5, X) of the rotated state.
     int chi_src[3];
 #pragma unroll
@@ -182,7 +158,7 @@ __device__ void absorb_leaves_warp_impl(u64* __restrict__ states, u64 leaf_count
         if (pos == LANES) {
             // Load the next segment before the rounds, use it after them.
             if (more) word = cursor.next<LANES>(lane, 0, &words);
-            a = keccak_f1600_warp<WIDE>(a, theta_src, rho, chi_src, first_lane);
+            a = keccak_f1600_warp(a, theta_src, rho, chi_src, first_lane);
             pos = 0;
         } else if (more) {
             word = cursor.next<LANES>(lane, pos, &words);

@@ -18,18 +18,20 @@ use crate::params::TreeParams;
 use crate::progress::{NoProgress, Progress};
 use crate::timings::{Timings, timed};
 
-/// `Auto` uses the GPU only for trees with at least this many leaves: with
-/// fewer, one thread per leaf leaves the GPU so idle that 16 CPU cores are
-/// faster (measured: 64 leaves 1.5 GB/s on an H200 against 2.2 on the CPU;
-/// 256 leaves 5.8 against 1.7; docs/PERFORMANCE.md).
-pub const AUTO_GPU_MIN_LEAVES: u64 = 256;
+/// `Auto` uses the GPU only for trees with at least this many leaves. At
+/// 256 leaves even the warp-per-leaf kernel (16 GB/s on an H200) only ties
+/// 16 AVX-512 cores (15 GB/s), and the GPU's start-up decides against it; at
+/// 1024 it runs at the copy's speed, 53 GB/s (docs/PERFORMANCE.md).
+pub const AUTO_GPU_MIN_LEAVES: u64 = 1024;
 /// `Auto` starts the GPU only for a file of at least this many bytes when the
-/// CPU takes its portable path: starting the GPU costs a process about 0.3 s,
-/// in which 16 cores at 2–3 GB/s hash about 1 GB (docs/PERFORMANCE.md).
-pub const AUTO_GPU_MIN_BYTES_COLD: u64 = 1 << 30;
-/// The same when the CPU has its AVX-512 path (11–16 GB/s on 16 cores): a
-/// whole process hashed 4 GiB in 0.30 s on the CPU and 0.49 s on the GPU.
-pub const AUTO_GPU_MIN_BYTES_COLD_SIMD_CPU: u64 = 8 << 30;
+/// CPU has no AVX-512 path: starting the GPU costs a process about 0.3 s, and
+/// 16 cores at 4.6 (portable) to 7.8 GB/s (AVX2) against the GPU's 53 GB/s
+/// break even at 1.5 to 2.6 GB (docs/PERFORMANCE.md, 2026-11-22).
+pub const AUTO_GPU_MIN_BYTES_COLD: u64 = 2 << 30;
+/// The same when the CPU has its AVX-512 path: 16 cores at 21 GB/s break
+/// even with 0.3 s of start-up plus 53 GB/s at about 10 GB (a whole process
+/// on 8 GiB: CPU 0.39 s, GPU 0.52 s).
+pub const AUTO_GPU_MIN_BYTES_COLD_SIMD_CPU: u64 = 12 << 30;
 /// Once the GPU is running, `Auto` uses it for files of at least this size.
 pub const AUTO_GPU_MIN_BYTES_WARM: u64 = 64 << 20;
 

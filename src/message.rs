@@ -22,8 +22,10 @@ use crate::progress::Progress;
 const MAX_WINDOW: usize = 128 << 20;
 /// How far ahead of the backend the kernel is asked to read a file, so that
 /// a disk keeps many reads in flight (a file in the page cache costs only
-/// the asking). Asked in steps of `PREFETCH_STEP`.
-const PREFETCH_AHEAD: u64 = 256 << 20;
+/// the asking). Asked in steps of `PREFETCH_STEP`. Measured on a cold 8 GiB
+/// file (docs/PERFORMANCE.md): 0, 64, 256 and 1024 MiB ahead took 4.17,
+/// 4.20, 4.17 and 3.85 s, `cat` 4.32 s.
+const PREFETCH_AHEAD: u64 = 1 << 30;
 const PREFETCH_STEP: u64 = 8 << 20;
 
 /// A piece length near `target` bytes that is a whole number of blocks and
@@ -146,10 +148,10 @@ pub(crate) fn for_each_piece_of_file(
             }
             Access::Map => {
                 // One window is read in while the backend hashes the one
-                // before; windows are unmapped on another thread (munmap
-                // takes time too).
-                let (mapped_tx, mapped) = sync_channel(1);
-                let (unmap, unmapped_rx) = channel::<memmap2::Mmap>();
+                // before, and the one before that is unmapped on another
+                // thread (munmap takes time too): three are mapped at most.
+                let (mapped_tx, mapped) = sync_channel(0);
+                let (unmap, unmapped_rx) = sync_channel::<memmap2::Mmap>(0);
                 s.spawn(move || {
                     for (offset, len) in ranges {
                         let _ = reached.send(offset);
@@ -180,16 +182,12 @@ fn prefetcher<'scope>(
     input: &'scope InputFile,
 ) -> std::sync::mpsc::Sender<u64> {
     let (reached, positions) = channel::<u64>();
-    let ahead = std::env::var("TREEHASH_PREFETCH_MIB")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .map_or(PREFETCH_AHEAD, |mib| mib << 20);
     scope.spawn(move || {
         let mut asked = 0u64;
         while let Ok(mut at) = positions.recv() {
             // Only the latest position matters.
             at = positions.try_iter().last().unwrap_or(at);
-            let target = (at + ahead).min(input.len());
+            let target = (at + PREFETCH_AHEAD).min(input.len());
             while asked < target {
                 let step = PREFETCH_STEP.min(target - asked);
                 input.prefetch(asked, step);
