@@ -8,12 +8,14 @@
 #                                # processes on cold and page-cached 8 GiB files
 #                                # (and 32 GiB for peak RSS) next to cat and b3sum
 #   scripts/gpu-check.sh tables  # on the GPU machine: `treehash bench` tables of
-#                                # docs/PERFORMANCE.md (paper sizes, 1 and 4 GiB),
+#                                # docs/PERFORMANCE.md (paper sizes, 1 and 8 GiB),
 #                                # SVG charts, the peers table, the CPU benchmark
+#   scripts/gpu-check.sh auto    # on the GPU machine: whole processes, auto
+#                                # against each backend, 1 MiB to 8 GiB
 #
 # `run` writes its logs under $OUT (or ./gpu-check-out) and ends with a summary.
 # Environment: GPU_CHECK_QUICK=1 skips the benchmarks; BENCH_GB sets the size
-# of the end-to-end benchmark file (default 4).
+# of the end-to-end benchmark file (default 8).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,8 +30,11 @@ build() {
 import json, shutil, sys
 for line in sys.stdin:
     m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["test"]:
-        shutil.copy(m["executable"], ".devbin/test-" + m["target"]["name"])
+    if m.get("reason") == "compiler-artifact" and m.get("executable"):
+        if m["target"]["kind"] == ["test"]:
+            shutil.copy(m["executable"], ".devbin/test-" + m["target"]["name"])
+        elif m["target"]["kind"] == ["lib"] and m["profile"]["test"]:
+            shutil.copy(m["executable"], ".devbin/test-lib")  # the unit tests (keccak_x8 too)
 '
     cargo bench --no-run --message-format=json 2>/dev/null |
         python3 -c '
@@ -68,9 +73,12 @@ run() {
     cat "$out/machine.log"
 
     step gpu-tests "$bin/test-gpu" --ignored --test-threads=1
-    step cpu-vectors "$bin/test-vectors"
-    step cpu-differential "$bin/test-differential"   # the CPU's SIMD path depends on the host CPU
-    step kernel-compile "$bin/test-kernels_compile"
+    # The CPU suites on this host's CPU, with the tests CI's CPU cannot run
+    # (its AVX-512 paths) included.
+    for t in lib vectors differential empty_subtrees input; do
+        step "cpu-$t" "$bin/test-$t" --include-ignored
+    done
+    step kernel-compile "$bin/test-kernels_compile" --ignored
 
     # CLI: the fallback note, the GPU error code, stdin to the GPU.
     head -c $((1 << 20)) /dev/urandom >/tmp/f1m
@@ -86,11 +94,11 @@ run() {
         b=$("$bin/treehash" --backend cpu --no-names /tmp/f300m) || return 1
         c=$(cat /tmp/f300m | "$bin/treehash" --backend gpu --no-names -) || return 1
         d=$("$bin/treehash" --json /tmp/f300m) || return 1
-        truncate -s 8G /tmp/f8g   # sparse: its size is what the rule looks at
+        truncate -s 16G /tmp/f8g   # sparse: its size is what the rule looks at (12 GiB threshold)
         e=$("$bin/treehash" --json /tmp/f8g /tmp/f300m) || return 1
-        echo "gpu $a"; echo "cpu $b"; echo "gpu stdin $c"; echo "auto json, cold: $d"; echo "auto json, 8 GiB then 300 MiB: $e"
+        echo "gpu $a"; echo "cpu $b"; echo "gpu stdin $c"; echo "auto json, cold: $d"; echo "auto json, 16 GiB then 300 MiB: $e"
         [ "$a" = "$b" ] && [ "$a" = "$c" ] || return 1
-        # auto: a 300 MiB file alone stays on the CPU; after an 8 GiB file started the GPU, it goes there.
+        # auto: a 300 MiB file alone stays on the CPU; after a 16 GiB file started the GPU, it goes there.
         echo "$d" | grep -q '"backend":"cpu"' || return 1
         [ "$(echo "$e" | grep -c '"backend":"gpu"')" = 2 ] || return 1
         rm -f /tmp/f8g
@@ -113,12 +121,12 @@ run() {
     step startup-1mib startup
 
     if [ -z "${GPU_CHECK_QUICK:-}" ]; then
-        gb=${BENCH_GB:-4}
-        head -c $((gb << 30)) /dev/urandom >/tmp/bench.bin
+        gb=${BENCH_GB:-8}
+        random_file /tmp/bench.bin "$gb"
         cat /tmp/bench.bin >/dev/null
         step gpu-bench env TREEHASH_BENCH_FILE=/tmp/bench.bin "$bin/bench-gpu"
         cat "$out/gpu-bench.log"
-        whole() { # whole processes on the 4 GiB file: wall time and phases
+        whole() { # whole processes on the benchmark file: wall time and phases
             for backend in gpu cpu; do
                 local s=$(date +%s%N)
                 "$bin/treehash" --backend "$backend" --timings /tmp/bench.bin || return 1
@@ -151,15 +159,49 @@ tables() {
         "$bin/treehash" bench "/tmp/paper-$size.bin" --heights 0..=8 --repeat 5 --vs-plain \
             --backend cpu,gpu --no-progress --plot "$out/paper-$size.svg" | tee -a "$md"
     done
-    for gb in 1 4; do
-        head -c $((gb << 30)) /dev/urandom >"/tmp/big-$gb.bin"
+    for gb in 1 8; do
+        random_file "/tmp/big-$gb.bin" "$gb"
         local reps=$(( gb == 1 ? 3 : 1 ))
         echo >>"$md"
-        "$bin/treehash" bench "/tmp/big-$gb.bin" --heights 0..=10 --repeat "$reps" --vs-plain \
+        "$bin/treehash" bench "/tmp/big-$gb.bin" --heights 2..=10 --repeat "$reps" --vs-plain \
             --backend cpu,gpu --no-progress --plot "$out/big-${gb}g.svg" | tee -a "$md"
     done
+    # The CPU at few leaves: is H = 4 short of parallel work (32 groups of
+    # eight leaves for 16 threads) or of something else?
+    { echo; echo "## CPU by threads and piece size, 8 GiB"; echo;
+      for t in 4 8 16; do
+          "$bin/treehash" bench /tmp/big-8.bin --heights 4,5,6 --backend cpu --threads $t \
+              --repeat 1 --no-progress | grep -E "^\| cpu" | sed "s/^/threads $t /"
+      done
+      "$bin/treehash" bench /tmp/big-8.bin --heights 4 --backend cpu --chunk-bytes $((256 << 20)) \
+          --repeat 1 --no-progress | grep -E "^\| cpu" | sed "s/^/threads 16, 256 MiB pieces /"
+    } | tee -a "$md"
     echo >>"$md"
-    REPEAT=3 scripts/bench-peers.sh /tmp/big-4.bin "$bin/treehash" | tee -a "$md"
+    REPEAT=3 scripts/bench-peers.sh /tmp/big-8.bin "$bin/treehash" | tee -a "$md"
+}
+
+# Whole processes under auto against each backend, by file size and height
+# (median of 3, page-cached): does auto pick the faster one?
+auto_table() {
+    out=${OUT:-gpu-check-out}
+    mkdir -p "$out"
+    bin=.devbin
+    md="$out/auto.md"
+    m=scripts/measure.py
+    { echo "| file | H | --backend cpu s | --backend gpu s | auto s |"; echo "|---|---:|---:|---:|---:|"
+      for size in 1M 64M 1G 8G; do
+          f=/tmp/auto-$size.bin
+          case $size in 8G) random_file $f 8 ;; *) head -c $size /tmp/one-gib.bin >$f 2>/dev/null || head -c $size /dev/urandom >$f ;; esac
+          cat $f >/dev/null
+          for h in 4 8; do
+              row="| $size | $h"
+              for b in cpu gpu auto; do
+                  t=$($m --repeat 3 -- "$bin/treehash" --backend $b -H $h -D 4 $f | cut -d'|' -f3)
+                  row="$row | $t"
+              done
+              echo "$row |"
+          done
+      done; } | tee "$md"
 }
 
 # A file of `gib` GiB of random bytes at `path`, written fast: 1 GiB of
@@ -224,5 +266,6 @@ case "${1:-}" in
     run) run ;;
     input) input ;;
     tables) tables ;;
-    *) echo "usage: $0 build|run|input|tables" >&2; exit 2 ;;
+    auto) auto_table ;;
+    *) echo "usage: $0 build|run|input|tables|auto" >&2; exit 2 ;;
 esac
