@@ -265,8 +265,9 @@ impl Hasher {
             BackendChoice::Cpu => Ok(Chosen::Cpu(None)),
             BackendChoice::Gpu => Ok(Chosen::Gpu(self.gpu()?)),
             BackendChoice::Auto => {
-                // The rule first: looking for the driver costs a dlopen,
-                // which an input the CPU takes anyway should not pay.
+                if !gpu::driver_present() {
+                    return Ok(Chosen::Cpu(self.fallback_once("no CUDA driver found")));
+                }
                 let running = self.gpu.get().is_some_and(|g| g.is_ok());
                 let cold_minimum = if self.cpu.has_fast_path(params) {
                     AUTO_GPU_MIN_BYTES_COLD_SIMD_CPU
@@ -282,9 +283,6 @@ impl Hasher {
                     params.height() > 0 && params.leaf_count() >= AUTO_GPU_MIN_LEAVES && big_enough;
                 if !worth_it {
                     return Ok(Chosen::Cpu(None));
-                }
-                if !gpu::driver_present() {
-                    return Ok(Chosen::Cpu(self.fallback_once("no CUDA driver found")));
                 }
                 Ok(match self.gpu() {
                     Ok(gpu) => Chosen::Gpu(gpu),
