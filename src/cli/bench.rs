@@ -15,9 +15,10 @@ use treehash::{
 
 use super::plain;
 
-/// On the GPU every leaf is one thread, which absorbs about 20 MB/s: a run
-/// whose leaves would each absorb more than this is skipped (it would take
-/// seconds to minutes and show only that one thread is slow).
+/// On the GPU one leaf's sponge absorbs about 64 MB/s (a warp per leaf on an
+/// H200, docs/PERFORMANCE.md): a run whose leaves would each absorb more than
+/// this is skipped (it would take seconds to minutes and show only that one
+/// sponge is sequential).
 pub const GPU_MAX_BYTES_PER_LEAF: u64 = 64 << 20;
 
 /// What to measure.
@@ -173,7 +174,7 @@ pub fn run(config: &BenchConfig, status: &dyn Fn(&str)) -> Result<Report, HashEr
         let skip = |params: &TreeParams| {
             (gpu_bound && bytes / params.leaf_count() > GPU_MAX_BYTES_PER_LEAF).then(|| {
                 format!(
-                    "{} MiB per leaf: one GPU thread per leaf would take too long",
+                    "{} MiB per leaf: one sponge per leaf on the GPU would take too long",
                     (bytes / params.leaf_count()) >> 20
                 )
             })
