@@ -160,6 +160,27 @@ fn standard_input_is_read_when_named_dash_or_when_no_file_is_given() {
     assert_eq!(dashed, format!("{want}  -\n"));
 }
 
+/// Like coreutils and b3sum: a regular file on standard input that was partly
+/// read already is hashed from where its offset stands, and the offset is
+/// left at its end.
+#[test]
+fn standard_input_is_hashed_from_its_current_offset() {
+    use std::io::{Read, Seek};
+    let (_dir, a, _) = fixture();
+    let data = fs::read(&a).unwrap();
+    let mut stdin = fs::File::open(&a).unwrap();
+    stdin.read_exact(&mut [0u8; 100]).unwrap();
+    let want = hex::encode(sha3::Sha3_256::digest(&data[100..]));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_treehash"))
+        .args(["-H", "0", "--no-names", "-"])
+        .stdin(stdin.try_clone().unwrap())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(String::from_utf8(out.stdout).unwrap().trim(), want);
+    assert_eq!(stdin.stream_position().unwrap(), data.len() as u64);
+}
+
 #[test]
 fn awkward_names_are_escaped_like_coreutils() {
     let dir = tempfile::tempdir().unwrap();
