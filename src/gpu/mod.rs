@@ -106,7 +106,8 @@ pub fn driver_present() -> bool {
 }
 
 /// One GPU, its kernels and its reusable buffers. Opening it costs driver
-/// start-up and a kernel compile: keep one per process.
+/// start-up (each function's kernels are compiled, or loaded from the disk
+/// cache, on first use): keep one per process.
 pub struct GpuBackend {
     ctx: Arc<CudaContext>,
     compute: Arc<CudaStream>,
@@ -118,7 +119,7 @@ pub struct GpuBackend {
 }
 
 impl GpuBackend {
-    /// Opens CUDA device `ordinal` and compiles the kernels for it.
+    /// Opens CUDA device `ordinal` (no kernel is compiled yet).
     pub fn open(ordinal: usize, chunk_bytes: Option<usize>) -> Result<GpuBackend, GpuError> {
         guard("starting the GPU", || {
             Self::open_inner(ordinal, chunk_bytes)
