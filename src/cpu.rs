@@ -45,10 +45,9 @@ use walk::{Absorb, Leaves};
 /// Bytes handed to the thread pool at a time: large enough that a dispatch
 /// costs nothing, small enough for a smooth progress bar.
 const PIECE_TARGET: usize = 32 << 20;
-/// A mapped piece spans at least this many stripes (up to `MAX_MAPPED_PIECE`
+/// A piece spans at least this many stripes (up to `message::MAX_PIECE`
 /// bytes), so that each leaf absorbs several blocks while its state is cached.
 const STRIPES_PER_PIECE: u64 = 4;
-const MAX_MAPPED_PIECE: u64 = 128 << 20;
 
 /// Which CPU code path hashes the leaves. Every path gives the same digests;
 /// they differ in speed and in what the CPU must have.
@@ -163,7 +162,7 @@ impl CpuBackend {
         // A mapped piece costs nothing to hand out: make it span a few stripes.
         let target = self.piece_bytes.unwrap_or_else(|| {
             let stripes = params.stripe_len().saturating_mul(STRIPES_PER_PIECE);
-            PIECE_TARGET.max(stripes.min(MAX_MAPPED_PIECE) as usize)
+            PIECE_TARGET.max(stripes.min(message::MAX_PIECE as u64) as usize)
         });
         let piece_len = message::piece_len(params.block_size(), target);
         with_sponge!(params.algorithm(), RustCrypto => {

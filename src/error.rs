@@ -24,7 +24,8 @@ pub enum HashError {
     /// A CPU code path was asked for that this CPU cannot run.
     #[error("the {path} CPU path needs {feature}, which this CPU lacks")]
     CpuFeature {
-        path: crate::cpu::CpuPath,
+        /// The path's name (`CpuPath::name`).
+        path: &'static str,
         feature: &'static str,
     },
     /// The CPU thread pool could not be built.

@@ -76,7 +76,8 @@ pub struct HasherOptions {
     pub threads: Option<usize>,
     /// Bytes of input per piece handed to a backend (per chunk copied to the
     /// GPU); `None` for the tuned default. Small values make tests cross
-    /// piece boundaries often.
+    /// piece boundaries often; values above [`crate::MAX_PIECE_BYTES`] are
+    /// taken as that.
     pub piece_bytes: Option<usize>,
     /// The CUDA device to use.
     pub device: usize,
@@ -128,6 +129,8 @@ pub struct Hasher {
     startup_reported: AtomicBool,
     /// The fallback note has been handed out.
     fallback_reported: AtomicBool,
+    /// The GPU failed on an input: `Auto` does not use it again.
+    gpu_failed: AtomicBool,
 }
 
 /// What `choose` decided for one input.
@@ -145,6 +148,7 @@ impl Hasher {
             gpu: OnceLock::new(),
             startup_reported: AtomicBool::new(false),
             fallback_reported: AtomicBool::new(false),
+            gpu_failed: AtomicBool::new(false),
         })
     }
 
@@ -204,7 +208,9 @@ impl Hasher {
     }
 
     /// The digest of one input on the backend `choose` picks. Under `Auto`,
-    /// an input that can be read again is redone on the CPU if the GPU fails.
+    /// if the GPU fails, an input that can be read again (or a stream it
+    /// failed before reading) is redone on the CPU, and `Auto` leaves that GPU
+    /// alone for later inputs.
     fn hash_input(
         &self,
         params: &TreeParams,
@@ -217,21 +223,26 @@ impl Hasher {
             Chosen::Gpu(gpu) => {
                 self.charge_startup(gpu, &mut timings);
                 let first_try = Resumed::new(progress, 0);
-                let result = gpu
-                    .begin(
-                        params,
-                        input.known_len(),
-                        self.options.copy_mode,
-                        self.options.gpu_leaf_kernel,
-                        self.cpu.pool(),
-                        &mut timings,
-                    )
+                let engine = gpu.begin(
+                    params,
+                    input.known_len(),
+                    self.options.copy_mode,
+                    self.options.gpu_leaf_kernel,
+                    self.cpu.pool(),
+                    &mut timings,
+                );
+                // Until the engine exists, not a byte of the input was read.
+                let read_any = engine.is_ok();
+                let result = engine
                     .and_then(|engine| drive(engine, params, &mut input, &first_try, &mut timings));
                 match result {
                     Ok(out) => (out, BackendUsed::Gpu, None),
                     Err(HashError::Gpu(e))
-                        if self.options.backend == BackendChoice::Auto && input.can_reread() =>
+                        if self.options.backend == BackendChoice::Auto
+                            && (input.can_reread() || !read_any) =>
                     {
+                        // Auto does not come back to a GPU that failed.
+                        self.gpu_failed.store(true, Ordering::Relaxed);
                         timings = Timings::default();
                         let note = format!("the GPU failed ({e}); hashing on the CPU");
                         // The bar already shows what the GPU got through.
@@ -279,8 +290,10 @@ impl Hasher {
                     Some(n) => n >= cold_minimum,
                     None => running,
                 };
-                let worth_it =
-                    params.height() > 0 && params.leaf_count() >= AUTO_GPU_MIN_LEAVES && big_enough;
+                let worth_it = params.height() > 0
+                    && params.leaf_count() >= AUTO_GPU_MIN_LEAVES
+                    && big_enough
+                    && !self.gpu_failed.load(Ordering::Relaxed);
                 if !worth_it {
                     return Ok(Chosen::Cpu(None));
                 }

@@ -140,9 +140,14 @@ impl InputFile {
             Ok(()) => {}
             // Kernels before 5.14 lack MADV_POPULATE_READ: fault on demand.
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
-            // EFAULT: part of the range is past the end of the file now.
+            // EFAULT: a page could not be read in, because the file is
+            // shorter now or because the storage failed.
             Err(e) if e.raw_os_error() == Some(libc::EFAULT) => {
-                return Err(self.shrunk(self.file.metadata()?.len()));
+                let now = self.file.metadata()?.len();
+                if now < self.stamp.len {
+                    return Err(self.shrunk(now));
+                }
+                return Err(self.locate_read_error(offset, len));
             }
             Err(e) => return Err(self.read_error(e, offset)),
         }
@@ -187,6 +192,26 @@ impl InputFile {
     /// standard input would leave it.
     pub(crate) fn seek_past(&mut self) -> io::Result<()> {
         self.file.seek(SeekFrom::Start(self.stamp.len)).map(drop)
+    }
+
+    /// The error of the first part of `len` bytes from `offset` that cannot
+    /// be read, for a window whose pages could not be read in.
+    fn locate_read_error(&self, offset: u64, len: usize) -> HashError {
+        const STEP: usize = 64 << 10;
+        let mut buf = vec![0u8; STEP.min(len)];
+        let mut at = 0;
+        while at < len {
+            let n = STEP.min(len - at);
+            if let Err(e) = self.read_exact_at(&mut buf[..n], offset + at as u64) {
+                return e;
+            }
+            at += n;
+        }
+        // It read this time: still no digest from a window that failed once.
+        HashError::ReadAt {
+            offset: self.start + offset,
+            source: io::Error::from_raw_os_error(libc::EIO),
+        }
     }
 
     fn shrunk(&self, now: u64) -> HashError {
@@ -307,6 +332,27 @@ mod tests {
         assert_eq!(&f.map(0, 10).unwrap()[..], &data[100..110]);
         f.seek_past().unwrap();
         assert_eq!(file.stream_position().unwrap(), 5000);
+    }
+
+    #[test]
+    fn a_read_error_names_its_offset_and_a_short_read_is_a_shrink() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, vec![5u8; 10_000]).unwrap();
+        let mut file = File::open(&path).unwrap();
+        file.read_exact(&mut [0u8; 100]).unwrap();
+        let Source::File(f) = Source::from_file(file).unwrap() else {
+            panic!("a regular file");
+        };
+        // An I/O error part-way: the file offset where it happened.
+        let err = f.read_error(io::Error::from_raw_os_error(libc::EIO), 4096);
+        assert_eq!(
+            err.to_string(),
+            "read error at byte 4196: Input/output error"
+        );
+        // The file ending early is a shrink, whatever the offset.
+        let eof = io::Error::from(io::ErrorKind::UnexpectedEof);
+        assert!(matches!(f.read_error(eof, 9000), HashError::Changed(_)));
     }
 
     #[test]

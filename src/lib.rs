@@ -37,3 +37,7 @@ pub use hasher::{BackendChoice, BackendUsed, HashOutput, Hasher, HasherOptions};
 pub use params::{Algorithm, Label, ParamError, TreeParams};
 pub use progress::{NoProgress, Progress};
 pub use timings::Timings;
+
+/// The largest piece of input handed to a backend at once; larger
+/// [`HasherOptions::piece_bytes`] are taken as this.
+pub const MAX_PIECE_BYTES: usize = message::MAX_PIECE;

@@ -16,10 +16,11 @@ use crate::input::InputFile;
 use crate::params::TreeParams;
 use crate::progress::Progress;
 
-/// The largest mapped window. Three are alive at a time at most (one being
-/// read in, one being hashed, one being unmapped), which bounds the mapped
-/// part of the resident set.
-const MAX_WINDOW: usize = 128 << 20;
+/// The largest piece any backend is handed, and so the largest mapped
+/// window. Three windows are alive at a time at most (one being read in, one
+/// being hashed, one being unmapped), which bounds the mapped part of the
+/// resident set; a stream holds two pieces.
+pub(crate) const MAX_PIECE: usize = 128 << 20;
 /// How far ahead of the backend the kernel is asked to read a file, so that
 /// a disk keeps many reads in flight (a file in the page cache costs only
 /// the asking). Asked in steps of `PREFETCH_STEP`. Measured on a cold 8 GiB
@@ -28,10 +29,12 @@ const MAX_WINDOW: usize = 128 << 20;
 const PREFETCH_AHEAD: u64 = 1 << 30;
 const PREFETCH_STEP: u64 = 8 << 20;
 
-/// A piece length near `target` bytes that is a whole number of blocks and
-/// longer than any prefix (so a stream's first piece holds the whole prefix).
+/// A piece length near `target` bytes (at most [`MAX_PIECE`], whatever the
+/// caller asks) that is a whole number of blocks and longer than any prefix
+/// (so a stream's first piece holds the whole prefix).
 pub(crate) fn piece_len(block_size: usize, target: usize) -> usize {
     target
+        .min(MAX_PIECE)
         .max(block_size)
         .max(crate::params::MAX_PREFIX_LEN + 1)
         .next_multiple_of(block_size)
@@ -110,7 +113,7 @@ pub(crate) fn for_each_piece_of_slice<E>(
 }
 
 /// [`for_each_piece_of_slice`] for an input file, read as `access` asks.
-/// With [`Access::Map`] pieces are at most [`MAX_WINDOW`] bytes.
+/// With [`Access::Map`] pieces are at most [`MAX_PIECE`] bytes.
 pub(crate) fn for_each_piece_of_file(
     params: &TreeParams,
     input: &InputFile,
@@ -121,7 +124,7 @@ pub(crate) fn for_each_piece_of_file(
 ) -> Result<(), HashError> {
     let block_size = params.block_size();
     let piece_len = match access {
-        Access::Map => piece_len.min((MAX_WINDOW / block_size).max(1) * block_size),
+        Access::Map => piece_len.min((MAX_PIECE / block_size).max(1) * block_size),
         Access::Read => piece_len,
     };
     let file_len = input.len();
@@ -333,6 +336,17 @@ mod tests {
                     .unwrap();
                     assert_eq!(got, want, "{len} bytes, prefix {prefix_len}, {access:?}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn piece_lengths_are_whole_blocks_whatever_is_asked() {
+        for target in [0, 1, 255, 4096, MAX_PIECE, MAX_PIECE + 1, usize::MAX] {
+            for b in [8, 136, 1 << 24] {
+                let len = piece_len(b, target);
+                assert!(len.is_multiple_of(b) && len > crate::params::MAX_PREFIX_LEN);
+                assert!(len <= MAX_PIECE.max(b).next_multiple_of(b), "{target} {b}");
             }
         }
     }

@@ -327,8 +327,8 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = CopyArg::Staging)]
     pub gpu_copy: CopyArg,
 
-    /// Bytes per chunk handed to a backend (tuning and tests).
-    #[arg(long, hide = true)]
+    /// Bytes per chunk handed to a backend (tuning and tests): 1 to 128 MiB.
+    #[arg(long, hide = true, value_parser = parse_chunk_bytes)]
     pub chunk_bytes: Option<usize>,
 
     /// CPU worker threads, 1 to 1024 [default: one per core].
@@ -366,6 +366,14 @@ impl From<CopyArg> for CopyMode {
             CopyArg::Register => CopyMode::Register,
         }
     }
+}
+
+fn parse_chunk_bytes(s: &str) -> Result<usize, String> {
+    let most = treehash::MAX_PIECE_BYTES;
+    s.parse::<usize>()
+        .ok()
+        .filter(|n| (1..=most).contains(n))
+        .ok_or_else(|| format!("'{s}' is not a chunk size from 1 to {most} bytes"))
 }
 
 fn parse_algorithm(s: &str) -> Result<Algorithm, String> {

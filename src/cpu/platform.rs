@@ -75,7 +75,10 @@ impl Platform {
     /// The platform for `path`: `Auto` is the best this CPU has; a path the
     /// CPU lacks is an error that names the missing feature.
     pub fn new(path: CpuPath) -> Result<Platform, HashError> {
-        let missing = |feature| HashError::CpuFeature { path, feature };
+        let missing = |feature| HashError::CpuFeature {
+            path: path.name(),
+            feature,
+        };
         match path {
             CpuPath::Portable => Ok(Platform::Portable),
             CpuPath::Auto => Ok(Self::best()),
