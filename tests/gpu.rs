@@ -19,9 +19,10 @@ fn gpu_hasher(piece_bytes: Option<usize>, copy_mode: CopyMode) -> Hasher {
 }
 
 /// Every leaf kernel, forced whatever the leaf count would pick.
-const KERNELS: [Option<LeafKernel>; 2] = [
+const KERNELS: [Option<LeafKernel>; 3] = [
     Some(LeafKernel::ThreadPerLeaf),
     Some(LeafKernel::WarpPerLeaf),
+    Some(LeafKernel::WarpPerLeafShared),
 ];
 
 fn gpu_hasher_with(
@@ -83,7 +84,10 @@ fn warp_per_leaf_kernel_matches_the_reference_on_few_leaves() {
     let mut rng = StdRng::seed_from_u64(0x3a7);
     let hashers: Vec<Hasher> = [Some(4096), Some(3 << 14), None]
         .into_iter()
-        .map(|p| gpu_hasher_with(p, CopyMode::Staging, Some(LeafKernel::WarpPerLeaf)))
+        .flat_map(|p| {
+            [LeafKernel::WarpPerLeaf, LeafKernel::WarpPerLeafShared]
+                .map(|k| gpu_hasher_with(p, CopyMode::Staging, Some(k)))
+        })
         .collect();
     let mut case = 0;
     for algorithm in Algorithm::ALL {
