@@ -65,22 +65,18 @@ fn main() {
          auto picks warp up to {} leaves.\n",
         treehash::gpu::kernels::WARP_PER_LEAF_MAX_LEAVES
     );
-    println!(
-        "| leaves L | thread GB/s | warp GB/s | warp, shared memory GB/s | warp / thread |\n|---:|---:|---:|---:|---:|"
-    );
+    println!("| leaves L | thread GB/s | warp GB/s | warp / thread |\n|---:|---:|---:|---:|");
     for log2 in [0u32, 1, 2, 4, 6, 8, 10, 11, 12, 14, 16] {
         let params = TreeParams::new(Algorithm::Sha3_256, log2, 2).unwrap();
         let bytes = bytes_for(params.leaf_count());
         let rate = |k| measure::leaf_kernel_rate(gpu, &params, k, bytes, 3).expect("kernel rate");
         let thread = rate(LeafKernel::ThreadPerLeaf);
         let warp = rate(LeafKernel::WarpPerLeaf);
-        let shared = rate(LeafKernel::WarpPerLeafShared);
         println!(
-            "| {} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            "| {} | {:.2} | {:.2} | {:.2} |",
             params.leaf_count(),
             thread / GB,
             warp / GB,
-            shared / GB,
             warp / thread
         );
     }

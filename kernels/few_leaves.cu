@@ -73,42 +73,6 @@ __device__ __forceinline__ u64 keccak_f1600_warp(u64 a, const int theta_src[6],
     return a;
 }
 
-// The same permutation with the state exchanged through shared memory
-// instead of shuffles: per round, every lane stores its word and reads the
-// ten words theta needs (one level), then stores its rotated word where pi
-// sends it and reads the three words chi needs (a second level). `sm` is
-// this warp's 2 × 32 words.
-struct WarpSharedRound {
-    int theta_left, theta_right;  // columns x-1 and x+1
-    int pi_to;                    // where pi sends this lane
-    int row[3];                   // chi's inputs: (x, y), (x+1, y), (x+2, y)
-};
-
-__device__ __forceinline__ u64 keccak_f1600_warp_shared(u64 a, const WarpSharedRound& r,
-                                                        LaneRotation rho, bool holds_lane,
-                                                        bool first_lane, u64* sm) {
-    u64* const sa = sm;
-    u64* const sb = sm + 32;
-#pragma unroll
-    for (int round = 0; round < 24; ++round) {
-        if (holds_lane) sa[threadIdx.x % 32] = a;
-        __syncwarp();
-        u64 left = 0, right = 0;
-#pragma unroll
-        for (int k = 0; k < 5; ++k) {
-            left ^= sa[r.theta_left + 5 * k];
-            right ^= sa[r.theta_right + 5 * k];
-        }
-        a ^= left ^ rotl64(right, 1);
-        a = rho.apply(a);
-        if (holds_lane) sb[r.pi_to] = a;
-        __syncwarp();
-        a = sb[r.row[0]] ^ (~sb[r.row[1]] & sb[r.row[2]]);
-        if (first_lane) a ^= KECCAK_RC[round];
-    }
-    return a;
-}
-
 // The bytes one leaf takes from a chunk, read a segment at a time: a segment
 // fills sponge lanes [pos, pos + words) with whole words and ends at the end
 // of the rate or of a block; the message's last bytes (a partial word) go in
@@ -149,7 +113,7 @@ struct LeafCursor {
     }
 };
 
-template <int RATE, bool SHARED>
+template <int RATE>
 __device__ void absorb_leaves_warp_impl(u64* __restrict__ states, u64 leaf_count,
                                         const u8* __restrict__ chunk, u64 chunk_len,
                                         u64 first_block, u64 block_size) {
@@ -177,20 +141,6 @@ __device__ void absorb_leaves_warp_impl(u64* __restrict__ states, u64 leaf_count
     }
     const LaneRotation rho(KECCAK_RHO[me]);
     const bool first_lane = lane == 0;
-    WarpSharedRound shared_round;
-    shared_round.theta_left = (x + 4) % 5;
-    shared_round.theta_right = (x + 1) % 5;
-    shared_round.pi_to = y + 5 * ((2 * x + 3 * y) % 5);
-#pragma unroll
-    for (int k = 0; k < 3; ++k) shared_round.row[k] = (x + k) % 5 + 5 * y;
-    __shared__ u64 exchange[TREEHASH_THREADS_PER_BLOCK / 32][64];
-    u64* const sm = exchange[threadIdx.x / 32];
-    auto permute = [&](u64 v) {
-        if (SHARED) {
-            return keccak_f1600_warp_shared(v, shared_round, rho, lane < 25, first_lane, sm);
-        }
-        return keccak_f1600_warp(v, theta_src, rho, chi_src, first_lane);
-    };
 
     u64 a = states[(u64)me * leaf_count + leaf];
     // The leaf's blocks before this chunk decide where in the rate it stands.
@@ -208,7 +158,7 @@ __device__ void absorb_leaves_warp_impl(u64* __restrict__ states, u64 leaf_count
         if (pos == LANES) {
             // Load the next segment before the rounds, use it after them.
             if (more) word = cursor.next<LANES>(lane, 0, &words);
-            a = permute(a);
+            a = keccak_f1600_warp(a, theta_src, rho, chi_src, first_lane);
             pos = 0;
         } else if (more) {
             word = cursor.next<LANES>(lane, pos, &words);

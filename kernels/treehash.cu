@@ -88,15 +88,8 @@ extern "C" __global__ void __launch_bounds__(TREEHASH_THREADS_PER_BLOCK)
 extern "C" __global__ void __launch_bounds__(TREEHASH_THREADS_PER_BLOCK)
     absorb_leaves_warp(u64* states, u64 leaf_count, const u8* chunk, u64 chunk_len,
                        u64 first_block, u64 block_size) {
-    absorb_leaves_warp_impl<TREEHASH_RATE, false>(states, leaf_count, chunk, chunk_len,
-                                                  first_block, block_size);
-}
-
-extern "C" __global__ void __launch_bounds__(TREEHASH_THREADS_PER_BLOCK)
-    absorb_leaves_warp_shared(u64* states, u64 leaf_count, const u8* chunk, u64 chunk_len,
-                              u64 first_block, u64 block_size) {
-    absorb_leaves_warp_impl<TREEHASH_RATE, true>(states, leaf_count, chunk, chunk_len,
-                                                 first_block, block_size);
+    absorb_leaves_warp_impl<TREEHASH_RATE>(states, leaf_count, chunk, chunk_len, first_block,
+                                           block_size);
 }
 
 extern "C" __global__ void __launch_bounds__(TREEHASH_THREADS_PER_BLOCK)

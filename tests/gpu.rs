@@ -19,10 +19,9 @@ fn gpu_hasher(piece_bytes: Option<usize>, copy_mode: CopyMode) -> Hasher {
 }
 
 /// Every leaf kernel, forced whatever the leaf count would pick.
-const KERNELS: [Option<LeafKernel>; 3] = [
+const KERNELS: [Option<LeafKernel>; 2] = [
     Some(LeafKernel::ThreadPerLeaf),
     Some(LeafKernel::WarpPerLeaf),
-    Some(LeafKernel::WarpPerLeafShared),
 ];
 
 fn gpu_hasher_with(
@@ -84,10 +83,7 @@ fn warp_per_leaf_kernel_matches_the_reference_on_few_leaves() {
     let mut rng = StdRng::seed_from_u64(0x3a7);
     let hashers: Vec<Hasher> = [Some(4096), Some(3 << 14), None]
         .into_iter()
-        .flat_map(|p| {
-            [LeafKernel::WarpPerLeaf, LeafKernel::WarpPerLeafShared]
-                .map(|k| gpu_hasher_with(p, CopyMode::Staging, Some(k)))
-        })
+        .map(|p| gpu_hasher_with(p, CopyMode::Staging, Some(LeafKernel::WarpPerLeaf)))
         .collect();
     let mut case = 0;
     for algorithm in Algorithm::ALL {

@@ -31,10 +31,9 @@ pub fn nvrtc_present() -> bool {
 pub const THREADS_PER_BLOCK: u32 = 128;
 
 /// The kernels' entry points, the same for every function.
-pub const ENTRY_POINTS: [&str; 5] = [
+pub const ENTRY_POINTS: [&str; 4] = [
     "absorb_leaves",
     "absorb_leaves_warp",
-    "absorb_leaves_warp_shared",
     "finalize_leaves",
     "hash_nodes",
 ];
@@ -52,10 +51,6 @@ pub enum LeafKernel {
     /// One warp shares one leaf's state, a lane of it per thread
     /// (`absorb_leaves_warp`, kernels/few_leaves.cu): best for few leaves.
     WarpPerLeaf,
-    /// The same with the state exchanged through shared memory instead of
-    /// shuffles (`absorb_leaves_warp_shared`): a candidate, measured against
-    /// `WarpPerLeaf`.
-    WarpPerLeafShared,
 }
 
 impl LeafKernel {
@@ -74,7 +69,7 @@ impl LeafKernel {
             LeafKernel::ThreadPerLeaf => launch_config(leaves),
             // One warp per block spreads the leaves over every multiprocessor:
             // warps that share one contend for its shuffle unit.
-            LeafKernel::WarpPerLeaf | LeafKernel::WarpPerLeafShared => LaunchConfig {
+            LeafKernel::WarpPerLeaf => LaunchConfig {
                 grid_dim: (leaves.max(1) as u32, 1, 1),
                 block_dim: (32, 1, 1),
                 shared_mem_bytes: 0,
@@ -131,7 +126,6 @@ pub(super) fn address<T>(buffer: &CudaSlice<T>, stream: &CudaStream) -> u64 {
 pub struct TreeKernels {
     pub absorb_leaves: CudaFunction,
     pub absorb_leaves_warp: CudaFunction,
-    pub absorb_leaves_warp_shared: CudaFunction,
     pub finalize_leaves: CudaFunction,
     pub hash_nodes: CudaFunction,
     _module: Arc<CudaModule>,
@@ -150,7 +144,6 @@ impl TreeKernels {
         match kernel {
             LeafKernel::ThreadPerLeaf => &self.absorb_leaves,
             LeafKernel::WarpPerLeaf => &self.absorb_leaves_warp,
-            LeafKernel::WarpPerLeafShared => &self.absorb_leaves_warp_shared,
         }
     }
 }
@@ -200,7 +193,7 @@ impl Kernels {
             .ctx
             .load_module(ptx)
             .map_err(|e| GpuError::driver("loading the kernel module", e))?;
-        let [absorb, absorb_warp, absorb_warp_shared, finalize, nodes] = ENTRY_POINTS.map(|name| {
+        let [absorb, absorb_warp, finalize, nodes] = ENTRY_POINTS.map(|name| {
             module
                 .load_function(name)
                 .map_err(|e| GpuError::driver(&format!("finding kernel {name}"), e))
@@ -208,7 +201,6 @@ impl Kernels {
         Ok(TreeKernels {
             absorb_leaves: absorb?,
             absorb_leaves_warp: absorb_warp?,
-            absorb_leaves_warp_shared: absorb_warp_shared?,
             finalize_leaves: finalize?,
             hash_nodes: nodes?,
             _module: module,
