@@ -194,6 +194,19 @@ impl InputFile {
         self.file.seek(SeekFrom::Start(self.stamp.len)).map(drop)
     }
 
+    /// The error for a mapped window whose pages were lost from `offset` of
+    /// the input on while it was hashed (see `crate::sigbus`).
+    pub(crate) fn window_failed(&self, offset: u64) -> HashError {
+        match self.file.metadata() {
+            Ok(meta) if meta.len() < self.stamp.len => self.shrunk(meta.len()),
+            Ok(_) => HashError::ReadAt {
+                offset: self.start + offset,
+                source: io::Error::from_raw_os_error(libc::EIO),
+            },
+            Err(e) => HashError::Io(e),
+        }
+    }
+
     /// The error of the first part of `len` bytes from `offset` that cannot
     /// be read, for a window whose pages could not be read in.
     fn locate_read_error(&self, offset: u64, len: usize) -> HashError {

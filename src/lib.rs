@@ -28,6 +28,7 @@ mod message;
 pub mod params;
 pub mod progress;
 pub mod reference;
+pub mod sigbus;
 pub mod sponge;
 pub mod timings;
 

@@ -15,6 +15,7 @@ use crate::error::HashError;
 use crate::input::InputFile;
 use crate::params::TreeParams;
 use crate::progress::Progress;
+use crate::sigbus;
 
 /// The largest piece any backend is handed, and so the largest mapped
 /// window. Three windows are alive at a time at most (one being read in, one
@@ -166,10 +167,20 @@ pub(crate) fn for_each_piece_of_file(
                     }
                 });
                 s.spawn(move || unmapped_rx.into_iter().for_each(drop));
+                let mut at = offset;
                 for window in mapped {
                     let window = window?;
+                    // A fault in the window while it is hashed (the file cut
+                    // short under it) is survived where the program lets
+                    // `sigbus::recover` run, and ends in an error here.
+                    let guard = sigbus::guard(&window);
                     absorb(Piece::Mapped(&window))?;
+                    let failed = guard.and_then(|g| g.failed_at());
+                    if let Some(failed) = failed {
+                        return Err(input.window_failed(at + failed as u64));
+                    }
                     progress.advance(window.len() as u64);
+                    at += window.len() as u64;
                     let _ = unmap.send(window);
                 }
                 Ok(())

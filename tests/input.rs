@@ -1,5 +1,6 @@
 //! The input path through the public API: a file that shrinks while it is
-//! hashed, a reader that fails part-way, standard-input offsets are in
+//! hashed (between windows, and under a window being hashed, where SIGBUS is
+//! survived), a reader that fails part-way. Standard-input offsets are in
 //! tests/cli.rs.
 
 use std::io::{self, Read};
@@ -88,4 +89,74 @@ fn a_reader_that_fails_part_way_gets_an_error_and_no_digest() {
             "{err}"
         );
     }
+}
+
+/// SIGBUS handler of this test binary: what the command-line tool does.
+static FAULTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+extern "C" fn on_sigbus(_: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    // SAFETY: the kernel passes a valid siginfo_t with SA_SIGINFO.
+    let address = unsafe { (*info).si_addr() } as usize;
+    if treehash::sigbus::recover(address) {
+        FAULTS.fetch_add(1, Ordering::SeqCst);
+        return;
+    }
+    // SAFETY: abort(3) ends the process, as the default action would.
+    unsafe { libc::abort() };
+}
+
+/// Cuts the file once the first piece is hashed, after giving the helper
+/// thread time to read in the next window: the cut then lands in a window
+/// that is mapped and about to be hashed.
+struct TruncateUnderTheNextWindow {
+    path: PathBuf,
+    to: u64,
+    done: AtomicBool,
+}
+
+impl Progress for TruncateUnderTheNextWindow {
+    fn advance(&self, _bytes: u64) {
+        if !self.done.swap(true, Ordering::SeqCst) {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&self.path)
+                .unwrap();
+            file.set_len(self.to).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_file_cut_under_the_window_being_hashed_gets_an_error_not_a_crash() {
+    // SAFETY: installs a handler that only calls async-signal-safe code.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_sigbus as *const () as libc::sighandler_t;
+        action.sa_flags = libc::SA_SIGINFO;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut());
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cut.bin");
+    std::fs::write(&path, vec![9u8; 8 << 20]).unwrap();
+    let params = TreeParams::new(Algorithm::Sha3_256, 2, 4).unwrap();
+    // 1 MiB windows: window 2 (1 to 2 MiB) is read in while window 1 is
+    // hashed; the cut at 1.5 MiB takes half of it away.
+    let progress = TruncateUnderTheNextWindow {
+        path: path.clone(),
+        to: 3 << 19,
+        done: AtomicBool::new(false),
+    };
+    let err = cpu_hasher(1 << 20)
+        .hash_path(&params, &path, &progress)
+        .expect_err("a file cut short has no digest");
+    assert!(
+        err.to_string().contains("shrank from 8388608 to 1572864"),
+        "{err}"
+    );
+    assert!(
+        FAULTS.load(Ordering::SeqCst) >= 1,
+        "the cut was expected to land in a window being hashed"
+    );
 }

@@ -23,13 +23,14 @@ static REPORTING: AtomicBool = AtomicBool::new(false);
 ///
 /// SIGBUS arrives when pages of a mapped input cannot be read: the file was
 /// truncated while it was hashed (the pages past the new end no longer
-/// exist), or the storage under it failed. No digest can be right then, so
-/// the handler names the input, says so, and exits with code 1 instead of
-/// dumping core.
+/// exist), or the storage under it failed. No digest can be right then. In
+/// a window the library is hashing, `treehash::sigbus::recover` turns it
+/// into an error for that input; anywhere else the handler names the input,
+/// says so, and exits with code 1 instead of dumping core.
 pub fn install() {
     // SAFETY: plain libc calls at start-up, before any other thread exists;
     // the handler only reads atomics and calls async-signal-safe functions
-    // (write, _exit).
+    // (write, _exit, and mmap through `sigbus::recover`).
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         let mut action: libc::sigaction = std::mem::zeroed();
@@ -62,6 +63,14 @@ extern "C" fn on_sigbus(
     info: *mut libc::siginfo_t,
     _context: *mut libc::c_void,
 ) {
+    // SAFETY: the kernel passes a valid siginfo_t with SA_SIGINFO; for
+    // SIGBUS its si_addr is the faulting address.
+    let address = unsafe { (*info).si_addr() } as usize;
+    // A window the library is hashing: it fails that input with an error,
+    // and the run goes on.
+    if treehash::sigbus::recover(address) {
+        return;
+    }
     if REPORTING.swap(true, Ordering::AcqRel) {
         loop {
             // SAFETY: pause(2) is async-signal-safe; the first handler's
