@@ -412,14 +412,7 @@ impl Progress for Resumed<'_> {
 mod tests {
     use super::*;
 
-    #[derive(Default)]
-    struct Count(AtomicU64);
-
-    impl Progress for Count {
-        fn advance(&self, bytes: u64) {
-            self.0.fetch_add(bytes, Ordering::Relaxed);
-        }
-    }
+    use crate::progress::CountingProgress as Count;
 
     #[test]
     fn a_redo_counts_only_what_the_first_try_did_not() {

@@ -424,16 +424,7 @@ mod tests {
         assert_eq!(absorbed, 768);
     }
 
-    /// Counts the bytes it is told about.
-    #[derive(Default)]
-    struct Count(std::sync::atomic::AtomicU64);
-
-    impl Progress for Count {
-        fn advance(&self, bytes: u64) {
-            self.0
-                .fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
-        }
-    }
+    use crate::progress::CountingProgress as Count;
 
     #[test]
     fn progress_counts_every_file_byte_and_no_prefix_byte() {

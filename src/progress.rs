@@ -16,3 +16,16 @@ pub struct NoProgress;
 impl Progress for NoProgress {
     fn advance(&self, _bytes: u64) {}
 }
+
+/// Counts the bytes it is told about (for tests).
+#[cfg(test)]
+#[derive(Default)]
+pub(crate) struct CountingProgress(pub(crate) std::sync::atomic::AtomicU64);
+
+#[cfg(test)]
+impl Progress for CountingProgress {
+    fn advance(&self, bytes: u64) {
+        self.0
+            .fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
+    }
+}
