@@ -18,16 +18,30 @@ fn cpu_hasher(piece_bytes: usize) -> Hasher {
     .unwrap()
 }
 
-/// Cuts the file to `to` bytes once the first piece has been hashed.
+/// Cuts the file to `to` bytes once the first piece has been hashed, after
+/// waiting `wait` (time for the helper thread to read in the next window).
 struct TruncateAfterFirstPiece {
     path: PathBuf,
     to: u64,
+    wait: std::time::Duration,
     done: AtomicBool,
+}
+
+impl TruncateAfterFirstPiece {
+    fn new(path: &std::path::Path, to: u64, wait_ms: u64) -> Self {
+        TruncateAfterFirstPiece {
+            path: path.to_path_buf(),
+            to,
+            wait: std::time::Duration::from_millis(wait_ms),
+            done: AtomicBool::new(false),
+        }
+    }
 }
 
 impl Progress for TruncateAfterFirstPiece {
     fn advance(&self, _bytes: u64) {
         if !self.done.swap(true, Ordering::SeqCst) {
+            std::thread::sleep(self.wait);
             let file = std::fs::OpenOptions::new()
                 .write(true)
                 .open(&self.path)
@@ -45,11 +59,7 @@ fn a_file_that_shrinks_while_hashed_gets_an_error_and_no_digest() {
     let params = TreeParams::new(Algorithm::Sha3_256, 2, 4).unwrap();
     // 1 MiB pieces: the windows mapped ahead of the cut (two at most) stay
     // whole, and a later one finds the file shorter.
-    let progress = TruncateAfterFirstPiece {
-        path: path.clone(),
-        to: 10 << 20,
-        done: AtomicBool::new(false),
-    };
+    let progress = TruncateAfterFirstPiece::new(&path, 10 << 20, 0);
     let err = cpu_hasher(1 << 20)
         .hash_path(&params, &path, &progress)
         .expect_err("a file that shrank has no digest");
@@ -105,28 +115,6 @@ extern "C" fn on_sigbus(_: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc
     unsafe { libc::abort() };
 }
 
-/// Cuts the file once the first piece is hashed, after giving the helper
-/// thread time to read in the next window: the cut then lands in a window
-/// that is mapped and about to be hashed.
-struct TruncateUnderTheNextWindow {
-    path: PathBuf,
-    to: u64,
-    done: AtomicBool,
-}
-
-impl Progress for TruncateUnderTheNextWindow {
-    fn advance(&self, _bytes: u64) {
-        if !self.done.swap(true, Ordering::SeqCst) {
-            std::thread::sleep(std::time::Duration::from_millis(200));
-            let file = std::fs::OpenOptions::new()
-                .write(true)
-                .open(&self.path)
-                .unwrap();
-            file.set_len(self.to).unwrap();
-        }
-    }
-}
-
 #[test]
 fn a_file_cut_under_the_window_being_hashed_gets_an_error_not_a_crash() {
     // SAFETY: installs a handler that only calls async-signal-safe code.
@@ -143,11 +131,8 @@ fn a_file_cut_under_the_window_being_hashed_gets_an_error_not_a_crash() {
     let params = TreeParams::new(Algorithm::Sha3_256, 2, 4).unwrap();
     // 1 MiB windows: window 2 (1 to 2 MiB) is read in while window 1 is
     // hashed; the cut at 1.5 MiB takes half of it away.
-    let progress = TruncateUnderTheNextWindow {
-        path: path.clone(),
-        to: 3 << 19,
-        done: AtomicBool::new(false),
-    };
+    // The wait gives the helper thread time to read window 2 in first.
+    let progress = TruncateAfterFirstPiece::new(&path, 3 << 19, 200);
     let err = cpu_hasher(1 << 20)
         .hash_path(&params, &path, &progress)
         .expect_err("a file cut short has no digest");
