@@ -110,10 +110,13 @@ pub fn parse_line(line: &[u8]) -> Result<CheckLine, LineError> {
             .position(|&b| b == b' ')
             .ok_or(LineError::Malformed)?;
         let (hex_part, rest) = line.split_at(split);
+        // One space, then (as coreutils reads it) a second space or the
+        // binary-mode `*` if there is one.
+        let rest = rest.strip_prefix(b" ").ok_or(LineError::Malformed)?;
         let name = rest
-            .strip_prefix(b"  ")
-            .or_else(|| rest.strip_prefix(b" *"))
-            .ok_or(LineError::Malformed)?;
+            .strip_prefix(b" ")
+            .or_else(|| rest.strip_prefix(b"*"))
+            .unwrap_or(rest);
         (None, hex_part, name)
     } else {
         // LABEL (NAME) = HEX
@@ -197,13 +200,14 @@ mod tests {
     fn binary_mark_and_crlf_are_accepted() {
         let parsed = parse_line(b"abcd *file.bin\r").unwrap();
         assert_eq!(parsed.name, b"file.bin");
+        // A single space, as coreutils accepts it.
+        assert_eq!(parse_line(b"abcd file.bin").unwrap().name, b"file.bin");
     }
 
     #[test]
     fn malformed_lines_are_refused() {
         for bad in [
             &b""[..],
-            b"abcd file",
             b"abc  file",
             b"zz  file",
             b"abcd  ",

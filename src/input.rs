@@ -48,7 +48,9 @@ impl Source {
         if meta.is_dir() {
             return Err(io::Error::from_raw_os_error(libc::EISDIR));
         }
-        if !meta.is_file() || meta.len() == 0 {
+        // Files of /sys and /proc report a size that is not their content's
+        // and cannot be mapped: those are read as streams, to their end.
+        if !meta.is_file() || meta.len() == 0 || !can_map(&file) {
             if meta.file_type().is_fifo() {
                 widen_pipe(&file);
             }
@@ -71,6 +73,14 @@ impl Source {
             Source::Stream(_) => None,
         }
     }
+}
+
+/// True when the file system lets this file be mapped (sysfs, for one,
+/// refuses with ENODEV).
+fn can_map(file: &File) -> bool {
+    // SAFETY: a one-byte read-only mapping, dropped at once without being
+    // read: nothing can observe its bytes.
+    unsafe { MmapOptions::new().len(1).map(file) }.is_ok()
 }
 
 /// The pipe buffer asked for: a pipe's default 64 KiB makes the writer and
@@ -380,5 +390,10 @@ mod tests {
         ));
         let err = Source::open(dir.path()).err().unwrap();
         assert_eq!(err.raw_os_error(), Some(libc::EISDIR));
+        // sysfs files claim 4096 bytes and refuse to be mapped: streams.
+        let sys = Path::new("/sys/kernel/mm/transparent_hugepage/enabled");
+        if sys.exists() {
+            assert!(matches!(Source::open(sys).unwrap(), Source::Stream(_)));
+        }
     }
 }

@@ -16,6 +16,9 @@ pub const MAX_DEGREE: u64 = 1 << 24;
 pub const MAX_BLOCK_SIZE: usize = 1 << 24;
 /// The longest prefix in bytes.
 pub const MAX_PREFIX_LEN: usize = 255;
+/// The shortest keyed digest (a MAC) that a check accepts, in bytes
+/// (the spec's "Checking keyed lines").
+pub const MIN_KEYED_DIGEST_LEN: usize = 16;
 /// The longest SHAKE output in bytes (2^16).
 pub const MAX_XOF_OUTPUT_LEN: usize = 1 << 16;
 

@@ -182,6 +182,40 @@ fn standard_input_is_hashed_from_its_current_offset() {
 }
 
 #[test]
+fn an_empty_name_is_one_more_missing_file() {
+    let (_dir, a, _) = fixture();
+    treehash()
+        .arg(&a)
+        .arg("")
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(a.to_str().unwrap()))
+        .stderr("treehash: : No such file or directory\n");
+}
+
+#[test]
+fn a_short_keyed_digest_is_made_with_a_warning() {
+    let (_dir, a, _) = fixture();
+    treehash()
+        .args([
+            "--prefix-hex",
+            "0011",
+            "-a",
+            "shake128",
+            "-l",
+            "8",
+            "--no-names",
+        ])
+        .arg(&a)
+        .assert()
+        .success()
+        .stdout(predicate::function(|s: &str| s.trim().len() == 16))
+        .stderr(predicate::str::contains(
+            "warning: a keyed digest of 8 bytes is shorter than the 16",
+        ));
+}
+
+#[test]
 fn awkward_names_are_escaped_like_coreutils() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("new\nline\\x");
@@ -706,6 +740,21 @@ fn bench_json_parses_and_has_the_documented_fields() {
         assert!(row["speedup_vs_plain"].as_f64().unwrap() > 0.0);
         assert!(row["phases"]["leaves_ms"].as_f64().unwrap() >= 0.0);
     }
+}
+
+/// A chart small enough to sit in plotters' buffer used to lose its write
+/// error; it is written by us now.
+#[test]
+fn a_chart_that_cannot_be_written_is_an_error_however_small() {
+    let (_dir, a, _) = fixture();
+    bench()
+        .args(["--heights", "0", "--repeat", "1", "--plot", "/dev/full"])
+        .arg(&a)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "--plot /dev/full: No space left on device",
+        ));
 }
 
 #[test]

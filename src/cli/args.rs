@@ -67,7 +67,8 @@ pub struct Cli {
 
     /// Files to hash; `-` or nothing reads standard input. (A file named
     /// `bench` must be written `./bench`.)
-    #[arg(value_name = "FILE")]
+    // Any name, the empty one too: it gets its own error, like coreutils.
+    #[arg(value_name = "FILE", value_parser = any_path())]
     pub files: Vec<PathBuf>,
 
     /// Tree height H (0 = plain SHA-3 of the whole input).
@@ -366,6 +367,13 @@ impl From<CopyArg> for CopyMode {
             CopyArg::Register => CopyMode::Register,
         }
     }
+}
+
+/// A path as given, the empty one included (clap's own parser refuses it)
+/// and bytes that are not UTF-8.
+fn any_path() -> impl clap::builder::TypedValueParser<Value = PathBuf> {
+    use clap::builder::TypedValueParser;
+    clap::builder::OsStringValueParser::new().map(PathBuf::from)
 }
 
 fn parse_chunk_bytes(s: &str) -> Result<usize, String> {

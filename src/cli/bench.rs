@@ -430,7 +430,10 @@ pub fn plot_svg(r: &Report, path: &Path) -> Result<(), String> {
         *heights.iter().min().expect("rows"),
         *heights.iter().max().expect("rows"),
     );
-    let root = SVGBackend::new(path, (900, 560)).into_drawing_area();
+    // Drawn into memory, then written: plotters drops a write error of its
+    // own file (a small chart fails only when its buffer is flushed on drop).
+    let mut svg = String::new();
+    let root = SVGBackend::with_string(&mut svg, (900, 560)).into_drawing_area();
     let draw = |e: &dyn std::fmt::Display| e.to_string();
     root.fill(&WHITE).map_err(|e| draw(&e))?;
     let caption = format!(
@@ -501,5 +504,7 @@ pub fn plot_svg(r: &Report, path: &Path) -> Result<(), String> {
         .draw()
         .map_err(|e| draw(&e))?;
     root.present().map_err(|e| draw(&e))?;
-    Ok(())
+    drop(chart);
+    drop(root);
+    std::fs::write(path, svg).map_err(|e| treehash::error::io_reason(&e))
 }

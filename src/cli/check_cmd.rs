@@ -9,6 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use treehash::checkfile::{CheckLine, digests_equal, escape_name, parse_line};
+use treehash::params::MIN_KEYED_DIGEST_LEN;
 use treehash::{HashError, Hasher, TreeParams};
 
 use super::args::{CheckArgs, Cli, OutputArgs, TreeArgs};
@@ -16,10 +17,6 @@ use super::progress_bar::InputProgress;
 use super::{
     Fatal, exit, failure_code, hasher, inputs, note_fallback, report, signals, stdout, tree_params,
 };
-
-/// The shortest keyed digest a check accepts, in bytes (docs/SPEC.md,
-/// "Checking keyed lines"): a shorter MAC is too easy to forge.
-const MIN_KEYED_DIGEST_LEN: usize = 16;
 
 /// What one check file's lines came to.
 #[derive(Default)]

@@ -4,6 +4,7 @@ use std::path::Path;
 
 use treehash::checkfile::{tagged_line, untagged_line};
 use treehash::input::STDIN_NAME;
+use treehash::params::MIN_KEYED_DIGEST_LEN;
 use treehash::{HashError, HashOutput, Hasher, NoProgress, TreeParams};
 
 use super::args::{Cli, OutputArgs};
@@ -22,6 +23,13 @@ pub fn run(cli: &Cli) -> Result<i32, Fatal> {
     if cli.verify && files.iter().any(|f| f.as_os_str() == STDIN_NAME) {
         return Err(Fatal::usage(
             "--verify reads each file twice; it cannot take standard input",
+        ));
+    }
+    if params.has_prefix() && params.output_len() < MIN_KEYED_DIGEST_LEN {
+        report(format!(
+            "warning: a keyed digest of {} bytes is shorter than the {MIN_KEYED_DIGEST_LEN} \
+             that --check accepts for a keyed line",
+            params.output_len()
         ));
     }
     let hasher = hasher(&cli.run, cli.backend)?;
