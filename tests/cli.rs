@@ -318,7 +318,7 @@ fn invalid_parameters_exit_2_before_reading_anything() {
             &["-a", "shake128", "-l", "0"],
             "output length 0 is out of range",
         ),
-        (&["-a", "md5"], "unknown algorithm 'md5'"),
+        (&["-a", "md5"], "invalid value 'md5' for '--algorithm"),
     ];
     for (args, message) in cases {
         treehash()

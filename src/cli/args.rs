@@ -222,8 +222,8 @@ fn parse_heights(s: &str) -> Result<Heights, String> {
 /// The tree's shape and function (docs/SPEC.md); the height is given apart.
 #[derive(Args, Debug, Clone)]
 pub struct TreeArgs {
-    /// Node function: sha3-224, sha3-256, sha3-384, sha3-512, shake128, shake256.
-    #[arg(short, long, default_value = "sha3-256", value_parser = parse_algorithm)]
+    /// Node function.
+    #[arg(short, long, default_value = "sha3-256", ignore_case = true, value_parser = algorithm())]
     pub algorithm: Algorithm,
 
     /// Tree degree D: children per inner node (L = D^H leaves, at most 2^24).
@@ -384,6 +384,10 @@ fn parse_chunk_bytes(s: &str) -> Result<usize, String> {
         .ok_or_else(|| format!("'{s}' is not a chunk size from 1 to {most} bytes"))
 }
 
-fn parse_algorithm(s: &str) -> Result<Algorithm, String> {
-    s.parse().map_err(|e: treehash::ParamError| e.to_string())
+/// The six functions by name (what --help, the man page and completions
+/// list), parsed by the library.
+fn algorithm() -> impl clap::builder::TypedValueParser<Value = Algorithm> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(Algorithm::ALL.map(Algorithm::name))
+        .try_map(|name| name.parse::<Algorithm>())
 }
