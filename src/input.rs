@@ -83,6 +83,21 @@ fn can_map(file: &File) -> bool {
     unsafe { MmapOptions::new().len(1).map(file) }.is_ok()
 }
 
+/// The host's page size.
+pub(crate) fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(size).unwrap_or(4096)
+}
+
+/// The addresses of the whole pages that hold `bytes`. For bytes of a
+/// mapping, all of them are mapped too: a mapping covers whole pages.
+pub(crate) fn page_span(bytes: &[u8]) -> std::ops::Range<usize> {
+    let page = page_size();
+    let start = bytes.as_ptr() as usize;
+    start - start % page..(start + bytes.len()).next_multiple_of(page)
+}
+
 /// The pipe buffer asked for: a pipe's default 64 KiB makes the writer and
 /// treehash take turns many times per megabyte.
 const PIPE_BUFFER: libc::c_int = 1 << 20;

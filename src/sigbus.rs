@@ -11,6 +11,8 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+use crate::input::{page_size, page_span};
+
 /// Windows registered at once at most (three are mapped per input, and the
 /// library hashes one input per thread that calls it).
 const SLOTS: usize = 32;
@@ -87,11 +89,7 @@ pub(crate) struct Guard {
 /// mapping is); `None` when every slot is taken (then a fault in it stays
 /// fatal, as it was without recovery).
 pub(crate) fn guard(window: &[u8]) -> Option<Guard> {
-    let range: Range<usize> =
-        window.as_ptr_range().start as usize..window.as_ptr_range().end as usize;
-    let page = page_size();
-    let start = range.start - range.start % page;
-    let end = range.end.next_multiple_of(page);
+    let Range { start, end } = page_span(window);
     let slot = WINDOWS.iter().find(|s| {
         s.in_use
             .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
@@ -102,7 +100,7 @@ pub(crate) fn guard(window: &[u8]) -> Option<Guard> {
     slot.end.store(end, Ordering::Release);
     Some(Guard {
         slot,
-        start: range.start,
+        start: window.as_ptr() as usize,
     })
 }
 
@@ -123,12 +121,6 @@ impl Drop for Guard {
         self.slot.end.store(0, Ordering::Release);
         self.slot.in_use.store(false, Ordering::Release);
     }
-}
-
-fn page_size() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(size).unwrap_or(4096)
 }
 
 #[cfg(test)]
