@@ -32,7 +32,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::str::FromStr;
 
-use crate::engine::LeafEngine;
+use crate::engine::{LeafEngine, LeafStates};
 use crate::error::HashError;
 use crate::message::{self, Access, Piece};
 use crate::params::TreeParams;
@@ -220,6 +220,26 @@ impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
 
     fn access(&self) -> Access {
         Access::Map
+    }
+
+    fn leaves(&self) -> std::ops::Range<u64> {
+        0..self.params.leaf_count()
+    }
+
+    fn take_leaves(&mut self, _leaves: std::ops::Range<u64>) -> Result<LeafStates, HashError> {
+        Err(HashError::Threads("not built yet".into()))
+    }
+
+    fn give_leaves(
+        &mut self,
+        _leaves: std::ops::Range<u64>,
+        _states: LeafStates,
+    ) -> Result<(), HashError> {
+        Err(HashError::Threads("not built yet".into()))
+    }
+
+    fn finish_leaves(self: Box<Self>, times: &mut Timings) -> Result<Vec<u8>, HashError> {
+        Ok(timed(&mut times.leaves, || self.leaves.finish()))
     }
 
     fn absorb(&mut self, piece: Piece<'_>) -> Result<(), HashError> {

@@ -1,20 +1,59 @@
-//! What every backend offers the input path: the leaves of one message,
-//! which absorb its pieces in order and then give the digest.
+//! What every backend offers the input path: some of the leaves of one
+//! message (all of them, or a contiguous range when several engines share
+//! the message), which absorb its pieces in order, can hand their states to
+//! another engine at a piece boundary, and at the end give their outputs or
+//! the digest.
+
+use std::ops::Range;
 
 use crate::error::HashError;
 use crate::message::{Access, Piece};
+use crate::params::TreeParams;
 use crate::timings::Timings;
 
-/// One message's leaves on one backend.
-pub(crate) trait LeafEngine {
+/// The states of consecutive leaves at a block boundary of M, one per leaf,
+/// as engines hand leaves to each other. Each is the leaf's Keccak state with
+/// the bytes of an unfinished rate block already XORed in: where the leaf
+/// stands in its rate follows from the bytes it has absorbed, which follow
+/// from M's length so far. Leaves past the end of the list are fresh (they
+/// hold no block yet), so a list is never longer than the leaves that hold one.
+pub(crate) type LeafStates = Vec<[u64; 25]>;
+
+/// Some leaves of one message on one backend.
+pub(crate) trait LeafEngine: Send {
     /// The piece length this backend wants (a multiple of B), and how it
     /// wants a file's bytes.
     fn piece_len(&self) -> usize;
     fn access(&self) -> Access;
 
-    /// Absorbs the next piece of M (it starts on a block boundary).
+    /// The leaves this engine owns: it absorbs only their blocks.
+    fn leaves(&self) -> Range<u64>;
+
+    /// Absorbs its blocks of the next piece of M (which starts on a block
+    /// boundary). An engine that owns no leaf only moves its position on.
     fn absorb(&mut self, piece: Piece<'_>) -> Result<(), HashError>;
 
-    /// Pads every leaf and reduces the tree: the digest.
+    /// Gives up `leaves`, the first or the last of its own (it may be all of
+    /// them), once every piece so far is absorbed: their states.
+    fn take_leaves(&mut self, leaves: Range<u64>) -> Result<LeafStates, HashError>;
+
+    /// Takes over `leaves`, just before or just after its own (any range when
+    /// it owns none), whose states are `states`.
+    fn give_leaves(&mut self, leaves: Range<u64>, states: LeafStates) -> Result<(), HashError>;
+
+    /// Pads its leaves: the outputs of those that hold a block, in leaf
+    /// order, `params.leaf_output_len()` bytes each.
+    fn finish_leaves(self: Box<Self>, times: &mut Timings) -> Result<Vec<u8>, HashError>;
+
+    /// Pads every leaf and reduces the tree: the digest. Only for an engine
+    /// that owns every leaf.
     fn finish(self: Box<Self>, times: &mut Timings) -> Result<Vec<u8>, HashError>;
+}
+
+/// The number of leaves that hold at least one block once `message_len`
+/// bytes of M are absorbed: leaves fill in order, so they are the first ones.
+pub(crate) fn leaves_with_blocks(params: &TreeParams, message_len: u64) -> u64 {
+    message_len
+        .div_ceil(params.block_size() as u64)
+        .min(params.leaf_count())
 }

@@ -24,7 +24,7 @@ const PREFETCH_RUN_MAX: usize = 16 << 10;
 const PREFETCH_STRIPES: u64 = 2;
 
 /// How one leaf engine absorbs blocks into a unit of `WIDTH` neighbouring leaves.
-pub trait Absorb: Sync {
+pub trait Absorb: Send + Sync {
     /// Leaves per unit.
     const WIDTH: usize;
     /// The states of one unit's leaves.

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use cudarc::driver::{CudaContext, CudaStream, DriverError};
 
-use crate::engine::LeafEngine;
+use crate::engine::{LeafEngine, LeafStates};
 use crate::error::HashError;
 use crate::message::{self, Access, Piece};
 use crate::params::TreeParams;
@@ -256,6 +256,26 @@ impl LeafEngine for GpuMessage<'_> {
             CopyMode::Staging => Access::Read,
             CopyMode::Register => Access::Map,
         }
+    }
+
+    fn leaves(&self) -> std::ops::Range<u64> {
+        0..self.params.leaf_count()
+    }
+
+    fn take_leaves(&mut self, _leaves: std::ops::Range<u64>) -> Result<LeafStates, HashError> {
+        Err(HashError::Gpu("not built yet".into()))
+    }
+
+    fn give_leaves(
+        &mut self,
+        _leaves: std::ops::Range<u64>,
+        _states: LeafStates,
+    ) -> Result<(), HashError> {
+        Err(HashError::Gpu("not built yet".into()))
+    }
+
+    fn finish_leaves(self: Box<Self>, _times: &mut Timings) -> Result<Vec<u8>, HashError> {
+        Err(HashError::Gpu("not built yet".into()))
     }
 
     fn absorb(&mut self, piece: Piece<'_>) -> Result<(), HashError> {
