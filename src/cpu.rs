@@ -157,6 +157,14 @@ impl CpuBackend {
         self.pool.current_num_threads()
     }
 
+    /// The root digest from the outputs of the leaves that hold a block, in
+    /// leaf order (H ≥ 1), on the worker threads.
+    pub(crate) fn reduce_leaf_outputs(&self, params: &TreeParams, outputs: Vec<u8>) -> Vec<u8> {
+        with_sponge!(params.algorithm(), RustCrypto => {
+            reduce::reduce_levels::<fast_sponge::Fast<RustCrypto>>(params, &self.pool, outputs)
+        })
+    }
+
     /// The leaves of one message, ready to absorb its pieces.
     pub(crate) fn begin<'a>(&'a self, params: &'a TreeParams) -> Box<dyn LeafEngine + 'a> {
         // A mapped piece costs nothing to hand out: make it span a few stripes.

@@ -57,3 +57,19 @@ pub(crate) fn leaves_with_blocks(params: &TreeParams, message_len: u64) -> u64 {
         .div_ceil(params.block_size() as u64)
         .min(params.leaf_count())
 }
+
+/// The bytes of M that are blocks of `leaves` once `message_len` bytes of M
+/// are absorbed: their blocks, less what M's last block lacks if it is
+/// theirs. (Packed one stripe after the other, they are the LI stream of a
+/// tree of that many leaves: see `gpu/engine.rs`.)
+pub(crate) fn packed_len(params: &TreeParams, leaves: &Range<u64>, message_len: u64) -> u64 {
+    let (b, l) = (params.block_size() as u64, params.leaf_count());
+    let blocks = message_len.div_ceil(b);
+    let in_last_stripe = (blocks % l).clamp(leaves.start, leaves.end) - leaves.start;
+    let packed_blocks = blocks / l * (leaves.end - leaves.start) + in_last_stripe;
+    let mut len = packed_blocks * b;
+    if blocks > 0 && leaves.contains(&((blocks - 1) % l)) {
+        len -= blocks * b - message_len;
+    }
+    len
+}

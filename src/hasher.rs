@@ -4,51 +4,31 @@
 use std::fmt;
 use std::io::Read;
 use std::path::Path;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::cpu::{CpuBackend, CpuPath};
-use crate::engine::LeafEngine;
 use crate::error::HashError;
-use crate::gpu::{self, CopyMode, GpuBackend, GpuError, LeafKernel};
-use crate::input::{InputFile, STDIN_NAME, Source};
-use crate::message::{self, Piece};
+use crate::gpu::{self, CopyMode, Devices, Fleet, GpuBackend, LeafKernel};
+use crate::input::{STDIN_NAME, Source};
 use crate::params::TreeParams;
 use crate::progress::{NoProgress, Progress};
+use crate::schedule::{self, Balance, EngineShare, Hashed, Input, Joiners, Member, NoJoiners};
 use crate::timings::{Timings, timed};
-
-/// `Auto` uses the GPU only for trees with at least this many leaves. At
-/// 256 leaves even the warp-per-leaf kernel (16 GB/s on an H200) only ties
-/// 16 AVX-512 cores (15 GB/s), and the GPU's start-up decides against it; at
-/// 1024 it runs at the copy's speed, 53 GB/s (docs/PERFORMANCE.md).
-pub const AUTO_GPU_MIN_LEAVES: u64 = 1024;
-/// `Auto` starts the GPU only for a file of at least this many bytes when the
-/// CPU has no AVX-512 path: starting the GPU costs a process about 0.3 s, and
-/// 16 cores at 4.6 (portable) to 7.8 GB/s (AVX2) against the GPU's 53 GB/s
-/// break even at 1.5 to 2.6 GB (docs/PERFORMANCE.md, 2026-11-22).
-pub const AUTO_GPU_MIN_BYTES_COLD: u64 = 2 << 30;
-/// The same when the CPU has its AVX-512 path: 16 cores at 21 GB/s break
-/// even with 0.3 s of start-up plus 53 GB/s at about 10 GB (a whole process
-/// on 8 GiB: CPU 0.39 s, GPU 0.52 s).
-pub const AUTO_GPU_MIN_BYTES_COLD_SIMD_CPU: u64 = 12 << 30;
-/// Once the GPU is running, `Auto` uses it for files of at least this size.
-pub const AUTO_GPU_MIN_BYTES_WARM: u64 = 64 << 20;
 
 /// Which backend the caller asks for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum BackendChoice {
-    /// The GPU when one is present and the input is worth it, the CPU
-    /// otherwise: H ≥ 1 and at least [`AUTO_GPU_MIN_LEAVES`] leaves, and a
-    /// file of at least [`AUTO_GPU_MIN_BYTES_COLD`] bytes
-    /// ([`AUTO_GPU_MIN_BYTES_COLD_SIMD_CPU`] where the CPU has its AVX-512
-    /// path), or [`AUTO_GPU_MIN_BYTES_WARM`] once an earlier input started the
-    /// GPU. A stream, whose size is unknown, goes to the GPU only if it is running.
+    /// The CPU starts at once, and every GPU asked for starts in the
+    /// background; each GPU joins when it is ready, taking leaves from the
+    /// CPU, and the split follows the measured rates. An input that ends
+    /// before a GPU is ready is the CPU's alone. A GPU that fails is left
+    /// alone, and the input is redone on the CPU where it can be read again.
     #[default]
     Auto,
     /// The CPU backend.
     Cpu,
-    /// The GPU backend, or an error if there is none.
+    /// The GPUs asked for, sharing the leaves; an error if one is missing or fails.
     Gpu,
 }
 
@@ -57,6 +37,8 @@ pub enum BackendChoice {
 pub enum BackendUsed {
     Cpu,
     Gpu,
+    /// The CPU and at least one GPU, each on some of the leaves.
+    CpuGpu,
 }
 
 impl fmt::Display for BackendUsed {
@@ -64,6 +46,7 @@ impl fmt::Display for BackendUsed {
         f.write_str(match self {
             BackendUsed::Cpu => "cpu",
             BackendUsed::Gpu => "gpu",
+            BackendUsed::CpuGpu => "cpu+gpu",
         })
     }
 }
@@ -79,8 +62,8 @@ pub struct HasherOptions {
     /// piece boundaries often; values above [`crate::MAX_PIECE_BYTES`] are
     /// taken as that.
     pub piece_bytes: Option<usize>,
-    /// The CUDA device to use.
-    pub device: usize,
+    /// The CUDA devices to use.
+    pub devices: Devices,
     /// How a mapped file reaches the GPU.
     pub copy_mode: CopyMode,
     /// The GPU leaf kernel; `None` picks it from the leaf count (tests and
@@ -101,6 +84,8 @@ pub struct HashOutput {
     pub bytes: u64,
     pub backend: BackendUsed,
     pub timings: Timings,
+    /// Each engine's part of the input, in leaf order.
+    pub shares: Vec<EngineShare>,
     /// Set once per hasher, on the first digest made on the CPU because
     /// `Auto` found no usable GPU: why.
     pub fallback_note: Option<String>,
@@ -124,7 +109,7 @@ pub struct Hasher {
     options: HasherOptions,
     cpu: CpuBackend,
     /// Started on first need, once.
-    gpu: OnceLock<Result<GpuBackend, GpuError>>,
+    gpus: Fleet,
     /// The GPU's start-up time has been charged to a digest.
     startup_reported: AtomicBool,
     /// The fallback note has been handed out.
@@ -133,31 +118,29 @@ pub struct Hasher {
     gpu_failed: AtomicBool,
 }
 
-/// What `choose` decided for one input.
-enum Chosen<'h> {
-    Cpu(Option<String>),
-    Gpu(&'h GpuBackend),
-}
-
 impl Hasher {
     pub fn new(options: HasherOptions) -> Result<Hasher, HashError> {
         let cpu = CpuBackend::new(options.threads, options.piece_bytes, options.cpu_path)?;
+        let gpus = Fleet::new(options.devices.clone(), options.piece_bytes);
         Ok(Hasher {
             options,
             cpu,
-            gpu: OnceLock::new(),
+            gpus,
             startup_reported: AtomicBool::new(false),
             fallback_reported: AtomicBool::new(false),
             gpu_failed: AtomicBool::new(false),
         })
     }
 
-    /// The GPU, started if it was not: its description, or why there is none.
+    /// The first GPU asked for, started if it was not: its description, or
+    /// why there is none.
     pub fn gpu(&self) -> Result<&GpuBackend, HashError> {
-        self.gpu
-            .get_or_init(|| GpuBackend::open(self.options.device, self.options.piece_bytes))
-            .as_ref()
-            .map_err(|e| HashError::Gpu(e.to_string()))
+        Ok(self.gpus()?[0])
+    }
+
+    /// Every GPU asked for, started if they were not, or why one is missing.
+    pub fn gpus(&self) -> Result<Vec<&GpuBackend>, HashError> {
+        Ok(self.gpus.open_now()?)
     }
 
     /// The digest of a byte slice.
@@ -207,10 +190,9 @@ impl Hasher {
         Ok(out)
     }
 
-    /// The digest of one input on the backend `choose` picks. Under `Auto`,
-    /// if the GPU fails, an input that can be read again (or a stream it
-    /// failed before reading) is redone on the CPU, and `Auto` leaves that GPU
-    /// alone for later inputs.
+    /// The digest of one input on the engines the options ask for. Under
+    /// `Auto`, if a GPU fails, an input that can be read again is redone on
+    /// the CPU, and `Auto` leaves the GPUs alone for later inputs.
     fn hash_input(
         &self,
         params: &TreeParams,
@@ -219,90 +201,149 @@ impl Hasher {
     ) -> Result<HashOutput, HashError> {
         let start = Instant::now();
         let mut timings = Timings::default();
-        let ((digest, bytes), backend, note) = match self.choose(params, input.known_len())? {
-            Chosen::Gpu(gpu) => {
-                self.charge_startup(gpu, &mut timings);
-                let first_try = Resumed::new(progress, 0);
-                let engine = gpu.begin(
-                    params,
-                    input.known_len(),
-                    self.options.copy_mode,
-                    self.options.gpu_leaf_kernel,
-                    self.cpu.pool(),
-                    &mut timings,
-                );
-                // Until the engine exists, not a byte of the input was read.
-                let read_any = engine.is_ok();
-                let result = engine
-                    .and_then(|engine| drive(engine, params, &mut input, &first_try, &mut timings));
-                match result {
-                    Ok(out) => (out, BackendUsed::Gpu, None),
-                    Err(HashError::Gpu(e))
-                        if self.options.backend == BackendChoice::Auto
-                            && (input.can_reread() || !read_any) =>
-                    {
-                        // Auto does not come back to a GPU that failed.
-                        self.gpu_failed.store(true, Ordering::Relaxed);
-                        timings = Timings::default();
-                        let note = format!("the GPU failed ({e}); hashing on the CPU");
-                        // The bar already shows what the GPU got through.
-                        let redo = Resumed::new(progress, first_try.done());
-                        let engine = self.cpu.begin(params);
-                        let out = drive(engine, params, &mut input, &redo, &mut timings)?;
-                        (out, BackendUsed::Cpu, Some(note))
-                    }
-                    Err(e) => return Err(e),
-                }
+        let first_try = Resumed::new(progress, 0);
+        let result = match self.options.backend {
+            BackendChoice::Cpu => self.on_cpu(params, &mut input, progress, &mut timings),
+            BackendChoice::Gpu => self.on_gpus(params, &mut input, progress, &mut timings),
+            BackendChoice::Auto => self.on_all(params, &mut input, &first_try, &mut timings),
+        };
+        let (hashed, note) = match result {
+            Ok(done) => done,
+            Err(HashError::Gpu(e))
+                if self.options.backend == BackendChoice::Auto && input.can_reread() =>
+            {
+                // Auto does not come back to a GPU that failed.
+                self.gpu_failed.store(true, Ordering::Relaxed);
+                timings = Timings::default();
+                // The bar already shows what the first try got through.
+                let redo = Resumed::new(progress, first_try.done());
+                let (hashed, _) = self.on_cpu(params, &mut input, &redo, &mut timings)?;
+                let note = format!("the GPU failed ({e}); hashing on the CPU");
+                (hashed, Some(note))
             }
-            Chosen::Cpu(note) => {
-                let engine = self.cpu.begin(params);
-                let out = drive(engine, params, &mut input, progress, &mut timings)?;
-                (out, BackendUsed::Cpu, note)
-            }
+            Err(e) => return Err(e),
         };
         timings.total = start.elapsed();
+        let used = |prefix: &str| {
+            hashed
+                .shares
+                .iter()
+                .any(|s| s.engine.starts_with(prefix) && s.bytes > 0)
+        };
+        let backend = match (used("cpu"), used("gpu")) {
+            (true, true) => BackendUsed::CpuGpu,
+            (false, true) => BackendUsed::Gpu,
+            _ if self.options.backend == BackendChoice::Gpu => BackendUsed::Gpu,
+            _ => BackendUsed::Cpu,
+        };
         Ok(HashOutput {
-            digest,
-            bytes,
+            digest: hashed.digest,
+            bytes: hashed.bytes,
             backend,
             timings,
+            shares: hashed.shares,
             fallback_note: note,
         })
     }
 
-    /// The backend for one input of `len` bytes (`None`: a stream).
-    fn choose(&self, params: &TreeParams, len: Option<u64>) -> Result<Chosen<'_>, HashError> {
-        match self.options.backend {
-            BackendChoice::Cpu => Ok(Chosen::Cpu(None)),
-            BackendChoice::Gpu => Ok(Chosen::Gpu(self.gpu()?)),
-            BackendChoice::Auto => {
-                if !gpu::driver_present() {
-                    return Ok(Chosen::Cpu(self.fallback_once("no CUDA driver found")));
-                }
-                let running = self.gpu.get().is_some_and(|g| g.is_ok());
-                let cold_minimum = if self.cpu.has_fast_path(params) {
-                    AUTO_GPU_MIN_BYTES_COLD_SIMD_CPU
-                } else {
-                    AUTO_GPU_MIN_BYTES_COLD
-                };
-                let big_enough = match len {
-                    Some(n) if running => n >= AUTO_GPU_MIN_BYTES_WARM,
-                    Some(n) => n >= cold_minimum,
-                    None => running,
-                };
-                let worth_it = params.height() > 0
-                    && params.leaf_count() >= AUTO_GPU_MIN_LEAVES
-                    && big_enough
-                    && !self.gpu_failed.load(Ordering::Relaxed);
-                if !worth_it {
-                    return Ok(Chosen::Cpu(None));
-                }
-                Ok(match self.gpu() {
-                    Ok(gpu) => Chosen::Gpu(gpu),
-                    Err(e) => Chosen::Cpu(self.fallback_once(&e.to_string())),
-                })
-            }
+    /// The input on the CPU alone.
+    fn on_cpu(
+        &self,
+        params: &TreeParams,
+        input: &mut Input<'_>,
+        progress: &dyn Progress,
+        timings: &mut Timings,
+    ) -> Result<(Hashed, Option<String>), HashError> {
+        let members = vec![Member::new("cpu", self.cpu.begin(params))];
+        let hashed = self.run(params, input, members, &mut NoJoiners, progress, timings)?;
+        Ok((hashed, None))
+    }
+
+    /// The input on the GPUs asked for, which must all start.
+    fn on_gpus(
+        &self,
+        params: &TreeParams,
+        input: &mut Input<'_>,
+        progress: &dyn Progress,
+        timings: &mut Timings,
+    ) -> Result<(Hashed, Option<String>), HashError> {
+        let gpus = self.gpus()?;
+        self.charge_startup(gpus[0], timings);
+        let pool = self.cpu.pool();
+        let kernel = self.options.gpu_leaf_kernel;
+        let len = input.known_len();
+        let mut members = Vec::with_capacity(gpus.len());
+        for (k, gpu) in gpus.iter().enumerate() {
+            let name = format!("gpu{}", gpu.info().ordinal);
+            let engine = if k == 0 {
+                gpu.begin(params, len, self.options.copy_mode, kernel, pool, timings)?
+            } else {
+                // The others join at once, owning nothing: the plan splits
+                // the leaves evenly at the first piece.
+                gpu.begin_at(params, 0, kernel, pool, timings)?
+            };
+            members.push(Member::new(name, engine));
         }
+        let hashed = self.run(params, input, members, &mut NoJoiners, progress, timings)?;
+        Ok((hashed, None))
+    }
+
+    /// The input on the CPU from the first byte, and on every GPU that is
+    /// ready in time (they start in the background).
+    fn on_all(
+        &self,
+        params: &TreeParams,
+        input: &mut Input<'_>,
+        progress: &dyn Progress,
+        timings: &mut Timings,
+    ) -> Result<(Hashed, Option<String>), HashError> {
+        // One leaf (plain SHA-3) cannot be shared.
+        if params.leaf_count() < 2 || self.gpu_failed.load(Ordering::Relaxed) {
+            return self.on_cpu(params, input, progress, timings);
+        }
+        if !gpu::driver_present() {
+            let (hashed, _) = self.on_cpu(params, input, progress, timings)?;
+            return Ok((hashed, self.fallback_once("no CUDA driver found")));
+        }
+        self.gpus.start_in_background(params.algorithm());
+        let members = vec![Member::new("cpu", self.cpu.begin(params))];
+        let mut joiners = GpuJoiners {
+            hasher: self,
+            params,
+            joined: Vec::new(),
+            startup: Timings::default(),
+        };
+        let hashed = self.run(params, input, members, &mut joiners, progress, timings)?;
+        timings.gpu_init += joiners.startup.gpu_init;
+        timings.compile += joiners.startup.compile;
+        let note = self
+            .gpus
+            .failure()
+            .and_then(|reason| self.fallback_once(&format!("GPU not used: {reason}")));
+        Ok((hashed, note))
+    }
+
+    /// Runs the scheduler, with the CPU reducing trees that engines shared.
+    fn run<'a>(
+        &'a self,
+        params: &'a TreeParams,
+        input: &mut Input<'_>,
+        members: Vec<Member<'a>>,
+        joiners: &mut dyn Joiners<'a>,
+        progress: &dyn Progress,
+        timings: &mut Timings,
+    ) -> Result<Hashed, HashError> {
+        let reduce = |outputs: Vec<u8>| self.cpu.reduce_leaf_outputs(params, outputs);
+        schedule::run(
+            params,
+            input,
+            members,
+            joiners,
+            &mut Balance::default(),
+            &reduce,
+            progress,
+            timings,
+        )
     }
 
     /// The note for the first CPU digest after `Auto` found no GPU.
@@ -319,60 +360,36 @@ impl Hasher {
     }
 }
 
-/// One input, as the input path reads it.
-enum Input<'i> {
-    Bytes(&'i [u8]),
-    File(&'i InputFile),
-    Stream(&'i mut (dyn Read + Send)),
+/// The GPUs that become ready while an input is hashed under `Auto`.
+struct GpuJoiners<'h> {
+    hasher: &'h Hasher,
+    params: &'h TreeParams,
+    /// Ordinals that joined (or failed to).
+    joined: Vec<usize>,
+    /// Their start-up, for the timings.
+    startup: Timings,
 }
 
-impl Input<'_> {
-    fn known_len(&self) -> Option<u64> {
-        match self {
-            Input::Bytes(b) => Some(b.len() as u64),
-            Input::File(f) => Some(f.len()),
-            Input::Stream(_) => None,
+impl<'h> Joiners<'h> for GpuJoiners<'h> {
+    fn poll(&mut self, message_len: u64) -> Vec<Member<'h>> {
+        let hasher = self.hasher;
+        let mut members = Vec::new();
+        for (ordinal, gpu) in hasher.gpus.ready(self.params.algorithm()) {
+            if self.joined.contains(&ordinal) {
+                continue;
+            }
+            self.joined.push(ordinal);
+            hasher.charge_startup(gpu, &mut self.startup);
+            let kernel = hasher.options.gpu_leaf_kernel;
+            let pool = hasher.cpu.pool();
+            // One that cannot begin stays out; the CPU goes on without it.
+            let engine = gpu.begin_at(self.params, message_len, kernel, pool, &mut self.startup);
+            if let Ok(engine) = engine {
+                members.push(Member::new(format!("gpu{ordinal}"), engine));
+            }
         }
+        members
     }
-
-    /// True when the input can be hashed again from its start.
-    fn can_reread(&self) -> bool {
-        !matches!(self, Input::Stream(_))
-    }
-}
-
-/// Feeds every piece of `input` to `engine`, then finishes it: the digest
-/// and the number of input bytes hashed.
-fn drive(
-    mut engine: Box<dyn LeafEngine + '_>,
-    params: &TreeParams,
-    input: &mut Input<'_>,
-    progress: &dyn Progress,
-    times: &mut Timings,
-) -> Result<(Vec<u8>, u64), HashError> {
-    let (piece_len, access) = (engine.piece_len(), engine.access());
-    let absorb = |piece: Piece<'_>| engine.absorb(piece);
-    let bytes = timed(&mut times.leaves, || match input {
-        Input::Bytes(data) => {
-            message::for_each_piece_of_slice(params, data, piece_len, progress, absorb)?;
-            Ok(data.len() as u64)
-        }
-        Input::File(file) => {
-            message::for_each_piece_of_file(params, file, piece_len, access, progress, absorb)?;
-            Ok(file.len())
-        }
-        Input::Stream(reader) => {
-            let mut absorb = absorb;
-            message::for_each_piece_of_stream::<HashError>(
-                params,
-                *reader,
-                piece_len,
-                progress,
-                |bytes| absorb(Piece::Memory(bytes)),
-            )
-        }
-    })?;
-    Ok((engine.finish(times)?, bytes))
 }
 
 /// Passes progress on, less the first `skip` bytes: a redo after a failed

@@ -28,6 +28,7 @@ mod message;
 pub mod params;
 pub mod progress;
 pub mod reference;
+mod schedule;
 pub mod sigbus;
 pub mod sponge;
 pub mod timings;
@@ -37,6 +38,7 @@ pub use error::HashError;
 pub use hasher::{BackendChoice, BackendUsed, HashOutput, Hasher, HasherOptions};
 pub use params::{Algorithm, Label, ParamError, TreeParams};
 pub use progress::{NoProgress, Progress};
+pub use schedule::EngineShare;
 pub use timings::Timings;
 
 /// The largest piece of input handed to a backend at once; larger

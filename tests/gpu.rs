@@ -284,7 +284,7 @@ fn register_mode_stages_heap_slices() {
 fn a_missing_device_is_an_error_not_a_panic() {
     let hasher = Hasher::new(HasherOptions {
         backend: BackendChoice::Gpu,
-        device: 999,
+        devices: treehash::gpu::Devices::List(vec![999]),
         ..Default::default()
     })
     .unwrap();

@@ -4,46 +4,21 @@
 use std::path::PathBuf;
 
 use clap::{ArgAction, Args, CommandFactory, FromArgMatches, Parser};
-use treehash::gpu::CopyMode;
-use treehash::hasher::{
-    AUTO_GPU_MIN_BYTES_COLD, AUTO_GPU_MIN_BYTES_COLD_SIMD_CPU, AUTO_GPU_MIN_BYTES_WARM,
-    AUTO_GPU_MIN_LEAVES,
-};
+use std::str::FromStr;
+
+use treehash::gpu::{CopyMode, Devices};
 use treehash::params::{DEFAULT_DEGREE, DEFAULT_HEIGHT};
 use treehash::{Algorithm, BackendChoice};
 
-/// The command with its help texts complete: those that state the library's
-/// numbers are written from the library's constants here, at run time.
+/// The command: `--help`, the man page and the completions come from it.
 pub fn command() -> clap::Command {
-    Cli::command().mut_arg("backend", |arg| arg.help(backend_help()))
+    Cli::command()
 }
 
 /// Parses the process's arguments with [`command`].
 pub fn parse() -> Result<Cli, clap::Error> {
     let mut matches = command().try_get_matches()?;
     Cli::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut command()))
-}
-
-fn backend_help() -> String {
-    format!(
-        "Backend: auto uses the GPU when one is present, the tree has at least {} leaves and the \
-         file at least {} ({} when the CPU has no AVX-512 path for the tree; {} once the GPU \
-         runs; a stream only then), else the CPU",
-        AUTO_GPU_MIN_LEAVES,
-        binary_size(AUTO_GPU_MIN_BYTES_COLD_SIMD_CPU),
-        binary_size(AUTO_GPU_MIN_BYTES_COLD),
-        binary_size(AUTO_GPU_MIN_BYTES_WARM),
-    )
-}
-
-/// `8 GiB`, `64 MiB`, `1000 bytes`: the largest binary unit that divides `n`.
-fn binary_size(n: u64) -> String {
-    for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] {
-        if n >= 1 << shift && n.is_multiple_of(1 << shift) {
-            return format!("{} {unit}", n >> shift);
-        }
-    }
-    format!("{n} bytes")
 }
 
 #[derive(Parser, Debug)]
@@ -78,8 +53,10 @@ pub struct Cli {
     #[command(flatten)]
     pub tree: TreeArgs,
 
-    /// Backend (the help text is written by `backend_help`, from the
-    /// library's thresholds).
+    /// Backend: `auto` hashes on the CPU at once while the GPUs of --device
+    /// start in the background; each GPU joins when it is ready and the
+    /// leaves are split by measured speed (an input that ends first is the
+    /// CPU's alone). `cpu`; or `gpu`: the GPUs only.
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     pub backend: BackendArg,
 
@@ -318,9 +295,9 @@ pub struct CheckArgs {
 /// Where and how the hashing runs.
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
-    /// CUDA device number.
-    #[arg(long, default_value_t = 0)]
-    pub device: usize,
+    /// CUDA devices: `all` (every visible one) or numbers, e.g. `0` or `0,1`.
+    #[arg(long, default_value = "all", value_parser = Devices::from_str)]
+    pub device: Devices,
 
     /// How a mapped file reaches the GPU: `staging` (CPU threads read chunks
     /// into pinned buffers) or `register` (the mapping itself is pinned; slower

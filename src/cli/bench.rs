@@ -191,7 +191,7 @@ pub fn run(config: &BenchConfig, status: &dyn Fn(&str)) -> Result<Report, HashEr
             let out = hasher.hash_path(&params, &config.file, &NoProgress)?;
             // Asked only of a hasher that ran on the GPU, so that it starts nothing.
             let device = match out.backend {
-                BackendUsed::Gpu => hasher.gpu().ok(),
+                BackendUsed::Gpu | BackendUsed::CpuGpu => hasher.gpu().ok(),
                 BackendUsed::Cpu => None,
             };
             report.startup.push(Startup {

@@ -43,7 +43,7 @@ pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {
     let options = HasherOptions {
         threads: args.run.threads.map(usize::from),
         piece_bytes: args.run.chunk_bytes,
-        device: args.run.device,
+        devices: args.run.device.clone(),
         copy_mode: args.run.gpu_copy.into(),
         ..Default::default()
     };

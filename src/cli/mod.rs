@@ -148,7 +148,7 @@ pub fn hasher(
         backend: backend.into(),
         threads: run.threads.map(usize::from),
         piece_bytes: run.chunk_bytes,
-        device: run.device,
+        devices: run.device.clone(),
         copy_mode: run.gpu_copy.into(),
         ..Default::default()
     };

@@ -6,6 +6,8 @@
 //! error becomes a [`GpuError`] with context, and a missing driver or device is
 //! reported before any CUDA call is made.
 
+mod engine;
+mod fleet;
 pub mod kernels;
 /// Measurements of the device for the repository's benchmarks (benches/);
 /// not part of the library's API.
@@ -20,15 +22,17 @@ use std::time::{Duration, Instant};
 
 use cudarc::driver::{CudaContext, CudaStream, DriverError};
 
-use crate::engine::{LeafEngine, LeafStates};
+use crate::engine::LeafEngine;
 use crate::error::HashError;
-use crate::message::{self, Access, Piece};
-use crate::params::TreeParams;
+use crate::message;
+use crate::params::{Algorithm, TreeParams};
 use crate::timings::{Timings, timed};
 
+use engine::GpuMessage;
+pub use fleet::{Devices, Fleet};
+use kernels::Kernels;
 pub use kernels::LeafKernel;
-use kernels::{Kernels, TreeKernels};
-use pipeline::{GpuLeaves, Slots, Staged};
+use pipeline::{GpuLeaves, Slots};
 
 /// Bytes per chunk copied to the device and absorbed by one kernel launch.
 pub const DEFAULT_CHUNK_BYTES: usize = 32 << 20;
@@ -199,16 +203,61 @@ impl GpuBackend {
             let slots = timed(&mut times.gpu_init, || self.take_slots(needed))?;
             let (kernels, compile_time) = self.kernels.get(params.algorithm())?;
             times.compile += compile_time;
-            let leaf_kernel =
-                leaf_kernel.unwrap_or_else(|| LeafKernel::for_leaves(params.leaf_count()));
-            let leaves = GpuLeaves::new(self, params, kernels, leaf_kernel, slots, pool)?;
+            let leaf_count = params.leaf_count();
+            let kernel = leaf_kernel.unwrap_or_else(|| LeafKernel::for_leaves(leaf_count));
+            let leaves = GpuLeaves::new(self, params, kernels, kernel, slots, pool, leaf_count)?;
             Ok(Box::new(GpuMessage {
                 leaves,
                 kernels,
                 params,
                 piece_len,
                 mode,
+                forced_kernel: leaf_kernel,
+                range: 0..leaf_count,
+                message_len: 0,
             }) as Box<dyn LeafEngine + 'a>)
+        })
+    }
+
+    /// An engine that joins a message `message_len` bytes into it, owning no
+    /// leaf yet (other engines hand it some). It stages every chunk.
+    pub(crate) fn begin_at<'a>(
+        &'a self,
+        params: &'a TreeParams,
+        message_len: u64,
+        leaf_kernel: Option<LeafKernel>,
+        pool: &'a rayon::ThreadPool,
+        times: &mut Timings,
+    ) -> Result<Box<dyn LeafEngine + 'a>, HashError> {
+        guard("starting a GPU digest", || {
+            let piece_len = message::piece_len(params.block_size(), self.chunk_bytes);
+            let slots = timed(&mut times.gpu_init, || self.take_slots(piece_len))?;
+            let (kernels, compile_time) = self.kernels.get(params.algorithm())?;
+            times.compile += compile_time;
+            let kernel = leaf_kernel.unwrap_or(LeafKernel::ThreadPerLeaf);
+            let leaves = GpuLeaves::new(self, params, kernels, kernel, slots, pool, 0)?;
+            Ok(Box::new(GpuMessage {
+                leaves,
+                kernels,
+                params,
+                piece_len,
+                mode: CopyMode::Staging,
+                forced_kernel: leaf_kernel,
+                range: 0..0,
+                message_len,
+            }) as Box<dyn LeafEngine + 'a>)
+        })
+    }
+
+    /// Starts what a digest of `algorithm` will need, so that it is ready
+    /// before the first piece: its kernels and the chunk buffers.
+    pub fn prepare(&self, algorithm: Algorithm) -> Result<(), GpuError> {
+        guard("starting the GPU", || {
+            self.kernels.get(algorithm)?;
+            let capacity = self.chunk_bytes;
+            let slots = self.take_slots(capacity)?;
+            self.return_slots(slots);
+            Ok(())
         })
     }
 
@@ -231,85 +280,6 @@ impl GpuBackend {
         if let Ok(mut kept) = self.slots.lock() {
             *kept = Some(slots);
         }
-    }
-}
-
-/// One message on the GPU: its leaves stream in chunk by chunk, then the
-/// tree is reduced on the device.
-struct GpuMessage<'a> {
-    leaves: GpuLeaves<'a>,
-    kernels: &'a TreeKernels,
-    params: &'a TreeParams,
-    piece_len: usize,
-    mode: CopyMode,
-}
-
-impl LeafEngine for GpuMessage<'_> {
-    fn piece_len(&self) -> usize {
-        self.piece_len
-    }
-
-    /// Staging reads the file with pread into pinned buffers: that leaves it
-    /// unmapped, which spares page faults and munmap (docs/PERFORMANCE.md).
-    fn access(&self) -> Access {
-        match self.mode {
-            CopyMode::Staging => Access::Read,
-            CopyMode::Register => Access::Map,
-        }
-    }
-
-    fn leaves(&self) -> std::ops::Range<u64> {
-        0..self.params.leaf_count()
-    }
-
-    fn take_leaves(&mut self, _leaves: std::ops::Range<u64>) -> Result<LeafStates, HashError> {
-        Err(HashError::Gpu("not built yet".into()))
-    }
-
-    fn give_leaves(
-        &mut self,
-        _leaves: std::ops::Range<u64>,
-        _states: LeafStates,
-    ) -> Result<(), HashError> {
-        Err(HashError::Gpu("not built yet".into()))
-    }
-
-    fn finish_leaves(self: Box<Self>, _times: &mut Timings) -> Result<Vec<u8>, HashError> {
-        Err(HashError::Gpu("not built yet".into()))
-    }
-
-    fn absorb(&mut self, piece: Piece<'_>) -> Result<(), HashError> {
-        guard("hashing on the GPU", || match piece {
-            Piece::Memory(bytes) => self.leaves.absorb_staged(Staged::Memory(bytes)),
-            Piece::Unread { input, offset, len } => {
-                self.leaves.absorb_staged(Staged::File(input, offset, len))
-            }
-            Piece::Mapped(bytes) if self.mode == CopyMode::Register => {
-                // SAFETY: `Piece::Mapped` holds bytes of a read-only file
-                // mapping that lives until this piece has been absorbed.
-                Ok(unsafe { self.leaves.absorb_registered(bytes) }?)
-            }
-            Piece::Mapped(bytes) => self.leaves.absorb_staged(Staged::Memory(bytes)),
-        })
-    }
-
-    fn finish(mut self: Box<Self>, times: &mut Timings) -> Result<Vec<u8>, HashError> {
-        guard("finishing on the GPU", || {
-            self.leaves.wait_absorbed()?;
-            let (copies, kernels) = self.leaves.busy();
-            times.copy_busy += copies;
-            times.kernel_busy += kernels;
-            let digest = timed(&mut times.reduce, || {
-                reduce::finish_tree(
-                    self.leaves.gpu(),
-                    self.kernels,
-                    self.params,
-                    self.leaves.states(),
-                    self.leaves.message_len(),
-                )
-            })?;
-            Ok(digest)
-        })
     }
 }
 

@@ -76,37 +76,57 @@ impl Slots {
     }
 }
 
-/// Where a staged chunk is copied from.
+/// Where a staged chunk is copied from: runs of bytes, packed one after the
+/// other into the chunk (one run unless the message is shared with other
+/// engines, which own the rest of each stripe).
 pub(super) enum Staged<'a> {
-    /// Bytes in memory.
-    Memory(&'a [u8]),
-    /// `len` bytes of the input file from `offset`, read with pread.
-    File(&'a InputFile, u64, usize),
+    /// Runs of bytes in memory.
+    Memory(&'a [&'a [u8]]),
+    /// Runs of the input file, `(offset, len)`, read with pread.
+    File(&'a InputFile, &'a [(u64, usize)]),
 }
 
 impl Staged<'_> {
     fn len(&self) -> usize {
         match self {
-            Staged::Memory(bytes) => bytes.len(),
-            Staged::File(_, _, len) => *len,
+            Staged::Memory(runs) => runs.iter().map(|r| r.len()).sum(),
+            Staged::File(_, runs) => runs.iter().map(|r| r.1).sum(),
         }
     }
 
     /// Fills `dst` (exactly `self.len()` bytes) on the calling thread pool,
-    /// a mebibyte per task: many reads in flight for a file on disk.
+    /// at most a mebibyte per task: many reads in flight for a file on disk.
     fn copy_into(&self, dst: &mut [u8]) -> Result<(), HashError> {
         const TASK: usize = 1 << 20;
+        let mut rest = dst;
         match *self {
-            Staged::Memory(src) => {
-                dst.par_chunks_mut(TASK)
-                    .zip(src.par_chunks(TASK))
-                    .for_each(|(d, s)| d.copy_from_slice(s));
+            Staged::Memory(runs) => {
+                let mut jobs = Vec::with_capacity(runs.len());
+                for run in runs {
+                    let (to, after) = std::mem::take(&mut rest).split_at_mut(run.len());
+                    jobs.push((to, *run));
+                    rest = after;
+                }
+                jobs.into_par_iter().for_each(|(to, from)| {
+                    to.par_chunks_mut(TASK)
+                        .zip(from.par_chunks(TASK))
+                        .for_each(|(d, s)| d.copy_from_slice(s));
+                });
                 Ok(())
             }
-            Staged::File(input, offset, _) => dst
-                .par_chunks_mut(TASK)
-                .enumerate()
-                .try_for_each(|(k, d)| input.read_exact_at(d, offset + (k * TASK) as u64)),
+            Staged::File(input, runs) => {
+                let mut jobs = Vec::with_capacity(runs.len());
+                for &(offset, len) in runs {
+                    let (to, after) = std::mem::take(&mut rest).split_at_mut(len);
+                    jobs.push((to, offset));
+                    rest = after;
+                }
+                jobs.into_par_iter().try_for_each(|(to, offset)| {
+                    to.par_chunks_mut(TASK)
+                        .enumerate()
+                        .try_for_each(|(k, d)| input.read_exact_at(d, offset + (k * TASK) as u64))
+                })
+            }
         }
     }
 }
@@ -128,10 +148,14 @@ pub(super) struct GpuLeaves<'a> {
     leaf_kernel: LeafKernel,
     slots: Slots,
     pool: &'a rayon::ThreadPool,
-    /// Lane-major leaf states: lane w of leaf j at `w * L + j`.
+    /// The leaves of the stream these states absorb: all of M's, or the
+    /// packed blocks of a range of them (see `GpuMessage`).
+    leaf_count: u64,
+    /// Lane-major leaf states: lane w of leaf j at `w * leaf_count + j`.
     states: CudaSlice<u64>,
     chunks: usize,
-    /// Bytes of M absorbed so far (a whole number of blocks until the last chunk).
+    /// Bytes of that stream absorbed so far (a whole number of blocks until
+    /// the last chunk).
     message_len: u64,
     copy_busy: Duration,
     kernel_busy: Duration,
@@ -145,14 +169,8 @@ impl<'a> GpuLeaves<'a> {
         leaf_kernel: LeafKernel,
         slots: Slots,
         pool: &'a rayon::ThreadPool,
+        leaf_count: u64,
     ) -> Result<Self, GpuError> {
-        let words = 25 * params.leaf_count() as usize;
-        let states = gpu.compute.alloc_zeros::<u64>(words).map_err(|e| {
-            GpuError::driver(
-                &format!("allocating {} leaf states", params.leaf_count()),
-                e,
-            )
-        })?;
         Ok(GpuLeaves {
             gpu,
             params,
@@ -160,7 +178,8 @@ impl<'a> GpuLeaves<'a> {
             leaf_kernel,
             slots,
             pool,
-            states,
+            leaf_count,
+            states: alloc_states(gpu, leaf_count)?,
             chunks: 0,
             message_len: 0,
             copy_busy: Duration::ZERO,
@@ -177,9 +196,70 @@ impl<'a> GpuLeaves<'a> {
         &self.states
     }
 
-    /// Bytes of M absorbed so far.
+    /// Bytes of its stream absorbed so far.
     pub(super) fn message_len(&self) -> u64 {
         self.message_len
+    }
+
+    /// The leaves of its stream.
+    pub(super) fn leaf_count(&self) -> u64 {
+        self.leaf_count
+    }
+
+    /// Bytes a chunk may hold.
+    pub(super) fn chunk_capacity(&self) -> usize {
+        self.slots.capacity()
+    }
+
+    /// Absorbs with `kernel` from the next chunk on.
+    pub(super) fn set_leaf_kernel(&mut self, kernel: LeafKernel) {
+        self.leaf_kernel = kernel;
+    }
+
+    /// Makes the GPU's context current on the calling thread (the raw driver
+    /// calls below need it; an engine may be driven from any thread).
+    pub(super) fn bind(&self) -> Result<(), GpuError> {
+        self.gpu
+            .ctx
+            .bind_to_thread()
+            .context("using the GPU's context")
+    }
+
+    /// Every leaf's state, lane-major, once every chunk is absorbed.
+    pub(super) fn download_states(&mut self) -> Result<Vec<u64>, GpuError> {
+        self.wait_absorbed()?;
+        let stream = &self.gpu.compute;
+        let mut host = vec![0u64; 25 * self.leaf_count as usize];
+        if !host.is_empty() {
+            stream
+                .memcpy_dtoh(&self.states.slice(..host.len()), &mut host)
+                .context("copying leaf states back")?;
+        }
+        stream.synchronize().context("copying leaf states back")?;
+        Ok(host)
+    }
+
+    /// Starts over on a stream of `leaf_count` leaves of which `message_len`
+    /// bytes were absorbed, whose states are `lane_major` (25 words a leaf).
+    pub(super) fn upload_states(
+        &mut self,
+        leaf_count: u64,
+        lane_major: &[u64],
+        message_len: u64,
+    ) -> Result<(), GpuError> {
+        self.wait_absorbed()?;
+        let mut states = alloc_states(self.gpu, leaf_count)?;
+        if !lane_major.is_empty() {
+            let stream = &self.gpu.compute;
+            stream
+                .memcpy_htod(lane_major, &mut states.slice_mut(..lane_major.len()))
+                .context("copying leaf states to the device")?;
+            stream
+                .synchronize()
+                .context("copying leaf states to the device")?;
+        }
+        (self.states, self.leaf_count, self.message_len) = (states, leaf_count, message_len);
+        Ok(())
     }
 
     /// The time the copy engine and the leaf kernels were busy so far.
@@ -253,7 +333,7 @@ impl<'a> GpuLeaves<'a> {
             .context("recording an event")?;
 
         let block_size = self.params.block_size() as u64;
-        let leaf_count = self.params.leaf_count();
+        let leaf_count = self.leaf_count;
         let blocks = len.div_ceil(block_size);
         let first_block = self.message_len / block_size;
         let states = address(&self.states, &gpu.compute);
@@ -299,6 +379,15 @@ impl Drop for GpuLeaves<'_> {
             self.gpu.return_slots(std::mem::take(&mut self.slots));
         }
     }
+}
+
+/// Zeroed states for `leaf_count` leaves (at least one word: CUDA
+/// allocations are never empty).
+fn alloc_states(gpu: &GpuBackend, leaf_count: u64) -> Result<CudaSlice<u64>, GpuError> {
+    let words = (25 * leaf_count as usize).max(1);
+    gpu.compute
+        .alloc_zeros::<u64>(words)
+        .map_err(|e| GpuError::driver(&format!("allocating {leaf_count} leaf states"), e))
 }
 
 /// Waits for a slot's last chunk to be hashed and adds its busy times.

@@ -19,22 +19,7 @@ pub(super) fn finish_tree(
 ) -> Result<Vec<u8>, GpuError> {
     let stream = &gpu.compute;
     let leaf_count = params.leaf_count();
-    let leaf_out = params.leaf_output_len() as u32;
-    let mut level = alloc(gpu, leaf_count * u64::from(leaf_out))?;
-    {
-        let (states, out) = (address(states, stream), address(&level, stream));
-        let block_size = params.block_size() as u64;
-        let mut launch = stream.launch_builder(&kernels.finalize_leaves);
-        launch
-            .arg(&states)
-            .arg(&leaf_count)
-            .arg(&message_len)
-            .arg(&block_size)
-            .arg(&out)
-            .arg(&leaf_out);
-        // SAFETY: arguments match finalize_leaves; `level` holds L outputs.
-        unsafe { launch.launch(launch_config(leaf_count)) }.context("launching finalize_leaves")?;
-    }
+    let mut level = finalize(gpu, kernels, params, states, leaf_count, message_len)?;
     if params.height() > 0 {
         let c = params.algorithm().chaining_len() as u32;
         let degree = params.degree();
@@ -58,6 +43,58 @@ pub(super) fn finish_tree(
         .synchronize()
         .context("waiting for the tree reduction")?;
     Ok(digest)
+}
+
+/// The outputs of the first `count` leaves of a stream of `leaf_count`
+/// leaves that absorbed `message_len` bytes, copied back (the host reduces
+/// a tree shared between engines).
+pub(super) fn leaf_outputs(
+    gpu: &GpuBackend,
+    kernels: &TreeKernels,
+    params: &TreeParams,
+    states: &CudaSlice<u64>,
+    leaf_count: u64,
+    message_len: u64,
+    count: u64,
+) -> Result<Vec<u8>, GpuError> {
+    let level = finalize(gpu, kernels, params, states, leaf_count, message_len)?;
+    let mut outputs = vec![0u8; count as usize * params.leaf_output_len()];
+    let stream = &gpu.compute;
+    stream
+        .memcpy_dtoh(&level.slice(..outputs.len()), &mut outputs)
+        .context("copying leaf outputs back")?;
+    stream
+        .synchronize()
+        .context("waiting for the leaf outputs")?;
+    Ok(outputs)
+}
+
+/// Pads the `leaf_count` leaves whose states are `states`: their outputs.
+fn finalize(
+    gpu: &GpuBackend,
+    kernels: &TreeKernels,
+    params: &TreeParams,
+    states: &CudaSlice<u64>,
+    leaf_count: u64,
+    message_len: u64,
+) -> Result<CudaSlice<u8>, GpuError> {
+    let stream = &gpu.compute;
+    let leaf_out = params.leaf_output_len() as u32;
+    let level = alloc(gpu, leaf_count * u64::from(leaf_out))?;
+    let (states, out) = (address(states, stream), address(&level, stream));
+    let block_size = params.block_size() as u64;
+    let mut launch = stream.launch_builder(&kernels.finalize_leaves);
+    launch
+        .arg(&states)
+        .arg(&leaf_count)
+        .arg(&message_len)
+        .arg(&block_size)
+        .arg(&out)
+        .arg(&leaf_out);
+    // SAFETY: arguments match finalize_leaves; the states hold 25 words for
+    // each of the `leaf_count` leaves, `level` their outputs.
+    unsafe { launch.launch(launch_config(leaf_count)) }.context("launching finalize_leaves")?;
+    Ok(level)
 }
 
 fn alloc(gpu: &GpuBackend, bytes: u64) -> Result<CudaSlice<u8>, GpuError> {

@@ -1,0 +1,327 @@
+//! One message's leaves on the GPU, behind the input path's interface.
+//!
+//! The engine owns a range [lo, hi) of the leaves. In every stripe of M its
+//! blocks are one run of bytes; packed one after the other, those runs are
+//! the LI stream of a tree of hi − lo leaves: leaf lo + j of M is leaf j
+//! there, with the same blocks, the same length and the same short last
+//! block. That packed stream is what the device absorbs, so the kernels know
+//! nothing of sharing. Owning every leaf, the packed stream is M itself.
+
+use std::ops::Range;
+
+use crate::engine::{LeafEngine, LeafStates, leaves_with_blocks, packed_len};
+use crate::error::HashError;
+use crate::message::{Access, Piece};
+use crate::params::TreeParams;
+use crate::timings::{Timings, timed};
+
+use super::kernels::{LeafKernel, TreeKernels};
+use super::pipeline::{GpuLeaves, Staged};
+use super::{CopyMode, GpuError, guard, reduce};
+
+/// Some or all leaves of one message on the GPU.
+pub(super) struct GpuMessage<'a> {
+    pub(super) leaves: GpuLeaves<'a>,
+    pub(super) kernels: &'a TreeKernels,
+    pub(super) params: &'a TreeParams,
+    pub(super) piece_len: usize,
+    pub(super) mode: CopyMode,
+    /// The leaf kernel asked for; `None` picks it from the leaves owned.
+    pub(super) forced_kernel: Option<LeafKernel>,
+    /// The leaves owned.
+    pub(super) range: Range<u64>,
+    /// Bytes of M absorbed so far (the other engines' blocks included).
+    pub(super) message_len: u64,
+}
+
+impl GpuMessage<'_> {
+    fn owns_every_leaf(&self) -> bool {
+        self.range == (0..self.params.leaf_count())
+    }
+
+    /// Leaf `j` of the owned range as the engines exchange it, from
+    /// lane-major states of `owned` leaves.
+    fn state_of(lane_major: &[u64], owned: usize, j: usize) -> [u64; 25] {
+        std::array::from_fn(|w| lane_major[w * owned + j])
+    }
+
+    /// Owns `range` from now on, whose states (leaf-major, missing ones
+    /// fresh) `state` gives; the device gets them lane-major.
+    fn rebuild(
+        &mut self,
+        range: Range<u64>,
+        state: impl Fn(u64) -> Option<[u64; 25]>,
+    ) -> Result<(), GpuError> {
+        let owned = (range.end - range.start) as usize;
+        let mut lane_major = vec![0u64; 25 * owned];
+        for (j, leaf) in range.clone().enumerate() {
+            if let Some(s) = state(leaf) {
+                for (w, word) in s.into_iter().enumerate() {
+                    lane_major[w * owned + j] = word;
+                }
+            }
+        }
+        let packed = packed_len(self.params, &range, self.message_len);
+        self.leaves
+            .upload_states(owned as u64, &lane_major, packed)?;
+        let kernel = self
+            .forced_kernel
+            .unwrap_or_else(|| LeafKernel::for_leaves(owned as u64));
+        self.leaves.set_leaf_kernel(kernel);
+        self.range = range;
+        Ok(())
+    }
+
+    /// Absorbs the owned runs of a piece of `len` bytes, chunk by chunk:
+    /// `stage` gives the staged form of a list of byte ranges of the piece.
+    fn absorb_runs(
+        &mut self,
+        len: usize,
+        stage: impl Fn(&mut GpuLeaves<'_>, &[Range<usize>]) -> Result<(), HashError>,
+    ) -> Result<(), HashError> {
+        let b = self.params.block_size();
+        let capacity = self.leaves.chunk_capacity() / b * b;
+        if capacity == 0 {
+            return Err(GpuError::new("chunk buffers smaller than a block").into());
+        }
+        let runs = owned_runs(self.params, &self.range, self.message_len, len);
+        let mut chunk: Vec<Range<usize>> = Vec::new();
+        let mut filled = 0;
+        for run in runs {
+            let mut at = run.start;
+            while at < run.end {
+                let take = (run.end - at).min(capacity - filled);
+                chunk.push(at..at + take);
+                (at, filled) = (at + take, filled + take);
+                if filled == capacity {
+                    stage(&mut self.leaves, &chunk)?;
+                    (chunk, filled) = (Vec::new(), 0);
+                }
+            }
+        }
+        if filled > 0 {
+            stage(&mut self.leaves, &chunk)?;
+        }
+        Ok(())
+    }
+}
+
+/// The byte ranges of a piece of `len` bytes, starting `message_len` bytes
+/// into M, that hold blocks of `leaves`: one run per stripe it crosses.
+fn owned_runs(
+    params: &TreeParams,
+    leaves: &Range<u64>,
+    message_len: u64,
+    len: usize,
+) -> Vec<Range<usize>> {
+    let (b, l) = (params.block_size() as u64, params.leaf_count());
+    let first = message_len / b;
+    let end = first + (len as u64).div_ceil(b);
+    let mut runs = Vec::new();
+    let mut stripe = first - first % l;
+    while stripe < end {
+        let from = (stripe + leaves.start).max(first);
+        let to = (stripe + leaves.end).min(end);
+        if from < to {
+            let byte = |block: u64| (((block - first) * b) as usize).min(len);
+            runs.push(byte(from)..byte(to));
+        }
+        stripe += l;
+    }
+    runs
+}
+
+impl LeafEngine for GpuMessage<'_> {
+    fn piece_len(&self) -> usize {
+        self.piece_len
+    }
+
+    /// Staging reads the file with pread into pinned buffers: that leaves it
+    /// unmapped, which spares page faults and munmap (docs/PERFORMANCE.md).
+    fn access(&self) -> Access {
+        match self.mode {
+            CopyMode::Staging => Access::Read,
+            CopyMode::Register => Access::Map,
+        }
+    }
+
+    fn leaves(&self) -> Range<u64> {
+        self.range.clone()
+    }
+
+    fn absorb(&mut self, piece: Piece<'_>) -> Result<(), HashError> {
+        let len = match piece {
+            Piece::Memory(bytes) | Piece::Mapped(bytes) => bytes.len(),
+            Piece::Unread { len, .. } => len,
+        };
+        let result = guard("hashing on the GPU", || {
+            self.leaves.bind()?;
+            match piece {
+                _ if self.range.is_empty() => Ok(()),
+                Piece::Mapped(bytes)
+                    if self.mode == CopyMode::Register && self.owns_every_leaf() =>
+                {
+                    // SAFETY: `Piece::Mapped` holds bytes of a read-only file
+                    // mapping that lives until this piece has been absorbed.
+                    Ok(unsafe { self.leaves.absorb_registered(bytes) }?)
+                }
+                Piece::Memory(bytes) | Piece::Mapped(bytes) => {
+                    self.absorb_runs(len, |leaves, ranges| {
+                        let runs: Vec<&[u8]> = ranges.iter().map(|r| &bytes[r.clone()]).collect();
+                        leaves.absorb_staged(Staged::Memory(&runs))
+                    })
+                }
+                Piece::Unread { input, offset, .. } => self.absorb_runs(len, |leaves, ranges| {
+                    let runs: Vec<(u64, usize)> = ranges
+                        .iter()
+                        .map(|r| (offset + r.start as u64, r.len()))
+                        .collect();
+                    leaves.absorb_staged(Staged::File(input, &runs))
+                }),
+            }
+        });
+        self.message_len += len as u64;
+        result
+    }
+
+    fn take_leaves(&mut self, leaves: Range<u64>) -> Result<LeafStates, HashError> {
+        guard("moving leaves off the GPU", || {
+            let own = self.range.clone();
+            let rest = if leaves.start == own.start && leaves.end <= own.end {
+                leaves.end..own.end
+            } else if leaves.end == own.end && leaves.start >= own.start {
+                own.start..leaves.start
+            } else {
+                return Err(GpuError::new(format!(
+                    "internal error: leaves {leaves:?} are not an end of {own:?}"
+                ))
+                .into());
+            };
+            let lane_major = self.leaves.download_states()?;
+            let owned = (own.end - own.start) as usize;
+            let holding = leaves_with_blocks(self.params, self.message_len);
+            let state = |leaf: u64| Self::state_of(&lane_major, owned, (leaf - own.start) as usize);
+            let taken = (leaves.start..leaves.end.min(holding).max(leaves.start))
+                .map(state)
+                .collect();
+            self.rebuild(rest, |leaf| Some(state(leaf)))?;
+            Ok(taken)
+        })
+    }
+
+    fn give_leaves(&mut self, leaves: Range<u64>, states: LeafStates) -> Result<(), HashError> {
+        guard("moving leaves to the GPU", || {
+            let own = self.range.clone();
+            let joined = if own.is_empty() {
+                leaves.clone()
+            } else if leaves.end == own.start {
+                leaves.start..own.end
+            } else if leaves.start == own.end {
+                own.start..leaves.end
+            } else {
+                return Err(GpuError::new(format!(
+                    "internal error: leaves {leaves:?} are not next to {own:?}"
+                ))
+                .into());
+            };
+            let lane_major = self.leaves.download_states()?;
+            let owned = (own.end - own.start) as usize;
+            self.rebuild(joined, |leaf| {
+                if own.contains(&leaf) {
+                    Some(Self::state_of(
+                        &lane_major,
+                        owned,
+                        (leaf - own.start) as usize,
+                    ))
+                } else {
+                    states.get((leaf - leaves.start) as usize).copied()
+                }
+            })?;
+            Ok(())
+        })
+    }
+
+    fn finish_leaves(mut self: Box<Self>, times: &mut Timings) -> Result<Vec<u8>, HashError> {
+        guard("finishing on the GPU", || {
+            let own = self.range.clone();
+            let holding = leaves_with_blocks(self.params, self.message_len);
+            let outputs = holding.clamp(own.start, own.end) - own.start;
+            if outputs == 0 {
+                return Ok(Vec::new());
+            }
+            self.leaves.wait_absorbed()?;
+            let (copies, kernels) = self.leaves.busy();
+            times.copy_busy += copies;
+            times.kernel_busy += kernels;
+            Ok(timed(&mut times.leaves, || {
+                reduce::leaf_outputs(
+                    self.leaves.gpu(),
+                    self.kernels,
+                    self.params,
+                    self.leaves.states(),
+                    self.leaves.leaf_count(),
+                    self.leaves.message_len(),
+                    outputs,
+                )
+            })?)
+        })
+    }
+
+    fn finish(mut self: Box<Self>, times: &mut Timings) -> Result<Vec<u8>, HashError> {
+        guard("finishing on the GPU", || {
+            if !self.owns_every_leaf() {
+                return Err(
+                    GpuError::new("internal error: finishing a tree shared with others").into(),
+                );
+            }
+            self.leaves.wait_absorbed()?;
+            let (copies, kernels) = self.leaves.busy();
+            times.copy_busy += copies;
+            times.kernel_busy += kernels;
+            let digest = timed(&mut times.reduce, || {
+                reduce::finish_tree(
+                    self.leaves.gpu(),
+                    self.kernels,
+                    self.params,
+                    self.leaves.states(),
+                    self.leaves.message_len(),
+                )
+            })?;
+            Ok(digest)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::Algorithm;
+
+    /// Packing, checked against the definition: the owned blocks of M in
+    /// order, one run per stripe, the packed stream's length their sum.
+    #[test]
+    fn runs_and_packed_lengths_follow_the_blocks() {
+        let p = TreeParams::with_options(Algorithm::Sha3_256, 1, 5, Some(8), vec![], None).unwrap();
+        for message in [0u64, 1, 8, 39, 40, 41, 83, 200] {
+            for (lo, hi) in [(0, 5), (0, 2), (2, 5), (1, 4), (4, 5), (3, 3)] {
+                let leaves = lo..hi;
+                // Bytes of M that are the leaves', by definition.
+                let want: Vec<u64> = (0..message)
+                    .filter(|i| leaves.contains(&(i / 8 % 5)))
+                    .collect();
+                assert_eq!(packed_len(&p, &leaves, message), want.len() as u64);
+                // The same through pieces of 16 bytes, any offset.
+                let mut got = Vec::new();
+                let mut at = 0;
+                while at < message {
+                    let len = (message - at).min(16) as usize;
+                    for r in owned_runs(&p, &leaves, at, len) {
+                        got.extend((r.start as u64 + at)..(r.end as u64 + at));
+                    }
+                    at += len as u64;
+                }
+                assert_eq!(got, want, "M of {message}, leaves {leaves:?}");
+            }
+        }
+    }
+}

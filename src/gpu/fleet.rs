@@ -1,0 +1,236 @@
+//! The GPUs one hasher uses, each started once: in the background while the
+//! CPU already hashes (`auto`: starting a GPU never delays a digest), or
+//! right away when the GPU is required (`--backend gpu`).
+//!
+//! Starting is the driver's initialisation, the device count (for
+//! [`Devices::All`]), a context per device, the kernels of the function in
+//! use (NVRTC or the PTX cache) and pinned chunk buffers: about 0.3 s on the
+//! H200 machine, which the CPU spends hashing.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cudarc::driver::CudaContext;
+
+use crate::params::Algorithm;
+
+use super::{Context, GpuBackend, GpuError, driver_present};
+
+/// Which CUDA devices to use.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Devices {
+    /// Every visible device.
+    #[default]
+    All,
+    /// These ordinals, in this order.
+    List(Vec<usize>),
+}
+
+impl fmt::Display for Devices {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Devices::All => f.write_str("all"),
+            Devices::List(list) => {
+                let names: Vec<String> = list.iter().map(usize::to_string).collect();
+                f.write_str(&names.join(","))
+            }
+        }
+    }
+}
+
+impl FromStr for Devices {
+    type Err = String;
+
+    /// `all`, or ordinals separated by commas (`0`, `0,1`), each once.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.eq_ignore_ascii_case("all") {
+            return Ok(Devices::All);
+        }
+        let mut list = Vec::new();
+        for part in s.split(',') {
+            let ordinal: usize = part.trim().parse().map_err(|_| {
+                format!("'{part}' is not a device number (expected all, or numbers like 0,1)")
+            })?;
+            if list.contains(&ordinal) {
+                return Err(format!("device {ordinal} is listed twice"));
+            }
+            list.push(ordinal);
+        }
+        Ok(Devices::List(list))
+    }
+}
+
+/// One device of the fleet.
+struct Device {
+    ordinal: usize,
+    backend: OnceLock<Result<GpuBackend, GpuError>>,
+    /// One bit per function (`Algorithm::ALL` order): its kernels and the
+    /// chunk buffers are ready.
+    ready: AtomicU8,
+    /// The same bits: being prepared by a background thread.
+    preparing: AtomicU8,
+}
+
+impl Device {
+    fn open(&self, chunk_bytes: Option<usize>) -> &Result<GpuBackend, GpuError> {
+        self.backend
+            .get_or_init(|| GpuBackend::open(self.ordinal, chunk_bytes))
+    }
+
+    fn is_ready(&self, algorithm: Algorithm) -> bool {
+        self.ready.load(Ordering::Acquire) & bit(algorithm) != 0
+    }
+
+    /// Opens the device and readies `algorithm`; an error is kept.
+    fn prepare(
+        &self,
+        chunk_bytes: Option<usize>,
+        algorithm: Algorithm,
+        failure: &Mutex<Option<String>>,
+    ) {
+        let result = match self.open(chunk_bytes) {
+            Ok(gpu) => gpu.prepare(algorithm),
+            Err(e) => Err(e.clone()),
+        };
+        match result {
+            Ok(()) => {
+                self.ready.fetch_or(bit(algorithm), Ordering::Release);
+            }
+            Err(e) => note_failure(failure, &e),
+        }
+    }
+}
+
+fn bit(algorithm: Algorithm) -> u8 {
+    let index = Algorithm::ALL
+        .iter()
+        .position(|&a| a == algorithm)
+        .unwrap_or(0);
+    1 << index
+}
+
+fn note_failure(failure: &Mutex<Option<String>>, e: &GpuError) {
+    if let Ok(mut first) = failure.lock() {
+        first.get_or_insert_with(|| e.to_string());
+    }
+}
+
+struct Shared {
+    devices: Devices,
+    chunk_bytes: Option<usize>,
+    /// The devices, once the driver has said which there are.
+    list: OnceLock<Result<Vec<Device>, GpuError>>,
+    /// The first failure met while starting in the background.
+    failure: Mutex<Option<String>>,
+}
+
+impl Shared {
+    fn list(&self) -> &Result<Vec<Device>, GpuError> {
+        self.list.get_or_init(|| {
+            let ordinals = match &self.devices {
+                Devices::List(list) => list.clone(),
+                Devices::All => {
+                    if !driver_present() {
+                        return Err(GpuError::new("no CUDA driver found (libcuda.so)"));
+                    }
+                    let count = CudaContext::device_count().context("looking for CUDA devices")?;
+                    (0..count.max(0) as usize).collect()
+                }
+            };
+            if ordinals.is_empty() {
+                return Err(GpuError::new("no CUDA device found"));
+            }
+            Ok(ordinals
+                .into_iter()
+                .map(|ordinal| Device {
+                    ordinal,
+                    backend: OnceLock::new(),
+                    ready: AtomicU8::new(0),
+                    preparing: AtomicU8::new(0),
+                })
+                .collect())
+        })
+    }
+}
+
+/// The GPUs of one hasher.
+pub struct Fleet(Arc<Shared>);
+
+impl Fleet {
+    pub fn new(devices: Devices, chunk_bytes: Option<usize>) -> Fleet {
+        Fleet(Arc::new(Shared {
+            devices,
+            chunk_bytes,
+            list: OnceLock::new(),
+            failure: Mutex::new(None),
+        }))
+    }
+
+    /// Starts every device and readies `algorithm` on it, on background
+    /// threads (one per device); returns at once. Asking again is free.
+    pub fn start_in_background(&self, algorithm: Algorithm) {
+        if let Some(Ok(list)) = self.0.list.get()
+            && list
+                .iter()
+                .all(|d| d.preparing.load(Ordering::Relaxed) & bit(algorithm) != 0)
+        {
+            return;
+        }
+        let shared = Arc::clone(&self.0);
+        let spawned = std::thread::Builder::new()
+            .name("treehash-gpu-start".into())
+            .spawn(move || {
+                let list = match shared.list() {
+                    Ok(list) => list,
+                    Err(e) => return note_failure(&shared.failure, e),
+                };
+                std::thread::scope(|s| {
+                    for device in list {
+                        let first = device.preparing.fetch_or(bit(algorithm), Ordering::Relaxed);
+                        if first & bit(algorithm) == 0 {
+                            let shared = &shared;
+                            s.spawn(move || {
+                                device.prepare(shared.chunk_bytes, algorithm, &shared.failure)
+                            });
+                        }
+                    }
+                });
+            });
+        if let Err(e) = spawned {
+            note_failure(
+                &self.0.failure,
+                &GpuError::new(format!("starting a thread: {e}")),
+            );
+        }
+    }
+
+    /// The devices ready for `algorithm` now, with their ordinals (never waits).
+    pub fn ready(&self, algorithm: Algorithm) -> Vec<(usize, &GpuBackend)> {
+        let Some(Ok(list)) = self.0.list.get() else {
+            return Vec::new();
+        };
+        list.iter()
+            .filter(|d| d.is_ready(algorithm))
+            .filter_map(|d| match d.backend.get() {
+                Some(Ok(gpu)) => Some((d.ordinal, gpu)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The first failure met in the background, if any.
+    pub fn failure(&self) -> Option<String> {
+        self.0.failure.lock().ok().and_then(|f| f.clone())
+    }
+
+    /// Every device asked for, started now (waiting for any start already
+    /// under way): all of them, or the first error.
+    pub fn open_now(&self) -> Result<Vec<&GpuBackend>, GpuError> {
+        let list = self.0.list().as_ref().map_err(Clone::clone)?;
+        list.iter()
+            .map(|d| d.open(self.0.chunk_bytes).as_ref().map_err(Clone::clone))
+            .collect()
+    }
+}
