@@ -69,6 +69,13 @@ pub struct HasherOptions {
     /// The GPU leaf kernel; `None` picks it from the leaf count (tests and
     /// benchmarks force one).
     pub gpu_leaf_kernel: Option<LeafKernel>,
+    /// Tests and benchmarks: under `Auto`, start the GPUs before the first
+    /// piece and let them join from it (instead of when they are ready).
+    #[doc(hidden)]
+    pub wait_for_gpus: bool,
+    /// Tests only: every GPU digest fails after this many chunks.
+    #[doc(hidden)]
+    pub gpu_fail_after_chunks: Option<usize>,
     /// The CPU code path: the best this CPU has (`Auto`), or one forced (for
     /// tests and comparisons; the digests are the same). A path the CPU
     /// lacks makes [`Hasher::new`] fail.
@@ -121,7 +128,11 @@ pub struct Hasher {
 impl Hasher {
     pub fn new(options: HasherOptions) -> Result<Hasher, HashError> {
         let cpu = CpuBackend::new(options.threads, options.piece_bytes, options.cpu_path)?;
-        let gpus = Fleet::new(options.devices.clone(), options.piece_bytes);
+        let start = gpu::Start {
+            chunk_bytes: options.piece_bytes,
+            fail_after_chunks: options.gpu_fail_after_chunks,
+        };
+        let gpus = Fleet::new(options.devices.clone(), start);
         Ok(Hasher {
             options,
             cpu,
@@ -305,7 +316,11 @@ impl Hasher {
             let (hashed, _) = self.on_cpu(params, input, progress, timings)?;
             return Ok((hashed, self.fallback_once("no CUDA driver found")));
         }
-        self.gpus.start_in_background(params.algorithm());
+        if self.options.wait_for_gpus {
+            self.gpus.prepare_now(params.algorithm());
+        } else {
+            self.gpus.start_in_background(params.algorithm());
+        }
         let members = vec![Member::new("cpu", self.cpu.begin(params))];
         let mut joiners = GpuJoiners {
             hasher: self,
@@ -416,6 +431,10 @@ impl<'p> Resumed<'p> {
 }
 
 impl Progress for Resumed<'_> {
+    fn engines(&self, shares: &[EngineShare]) {
+        self.inner.engines(shares);
+    }
+
     fn advance(&self, bytes: u64) {
         let before = self.done.fetch_add(bytes, Ordering::Relaxed);
         let new = (before + bytes).saturating_sub(self.skip.max(before));

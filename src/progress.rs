@@ -7,6 +7,9 @@ pub trait Progress: Sync {
     fn start(&self, _total: Option<u64>) {}
     /// `bytes` more bytes of the input have been hashed.
     fn advance(&self, bytes: u64);
+    /// Several engines share the input: each one's bytes so far and the
+    /// time it took (told once per piece).
+    fn engines(&self, _shares: &[crate::EngineShare]) {}
 }
 
 /// Ignores progress.

@@ -88,6 +88,15 @@ impl<'a> Member<'a> {
             total: Tally::default(),
         }
     }
+
+    /// What it did so far.
+    fn share(&self) -> EngineShare {
+        EngineShare {
+            engine: self.name.clone(),
+            bytes: self.total.bytes,
+            busy: self.total.busy,
+        }
+    }
 }
 
 /// Engines that may join while an input is hashed (GPUs starting up).
@@ -247,6 +256,9 @@ pub(crate) fn run<'a>(
         }
         absorb_everywhere(params, &mut members, piece, message_len)?;
         message_len += piece_len_of(piece) as u64;
+        if members.len() > 1 {
+            progress.engines(&members.iter().map(Member::share).collect::<Vec<_>>());
+        }
         Ok(())
     };
     let bytes = timed(&mut times.leaves, || match input {
@@ -399,14 +411,7 @@ fn finish(
     for m in members {
         let range = m.engine.leaves();
         if m.total.bytes > 0 || !range.is_empty() {
-            shares.push((
-                range.clone(),
-                EngineShare {
-                    engine: m.name,
-                    bytes: m.total.bytes,
-                    busy: m.total.busy,
-                },
-            ));
+            shares.push((range.clone(), m.share()));
         }
         if !range.is_empty() {
             owners.push((range, m.engine));
@@ -456,4 +461,446 @@ fn finish(
     }
     let digest = timed(&mut times.reduce, || reduce(outputs));
     Ok((digest, shares))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::cpu::{CpuBackend, CpuPath};
+    use crate::input::Source;
+    use crate::params::Algorithm;
+    use crate::progress::{CountingProgress, NoProgress};
+    use crate::reference;
+
+    /// A small deterministic generator (xorshift64*), so that a failure
+    /// can be replayed from its seed.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n.max(1)
+        }
+    }
+
+    /// Makes an engine that joins `message_len` bytes into M.
+    type Begin<'a> = Box<dyn Fn(u64) -> Box<dyn LeafEngine + 'a> + 'a>;
+
+    /// Engines (CPU ones standing in for GPUs, or GPUs) that each join
+    /// before a given piece.
+    struct Scripted<'a> {
+        /// (piece index, name, how it begins), in order of the pieces.
+        joins: Vec<(u64, String, Begin<'a>)>,
+        piece: u64,
+    }
+
+    impl<'a> Joiners<'a> for Scripted<'a> {
+        fn poll(&mut self, message_len: u64) -> Vec<Member<'a>> {
+            let mut ready = Vec::new();
+            while self.joins.first().is_some_and(|j| j.0 <= self.piece) {
+                let (_, name, begin) = self.joins.remove(0);
+                ready.push(Member::new(name, begin(message_len)));
+            }
+            self.piece += 1;
+            ready
+        }
+    }
+
+    /// A CPU engine joining as a stand-in.
+    fn cpu_joins<'a>(cpu: &'a CpuBackend, params: &'a TreeParams) -> Begin<'a> {
+        Box::new(move |at| cpu.begin_at(params, at))
+    }
+
+    /// Moves the boundaries to random places before random pieces: leaves
+    /// go both ways, engines sometimes own nothing or everything.
+    struct RandomPlan {
+        rng: Rng,
+        moves: u32,
+    }
+
+    impl Plan for RandomPlan {
+        fn boundaries(&mut self, now: &Moment) -> Option<Vec<u64>> {
+            if self.rng.below(3) != 0 {
+                return None;
+            }
+            let l = now.leaf_count;
+            let n = now.ranges.len();
+            let mut cuts: Vec<u64> = (1..n).map(|_| self.rng.below(l + 1)).collect();
+            cuts.sort_unstable();
+            let mut bounds = vec![0];
+            bounds.extend(cuts);
+            bounds.push(l);
+            self.moves += 1;
+            Some(bounds)
+        }
+    }
+
+    /// The parameter sets of the tests: every engine path's shapes, B below,
+    /// at and off the rate, a prefix, few and many leaves.
+    fn cases() -> Vec<TreeParams> {
+        let p = |a, h, d, b: Option<usize>, prefix: &[u8]| {
+            TreeParams::with_options(a, h, d, b, prefix.to_vec(), None).unwrap()
+        };
+        vec![
+            p(Algorithm::Sha3_256, 1, 2, None, b""),
+            p(Algorithm::Sha3_256, 2, 2, None, b""),
+            p(Algorithm::Sha3_256, 2, 4, None, b"key"),
+            p(Algorithm::Sha3_256, 5, 2, Some(136 * 2), b""),
+            p(Algorithm::Sha3_512, 3, 3, Some(50), b""),
+            p(Algorithm::Shake128, 4, 4, Some(168), b"prefix bytes"),
+            p(Algorithm::Sha3_224, 10, 2, Some(144), b""),
+            p(Algorithm::Shake256, 2, 5, Some(7), b"p"),
+        ]
+    }
+
+    fn data(len: usize, seed: u64) -> Vec<u8> {
+        let mut rng = Rng(seed | 1);
+        (0..len).map(|_| rng.next() as u8).collect()
+    }
+
+    /// The sizes around a case's edges: 0, 1, the rate ± 1, a block, a
+    /// stripe ± 1, several stripes and a bit.
+    fn sizes(params: &TreeParams) -> Vec<usize> {
+        let (r, b) = (params.algorithm().rate(), params.block_size());
+        let stripe = params.stripe_len() as usize;
+        let mut sizes = vec![0, 1, r - 1, r, r + 1, b, stripe - 1, stripe, stripe + 1];
+        sizes.extend([3 * stripe + b / 2 + 5, 20_000]);
+        sizes
+    }
+
+    fn backends(piece: usize) -> Vec<CpuBackend> {
+        let mut paths = vec![CpuPath::Portable, CpuPath::Auto];
+        if CpuBackend::new(Some(1), None, CpuPath::Avx2).is_ok() {
+            paths.push(CpuPath::Avx2);
+        }
+        paths
+            .into_iter()
+            .map(|path| CpuBackend::new(Some(2), Some(piece), path).unwrap())
+            .collect()
+    }
+
+    /// Runs the scheduler over `input` with a random plan and engines
+    /// joining at random pieces: the digest.
+    fn shared_digest(
+        params: &TreeParams,
+        input: &mut Input<'_>,
+        cpus: &[CpuBackend],
+        seed: u64,
+    ) -> (Vec<u8>, u32) {
+        let mut rng = Rng(seed);
+        let first = &cpus[rng.below(cpus.len() as u64) as usize];
+        let members = vec![Member::new("first", first.begin(params))];
+        let mut joins: Vec<(u64, String, Begin<'_>)> = (0..1 + rng.below(3))
+            .map(|k| {
+                let cpu = &cpus[rng.below(cpus.len() as u64) as usize];
+                (
+                    rng.below(6),
+                    format!("stand-in {k}"),
+                    cpu_joins(cpu, params),
+                )
+            })
+            .collect();
+        joins.sort_by_key(|j| j.0);
+        let mut joiners = Scripted { joins, piece: 0 };
+        let mut plan = RandomPlan {
+            rng: Rng(rng.next() | 1),
+            moves: 0,
+        };
+        let reduce = |outputs: Vec<u8>| first.reduce_leaf_outputs(params, outputs);
+        let mut times = Timings::default();
+        let hashed = run(
+            params,
+            input,
+            members,
+            &mut joiners,
+            &mut plan,
+            &reduce,
+            &NoProgress,
+            &mut times,
+        )
+        .unwrap();
+        (hashed.digest, plan.moves)
+    }
+
+    #[test]
+    fn any_split_and_any_hand_over_give_the_reference_digest() {
+        let cpus = backends(300);
+        let mut moves = 0;
+        for (c, params) in cases().iter().enumerate() {
+            for (s, len) in sizes(params).into_iter().enumerate() {
+                let file = data(len, (c * 100 + s) as u64);
+                let want = reference::tree_hash(params, &file);
+                for round in 0..3u64 {
+                    let seed = (c as u64) << 32 | (s as u64) << 8 | round | 1;
+                    let (got, moved) = shared_digest(params, &mut Input::Bytes(&file), &cpus, seed);
+                    moves += moved;
+                    assert_eq!(
+                        hex::encode(got),
+                        hex::encode(&want),
+                        "{} {len} bytes, seed {seed:#x}",
+                        params.label()
+                    );
+                }
+            }
+        }
+        // The plans did move leaves (else the test would prove little).
+        assert!(moves > 100, "only {moves} migrations");
+    }
+
+    #[test]
+    fn files_and_streams_are_shared_the_same_way() {
+        let cpus = backends(1000);
+        let params = &cases()[3];
+        let file = data(150_000, 7);
+        let want = reference::tree_hash(params, &file);
+        let mut tmp = tempfile::NamedTempFile::new().unwrap();
+        std::io::Write::write_all(&mut tmp, &file).unwrap();
+        for seed in 1..6 {
+            let Source::File(input) = Source::open(tmp.path()).unwrap() else {
+                panic!("a regular file is not a stream");
+            };
+            let (got, _) = shared_digest(params, &mut Input::File(&input), &cpus, seed);
+            assert_eq!(got, want, "file, seed {seed}");
+            let mut reader = std::io::Cursor::new(file.clone());
+            let (got, _) = shared_digest(params, &mut Input::Stream(&mut reader), &cpus, seed);
+            assert_eq!(got, want, "stream, seed {seed}");
+        }
+    }
+
+    #[test]
+    fn balance_splits_by_rate_and_waits_to_measure() {
+        let tally = |mb: u64, ms: u64, pieces| Tally {
+            bytes: mb << 20,
+            busy: Duration::from_millis(ms),
+            pieces,
+        };
+        let moment = |ranges: Vec<Range<u64>>, recent| Moment {
+            leaf_count: 1000,
+            remaining: None,
+            piece_len: 1 << 20,
+            ranges,
+            recent,
+        };
+        let mut plan = Balance::default();
+        // Alone: nothing to split.
+        assert_eq!(
+            plan.boundaries(&moment(vec![0..1000], vec![tally(9, 9, 9)])),
+            None
+        );
+        // A newcomer with no rate gets the mean of the others': half.
+        let joined = moment(
+            vec![0..1000, 0..0],
+            vec![tally(30, 10, 5), Tally::default()],
+        );
+        assert_eq!(plan.boundaries(&joined), Some(vec![0, 500, 1000]));
+        // Not yet measured: kept.
+        let early = moment(
+            vec![0..500, 500..1000],
+            vec![tally(10, 10, 3), tally(10, 2, 2)],
+        );
+        assert_eq!(plan.boundaries(&early), None);
+        // Measured: the second is four times as fast.
+        let measured = moment(
+            vec![0..500, 500..1000],
+            vec![tally(10, 10, 3), tally(40, 10, 3)],
+        );
+        assert_eq!(plan.boundaries(&measured), Some(vec![0, 200, 1000]));
+        // Within the slack of balance: kept.
+        let near = moment(
+            vec![0..200, 200..1000],
+            vec![tally(10, 10, 3), tally(42, 10, 3)],
+        );
+        assert_eq!(plan.boundaries(&near), None);
+        // The last pieces are not worth a move.
+        let mut last = measured;
+        last.remaining = Some(3 << 20);
+        assert_eq!(plan.boundaries(&last), None);
+    }
+
+    #[test]
+    fn hand_over_ranges_and_states() {
+        assert_eq!(difference(&(0..10), &(0..10)), Vec::<Range<u64>>::new());
+        assert_eq!(difference(&(0..10), &(3..7)), vec![0..3, 7..10]);
+        assert_eq!(difference(&(0..10), &(20..30)), vec![0..10]);
+        assert_eq!(difference(&(5..10), &(0..0)), vec![5..10]);
+        assert_eq!(difference(&(0..0), &(0..5)), Vec::<Range<u64>>::new());
+        let state = |k: u64| [k; 25];
+        // Leaves 2..4 from one engine, 4..6 from another (leaf 5 fresh).
+        let moving = vec![(2..4, vec![state(2), state(3)]), (4..6, vec![state(4)])];
+        assert_eq!(gather(&moving, &(3..6)), vec![state(3), state(4)]);
+        assert_eq!(gather(&moving, &(5..6)), Vec::<[u64; 25]>::new());
+        let gap = vec![(2..3, vec![]), (3..4, vec![state(3)])];
+        assert_eq!(gather(&gap, &(2..4)), vec![[0; 25], state(3)]);
+    }
+
+    #[test]
+    fn progress_counts_every_byte_once_whatever_the_split() {
+        let cpus = backends(256);
+        let params = &cases()[1];
+        let file = data(10_000, 3);
+        let bar = CountingProgress::default();
+        let first = &cpus[0];
+        let members = vec![Member::new("cpu", first.begin(params))];
+        let mut joiners = Scripted {
+            joins: vec![(1, "other".into(), cpu_joins(&cpus[1], params))],
+            piece: 0,
+        };
+        let mut plan = RandomPlan {
+            rng: Rng(5),
+            moves: 0,
+        };
+        let reduce = |outputs: Vec<u8>| first.reduce_leaf_outputs(params, outputs);
+        let hashed = run(
+            params,
+            &mut Input::Bytes(&file),
+            members,
+            &mut joiners,
+            &mut plan,
+            &reduce,
+            &bar,
+            &mut Timings::default(),
+        )
+        .unwrap();
+        assert_eq!(bar.0.into_inner(), 10_000);
+        assert_eq!(hashed.bytes, 10_000);
+        assert_eq!(hashed.digest, reference::tree_hash(params, &file));
+        // Every byte of M was some engine's.
+        let shared: u64 = hashed.shares.iter().map(|s| s.bytes).sum();
+        assert_eq!(shared, 10_000);
+    }
+
+    /// GPUs and CPUs side by side on the GPU machine: any split, any
+    /// hand-over, either kernel, = the reference.
+    #[test]
+    #[ignore = "needs a CUDA GPU (scripts/gpu-check.sh runs it)"]
+    fn gpus_and_cpus_share_leaves_in_any_split() {
+        use crate::gpu::{GpuBackend, LeafKernel};
+        let gpu = GpuBackend::open(0, Some(4096)).expect("a usable CUDA GPU");
+        let cpus = backends(300);
+        let pool = cpus[0].pool();
+        let mut moves = 0;
+        for (c, params) in cases().iter().enumerate() {
+            for (s, len) in sizes(params).into_iter().enumerate() {
+                let file = data(len, (c * 100 + s) as u64);
+                let want = reference::tree_hash(params, &file);
+                for round in 0..4u64 {
+                    let seed = (c as u64) << 32 | (s as u64) << 8 | round | 1;
+                    let mut rng = Rng(seed);
+                    let kernel = [
+                        None,
+                        Some(LeafKernel::ThreadPerLeaf),
+                        Some(LeafKernel::WarpPerLeaf),
+                    ][rng.below(3) as usize];
+                    let gpu_first = rng.below(2) == 0;
+                    let mut t = Timings::default();
+                    let first: Box<dyn LeafEngine + '_> = if gpu_first {
+                        gpu.begin(
+                            params,
+                            Some(len as u64),
+                            Default::default(),
+                            kernel,
+                            pool,
+                            &mut t,
+                        )
+                        .unwrap()
+                    } else {
+                        cpus[0].begin(params)
+                    };
+                    let gpu_joins: Begin<'_> = Box::new(|at| {
+                        gpu.begin_at(params, at, kernel, pool, &mut Timings::default())
+                            .unwrap()
+                    });
+                    let other = if gpu_first {
+                        cpu_joins(&cpus[1], params)
+                    } else {
+                        gpu_joins
+                    };
+                    let mut joiners = Scripted {
+                        joins: vec![
+                            (rng.below(4), "second".into(), other),
+                            (
+                                rng.below(8),
+                                "third".into(),
+                                cpu_joins(&cpus[2 % cpus.len()], params),
+                            ),
+                        ],
+                        piece: 0,
+                    };
+                    joiners.joins.sort_by_key(|j| j.0);
+                    let mut plan = RandomPlan {
+                        rng: Rng(rng.next() | 1),
+                        moves: 0,
+                    };
+                    let reduce = |outputs: Vec<u8>| cpus[0].reduce_leaf_outputs(params, outputs);
+                    let hashed = run(
+                        params,
+                        &mut Input::Bytes(&file),
+                        vec![Member::new("first", first)],
+                        &mut joiners,
+                        &mut plan,
+                        &reduce,
+                        &NoProgress,
+                        &mut t,
+                    )
+                    .unwrap();
+                    moves += plan.moves;
+                    assert_eq!(
+                        hex::encode(hashed.digest),
+                        hex::encode(&want),
+                        "{} {len} bytes, seed {seed:#x}",
+                        params.label()
+                    );
+                }
+            }
+        }
+        assert!(moves > 100, "only {moves} migrations");
+    }
+
+    /// A GPU that fails part-way (an error injected after two chunks) ends
+    /// the input in an error: never a digest.
+    #[test]
+    #[ignore = "needs a CUDA GPU (scripts/gpu-check.sh runs it)"]
+    fn a_gpu_failing_midway_is_an_error_not_a_digest() {
+        use crate::gpu::GpuBackend;
+        let mut gpu = GpuBackend::open(0, Some(4096)).expect("a usable CUDA GPU");
+        gpu.fail_after_chunks = Some(2);
+        let cpus = backends(4096);
+        let params = &cases()[1];
+        let file = data(1 << 20, 9);
+        let pool = cpus[0].pool();
+        let mut joiners = Scripted {
+            joins: vec![(
+                1,
+                "gpu".into(),
+                Box::new(|at| {
+                    gpu.begin_at(params, at, None, pool, &mut Timings::default())
+                        .unwrap()
+                }),
+            )],
+            piece: 0,
+        };
+        let reduce = |outputs: Vec<u8>| cpus[0].reduce_leaf_outputs(params, outputs);
+        let result = run(
+            params,
+            &mut Input::Bytes(&file),
+            vec![Member::new("cpu", cpus[0].begin(params))],
+            &mut joiners,
+            &mut Balance::default(),
+            &reduce,
+            &NoProgress,
+            &mut Timings::default(),
+        );
+        match result {
+            Err(HashError::Gpu(e)) => assert!(e.contains("injected"), "{e}"),
+            Err(e) => panic!("another error: {e}"),
+            Ok(_) => panic!("a digest despite the GPU's failure"),
+        }
+    }
 }

@@ -45,7 +45,12 @@ pub fn run(cli: &Cli) -> Result<i32, Fatal> {
                 stdout::write(&digest_line(&cli.output, &params, path, &out))
                     .map_err(|e| Fatal::write(&e, code))?;
                 if cli.output.timings {
-                    report(format!("timings for {}:\n{}", path.display(), out.timings));
+                    report(format!(
+                        "timings for {}:\n{}{}",
+                        path.display(),
+                        out.timings,
+                        shares_table(&out)
+                    ));
                 }
                 if cli.verify {
                     code = code.max(verify_height_zero(hasher, &params, path));
@@ -156,6 +161,38 @@ fn json_record(params: &TreeParams, path: &Path, out: &HashOutput, hex_digest: &
         "bytes": out.bytes,
         "seconds": out.timings.total.as_secs_f64(),
         "backend": out.backend.to_string(),
+        "engines": out.shares.iter().map(|s| serde_json::json!({
+            "engine": s.engine,
+            "bytes": s.bytes,
+            "busy_seconds": s.busy.as_secs_f64(),
+        })).collect::<Vec<_>>(),
     })
     .to_string()
+}
+
+/// Each engine's share of the input and its rate, for `--timings`: empty
+/// when one engine did everything.
+fn shares_table(out: &HashOutput) -> String {
+    if out.shares.len() < 2 {
+        return String::new();
+    }
+    let total: u64 = out.shares.iter().map(|s| s.bytes).sum::<u64>().max(1);
+    let mut table = String::from("\n  engine       share          bytes    busy ms     GB/s");
+    for s in &out.shares {
+        let secs = s.busy.as_secs_f64();
+        let rate = if secs > 0.0 {
+            s.bytes as f64 / secs / 1e9
+        } else {
+            0.0
+        };
+        table.push_str(&format!(
+            "\n  {:<8} {:>8.1} % {:>14} {:>10.1} {:>8.2}",
+            s.engine,
+            100.0 * s.bytes as f64 / total as f64,
+            s.bytes,
+            secs * 1e3,
+            rate
+        ));
+    }
+    table
 }

@@ -74,9 +74,12 @@ struct Device {
 }
 
 impl Device {
-    fn open(&self, chunk_bytes: Option<usize>) -> &Result<GpuBackend, GpuError> {
-        self.backend
-            .get_or_init(|| GpuBackend::open(self.ordinal, chunk_bytes))
+    fn open(&self, start: &Start) -> &Result<GpuBackend, GpuError> {
+        self.backend.get_or_init(|| {
+            let mut gpu = GpuBackend::open(self.ordinal, start.chunk_bytes)?;
+            gpu.fail_after_chunks = start.fail_after_chunks;
+            Ok(gpu)
+        })
     }
 
     fn is_ready(&self, algorithm: Algorithm) -> bool {
@@ -84,13 +87,8 @@ impl Device {
     }
 
     /// Opens the device and readies `algorithm`; an error is kept.
-    fn prepare(
-        &self,
-        chunk_bytes: Option<usize>,
-        algorithm: Algorithm,
-        failure: &Mutex<Option<String>>,
-    ) {
-        let result = match self.open(chunk_bytes) {
+    fn prepare(&self, start: &Start, algorithm: Algorithm, failure: &Mutex<Option<String>>) {
+        let result = match self.open(start) {
             Ok(gpu) => gpu.prepare(algorithm),
             Err(e) => Err(e.clone()),
         };
@@ -117,9 +115,18 @@ fn note_failure(failure: &Mutex<Option<String>>, e: &GpuError) {
     }
 }
 
+/// How each device is started.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Start {
+    /// Bytes per chunk (`None`: the default).
+    pub chunk_bytes: Option<usize>,
+    /// Tests only: every message fails after this many chunks.
+    pub fail_after_chunks: Option<usize>,
+}
+
 struct Shared {
     devices: Devices,
-    chunk_bytes: Option<usize>,
+    start: Start,
     /// The devices, once the driver has said which there are.
     list: OnceLock<Result<Vec<Device>, GpuError>>,
     /// The first failure met while starting in the background.
@@ -159,10 +166,10 @@ impl Shared {
 pub struct Fleet(Arc<Shared>);
 
 impl Fleet {
-    pub fn new(devices: Devices, chunk_bytes: Option<usize>) -> Fleet {
+    pub fn new(devices: Devices, start: Start) -> Fleet {
         Fleet(Arc::new(Shared {
             devices,
-            chunk_bytes,
+            start,
             list: OnceLock::new(),
             failure: Mutex::new(None),
         }))
@@ -192,7 +199,7 @@ impl Fleet {
                         if first & bit(algorithm) == 0 {
                             let shared = &shared;
                             s.spawn(move || {
-                                device.prepare(shared.chunk_bytes, algorithm, &shared.failure)
+                                device.prepare(&shared.start, algorithm, &shared.failure)
                             });
                         }
                     }
@@ -230,7 +237,19 @@ impl Fleet {
     pub fn open_now(&self) -> Result<Vec<&GpuBackend>, GpuError> {
         let list = self.0.list().as_ref().map_err(Clone::clone)?;
         list.iter()
-            .map(|d| d.open(self.0.chunk_bytes).as_ref().map_err(Clone::clone))
+            .map(|d| d.open(&self.0.start).as_ref().map_err(Clone::clone))
             .collect()
+    }
+
+    /// Starts every device and readies `algorithm` on it now (waiting for
+    /// any start already under way); failures are kept as in the background.
+    pub fn prepare_now(&self, algorithm: Algorithm) {
+        match self.0.list() {
+            Ok(list) => list
+                .iter()
+                .filter(|d| !d.is_ready(algorithm))
+                .for_each(|d| d.prepare(&self.0.start, algorithm, &self.0.failure)),
+            Err(e) => note_failure(&self.0.failure, e),
+        }
     }
 }

@@ -29,7 +29,7 @@ use crate::params::{Algorithm, TreeParams};
 use crate::timings::{Timings, timed};
 
 use engine::GpuMessage;
-pub use fleet::{Devices, Fleet};
+pub use fleet::{Devices, Fleet, Start};
 use kernels::Kernels;
 pub use kernels::LeafKernel;
 use pipeline::{GpuLeaves, Slots};
@@ -120,6 +120,8 @@ pub struct GpuBackend {
     slots: Mutex<Option<Slots>>,
     chunk_bytes: usize,
     info: GpuInfo,
+    /// Tests only: every message fails after this many chunks.
+    pub(crate) fail_after_chunks: Option<usize>,
 }
 
 impl GpuBackend {
@@ -163,6 +165,7 @@ impl GpuBackend {
             kernels,
             slots: Mutex::new(None),
             chunk_bytes: chunk_bytes.unwrap_or(DEFAULT_CHUNK_BYTES),
+            fail_after_chunks: None,
             info: GpuInfo {
                 ordinal,
                 name,

@@ -304,6 +304,12 @@ impl<'a> GpuLeaves<'a> {
     /// then absorbs it on the compute stream once the copy is done.
     fn enqueue(&mut self, source: ChunkSource<'_>) -> Result<(), GpuError> {
         let gpu = self.gpu;
+        if gpu.fail_after_chunks.is_some_and(|k| self.chunks >= k) {
+            return Err(GpuError::new(format!(
+                "failure injected after {} chunks (a test)",
+                self.chunks
+            )));
+        }
         let index = self.chunks % self.slots.ring.len();
         let slot = &mut self.slots.ring[index];
         let src = match source {
