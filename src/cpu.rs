@@ -14,6 +14,12 @@
 //!
 //! Memory is one state (about 200 bytes) per leaf that holds a block, plus one
 //! piece of input: min(blocks, L) states, whatever L is.
+//!
+//! An engine may own only a contiguous range of the leaves, when several
+//! engines share one message (issue #11): it absorbs only their blocks, and
+//! hands leaf states to another engine, or takes them, at a piece boundary.
+//! The states are plain Keccak states, so any two engines (another CPU path,
+//! a GPU) can swap leaves.
 
 mod fast_sponge;
 mod keccak;
@@ -30,6 +36,7 @@ mod walk;
 
 use std::fmt;
 use std::marker::PhantomData;
+use std::ops::Range;
 use std::str::FromStr;
 
 use crate::engine::{LeafEngine, LeafStates};
@@ -165,30 +172,57 @@ impl CpuBackend {
         })
     }
 
-    /// The leaves of one message, ready to absorb its pieces.
+    /// Every leaf of one message, ready to absorb its pieces.
     pub(crate) fn begin<'a>(&'a self, params: &'a TreeParams) -> Box<dyn LeafEngine + 'a> {
+        self.engine(params, 0..params.leaf_count(), 0)
+    }
+
+    /// An engine for one message that owns no leaf yet, positioned after its
+    /// first `message_len` bytes (a whole number of blocks): it takes its
+    /// leaves from other engines through `give_leaves`.
+    #[cfg(test)]
+    pub(crate) fn begin_at<'a>(
+        &'a self,
+        params: &'a TreeParams,
+        message_len: u64,
+    ) -> Box<dyn LeafEngine + 'a> {
+        self.engine(params, 0..0, message_len)
+    }
+
+    /// The fresh leaves `owned` of one message, after its first `message_len` bytes.
+    fn engine<'a>(
+        &'a self,
+        params: &'a TreeParams,
+        owned: Range<u64>,
+        message_len: u64,
+    ) -> Box<dyn LeafEngine + 'a> {
         // A mapped piece costs nothing to hand out: make it span a few stripes.
         let target = self.piece_bytes.unwrap_or_else(|| {
             let stripes = params.stripe_len().saturating_mul(STRIPES_PER_PIECE);
             PIECE_TARGET.max(stripes.min(message::MAX_PIECE as u64) as usize)
         });
         let piece_len = message::piece_len(params.block_size(), target);
+        let at = Position {
+            owned,
+            message_len,
+            piece_len,
+        };
         with_sponge!(params.algorithm(), RustCrypto => {
             type S = fast_sponge::Fast<RustCrypto>;
             match self.platform.engine(params) {
                 Engine::Sponges => {
-                    let engine = sponges::Sponges::<S>::default();
-                    self.leaves::<S, _>(params, engine, piece_len)
+                    let engine = sponges::Sponges::<RustCrypto>::default();
+                    self.leaves::<S, _>(params, engine, at)
                 }
                 #[cfg(target_arch = "x86_64")]
                 Engine::Lanes4(avx2) => {
                     let engine = lanes::Lanes::<_, 4>::new(avx2, params);
-                    self.leaves::<S, _>(params, engine, piece_len)
+                    self.leaves::<S, _>(params, engine, at)
                 }
                 #[cfg(target_arch = "x86_64")]
                 Engine::Lanes8(avx512) => {
                     let engine = lanes::Lanes::<_, 8>::new(avx512, params);
-                    self.leaves::<S, _>(params, engine, piece_len)
+                    self.leaves::<S, _>(params, engine, at)
                 }
             }
         })
@@ -199,16 +233,24 @@ impl CpuBackend {
         &'a self,
         params: &'a TreeParams,
         engine: A,
-        piece_len: usize,
+        at: Position,
     ) -> Box<dyn LeafEngine + 'a> {
         Box::new(CpuLeaves::<S, A> {
-            leaves: Leaves::new(params, &self.pool, engine),
+            leaves: Leaves::new(params, &self.pool, engine, at.owned, at.message_len),
             params,
             pool: &self.pool,
-            piece_len,
+            piece_len: at.piece_len,
             node: PhantomData,
         })
     }
+}
+
+/// Where a new engine starts: its leaves, the bytes of M behind it, and the
+/// piece length it asks for.
+struct Position {
+    owned: Range<u64>,
+    message_len: u64,
+    piece_len: usize,
 }
 
 /// One message's leaves on a CPU leaf engine `A`, and what finishing it
@@ -221,6 +263,11 @@ struct CpuLeaves<'a, S: Sponge, A: Absorb> {
     node: PhantomData<S>,
 }
 
+/// A caller broke the `LeafEngine` contract (a bug, never the input's fault).
+fn contract_broken(what: &str) -> HashError {
+    HashError::Io(std::io::Error::other(format!("internal error: {what}")))
+}
+
 impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
     fn piece_len(&self) -> usize {
         self.piece_len
@@ -230,24 +277,8 @@ impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
         Access::Map
     }
 
-    fn leaves(&self) -> std::ops::Range<u64> {
-        0..self.params.leaf_count()
-    }
-
-    fn take_leaves(&mut self, _leaves: std::ops::Range<u64>) -> Result<LeafStates, HashError> {
-        Err(HashError::Threads("not built yet".into()))
-    }
-
-    fn give_leaves(
-        &mut self,
-        _leaves: std::ops::Range<u64>,
-        _states: LeafStates,
-    ) -> Result<(), HashError> {
-        Err(HashError::Threads("not built yet".into()))
-    }
-
-    fn finish_leaves(self: Box<Self>, times: &mut Timings) -> Result<Vec<u8>, HashError> {
-        Ok(timed(&mut times.leaves, || self.leaves.finish()))
+    fn leaves(&self) -> Range<u64> {
+        self.leaves.owned()
     }
 
     fn absorb(&mut self, piece: Piece<'_>) -> Result<(), HashError> {
@@ -262,20 +293,379 @@ impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
         Ok(())
     }
 
+    // Migrations are rare: every own state is taken out, and the walk is
+    // rebuilt over the leaves the engine owns afterwards.
+    fn take_leaves(&mut self, leaves: Range<u64>) -> Result<LeafStates, HashError> {
+        let own = self.leaves.owned();
+        let inside =
+            own.start <= leaves.start && leaves.start <= leaves.end && leaves.end <= own.end;
+        // `states` has one entry per own leaf that holds a block: fewer than
+        // the own leaves when the last of them hold none yet.
+        let mut states = self.leaves.states();
+        let (kept, taken) = if inside && leaves.start == own.start {
+            let rest = states.split_off(((leaves.end - own.start) as usize).min(states.len()));
+            (leaves.end..own.end, std::mem::replace(&mut states, rest))
+        } else if inside && leaves.end == own.end {
+            let taken = states.split_off(((leaves.start - own.start) as usize).min(states.len()));
+            (own.start..leaves.start, taken)
+        } else {
+            return Err(contract_broken(&format!(
+                "leaves {leaves:?} taken from an engine that owns {own:?}"
+            )));
+        };
+        self.leaves.set_states(kept, &states);
+        Ok(taken)
+    }
+
+    fn give_leaves(&mut self, leaves: Range<u64>, states: LeafStates) -> Result<(), HashError> {
+        let own = self.leaves.owned();
+        let count = leaves.end.saturating_sub(leaves.start);
+        if leaves.start > leaves.end
+            || leaves.end > self.params.leaf_count()
+            || states.len() as u64 > count
+        {
+            return Err(contract_broken(&format!(
+                "{} states given for leaves {leaves:?} of {}",
+                states.len(),
+                self.params.leaf_count()
+            )));
+        }
+        let (all, joined) = if own.is_empty() {
+            (leaves, states)
+        } else if leaves.end == own.start {
+            let joined = join_states(states, count, self.leaves.states());
+            (leaves.start..own.end, joined)
+        } else if leaves.start == own.end {
+            let joined = join_states(self.leaves.states(), own.end - own.start, states);
+            (own.start..leaves.end, joined)
+        } else {
+            return Err(contract_broken(&format!(
+                "leaves {leaves:?} given to an engine that owns {own:?}"
+            )));
+        };
+        self.leaves.set_states(all, &joined);
+        Ok(())
+    }
+
+    fn finish_leaves(self: Box<Self>, times: &mut Timings) -> Result<Vec<u8>, HashError> {
+        Ok(timed(&mut times.leaves, || self.leaves.finish()))
+    }
+
     fn finish(self: Box<Self>, times: &mut Timings) -> Result<Vec<u8>, HashError> {
         let (params, pool) = (self.params, self.pool);
-        let outputs = timed(&mut times.leaves, || self.leaves.finish());
-        if params.height() > 0 {
-            return Ok(timed(&mut times.reduce, || {
-                reduce::reduce_levels::<S>(params, pool, outputs)
-            }));
+        let own = self.leaves.owned();
+        if own != (0..params.leaf_count()) {
+            return Err(contract_broken(&format!(
+                "finish on an engine that owns leaves {own:?} of {}",
+                params.leaf_count()
+            )));
         }
-        if outputs.is_empty() {
-            // The empty message: its one leaf is empty.
-            let mut out = vec![0u8; params.output_len()];
-            S::hash_into(&[], &mut out);
-            return Ok(out);
+        let outputs = self.finish_leaves(times)?;
+        Ok(timed(&mut times.reduce, || {
+            digest_of_leaves::<S>(params, pool, outputs)
+        }))
+    }
+}
+
+/// The states of two neighbouring leaf ranges, `first` of the `first_len`
+/// leaves before `second`'s: where `first` stops early its leaves are
+/// fresh, which matters only when `second` holds states after them.
+fn join_states(mut first: LeafStates, first_len: u64, second: LeafStates) -> LeafStates {
+    if !second.is_empty() {
+        first.resize(first_len as usize, [0; 25]);
+        first.extend(second);
+    }
+    first
+}
+
+/// The digest from the outputs of the leaves that hold a block, in leaf order.
+fn digest_of_leaves<S: Sponge>(
+    params: &TreeParams,
+    pool: &rayon::ThreadPool,
+    outputs: Vec<u8>,
+) -> Vec<u8> {
+    if params.height() > 0 {
+        return reduce::reduce_levels::<S>(params, pool, outputs);
+    }
+    if outputs.is_empty() {
+        // The empty message: its one leaf is empty.
+        let mut out = vec![0u8; params.output_len()];
+        S::hash_into(&[], &mut out);
+        return out;
+    }
+    outputs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::leaves_with_blocks;
+    use crate::params::Algorithm;
+    use crate::progress::NoProgress;
+    use crate::reference;
+
+    /// splitmix64: a seeded stream, so that a failure can be replayed.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
         }
-        Ok(outputs)
+
+        /// A number in `0 ..= most`.
+        fn up_to(&mut self, most: u64) -> u64 {
+            self.next() % (most + 1)
+        }
+
+        fn coin(&mut self) -> bool {
+            self.next() & 1 == 1
+        }
+    }
+
+    /// Parameters that reach every engine and edge: B < rate and B not a
+    /// multiple of the rate (portable sponges on every path), B a multiple of
+    /// the rate (lane groups on a SIMD path, whole at L = 4, cut by ranges
+    /// at L = 16 and 2^10), prefixes, XOF outputs, and H = 0 (L = 1).
+    fn cases() -> Vec<TreeParams> {
+        let p = |a, h, d, b, prefix: &[u8], n| {
+            TreeParams::with_options(a, h, d, b, prefix.to_vec(), n).unwrap()
+        };
+        vec![
+            p(Algorithm::Sha3_256, 2, 4, None, b"", None),
+            p(Algorithm::Sha3_256, 1, 4, Some(64), b"", None),
+            p(Algorithm::Sha3_256, 2, 2, Some(200), b"", None),
+            p(Algorithm::Shake128, 1, 2, Some(336), b"salt!", Some(40)),
+            p(Algorithm::Sha3_512, 0, 4, None, b"key", None),
+            p(Algorithm::Shake256, 0, 2, None, b"", Some(300)),
+            p(Algorithm::Sha3_384, 5, 4, None, b"", None),
+            p(Algorithm::Sha3_224, 10, 2, Some(288), &[7; 200], None),
+        ]
+    }
+
+    /// File sizes around the rate, B, the stripe and two stripes, and 0.
+    fn sizes(params: &TreeParams) -> Vec<usize> {
+        let (r, b) = (params.algorithm().rate(), params.block_size());
+        let stripe = params.stripe_len() as usize;
+        let mut sizes = vec![0, 1, r - 1, r, r + 1, b + 1, stripe - 1, stripe, stripe + 1];
+        sizes.extend([2 * stripe + b / 2, 3 * stripe + 8]);
+        sizes
+    }
+
+    fn file(len: usize, seed: u64) -> Vec<u8> {
+        let mut rng = Rng(seed);
+        (0..len).map(|_| rng.next() as u8).collect()
+    }
+
+    /// The outputs of the leaves that hold a block, from the spec's steps 1 to 4.
+    fn reference_leaf_outputs(params: &TreeParams, file: &[u8]) -> Vec<u8> {
+        let message: Vec<u8> = params.prefix().iter().chain(file).copied().collect();
+        let leaf_count = params.leaf_count() as usize;
+        let mut leaves = vec![Vec::new(); leaf_count];
+        for (i, block) in message.chunks(params.block_size()).enumerate() {
+            leaves[i % leaf_count].extend_from_slice(block);
+        }
+        let holding = leaves_with_blocks(params, message.len() as u64) as usize;
+        leaves[..holding]
+            .iter()
+            .flat_map(|leaf| {
+                reference::node_function(params.algorithm(), leaf, params.leaf_output_len())
+            })
+            .collect()
+    }
+
+    /// The digest from leaf outputs, as `finish` makes it.
+    fn digest(params: &TreeParams, pool: &rayon::ThreadPool, outputs: Vec<u8>) -> Vec<u8> {
+        with_sponge!(params.algorithm(), R => {
+            digest_of_leaves::<fast_sponge::Fast<R>>(params, pool, outputs)
+        })
+    }
+
+    fn backend(path: CpuPath, piece_bytes: usize) -> CpuBackend {
+        CpuBackend::new(Some(2), Some(piece_bytes), path).unwrap()
+    }
+
+    /// Two engines of different paths own [0, k) and [k, L) from the start
+    /// and absorb the same pieces: their outputs, one after the other, are
+    /// the leaves', and reduce to the digest.
+    #[test]
+    fn engines_over_a_split_give_the_reference_digest() {
+        let (low, high) = (backend(CpuPath::Portable, 1), backend(CpuPath::Auto, 1));
+        let mut times = Timings::default();
+        for params in cases() {
+            let l = params.leaf_count();
+            let mut splits = vec![0, 1, l / 2, l - 1, l, 5.min(l), 6.min(l)];
+            splits.dedup();
+            for len in sizes(&params) {
+                let file = file(len, len as u64);
+                let want = reference_leaf_outputs(&params, &file);
+                for &k in &splits {
+                    let mut below = low.begin_at(&params, 0);
+                    let mut above = high.begin_at(&params, 0);
+                    below.give_leaves(0..k, vec![]).unwrap();
+                    above.give_leaves(k..l, vec![]).unwrap();
+                    assert_eq!((below.leaves(), above.leaves()), (0..k, k..l));
+                    let piece_len = below.piece_len();
+                    message::for_each_piece_of_slice(&params, &file, piece_len, &NoProgress, |p| {
+                        below.absorb(p)?;
+                        above.absorb(p)
+                    })
+                    .unwrap();
+                    let mut outputs = below.finish_leaves(&mut times).unwrap();
+                    outputs.extend(above.finish_leaves(&mut times).unwrap());
+                    let case = format!("{}, {len} bytes, split at {k}", params.label());
+                    assert_eq!(outputs, want, "{case}");
+                    assert_eq!(
+                        digest(&params, low.pool(), outputs),
+                        reference::tree_hash(&params, &file),
+                        "{case}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Moves a random prefix or suffix of `from`'s leaves to `to` (any of
+    /// them when `to` owns none), checking the states' count on the way.
+    fn hand_over(
+        rng: &mut Rng,
+        params: &TreeParams,
+        message_len: u64,
+        from: &mut dyn LeafEngine,
+        to: &mut dyn LeafEngine,
+    ) {
+        let (own, theirs) = (from.leaves(), to.leaves());
+        if own.is_empty() {
+            return;
+        }
+        let count = rng.up_to(own.end - own.start);
+        let suffix = if theirs.is_empty() {
+            rng.coin()
+        } else if own.end == theirs.start {
+            true
+        } else {
+            assert_eq!(theirs.end, own.start, "the two engines' ranges meet");
+            false
+        };
+        let moved = if suffix {
+            own.end - count..own.end
+        } else {
+            own.start..own.start + count
+        };
+        let states = from.take_leaves(moved.clone()).unwrap();
+        let holding = leaves_with_blocks(params, message_len);
+        let want = holding.clamp(moved.start, moved.end) - moved.start;
+        assert_eq!(states.len() as u64, want, "states of {moved:?}");
+        to.give_leaves(moved, states).unwrap();
+    }
+
+    /// Leaves move both ways between a portable engine and the best SIMD one
+    /// at random piece boundaries (the second engine starts mid-stream, with
+    /// no leaves); the leaves' outputs and the digest are the reference's.
+    #[test]
+    fn leaves_handed_over_mid_stream_give_the_reference_digest() {
+        #[cfg(target_arch = "x86_64")]
+        if platform::avx2_for_test("leaves_handed_over_mid_stream_give_the_reference_digest")
+            .is_none()
+        {
+            return;
+        }
+        let (portable, simd) = (backend(CpuPath::Portable, 1), backend(CpuPath::Auto, 1));
+        let mut times = Timings::default();
+        let mut rng = Rng(11);
+        for params in cases() {
+            let b = params.block_size();
+            let most_blocks = 2 * params.leaf_count() + 3;
+            let mut lens = sizes(&params);
+            if params.leaf_count() >= 16 {
+                lens.push(3 << 20);
+            }
+            for len in lens {
+                let file = file(len, len as u64 ^ 0x5eed);
+                let message: Vec<u8> = params.prefix().iter().chain(&file).copied().collect();
+                for end_with_one_engine in [false, true] {
+                    let mut first = portable.begin(&params);
+                    let mut second: Option<Box<dyn LeafEngine>> = None;
+                    let mut at = 0;
+                    loop {
+                        if rng.coin() {
+                            let other =
+                                second.get_or_insert_with(|| simd.begin_at(&params, at as u64));
+                            let (from, to) = if rng.coin() {
+                                (&mut first, other)
+                            } else {
+                                (other, &mut first)
+                            };
+                            hand_over(&mut rng, &params, at as u64, &mut **from, &mut **to);
+                        }
+                        if at == message.len() {
+                            break;
+                        }
+                        let piece = (1 + rng.up_to(most_blocks) as usize) * b;
+                        let piece = &message[at..(at + piece).min(message.len())];
+                        first.absorb(Piece::Memory(piece)).unwrap();
+                        if let Some(second) = &mut second {
+                            second.absorb(Piece::Memory(piece)).unwrap();
+                        }
+                        at += piece.len();
+                    }
+                    let case = format!("{}, {len} bytes", params.label());
+                    let want = reference::tree_hash(&params, &file);
+                    let Some(mut second) = second else {
+                        assert_eq!(first.finish(&mut times).unwrap(), want, "{case}");
+                        continue;
+                    };
+                    if end_with_one_engine {
+                        let all = 0..params.leaf_count();
+                        let theirs = second.leaves();
+                        let states = second.take_leaves(theirs.clone()).unwrap();
+                        first.give_leaves(theirs, states).unwrap();
+                        assert_eq!(first.leaves(), all, "{case}");
+                        assert!(second.finish(&mut times).is_err(), "{case}");
+                        assert_eq!(first.finish(&mut times).unwrap(), want, "{case}");
+                        continue;
+                    }
+                    let (low, high) = if first.leaves().start <= second.leaves().start {
+                        (first, second)
+                    } else {
+                        (second, first)
+                    };
+                    let mut outputs = low.finish_leaves(&mut times).unwrap();
+                    outputs.extend(high.finish_leaves(&mut times).unwrap());
+                    assert_eq!(outputs, reference_leaf_outputs(&params, &file), "{case}");
+                    assert_eq!(digest(&params, portable.pool(), outputs), want, "{case}");
+                }
+            }
+        }
+    }
+
+    /// Ranges that are not a prefix or suffix, not adjacent, or longer than
+    /// the message's leaves are errors, not panics; so is a digest asked of
+    /// an engine that owns only some leaves.
+    #[test]
+    fn broken_hand_overs_are_errors() {
+        let params = TreeParams::new(Algorithm::Sha3_256, 2, 4).unwrap();
+        let cpu = backend(CpuPath::Portable, 1);
+        let mut times = Timings::default();
+        let mut engine = cpu.begin_at(&params, 0);
+        assert!(engine.give_leaves(3..20, vec![]).is_err());
+        let reversed = |start, end| Range { start, end };
+        assert!(engine.give_leaves(reversed(4, 2), vec![]).is_err());
+        assert!(engine.give_leaves(0..1, vec![[0; 25]; 2]).is_err());
+        engine.give_leaves(4..8, vec![]).unwrap();
+        assert!(engine.give_leaves(9..12, vec![]).is_err());
+        assert!(engine.give_leaves(0..3, vec![]).is_err());
+        assert!(engine.take_leaves(5..7).is_err());
+        assert!(engine.take_leaves(3..8).is_err());
+        assert!(engine.take_leaves(reversed(6, 5)).is_err());
+        engine.give_leaves(8..16, vec![]).unwrap();
+        engine.absorb(Piece::Memory(&[1; 1000])).unwrap();
+        assert!(engine.take_leaves(14..16).unwrap().is_empty());
+        assert_eq!(engine.take_leaves(4..6).unwrap().len(), 2);
+        assert_eq!(engine.leaves(), 6..14);
+        assert!(engine.finish(&mut times).is_err());
     }
 }

@@ -291,3 +291,117 @@ fn a_missing_device_is_an_error_not_a_panic() {
     let err = hasher.gpu().err().expect("device 999 does not exist");
     assert!(err.to_string().contains("no CUDA device 999"), "{err}");
 }
+
+/// `Auto` with the GPUs started before the first piece (so that they join
+/// at once, whatever the input's size).
+fn auto_hasher(gpu_fail_after_chunks: Option<usize>) -> Hasher {
+    Hasher::new(HasherOptions {
+        backend: BackendChoice::Auto,
+        piece_bytes: Some(1 << 20),
+        wait_for_gpus: true,
+        gpu_fail_after_chunks,
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+/// The CPU and every GPU share the leaves (the split rebalanced by rate as
+/// pieces go by): the CPU's digest, for every shape of tree.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn auto_shares_leaves_between_the_cpu_and_the_gpus() {
+    let auto = auto_hasher(None);
+    let cpu = cpu_hasher();
+    let mut rng = StdRng::seed_from_u64(11);
+    for (algorithm, h, d) in [
+        (Algorithm::Sha3_256, 1, 2),
+        (Algorithm::Sha3_256, 4, 4),
+        (Algorithm::Sha3_256, 8, 4),
+        (Algorithm::Shake128, 2, 16),
+        (Algorithm::Sha3_512, 3, 5),
+    ] {
+        let params = TreeParams::new(algorithm, h, d).unwrap();
+        for len in [0, 1, 135, 136, 137, 5 << 20, (24 << 20) + 77] {
+            let data = random_bytes(&mut rng, len);
+            let out = auto.hash_bytes(&params, &data).unwrap();
+            let want = cpu.hash_bytes(&params, &data).unwrap();
+            assert_eq!(out.digest, want.digest, "{} {len} bytes", params.label());
+            if len >= 5 << 20 {
+                assert_eq!(out.backend, BackendUsed::CpuGpu, "{} {len}: {:?}", params.label(), out.shares);
+                let shared: u64 = out.shares.iter().map(|s| s.bytes).sum();
+                assert_eq!(shared, len as u64);
+            }
+        }
+    }
+}
+
+/// A GPU that fails part-way through (an error injected after two chunks)
+/// under `Auto`: the CPU redoes the input, with the right digest and a note.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn auto_finishes_on_the_cpu_when_a_gpu_fails_midway() {
+    let auto = auto_hasher(Some(2));
+    let params = TreeParams::new(Algorithm::Sha3_256, 6, 4).unwrap();
+    let mut rng = StdRng::seed_from_u64(12);
+    let data = random_bytes(&mut rng, 32 << 20);
+    let want = cpu_hasher().hash_bytes(&params, &data).unwrap().digest;
+    let out = auto.hash_bytes(&params, &data).unwrap();
+    assert_eq!(out.digest, want);
+    assert_eq!(out.backend, BackendUsed::Cpu);
+    let note = out.fallback_note.expect("a note says the GPU failed");
+    assert!(note.contains("injected"), "{note}");
+    // The next input does not go back to that GPU.
+    let again = auto.hash_bytes(&params, &data).unwrap();
+    assert_eq!((again.digest, again.backend), (want, BackendUsed::Cpu));
+    // The same from a file, read again from its start.
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    file.write_all(&data).unwrap();
+    let from_file = auto_hasher(Some(3))
+        .hash_path(&params, file.path(), &NoProgress)
+        .unwrap();
+    assert_eq!(from_file.digest, cpu_hasher().hash_bytes(&params, &data).unwrap().digest);
+}
+
+/// `--backend gpu`: the same failure is an error, never a digest.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn backend_gpu_reports_a_gpu_failing_midway() {
+    let hasher = Hasher::new(HasherOptions {
+        backend: BackendChoice::Gpu,
+        piece_bytes: Some(1 << 20),
+        gpu_fail_after_chunks: Some(2),
+        ..Default::default()
+    })
+    .unwrap();
+    let params = TreeParams::new(Algorithm::Sha3_256, 8, 4).unwrap();
+    let data = vec![5u8; 16 << 20];
+    match hasher.hash_bytes(&params, &data) {
+        Err(treehash::HashError::Gpu(e)) => assert!(e.contains("injected"), "{e}"),
+        other => panic!("expected a GPU error, got {:?}", other.map(|o| o.digest)),
+    }
+}
+
+/// Every visible GPU under `--backend gpu` shares the leaves (two on the
+/// 2-GPU machine); skipped, and said so, where there is one.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_gpu_takes_a_share() {
+    let hasher = gpu_hasher(Some(1 << 20), CopyMode::Staging);
+    let gpus = hasher.gpus().unwrap();
+    if gpus.len() < 2 {
+        eprintln!("SKIPPED: one GPU here; every_gpu_takes_a_share needs two");
+        return;
+    }
+    let params = TreeParams::new(Algorithm::Sha3_256, 8, 4).unwrap();
+    let mut rng = StdRng::seed_from_u64(13);
+    let data = random_bytes(&mut rng, (64 << 20) + 5);
+    let out = hasher.hash_bytes(&params, &data).unwrap();
+    assert_eq!(out.digest, cpu_hasher().hash_bytes(&params, &data).unwrap().digest);
+    let busy: Vec<&str> = out
+        .shares
+        .iter()
+        .filter(|s| s.bytes > 0)
+        .map(|s| s.engine.as_str())
+        .collect();
+    assert_eq!(busy.len(), gpus.len(), "{:?}", out.shares);
+}

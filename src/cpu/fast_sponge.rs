@@ -1,101 +1,163 @@
-//! The fastest scalar sponge on this target, for what one core hashes alone:
-//! height 0 (plain SHA-3 / SHAKE), the parent levels, and the portable
-//! engine's leaves. On x86-64 it is CRYPTOGAMS' Keccak assembly (the code
-//! of OpenSSL's SHA-3, with lane complementing and full unrolling) through
-//! the `sha3-asm` crate; elsewhere it is RustCrypto's sponge itself.
+//! The scalar sponge of one core, for what one core hashes alone: height 0
+//! (plain SHA-3 / SHAKE), the parent levels, and the portable engine's
+//! leaves. It keeps the Keccak state in the open, so that a leaf can be
+//! handed to another engine. On x86-64 the permutation is CRYPTOGAMS' Keccak
+//! assembly (the code of OpenSSL's SHA-3, with lane complementing and full
+//! unrolling) through the `sha3-asm` crate; elsewhere it is the `keccak`
+//! crate's, which RustCrypto's sponges use too.
 //!
 //! `Fast<S>` takes its function from the RustCrypto sponge `S`, so the list
 //! of functions stays in `with_sponge!`.
 
-use crate::sponge::Sponge;
+use std::marker::PhantomData;
 
-/// The fastest sponge for `S`'s function here.
+use crate::params::Algorithm;
+use crate::sponge::{Sponge, pad};
+
+/// A sponge for `S`'s function: the state, with the bytes of an unfinished
+/// rate block already XORed in, and their count (the same 208 bytes as
+/// RustCrypto's, so a leaf costs no more).
+pub struct Fast<S> {
+    state: [u64; 25],
+    /// The next free byte of the rate; always less than the rate.
+    pos: usize,
+    function: PhantomData<fn() -> S>,
+}
+
+impl<S> Clone for Fast<S> {
+    fn clone(&self) -> Self {
+        Fast {
+            state: self.state,
+            pos: self.pos,
+            function: PhantomData,
+        }
+    }
+}
+
+impl<S> Default for Fast<S> {
+    fn default() -> Self {
+        Fast {
+            state: [0; 25],
+            pos: 0,
+            function: PhantomData,
+        }
+    }
+}
+
+impl<S: Sponge> Fast<S> {
+    /// The sponge whose state is `state` after absorbing `absorbed` bytes
+    /// (which say where it stands in the rate).
+    pub fn from_state(state: [u64; 25], absorbed: u64) -> Self {
+        Fast {
+            state,
+            pos: (absorbed % S::ALGORITHM.rate() as u64) as usize,
+            function: PhantomData,
+        }
+    }
+}
+
+impl<S> Fast<S> {
+    /// The Keccak state, with the bytes of an unfinished rate block XORed in.
+    pub fn state(&self) -> [u64; 25] {
+        self.state
+    }
+
+    /// XORs `bytes` into the state from byte `self.pos` on (within the rate).
+    fn xor_in(&mut self, bytes: &[u8]) {
+        for (k, byte) in (self.pos..).zip(bytes) {
+            self.state[k / 8] ^= u64::from(*byte) << (8 * (k % 8));
+        }
+        self.pos += bytes.len();
+    }
+}
+
+impl<S: Sponge> Sponge for Fast<S> {
+    const ALGORITHM: Algorithm = S::ALGORITHM;
+
+    fn absorb(&mut self, mut data: &[u8]) {
+        let rate = Self::ALGORITHM.rate();
+        if self.pos > 0 {
+            let take = (rate - self.pos).min(data.len());
+            self.xor_in(&data[..take]);
+            data = &data[take..];
+            if self.pos < rate {
+                return;
+            }
+            permutation::permute(&mut self.state, rate);
+            self.pos = 0;
+        }
+        // Every whole block, then the rest XORed in to wait for more.
+        let rest = permutation::absorb_blocks(&mut self.state, data, rate);
+        self.xor_in(&data[data.len() - rest..]);
+    }
+
+    fn squeeze_into(mut self, out: &mut [u8]) {
+        let rate = Self::ALGORITHM.rate();
+        pad(&mut self.state, self.pos, Self::ALGORITHM);
+        permutation::permute(&mut self.state, rate);
+        permutation::squeeze(&mut self.state, out, rate);
+    }
+}
+
+/// The three steps of a sponge on the assembly permutation.
 #[cfg(target_arch = "x86_64")]
-pub type Fast<S> = asm::AsmSponge<S>;
-/// The fastest sponge for `S`'s function here.
-#[cfg(not(target_arch = "x86_64"))]
-pub type Fast<S> = S;
-
-#[cfg(target_arch = "x86_64")]
-mod asm {
-    use std::marker::PhantomData;
-
+mod permutation {
     use sha3_asm::{sha3_absorb, sha3_squeeze};
-
-    use super::Sponge;
-    use crate::params::Algorithm;
-    use crate::sponge::pad;
 
     /// The largest rate (SHAKE128's), in bytes.
     const MAX_RATE: usize = 168;
     /// A block of zeros: absorbing it is a bare permutation.
     const ZEROS: [u8; MAX_RATE] = [0; MAX_RATE];
 
-    /// A sponge for `S`'s function on the assembly permutation: the state,
-    /// with the bytes of an incomplete block already XORed in, and their
-    /// count (the same 208 bytes as RustCrypto's, so a leaf costs no more).
-    pub struct AsmSponge<S> {
-        state: [u64; 25],
-        pos: usize,
-        function: PhantomData<fn() -> S>,
+    /// Keccak-f[1600] on `state`.
+    pub fn permute(state: &mut [u64; 25], rate: usize) {
+        sha3_absorb(state, &ZEROS[..rate], rate);
     }
 
-    impl<S> Clone for AsmSponge<S> {
-        fn clone(&self) -> Self {
-            AsmSponge {
-                state: self.state,
-                pos: self.pos,
-                function: PhantomData,
-            }
-        }
+    /// XORs in and permutes every whole `rate`-byte block of `data`: the
+    /// count of bytes left over at its end.
+    pub fn absorb_blocks(state: &mut [u64; 25], data: &[u8], rate: usize) -> usize {
+        sha3_absorb(state, data, rate)
     }
 
-    impl<S> Default for AsmSponge<S> {
-        fn default() -> Self {
-            AsmSponge {
-                state: [0; 25],
-                pos: 0,
-                function: PhantomData,
-            }
-        }
+    /// Writes `out` from the state as it is, permuting between rate blocks.
+    pub fn squeeze(state: &mut [u64; 25], out: &mut [u8], rate: usize) {
+        sha3_squeeze(state, out, rate);
+    }
+}
+
+/// The three steps of a sponge on the `keccak` crate's permutation.
+#[cfg(not(target_arch = "x86_64"))]
+mod permutation {
+    use crate::cpu::keccak::f1600;
+
+    /// Keccak-f[1600] on `state`.
+    pub fn permute(state: &mut [u64; 25], _rate: usize) {
+        f1600(state);
     }
 
-    impl<S> AsmSponge<S> {
-        /// XORs `bytes` into the state from byte `self.pos` on (within the rate).
-        fn xor_in(&mut self, bytes: &[u8]) {
-            for (k, byte) in (self.pos..).zip(bytes) {
-                self.state[k / 8] ^= u64::from(*byte) << (8 * (k % 8));
+    /// XORs in and permutes every whole `rate`-byte block of `data`: the
+    /// count of bytes left over at its end.
+    pub fn absorb_blocks(state: &mut [u64; 25], data: &[u8], rate: usize) -> usize {
+        let mut blocks = data.chunks_exact(rate);
+        for block in &mut blocks {
+            for (lane, word) in state.iter_mut().zip(block.chunks_exact(8)) {
+                *lane ^= u64::from_le_bytes(word.try_into().unwrap_or_default());
             }
-            self.pos += bytes.len();
+            f1600(state);
         }
+        blocks.remainder().len()
     }
 
-    impl<S: Sponge> Sponge for AsmSponge<S> {
-        const ALGORITHM: Algorithm = S::ALGORITHM;
-
-        fn absorb(&mut self, mut data: &[u8]) {
-            let rate = Self::ALGORITHM.rate();
-            if self.pos > 0 {
-                let take = (rate - self.pos).min(data.len());
-                self.xor_in(&data[..take]);
-                data = &data[take..];
-                if self.pos < rate {
-                    return;
-                }
-                sha3_absorb(&mut self.state, &ZEROS[..rate], rate);
-                self.pos = 0;
+    /// Writes `out` from the state as it is, permuting between rate blocks.
+    pub fn squeeze(state: &mut [u64; 25], out: &mut [u8], rate: usize) {
+        for (k, block) in out.chunks_mut(rate).enumerate() {
+            if k > 0 {
+                f1600(state);
             }
-            // Every whole block, then the rest XORed in to wait for more.
-            let rest = sha3_absorb(&mut self.state, data, rate);
-            self.xor_in(&data[data.len() - rest..]);
-        }
-
-        fn squeeze_into(mut self, out: &mut [u8]) {
-            let rate = Self::ALGORITHM.rate();
-            pad(&mut self.state, self.pos, Self::ALGORITHM);
-            sha3_absorb(&mut self.state, &ZEROS[..rate], rate);
-            // Squeezing starts from the state as it is, and permutes between blocks.
-            sha3_squeeze(&mut self.state, out, rate);
+            for (byte, at) in block.iter_mut().zip(0..) {
+                *byte = (state[at / 8] >> (8 * (at % 8))) as u8;
+            }
         }
     }
 }
@@ -136,5 +198,26 @@ mod tests {
                 });
             }
         }
+    }
+
+    /// A sponge rebuilt from its state and its count of bytes absorbed goes
+    /// on as the original would, at every position in the rate.
+    #[test]
+    fn a_sponge_goes_on_from_its_state() {
+        let data: Vec<u8> = (0..700u32).map(|i| (i * 13 + 1) as u8).collect();
+        with_sponge!(Algorithm::Sha3_384, S => {
+            let rate = S::ALGORITHM.rate();
+            let mut want = [0u8; 48];
+            S::hash_into(&data, &mut want);
+            for cut in [0, 1, rate - 1, rate, rate + 1, 3 * rate + 7, 700] {
+                let mut first = Fast::<S>::default();
+                first.absorb(&data[..cut]);
+                let mut second = Fast::<S>::from_state(first.state(), cut as u64);
+                second.absorb(&data[cut..]);
+                let mut got = [0u8; 48];
+                second.squeeze_into(&mut got);
+                assert_eq!(got, want, "cut after {cut} bytes");
+            }
+        });
     }
 }

@@ -57,6 +57,19 @@ impl LaneKernel<8> for Avx512 {
 #[repr(C, align(64))]
 pub struct Group<const W: usize>([[u64; W]; 25]);
 
+impl<const W: usize> Group<W> {
+    /// Leaf `lane`'s state.
+    fn leaf(&self, lane: usize) -> [u64; 25] {
+        std::array::from_fn(|k| self.0[k][lane])
+    }
+
+    fn set_leaf(&mut self, lane: usize, state: [u64; 25]) {
+        for (lanes, word) in self.0.iter_mut().zip(state) {
+            lanes[lane] = word;
+        }
+    }
+}
+
 /// The engine of `W`-leaf groups run by kernel `K`.
 pub struct Lanes<K, const W: usize> {
     kernel: K,
@@ -95,8 +108,7 @@ impl<K: LaneKernel<W>, const W: usize> Absorb for Lanes<K, W> {
 
     fn absorb_leaf(&self, unit: &mut Self::Unit, lane: usize, bytes: &[u8]) {
         let rate = self.algorithm.rate();
-        let unit = &mut unit.0;
-        let mut state: [u64; 25] = std::array::from_fn(|k| unit[k][lane]);
+        let mut state = unit.leaf(lane);
         let mut chunks = bytes.chunks_exact(rate);
         for chunk in &mut chunks {
             xor_bytes(&mut state, chunk);
@@ -104,9 +116,7 @@ impl<K: LaneKernel<W>, const W: usize> Absorb for Lanes<K, W> {
         }
         // Only the message's last block is short; its tail waits for the padding.
         xor_bytes(&mut state, chunks.remainder());
-        for (k, lanes) in unit.iter_mut().enumerate() {
-            lanes[lane] = state[k];
-        }
+        unit.set_leaf(lane, state);
     }
 
     fn finish_unit(&self, unit: &Self::Unit, leaf_lens: &[u64], out: &mut [u8]) {
@@ -117,20 +127,29 @@ impl<K: LaneKernel<W>, const W: usize> Absorb for Lanes<K, W> {
             "a leaf outputs c bytes, less than the rate"
         );
         // Each leaf padded where its bytes end, then one permutation for all.
-        let mut group = unit.0;
+        let mut group = *unit;
         for (lane, len) in leaf_lens.iter().enumerate() {
-            let mut state: [u64; 25] = std::array::from_fn(|k| group[k][lane]);
+            let mut state = group.leaf(lane);
             pad(&mut state, (len % rate as u64) as usize, self.algorithm);
-            for (k, lanes) in group.iter_mut().enumerate() {
-                lanes[lane] = state[k];
-            }
+            group.set_leaf(lane, state);
         }
+        let mut group = group.0;
         self.kernel.permute(&mut group);
         for (lane, cv) in out.chunks_mut(out_len).enumerate() {
             for (k, byte) in cv.iter_mut().enumerate() {
                 *byte = (group[k / 8][lane] >> (8 * (k % 8))) as u8;
             }
         }
+    }
+    fn leaf_state(&self, unit: &Self::Unit, lane: usize) -> [u64; 25] {
+        unit.leaf(lane)
+    }
+
+    /// Where a leaf stands in its rate needs no record here: B is a multiple
+    /// of the rate, so only the message's short last block leaves a leaf
+    /// mid-rate, and its padding position comes from the leaf's length.
+    fn set_leaf_state(&self, unit: &mut Self::Unit, lane: usize, state: [u64; 25], _absorbed: u64) {
+        unit.set_leaf(lane, state);
     }
 }
 

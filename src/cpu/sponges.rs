@@ -1,12 +1,12 @@
-//! The portable leaf engine: one scalar sponge per leaf, any B, any CPU (the
-//! backend gives it `fast_sponge::Fast`).
+//! The portable engine: one scalar sponge ([`Fast`]) per leaf, any B, any CPU.
 
 use std::marker::PhantomData;
 
+use super::fast_sponge::Fast;
 use super::walk::Absorb;
 use crate::sponge::Sponge;
 
-/// The engine of one sponge `S` per leaf.
+/// The engine of one sponge per leaf, for `S`'s function.
 pub struct Sponges<S>(PhantomData<fn() -> S>);
 
 impl<S> Default for Sponges<S> {
@@ -17,21 +17,29 @@ impl<S> Default for Sponges<S> {
 
 impl<S: Sponge> Absorb for Sponges<S> {
     const WIDTH: usize = 1;
-    type Unit = S;
+    type Unit = Fast<S>;
 
-    fn new_unit(&self) -> S {
-        S::default()
+    fn new_unit(&self) -> Fast<S> {
+        Fast::default()
     }
 
-    fn absorb_blocks(&self, unit: &mut S, blocks: &[u8]) {
+    fn absorb_blocks(&self, unit: &mut Fast<S>, blocks: &[u8]) {
         unit.absorb(blocks);
     }
 
-    fn absorb_leaf(&self, unit: &mut S, _lane: usize, bytes: &[u8]) {
+    fn absorb_leaf(&self, unit: &mut Fast<S>, _lane: usize, bytes: &[u8]) {
         unit.absorb(bytes);
     }
 
-    fn finish_unit(&self, unit: &S, _leaf_lens: &[u64], out: &mut [u8]) {
+    fn finish_unit(&self, unit: &Fast<S>, _leaf_lens: &[u64], out: &mut [u8]) {
         unit.clone().squeeze_into(out);
+    }
+
+    fn leaf_state(&self, unit: &Fast<S>, _lane: usize) -> [u64; 25] {
+        unit.state()
+    }
+
+    fn set_leaf_state(&self, unit: &mut Fast<S>, _lane: usize, state: [u64; 25], absorbed: u64) {
+        *unit = Fast::from_state(state, absorbed);
     }
 }

@@ -2,9 +2,13 @@
 //! block goes to which leaf, in which order, on which thread. An engine only
 //! says how a unit of `WIDTH` neighbouring leaves absorbs blocks ([`Absorb`]).
 //!
-//! States are kept only for leaves that hold at least one block (leaves
-//! 0 … min(blocks, L) − 1, which fill in order until the first wrap), so
-//! memory and work follow the input's size, not L.
+//! A walk owns a contiguous range of leaves, all L of them or a part when
+//! several engines share a message. Its blocks are one run in each stripe,
+//! so its units absorb straight from the stripe whatever the range.
+//!
+//! States are kept only for owned leaves that hold at least one block
+//! (leaves 0 … min(blocks, L) − 1 do, filling in order until the first
+//! wrap), so memory and work follow the input's size, not L.
 
 use std::ops::Range;
 
@@ -45,46 +49,86 @@ pub trait Absorb: Send + Sync {
     /// `leaf_lens[i]` bytes) and writes their outputs to `out`, one after the
     /// other, `out.len() / leaf_lens.len()` bytes each.
     fn finish_unit(&self, unit: &Self::Unit, leaf_lens: &[u64], out: &mut [u8]);
+
+    /// Leaf `lane` of the unit as a [`LeafStates`](crate::engine::LeafStates)
+    /// entry: its Keccak state with the bytes of an unfinished rate block
+    /// XORed in.
+    fn leaf_state(&self, unit: &Self::Unit, lane: usize) -> [u64; 25];
+
+    /// Makes leaf `lane` of the unit the leaf whose state (as
+    /// [`leaf_state`](Absorb::leaf_state) gives it) is `state` after
+    /// absorbing `absorbed` bytes.
+    fn set_leaf_state(&self, unit: &mut Self::Unit, lane: usize, state: [u64; 25], absorbed: u64);
 }
 
-/// Every leaf's state while M is absorbed, piece by piece.
+/// The states of the leaves `owned` (a contiguous range) while M is
+/// absorbed, piece by piece. Unit u holds leaves `owned.start + u·WIDTH` on.
 pub struct Leaves<'a, A: Absorb> {
     params: &'a TreeParams,
     pool: &'a rayon::ThreadPool,
     engine: A,
-    /// The units of leaves 0 … (at least) min(blocks absorbed, L) − 1.
+    owned: Range<u64>,
+    /// The units of the owned leaves that hold a block (at least).
     units: Vec<A::Unit>,
     /// Bytes of M absorbed so far (a whole number of blocks until the last piece).
     message_len: u64,
 }
 
 impl<'a, A: Absorb> Leaves<'a, A> {
-    pub fn new(params: &'a TreeParams, pool: &'a rayon::ThreadPool, engine: A) -> Self {
-        Leaves {
+    /// The leaves `owned` (within 0 … L − 1), positioned after the first
+    /// `message_len` bytes of M (a whole number of blocks, or all of M) and
+    /// fresh: [`set_states`](Self::set_states) gives them what they hold.
+    pub fn new(
+        params: &'a TreeParams,
+        pool: &'a rayon::ThreadPool,
+        engine: A,
+        owned: Range<u64>,
+        message_len: u64,
+    ) -> Self {
+        let mut leaves = Leaves {
             params,
             pool,
             engine,
+            owned: 0..0,
             units: Vec::new(),
-            message_len: 0,
-        }
+            message_len,
+        };
+        leaves.set_states(owned, &[]);
+        leaves
     }
 
-    /// Absorbs the next piece of M, which starts on a block boundary; block i
-    /// goes to leaf i mod L, in order.
+    /// The leaves these states are.
+    pub fn owned(&self) -> Range<u64> {
+        self.owned.clone()
+    }
+
+    /// The owned leaves that hold a block once blocks 0 … `blocks` − 1 are
+    /// absorbed: a prefix of `owned`, as leaves fill in order.
+    fn holding(&self, blocks: u64) -> Range<u64> {
+        let end = blocks.min(self.params.leaf_count());
+        self.owned.start..end.clamp(self.owned.start, self.owned.end)
+    }
+
+    /// Absorbs the blocks of the owned leaves in the next piece of M, which
+    /// starts on a block boundary; block i goes to leaf i mod L, in order.
     pub fn absorb(&mut self, piece: &[u8]) {
         let b = self.params.block_size();
         let leaf_count = self.params.leaf_count();
         let first = self.message_len / b as u64;
         let end = first + piece.len().div_ceil(b) as u64;
         self.message_len += piece.len() as u64;
-        self.grow((end.min(leaf_count) as usize).div_ceil(A::WIDTH));
+        if self.owned.is_empty() {
+            return;
+        }
+        self.grow_for(end);
         let (engine, units) = (&self.engine, &mut self.units);
         if leaf_count == 1 {
             // All of M is leaf 0's, in order. On a pool thread, not the caller's:
             // workers that just finished spin for a while, and one more busy
             // thread than cores would halve this single sponge's speed.
-            self.pool
-                .install(|| engine.absorb_leaf(&mut units[0], 0, piece));
+            if let Some(unit) = units.first_mut() {
+                self.pool.install(|| engine.absorb_leaf(unit, 0, piece));
+            }
             return;
         }
         let walk = Walk {
@@ -92,9 +136,10 @@ impl<'a, A: Absorb> Leaves<'a, A> {
             first,
             end,
             leaf_count,
+            owned: self.owned.clone(),
             block_size: b,
         };
-        let ranges = touched_units(first, end, leaf_count, A::WIDTH);
+        let ranges = touched_units(first, end, leaf_count, &self.owned, A::WIDTH);
         let touched: usize = ranges.iter().map(|r| r.len()).sum();
         // Several tasks per thread for balance, and few enough leaves per task
         // that their states stay in the core's cache from stripe to stripe.
@@ -112,28 +157,67 @@ impl<'a, A: Absorb> Leaves<'a, A> {
         });
     }
 
-    /// Makes room for `units` units (never more than L leaves' worth).
+    /// Makes room for the units of the owned leaves that hold a block once
+    /// blocks 0 … `blocks` − 1 are absorbed.
+    fn grow_for(&mut self, blocks: u64) {
+        let holding = self.holding(blocks);
+        self.grow(((holding.end - holding.start) as usize).div_ceil(A::WIDTH));
+    }
+
+    /// Makes room for `units` units (never more than the owned leaves' worth).
     fn grow(&mut self, units: usize) {
         let have = self.units.len();
         if units <= have {
             return;
         }
-        // Amortised growth for streams, without reserving past L.
-        let most = (self.params.leaf_count() as usize).div_ceil(A::WIDTH);
+        // Amortised growth for streams, without reserving past the owned leaves.
+        let most = ((self.owned.end - self.owned.start) as usize).div_ceil(A::WIDTH);
         let target = units.max(2 * have).min(most);
-        self.units.reserve_exact(target - have);
+        self.units.reserve_exact(target.saturating_sub(have));
         let engine = &self.engine;
         self.units.resize_with(units, || engine.new_unit());
     }
 
-    /// Pads every leaf that holds a block: their outputs in leaf order,
+    /// The state of every owned leaf that holds a block, in leaf order.
+    pub fn states(&self) -> Vec<[u64; 25]> {
+        let w = A::WIDTH as u64;
+        let holding = self.holding(self.blocks());
+        (0..holding.end - holding.start)
+            .map(|k| {
+                let unit = &self.units[(k / w) as usize];
+                self.engine.leaf_state(unit, (k % w) as usize)
+            })
+            .collect()
+    }
+
+    /// Owns the leaves `owned` from now on, whose states are `states` in leaf
+    /// order: one for each leaf that holds a block, or fewer, the rest
+    /// fresh. States past the leaves that hold a block are ignored: those
+    /// leaves are fresh.
+    pub fn set_states(&mut self, owned: Range<u64>, states: &[[u64; 25]]) {
+        self.owned = owned;
+        self.units = Vec::new();
+        let holding = self.holding(self.blocks());
+        self.grow_for(self.blocks());
+        let (engine, units) = (&self.engine, &mut self.units);
+        for (k, (state, leaf)) in states.iter().zip(holding).enumerate() {
+            let absorbed = leaf_len(self.params, self.message_len, leaf);
+            engine.set_leaf_state(&mut units[k / A::WIDTH], k % A::WIDTH, *state, absorbed);
+        }
+    }
+
+    /// Blocks of M absorbed so far.
+    fn blocks(&self) -> u64 {
+        self.message_len.div_ceil(self.params.block_size() as u64)
+    }
+
+    /// Pads every owned leaf that holds a block: their outputs in leaf order,
     /// `params.leaf_output_len()` bytes each (the other leaves are empty).
     pub fn finish(self) -> Vec<u8> {
         let params = self.params;
         let out_len = params.leaf_output_len();
-        let blocks = self.message_len.div_ceil(params.block_size() as u64);
-        let real = blocks.min(params.leaf_count()) as usize;
-        let mut out = vec![0u8; real * out_len];
+        let holding = self.holding(self.blocks());
+        let mut out = vec![0u8; (holding.end - holding.start) as usize * out_len];
         let (engine, units) = (&self.engine, &self.units);
         self.pool.install(|| {
             out.par_chunks_mut(A::WIDTH * out_len)
@@ -141,7 +225,7 @@ impl<'a, A: Absorb> Leaves<'a, A> {
                 .enumerate()
                 .with_min_len((64 / A::WIDTH).max(1))
                 .for_each(|(u, (outs, unit))| {
-                    let first = (u * A::WIDTH) as u64;
+                    let first = holding.start + (u * A::WIDTH) as u64;
                     let lens: Vec<u64> = (first..)
                         .take(outs.len() / out_len)
                         .map(|leaf| leaf_len(params, self.message_len, leaf))
@@ -153,12 +237,14 @@ impl<'a, A: Absorb> Leaves<'a, A> {
     }
 }
 
-/// One piece of M: blocks `first .. end`, the last perhaps short.
+/// One piece of M: blocks `first .. end`, the last perhaps short, of which
+/// the walk takes those of the leaves `owned`.
 struct Walk<'p> {
     piece: &'p [u8],
     first: u64,
     end: u64,
     leaf_count: u64,
+    owned: Range<u64>,
     block_size: usize,
 }
 
@@ -169,10 +255,12 @@ impl Walk<'_> {
     /// their blocks, leaf by leaf at the piece's edges.
     fn run<A: Absorb>(&self, engine: &A, first_unit: usize, task: &mut [A::Unit]) {
         let (w, b, l) = (A::WIDTH, self.block_size, self.leaf_count);
+        let (lo, hi) = (self.owned.start, self.owned.end);
+        let task_leaf0 = lo + (first_unit * w) as u64;
         let run = task.len() * w * b;
         let mut stripe = self.first - self.first % l;
         while stripe < self.end {
-            let ahead = stripe + PREFETCH_STRIPES * l + (first_unit * w) as u64;
+            let ahead = stripe + PREFETCH_STRIPES * l + task_leaf0;
             if run < PREFETCH_RUN_MAX
                 && let Some(at) = ahead.checked_sub(self.first)
             {
@@ -183,12 +271,12 @@ impl Walk<'_> {
                 }
             }
             for (k, unit) in task.iter_mut().enumerate() {
-                let leaf0 = ((first_unit + k) * w) as u64;
+                let leaf0 = task_leaf0 + (k * w) as u64;
                 let i0 = stripe + leaf0;
                 if i0 >= self.end {
                     break;
                 }
-                if i0 >= self.first && leaf0 + w as u64 <= l {
+                if i0 >= self.first && leaf0 + w as u64 <= hi {
                     let at = ((i0 - self.first) as usize) * b;
                     if let Some(blocks) = self.piece.get(at..at + w * b) {
                         engine.absorb_blocks(unit, blocks);
@@ -197,7 +285,7 @@ impl Walk<'_> {
                 }
                 for lane in 0..w {
                     let (leaf, i) = (leaf0 + lane as u64, i0 + lane as u64);
-                    if leaf >= l || i >= self.end {
+                    if leaf >= hi || i >= self.end {
                         break;
                     }
                     if i >= self.first {
@@ -225,12 +313,25 @@ fn prefetch(bytes: &[u8]) {
     let _ = bytes;
 }
 
-/// The units (of `width` leaves) that blocks `first .. end` reach: at most two
-/// disjoint ranges, the second empty unless the blocks wrap round from leaf
-/// L − 1 to leaf 0 without covering every leaf.
-fn touched_units(first: u64, end: u64, leaf_count: u64, width: usize) -> [Range<usize>; 2] {
-    let units =
-        |leaves: Range<u64>| leaves.start as usize / width..(leaves.end as usize).div_ceil(width);
+/// The units (of `width` leaves, unit 0 starting at leaf `owned.start`) that
+/// blocks `first .. end` reach: at most two disjoint ranges, the second empty
+/// unless the blocks wrap round from leaf L − 1 to leaf 0 without covering
+/// every leaf.
+fn touched_units(
+    first: u64,
+    end: u64,
+    leaf_count: u64,
+    owned: &Range<u64>,
+    width: usize,
+) -> [Range<usize>; 2] {
+    let units = |leaves: Range<u64>| {
+        let (start, stop) = (leaves.start.max(owned.start), leaves.end.min(owned.end));
+        if start >= stop {
+            return 0..0;
+        }
+        let from = |leaf: u64| (leaf - owned.start) as usize;
+        from(start) / width..from(stop).div_ceil(width)
+    };
     if end - first >= leaf_count {
         return [units(0..leaf_count), 0..0];
     }
@@ -240,9 +341,9 @@ fn touched_units(first: u64, end: u64, leaf_count: u64, width: usize) -> [Range<
         return [units(start..stop), 0..0];
     }
     let (tail, head) = (units(start..leaf_count), units(0..stop - leaf_count));
-    if head.end > tail.start {
-        // Both ends fall in one unit: one range, every unit.
-        return [units(0..leaf_count), 0..0];
+    if !head.is_empty() && !tail.is_empty() && head.end > tail.start {
+        // Both ends fall in one unit: one range over both, each unit once.
+        return [head.start..tail.end, 0..0];
     }
     [tail, head]
 }
@@ -268,18 +369,32 @@ mod tests {
 
     #[test]
     fn touched_units_wrap_round() {
-        assert_eq!(touched_units(0, 3, 8, 1), [0..3, 0..0]);
-        assert_eq!(touched_units(6, 9, 8, 1), [6..8, 0..1]);
-        assert_eq!(touched_units(13, 16, 8, 1), [5..8, 0..0]);
-        assert_eq!(touched_units(5, 13, 8, 1), [0..8, 0..0]);
-        assert_eq!(touched_units(5, 105, 8, 1), [0..8, 0..0]);
+        assert_eq!(touched_units(0, 3, 8, &(0..8), 1), [0..3, 0..0]);
+        assert_eq!(touched_units(6, 9, 8, &(0..8), 1), [6..8, 0..1]);
+        assert_eq!(touched_units(13, 16, 8, &(0..8), 1), [5..8, 0..0]);
+        assert_eq!(touched_units(5, 13, 8, &(0..8), 1), [0..8, 0..0]);
+        assert_eq!(touched_units(5, 105, 8, &(0..8), 1), [0..8, 0..0]);
         // Units of four leaves; L = 10 ends in a half unit.
-        assert_eq!(touched_units(0, 3, 10, 4), [0..1, 0..0]);
-        assert_eq!(touched_units(5, 9, 10, 4), [1..3, 0..0]);
-        assert_eq!(touched_units(9, 13, 10, 4), [2..3, 0..1]);
+        assert_eq!(touched_units(0, 3, 10, &(0..10), 4), [0..1, 0..0]);
+        assert_eq!(touched_units(5, 9, 10, &(0..10), 4), [1..3, 0..0]);
+        assert_eq!(touched_units(9, 13, 10, &(0..10), 4), [2..3, 0..1]);
         // The wrap ends in the unit where it started: every unit, once.
-        assert_eq!(touched_units(6, 15, 8, 4), [0..2, 0..0]);
-        assert_eq!(touched_units(17, 25, 9, 4), [2..3, 0..2]);
+        assert_eq!(touched_units(6, 15, 8, &(0..8), 4), [0..2, 0..0]);
+        assert_eq!(touched_units(17, 25, 9, &(0..9), 4), [2..3, 0..2]);
+        // Leaves 3 … 9 of 10, units of four from leaf 3.
+        let own = 3..10;
+        assert_eq!(touched_units(0, 3, 10, &own, 4), [0..0, 0..0]);
+        assert_eq!(touched_units(0, 5, 10, &own, 4), [0..1, 0..0]);
+        assert_eq!(touched_units(5, 9, 10, &own, 4), [0..2, 0..0]);
+        assert_eq!(touched_units(8, 14, 10, &own, 4), [1..2, 0..1]);
+        assert_eq!(touched_units(8, 12, 10, &own, 4), [1..2, 0..0]);
+        assert_eq!(touched_units(5, 14, 10, &own, 4), [0..2, 0..0]);
+        assert_eq!(touched_units(2, 200, 10, &own, 4), [0..2, 0..0]);
+        // Leaves 2 … 8: units 0 (leaves 2 … 5) and 1 (6 … 8). A wrap that
+        // ends in the unit where it started is one range.
+        assert_eq!(touched_units(16, 24, 10, &(2..9), 4), [1..2, 0..1]);
+        assert_eq!(touched_units(15, 23, 10, &(2..9), 4), [0..2, 0..0]);
+        assert_eq!(touched_units(1, 2, 10, &(4..4), 4), [0..0, 0..0]);
     }
 
     #[test]
