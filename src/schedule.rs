@@ -278,7 +278,6 @@ pub(crate) fn run<'a>(
             |bytes| step(Piece::Memory(bytes)),
         ),
     })?;
-    drop(step);
     finish(params, members, reduce, times).map(|(digest, shares)| Hashed {
         digest,
         bytes,
@@ -553,10 +552,10 @@ mod tests {
             p(Algorithm::Sha3_256, 2, 2, None, b""),
             p(Algorithm::Sha3_256, 2, 4, None, b"key"),
             p(Algorithm::Sha3_256, 5, 2, Some(136 * 2), b""),
-            p(Algorithm::Sha3_512, 3, 3, Some(50), b""),
+            p(Algorithm::Sha3_512, 3, 3, Some(48), b""),
             p(Algorithm::Shake128, 4, 4, Some(168), b"prefix bytes"),
             p(Algorithm::Sha3_224, 10, 2, Some(144), b""),
-            p(Algorithm::Shake256, 2, 5, Some(7), b"p"),
+            p(Algorithm::Shake256, 2, 5, Some(8), b"p"),
         ]
     }
 
@@ -675,6 +674,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::single_range_in_vec_init)] // one engine owning 0..1000
     fn balance_splits_by_rate_and_waits_to_measure() {
         let tally = |mb: u64, ms: u64, pieces| Tally {
             bytes: mb << 20,

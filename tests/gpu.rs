@@ -327,7 +327,13 @@ fn auto_shares_leaves_between_the_cpu_and_the_gpus() {
             let want = cpu.hash_bytes(&params, &data).unwrap();
             assert_eq!(out.digest, want.digest, "{} {len} bytes", params.label());
             if len >= 5 << 20 {
-                assert_eq!(out.backend, BackendUsed::CpuGpu, "{} {len}: {:?}", params.label(), out.shares);
+                assert_eq!(
+                    out.backend,
+                    BackendUsed::CpuGpu,
+                    "{} {len}: {:?}",
+                    params.label(),
+                    out.shares
+                );
                 let shared: u64 = out.shares.iter().map(|s| s.bytes).sum();
                 assert_eq!(shared, len as u64);
             }
@@ -359,7 +365,10 @@ fn auto_finishes_on_the_cpu_when_a_gpu_fails_midway() {
     let from_file = auto_hasher(Some(3))
         .hash_path(&params, file.path(), &NoProgress)
         .unwrap();
-    assert_eq!(from_file.digest, cpu_hasher().hash_bytes(&params, &data).unwrap().digest);
+    assert_eq!(
+        from_file.digest,
+        cpu_hasher().hash_bytes(&params, &data).unwrap().digest
+    );
 }
 
 /// `--backend gpu`: the same failure is an error, never a digest.
@@ -396,7 +405,10 @@ fn every_gpu_takes_a_share() {
     let mut rng = StdRng::seed_from_u64(13);
     let data = random_bytes(&mut rng, (64 << 20) + 5);
     let out = hasher.hash_bytes(&params, &data).unwrap();
-    assert_eq!(out.digest, cpu_hasher().hash_bytes(&params, &data).unwrap().digest);
+    assert_eq!(
+        out.digest,
+        cpu_hasher().hash_bytes(&params, &data).unwrap().digest
+    );
     let busy: Vec<&str> = out
         .shares
         .iter()
