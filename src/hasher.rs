@@ -93,8 +93,7 @@ pub struct HashOutput {
     pub timings: Timings,
     /// Each engine's part of the input, in leaf order.
     pub shares: Vec<EngineShare>,
-    /// Set once per hasher, on the first digest made on the CPU because
-    /// `Auto` found no usable GPU: why.
+    /// Set when `Auto` redid this input on the CPU because a GPU failed: why.
     pub fallback_note: Option<String>,
 }
 
@@ -119,8 +118,6 @@ pub struct Hasher {
     gpus: Fleet,
     /// The GPU's start-up time has been charged to a digest.
     startup_reported: AtomicBool,
-    /// The fallback note has been handed out.
-    fallback_reported: AtomicBool,
     /// The GPU failed on an input: `Auto` does not use it again.
     gpu_failed: AtomicBool,
 }
@@ -138,7 +135,6 @@ impl Hasher {
             cpu,
             gpus,
             startup_reported: AtomicBool::new(false),
-            fallback_reported: AtomicBool::new(false),
             gpu_failed: AtomicBool::new(false),
         })
     }
@@ -312,10 +308,6 @@ impl Hasher {
         if params.leaf_count() < 2 || self.gpu_failed.load(Ordering::Relaxed) {
             return self.on_cpu(params, input, progress, timings);
         }
-        if !gpu::driver_present() {
-            let (hashed, _) = self.on_cpu(params, input, progress, timings)?;
-            return Ok((hashed, self.fallback_once("no CUDA driver found")));
-        }
         if self.options.wait_for_gpus {
             self.gpus.prepare_now(params.algorithm());
         } else {
@@ -331,11 +323,7 @@ impl Hasher {
         let hashed = self.run(params, input, members, &mut joiners, progress, timings)?;
         timings.gpu_init += joiners.startup.gpu_init;
         timings.compile += joiners.startup.compile;
-        let note = self
-            .gpus
-            .failure()
-            .and_then(|reason| self.fallback_once(&format!("GPU not used: {reason}")));
-        Ok((hashed, note))
+        Ok((hashed, None))
     }
 
     /// Runs the scheduler, with the CPU reducing trees that engines shared.
@@ -361,10 +349,12 @@ impl Hasher {
         )
     }
 
-    /// The note for the first CPU digest after `Auto` found no GPU.
-    fn fallback_once(&self, reason: &str) -> Option<String> {
-        (!self.fallback_reported.swap(true, Ordering::Relaxed))
-            .then(|| format!("{reason}; hashing on the CPU"))
+    /// Under `Auto`: why no GPU took part (no driver, no device, a start
+    /// that failed), once the GPUs' start in the background has ended —
+    /// this waits for it. `None` when a GPU started, or none was tried (a
+    /// tree of one leaf, or no input yet).
+    pub fn gpu_unavailable(&self) -> Option<String> {
+        self.gpus.unavailable()
     }
 
     /// Charges the GPU's one-time start-up to the first digest made on it.

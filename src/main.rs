@@ -25,7 +25,18 @@ fn main() {
         cli::report(&fatal.message);
         fatal.code
     });
-    std::process::exit(code);
+    exit_now(code);
+}
+
+/// Ends the process with `code` at once. Everything written to standard
+/// output was flushed at its write; skipping the C library's exit handlers
+/// means that the process never waits for the CUDA driver's own teardown,
+/// nor for a GPU still starting in the background that no input needed
+/// (the kernel releases both).
+fn exit_now(code: i32) -> ! {
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    // SAFETY: _exit only ends the process; nothing of ours is left unwritten.
+    unsafe { libc::_exit(code) }
 }
 
 /// Prints what clap had to say and returns the exit code: `--help` and

@@ -15,7 +15,8 @@ use treehash::{HashError, Hasher, TreeParams};
 use super::args::{CheckArgs, Cli, OutputArgs, TreeArgs};
 use super::progress_bar::InputProgress;
 use super::{
-    Fatal, exit, failure_code, hasher, inputs, note_fallback, report, signals, stdout, tree_params,
+    Fatal, exit, failure_code, hasher, inputs, note_fallback, note_no_gpu, report, signals, stdout,
+    tree_params,
 };
 
 /// What one check file's lines came to.
@@ -52,6 +53,7 @@ pub fn run(cli: &Cli) -> Result<i32, Fatal> {
                 .map_err(|e| Fatal::write(&e, code))?,
         );
     }
+    note_no_gpu(&cli.output, cli.backend, hasher);
     Ok(code)
 }
 

@@ -10,8 +10,8 @@ use treehash::{HashError, HashOutput, Hasher, NoProgress, TreeParams};
 use super::args::{Cli, OutputArgs};
 use super::progress_bar::InputProgress;
 use super::{
-    Fatal, exit, failure_code, hasher, inputs, name_bytes, note_fallback, plain, report, signals,
-    stdout, tree_params,
+    Fatal, exit, failure_code, hasher, inputs, name_bytes, note_fallback, note_no_gpu, plain,
+    report, signals, stdout, tree_params,
 };
 
 pub fn run(cli: &Cli) -> Result<i32, Fatal> {
@@ -62,6 +62,7 @@ pub fn run(cli: &Cli) -> Result<i32, Fatal> {
             }
         }
     }
+    note_no_gpu(&cli.output, cli.backend, hasher);
     Ok(code)
 }
 

@@ -130,6 +130,22 @@ pub fn note_fallback(output: &args::OutputArgs, out: &treehash::HashOutput) {
     }
 }
 
+/// At the end of a run under `--backend auto`, when the user asked to hear
+/// it (`-v` or `--timings`): why no GPU took part, if one was tried and none
+/// started (this waits for the GPUs' start in the background to end).
+pub fn note_no_gpu(
+    output: &args::OutputArgs,
+    backend: args::BackendArg,
+    hasher: &treehash::Hasher,
+) {
+    if backend == args::BackendArg::Auto
+        && (output.verbose || output.timings)
+        && let Some(reason) = hasher.gpu_unavailable()
+    {
+        report(format!("{reason}; hashing on the CPU"));
+    }
+}
+
 /// A path's bytes, as written in digest lines.
 pub fn name_bytes(path: &Path) -> &[u8] {
     use std::os::unix::ffi::OsStrExt;

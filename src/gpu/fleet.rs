@@ -131,6 +131,8 @@ struct Shared {
     list: OnceLock<Result<Vec<Device>, GpuError>>,
     /// The first failure met while starting in the background.
     failure: Mutex<Option<String>>,
+    /// The background starts, to wait for when asked why no GPU was used.
+    starts: Mutex<Vec<std::thread::JoinHandle<()>>>,
 }
 
 impl Shared {
@@ -140,7 +142,7 @@ impl Shared {
                 Devices::List(list) => list.clone(),
                 Devices::All => {
                     if !driver_present() {
-                        return Err(GpuError::new("no CUDA driver found (libcuda.so)"));
+                        return Err(GpuError::new("no CUDA driver found"));
                     }
                     let count = CudaContext::device_count().context("looking for CUDA devices")?;
                     (0..count.max(0) as usize).collect()
@@ -172,12 +174,16 @@ impl Fleet {
             start,
             list: OnceLock::new(),
             failure: Mutex::new(None),
+            starts: Mutex::new(Vec::new()),
         }))
     }
 
     /// Starts every device and readies `algorithm` on it, on background
     /// threads (one per device); returns at once. Asking again is free.
     pub fn start_in_background(&self, algorithm: Algorithm) {
+        if let Some(Err(_)) = self.0.list.get() {
+            return; // no driver or no device: nothing to start
+        }
         if let Some(Ok(list)) = self.0.list.get()
             && list
                 .iter()
@@ -205,12 +211,40 @@ impl Fleet {
                     }
                 });
             });
-        if let Err(e) = spawned {
-            note_failure(
+        match spawned {
+            Ok(handle) => {
+                if let Ok(mut starts) = self.0.starts.lock() {
+                    starts.push(handle);
+                }
+            }
+            Err(e) => note_failure(
                 &self.0.failure,
                 &GpuError::new(format!("starting a thread: {e}")),
-            );
+            ),
         }
+    }
+
+    /// Why no GPU could be used, once every start begun in the background
+    /// has ended (this waits for them): `None` when one started, or none was
+    /// begun.
+    pub fn unavailable(&self) -> Option<String> {
+        let starts = self
+            .0
+            .starts
+            .lock()
+            .map(|mut s| std::mem::take(&mut *s))
+            .unwrap_or_default();
+        let started_any = !starts.is_empty();
+        for handle in starts {
+            let _ = handle.join();
+        }
+        let any_ready = match self.0.list.get() {
+            Some(Ok(list)) => list.iter().any(|d| d.ready.load(Ordering::Acquire) != 0),
+            _ => false,
+        };
+        (started_any && !any_ready)
+            .then(|| self.failure())
+            .flatten()
     }
 
     /// The devices ready for `algorithm` now, with their ordinals (never waits).
