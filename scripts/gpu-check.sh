@@ -193,7 +193,7 @@ auto_table() {
           f=/tmp/auto-$size.bin
           case $size in
               8G) random_file $f 8 ;; 32G) random_file $f 32 ;;
-              *) random_file /tmp/auto-1G.bin 1; head -c $size /tmp/auto-1G.bin >$f ;;
+              *) random_file /tmp/src-1g.bin 1; head -c $size /tmp/src-1g.bin >$f ;;
           esac
           cat $f >/dev/null
           b3=$($m --repeat $reps -- "$bin/b3sum" $f | cut -d'|' -f3)
