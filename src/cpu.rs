@@ -189,6 +189,16 @@ impl CpuBackend {
         self.engine(params, 0..0, message_len)
     }
 
+    /// The piece length for `params`: a mapped piece costs nothing to hand
+    /// out, so it spans a few stripes.
+    pub(crate) fn piece_len(&self, params: &TreeParams) -> usize {
+        let target = self.piece_bytes.unwrap_or_else(|| {
+            let stripes = params.stripe_len().saturating_mul(STRIPES_PER_PIECE);
+            PIECE_TARGET.max(stripes.min(message::MAX_PIECE as u64) as usize)
+        });
+        message::piece_len(params.block_size(), target)
+    }
+
     /// The fresh leaves `owned` of one message, after its first `message_len` bytes.
     fn engine<'a>(
         &'a self,
@@ -196,12 +206,7 @@ impl CpuBackend {
         owned: Range<u64>,
         message_len: u64,
     ) -> Box<dyn LeafEngine + 'a> {
-        // A mapped piece costs nothing to hand out: make it span a few stripes.
-        let target = self.piece_bytes.unwrap_or_else(|| {
-            let stripes = params.stripe_len().saturating_mul(STRIPES_PER_PIECE);
-            PIECE_TARGET.max(stripes.min(message::MAX_PIECE as u64) as usize)
-        });
-        let piece_len = message::piece_len(params.block_size(), target);
+        let piece_len = self.piece_len(params);
         let at = Position {
             owned,
             message_len,
@@ -283,7 +288,7 @@ impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
 
     fn absorb(&mut self, piece: Piece<'_>) -> Result<(), HashError> {
         match piece {
-            Piece::Memory(bytes) | Piece::Mapped(bytes) => self.leaves.absorb(bytes),
+            Piece::Memory(bytes) | Piece::Mapped { bytes, .. } => self.leaves.absorb(bytes),
             Piece::Unread { input, offset, len } => {
                 let mut bytes = vec![0u8; len];
                 input.read_exact_at(&mut bytes, offset)?;

@@ -13,7 +13,9 @@ use crate::gpu::{self, CopyMode, Devices, Fleet, GpuBackend, LeafKernel};
 use crate::input::{STDIN_NAME, Source};
 use crate::params::TreeParams;
 use crate::progress::{NoProgress, Progress};
-use crate::schedule::{self, Balance, EngineShare, Hashed, Input, Joiners, Member, NoJoiners};
+use crate::schedule::{
+    self, Balance, EngineShare, Hashed, Input, Joiners, Member, NoJoiners, Standing,
+};
 use crate::timings::{Timings, timed};
 
 /// Which backend the caller asks for.
@@ -310,13 +312,14 @@ impl Hasher {
         }
         if self.options.wait_for_gpus {
             self.gpus.prepare_now(params.algorithm());
-        } else {
-            self.gpus.start_in_background(params.algorithm());
         }
         let members = vec![Member::new("cpu", self.cpu.begin(params))];
         let mut joiners = GpuJoiners {
             hasher: self,
             params,
+            started: false,
+            baseline: None,
+            expected_startup: None,
             joined: Vec::new(),
             startup: Timings::default(),
         };
@@ -369,15 +372,75 @@ impl Hasher {
 struct GpuJoiners<'h> {
     hasher: &'h Hasher,
     params: &'h TreeParams,
+    /// The GPUs were asked to start.
+    started: bool,
+    /// Where the CPU's rate is measured from: after its first piece, which
+    /// also waits for the first window and wakes the threads.
+    baseline: Option<(u64, Duration)>,
+    /// The GPUs' start-up as last measured here, in seconds (read once).
+    expected_startup: Option<f64>,
     /// Ordinals that joined (or failed to).
     joined: Vec<usize>,
     /// Their start-up, for the timings.
     startup: Timings,
 }
 
+/// Pieces hashed, after the first, before the CPU's rate is taken as known.
+const PIECES_MEASURED_BEFORE_GPU_START: u64 = 3;
+/// The GPUs are started only for an input whose rest would take the CPU
+/// this many times a GPU's expected start-up: until a GPU is ready the CPU
+/// goes a little slower (the start takes a core and the memory bus), and a
+/// GPU that joins near the end cannot win that back.
+const STARTUP_PAYOFF: f64 = 1.5;
+
+impl GpuJoiners<'_> {
+    /// Whether starting the GPUs can pay off for the rest of this input,
+    /// from the CPU's rate so far and the start-up measured on this machine.
+    fn worth_starting(&mut self, now: &Standing) -> bool {
+        if self.hasher.options.wait_for_gpus {
+            return true;
+        }
+        if now.message_len == 0 {
+            return false;
+        }
+        let (from_len, from_time) = *self.baseline.get_or_insert((now.message_len, now.elapsed));
+        let piece = self.hasher.cpu.piece_len(self.params) as u64;
+        let (bytes, time) = (
+            now.message_len - from_len,
+            now.elapsed.saturating_sub(from_time),
+        );
+        if bytes < PIECES_MEASURED_BEFORE_GPU_START * piece || time.is_zero() {
+            return false;
+        }
+        let gpus = &self.hasher.gpus;
+        let startup = self
+            .expected_startup
+            .get_or_insert_with(|| gpus.expected_startup().as_secs_f64());
+        let startup = *startup;
+        match now.remaining {
+            Some(left) => {
+                let rate = bytes as f64 / time.as_secs_f64();
+                left as f64 / rate > STARTUP_PAYOFF * startup
+            }
+            // A stream of unknown length: once it has lasted that long.
+            None => now.elapsed.as_secs_f64() > startup,
+        }
+    }
+}
+
 impl<'h> Joiners<'h> for GpuJoiners<'h> {
-    fn poll(&mut self, message_len: u64) -> Vec<Member<'h>> {
+    fn poll(&mut self, now: &Standing) -> Vec<Member<'h>> {
         let hasher = self.hasher;
+        if !self.started {
+            // Asked once the input path's own threads exist: loading the
+            // driver holds the C library's loader lock, which creating a
+            // thread needs too (measured: 70 ms lost on a 64 MiB file).
+            if !self.worth_starting(now) {
+                return Vec::new();
+            }
+            hasher.gpus.start_in_background(self.params.algorithm());
+            self.started = true;
+        }
         let mut members = Vec::new();
         for (ordinal, gpu) in hasher.gpus.ready(self.params.algorithm()) {
             if self.joined.contains(&ordinal) {
@@ -388,7 +451,13 @@ impl<'h> Joiners<'h> for GpuJoiners<'h> {
             let kernel = hasher.options.gpu_leaf_kernel;
             let pool = hasher.cpu.pool();
             // One that cannot begin stays out; the CPU goes on without it.
-            let engine = gpu.begin_at(self.params, message_len, kernel, pool, &mut self.startup);
+            let engine = gpu.begin_at(
+                self.params,
+                now.message_len,
+                kernel,
+                pool,
+                &mut self.startup,
+            );
             if let Ok(engine) = engine {
                 members.push(Member::new(format!("gpu{ordinal}"), engine));
             }

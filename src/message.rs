@@ -28,6 +28,12 @@ pub(crate) const MAX_PIECE: usize = 128 << 20;
 /// file (docs/PERFORMANCE.md): 0, 64, 256 and 1024 MiB ahead took 4.17,
 /// 4.20, 4.17 and 3.85 s, `cat` 4.32 s.
 const PREFETCH_AHEAD: u64 = 1 << 30;
+/// Bytes of windows being read in ahead of the backend, at most (on top of
+/// the window being hashed and the one being unmapped); one helper thread per
+/// window, `MAX_MAPPERS` at most. With windows of `MAX_PIECE` that is two
+/// threads and four windows mapped in all (512 MiB).
+const MAPPED_AHEAD: usize = 256 << 20;
+const MAX_MAPPERS: usize = 4;
 const PREFETCH_STEP: u64 = 8 << 20;
 
 /// A piece length near `target` bytes (at most [`MAX_PIECE`], whatever the
@@ -46,9 +52,16 @@ pub(crate) fn piece_len(block_size: usize, target: usize) -> usize {
 pub(crate) enum Piece<'a> {
     /// Bytes in ordinary memory: the caller's slice, or a copied head.
     Memory(&'a [u8]),
-    /// Bytes of a read-only mapping of the input file, every page read in.
-    /// The mapping covers whole pages around them (it can be pinned).
-    Mapped(&'a [u8]),
+    /// Bytes of a read-only mapping of the input file, every page read in:
+    /// `bytes` are the file's from `offset`. The mapping covers whole pages
+    /// around them (it can be pinned). A backend that copies the bytes
+    /// elsewhere may read them from the file instead: the kernel copies from
+    /// the page cache faster than a copy through the mapping's small pages.
+    Mapped {
+        bytes: &'a [u8],
+        input: &'a InputFile,
+        offset: u64,
+    },
     /// `len` bytes of the input file from `offset`, not read yet: the
     /// backend reads them where it wants them.
     Unread {
@@ -151,30 +164,50 @@ pub(crate) fn for_each_piece_of_file(
                 Ok(())
             }
             Access::Map => {
-                // One window is read in while the backend hashes the one
-                // before, and the one before that is unmapped on another
-                // thread (munmap takes time too): three are mapped at most.
-                let (mapped_tx, mapped) = sync_channel(0);
-                let (unmap, unmapped_rx) = sync_channel::<memmap2::Mmap>(0);
-                s.spawn(move || {
-                    for (offset, len) in ranges {
-                        let _ = reached.send(offset);
-                        let window = input.map(offset, len);
-                        let failed = window.is_err();
-                        if mapped_tx.send(window).is_err() || failed {
-                            break;
+                // Several windows are read in (each on its own helper
+                // thread) while the backend hashes the one before them, and
+                // the one before that is unmapped on another thread: mapping
+                // and reading in a page-cached window costs about 1.7 ms per
+                // 32 MiB, which one thread alone makes the limit near
+                // 20 GB/s (docs/PERFORMANCE.md).
+                let window_len = ranges.clone().map(|r| r.1).max().unwrap_or(0);
+                let mappers = (MAPPED_AHEAD / window_len.max(1)).clamp(1, MAX_MAPPERS);
+                let mut mapped = Vec::with_capacity(mappers);
+                for first in 0..mappers {
+                    let (mapped_tx, mapped_rx) = sync_channel(0);
+                    mapped.push(mapped_rx);
+                    let reached = reached.clone();
+                    let ranges = ranges.clone().skip(first).step_by(mappers);
+                    s.spawn(move || {
+                        for (offset, len) in ranges {
+                            let _ = reached.send(offset);
+                            let window = input.map(offset, len);
+                            let failed = window.is_err();
+                            if mapped_tx.send(window).is_err() || failed {
+                                break;
+                            }
                         }
-                    }
-                });
+                    });
+                }
+                drop(reached);
+                let (unmap, unmapped_rx) = sync_channel::<memmap2::Mmap>(0);
                 s.spawn(move || unmapped_rx.into_iter().for_each(drop));
                 let mut at = offset;
-                for window in mapped {
+                // Window k comes from mapper k mod n, in order.
+                for k in 0.. {
+                    let Ok(window) = mapped[k % mappers].recv() else {
+                        break;
+                    };
                     let window = window?;
                     // A fault in the window while it is hashed (the file cut
                     // short under it) is survived where the program lets
                     // `sigbus::recover` run, and ends in an error here.
                     let guard = sigbus::guard(&window);
-                    absorb(Piece::Mapped(&window))?;
+                    absorb(Piece::Mapped {
+                        bytes: &window,
+                        input,
+                        offset: at,
+                    })?;
                     let failed = guard.and_then(|g| g.failed_at());
                     if let Some(failed) = failed {
                         return Err(input.window_failed(at + failed as u64));
@@ -291,7 +324,7 @@ mod tests {
 
     fn bytes_of(piece: Piece<'_>) -> Vec<u8> {
         match piece {
-            Piece::Memory(b) | Piece::Mapped(b) => b.to_vec(),
+            Piece::Memory(b) | Piece::Mapped { bytes: b, .. } => b.to_vec(),
             Piece::Unread { input, offset, len } => {
                 let mut buf = vec![0u8; len];
                 input.read_exact_at(&mut buf, offset).unwrap();

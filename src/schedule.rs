@@ -59,14 +59,30 @@ pub struct EngineShare {
 struct Tally {
     bytes: u64,
     busy: Duration,
+}
+
+/// The pieces since the split last changed.
+struct Span {
+    start: Instant,
+    bytes: u64,
     pieces: u32,
 }
 
-impl Tally {
-    /// Bytes a second, once anything was measured.
+impl Default for Span {
+    fn default() -> Self {
+        Span {
+            start: Instant::now(),
+            bytes: 0,
+            pieces: 0,
+        }
+    }
+}
+
+impl Span {
+    /// Bytes of M a second, once a piece was absorbed.
     fn rate(&self) -> Option<f64> {
-        (self.bytes > 0 && !self.busy.is_zero())
-            .then(|| self.bytes as f64 / self.busy.as_secs_f64())
+        let secs = self.start.elapsed().as_secs_f64();
+        (self.bytes > 0 && secs > 0.0).then(|| self.bytes as f64 / secs)
     }
 }
 
@@ -74,8 +90,6 @@ impl Tally {
 pub(crate) struct Member<'a> {
     name: String,
     engine: Box<dyn LeafEngine + 'a>,
-    /// Since the split last changed.
-    recent: Tally,
     total: Tally,
 }
 
@@ -84,7 +98,6 @@ impl<'a> Member<'a> {
         Member {
             name: name.into(),
             engine,
-            recent: Tally::default(),
             total: Tally::default(),
         }
     }
@@ -99,17 +112,26 @@ impl<'a> Member<'a> {
     }
 }
 
+/// Where an input stands before a piece, for the engines that may join.
+pub(crate) struct Standing {
+    /// Bytes of M absorbed so far, and still to come if known.
+    pub message_len: u64,
+    pub remaining: Option<u64>,
+    /// Time since the first piece.
+    pub elapsed: Duration,
+}
+
 /// Engines that may join while an input is hashed (GPUs starting up).
 pub(crate) trait Joiners<'a> {
-    /// Engines ready to join now, `message_len` bytes into M, owning no leaf.
-    fn poll(&mut self, message_len: u64) -> Vec<Member<'a>>;
+    /// Engines ready to join now, owning no leaf.
+    fn poll(&mut self, now: &Standing) -> Vec<Member<'a>>;
 }
 
 /// No engine joins.
 pub(crate) struct NoJoiners;
 
 impl<'a> Joiners<'a> for NoJoiners {
-    fn poll(&mut self, _message_len: u64) -> Vec<Member<'a>> {
+    fn poll(&mut self, _now: &Standing) -> Vec<Member<'a>> {
         Vec::new()
     }
 }
@@ -121,10 +143,12 @@ pub(crate) struct Moment {
     pub remaining: Option<u64>,
     /// The piece length.
     pub piece_len: usize,
-    /// Each engine's leaves and, since the split last changed, its bytes,
-    /// busy time and pieces, in leaf order.
+    /// Each engine's leaves, in leaf order.
     pub ranges: Vec<Range<u64>>,
-    recent: Vec<Tally>,
+    /// Since the split last changed: pieces, and bytes of M a second
+    /// (waits for the input included).
+    pub pieces: u32,
+    pub throughput: Option<f64>,
 }
 
 /// Where the split goes.
@@ -134,20 +158,59 @@ pub(crate) trait Plan {
     fn boundaries(&mut self, now: &Moment) -> Option<Vec<u64>>;
 }
 
-/// The split that makes the engines finish together: leaves in proportion
-/// to the rates the engines showed. An engine that has not shown one yet
-/// (it just joined) is taken to be as fast as the mean of the others, and
-/// the split is corrected once every engine has absorbed a few pieces.
-#[derive(Default)]
+/// The split that makes the input go fastest, found by measuring: the
+/// engines share one machine (a GPU is fed by the same cores and memory
+/// that the CPU engine hashes with), so each engine's own rate says little
+/// about the best split. When an engine joins, the leaves are split evenly;
+/// then the first engine's share is moved a step at a time towards the
+/// others while the input's measured throughput rises, and back with half
+/// the step when it falls, until the step is small. The others share the
+/// rest evenly.
 pub(crate) struct Balance {
     /// Engines that had their first share.
     seen: usize,
+    /// The first engine's share of the leaves now.
+    share: f64,
+    /// The next move of that share (its sign is the direction).
+    step: f64,
+    /// The best split measured: the share and the throughput it gave.
+    best: Option<(f64, f64)>,
+    /// The search has ended.
+    settled: bool,
 }
 
-/// Pieces an engine absorbs on a split before its rate is trusted.
-const PIECES_MEASURED: u32 = 3;
-/// A split closer than this (a share of the leaves) to the balanced one is kept.
-const REBALANCE_SLACK: f64 = 0.04;
+impl Default for Balance {
+    fn default() -> Self {
+        Balance {
+            seen: 0,
+            share: 1.0,
+            step: 0.0,
+            best: None,
+            settled: false,
+        }
+    }
+}
+
+/// Pieces measured on a split before its throughput is trusted.
+const PIECES_MEASURED: u32 = 6;
+/// A throughput this much higher than the best so far counts as better.
+const BETTER: f64 = 1.02;
+/// The search ends when a step would move fewer leaves than this share.
+const SMALLEST_STEP: f64 = 1.0 / 64.0;
+
+impl Balance {
+    /// Boundaries that give the first engine `share` of the leaves and the
+    /// others equal parts of the rest.
+    fn split(&self, n: usize, leaf_count: u64) -> Vec<u64> {
+        let first = (self.share * leaf_count as f64).round() as u64;
+        let rest = leaf_count - first.min(leaf_count);
+        let mut bounds = vec![0, first.min(leaf_count)];
+        for k in 1..n {
+            bounds.push(first + rest * k as u64 / (n as u64 - 1));
+        }
+        bounds
+    }
+}
 
 impl Plan for Balance {
     fn boundaries(&mut self, now: &Moment) -> Option<Vec<u64>> {
@@ -162,47 +225,37 @@ impl Plan for Balance {
         {
             return None;
         }
-        let newcomer = n > self.seen;
-        self.seen = n;
-        let measured = now
-            .recent
-            .iter()
-            .zip(&now.ranges)
-            .all(|(t, r)| r.is_empty() || t.pieces >= PIECES_MEASURED);
-        if !newcomer && !measured {
+        if n > self.seen {
+            // An engine joined: an even split, and the search starts over.
+            self.seen = n;
+            self.share = 1.0 / n as f64;
+            self.step = -self.share / 2.0;
+            self.best = None;
+            self.settled = false;
+            return Some(self.split(n, now.leaf_count));
+        }
+        if self.settled || now.pieces < PIECES_MEASURED {
             return None;
         }
-        let rates: Vec<Option<f64>> = now
-            .recent
-            .iter()
-            .zip(&now.ranges)
-            .map(|(t, r)| if r.is_empty() { None } else { t.rate() })
-            .collect();
-        let known: Vec<f64> = rates.iter().flatten().copied().collect();
-        let mean = if known.is_empty() {
-            1.0
-        } else {
-            known.iter().sum::<f64>() / known.len() as f64
-        };
-        let weights: Vec<f64> = rates.iter().map(|r| r.unwrap_or(mean)).collect();
-        let total: f64 = weights.iter().sum();
-        let l = now.leaf_count;
-        let mut bounds = Vec::with_capacity(n + 1);
-        let mut acc = 0.0;
-        bounds.push(0);
-        for w in &weights[..n - 1] {
-            acc += w / total;
-            bounds.push(((acc * l as f64).round() as u64).min(l));
+        let throughput = now.throughput?;
+        match self.best {
+            Some((_, best)) if throughput <= best * BETTER => {
+                // Worse: back past the best, the other way, half as far.
+                let (best_share, _) = self.best.unwrap_or((self.share, throughput));
+                self.step = -self.step / 2.0;
+                self.share = best_share;
+            }
+            _ => self.best = Some((self.share, throughput)),
         }
-        bounds.push(l);
-        let moved = now
-            .ranges
-            .iter()
-            .enumerate()
-            .map(|(i, r)| r.end.abs_diff(bounds[i + 1]))
-            .max()
-            .unwrap_or(0);
-        (moved as f64 > REBALANCE_SLACK * l as f64 || newcomer).then_some(bounds)
+        if self.step.abs() < SMALLEST_STEP {
+            self.settled = true;
+            let (best_share, _) = self.best.unwrap_or((self.share, throughput));
+            let changed = best_share != self.share;
+            self.share = best_share;
+            return changed.then(|| self.split(n, now.leaf_count));
+        }
+        self.share = (self.share + self.step).clamp(0.0, 1.0);
+        Some(self.split(n, now.leaf_count))
     }
 }
 
@@ -239,22 +292,33 @@ pub(crate) fn run<'a>(
     };
     let total_len = input.known_len().map(|n| n + params.prefix().len() as u64);
     let mut message_len = 0u64;
+    let started = Instant::now();
+    let mut since_change = Span::default();
     let mut step = |piece: Piece<'_>| -> Result<(), HashError> {
-        for joined in joiners.poll(message_len) {
+        let remaining = total_len.map(|t| t.saturating_sub(message_len));
+        let standing = Standing {
+            message_len,
+            remaining,
+            elapsed: started.elapsed(),
+        };
+        for joined in joiners.poll(&standing) {
             members.push(joined);
         }
         let now = Moment {
             leaf_count: params.leaf_count(),
-            remaining: total_len.map(|t| t.saturating_sub(message_len)),
+            remaining,
             piece_len,
             ranges: members.iter().map(|m| m.engine.leaves()).collect(),
-            recent: members.iter().map(|m| m.recent).collect(),
+            pieces: since_change.pieces,
+            throughput: since_change.rate(),
         };
         if let Some(bounds) = plan.boundaries(&now) {
             migrate(&mut members, &bounds)?;
-            members.iter_mut().for_each(|m| m.recent = Tally::default());
+            since_change = Span::default();
         }
         absorb_everywhere(params, &mut members, piece, message_len)?;
+        since_change.bytes += piece_len_of(piece) as u64;
+        since_change.pieces += 1;
         message_len += piece_len_of(piece) as u64;
         if members.len() > 1 {
             progress.engines(&members.iter().map(Member::share).collect::<Vec<_>>());
@@ -287,7 +351,7 @@ pub(crate) fn run<'a>(
 
 fn piece_len_of(piece: Piece<'_>) -> usize {
     match piece {
-        Piece::Memory(b) | Piece::Mapped(b) => b.len(),
+        Piece::Memory(b) | Piece::Mapped { bytes: b, .. } => b.len(),
         Piece::Unread { len, .. } => len,
     }
 }
@@ -309,27 +373,26 @@ fn absorb_everywhere(
             let busy = start.elapsed();
             let bytes = packed_len(params, &leaves, message_len + len)
                 - packed_len(params, &leaves, message_len);
-            for tally in [&mut m.recent, &mut m.total] {
-                tally.bytes += bytes;
-                tally.busy += busy;
-                tally.pieces += 1;
-            }
+            m.total.bytes += bytes;
+            m.total.busy += busy;
         }
         Ok(())
     };
     match members {
         [only] => absorb(only),
-        [first, rest @ ..] => std::thread::scope(|s| {
-            let others: Vec<_> = rest.iter_mut().map(|m| s.spawn(|| absorb(m))).collect();
-            let mut result = absorb(first);
-            for handle in others {
-                let other = handle.join().unwrap_or_else(|_| {
-                    Err(HashError::Threads("an engine's thread panicked".into()))
-                });
-                result = result.and(other);
-            }
-            result
-        }),
+        // On the global rayon pool's long-lived threads, not new ones per
+        // piece: a thread's first CUDA call sets up driver state for it.
+        [first, rest @ ..] => {
+            let mut results: Vec<Result<(), HashError>> = rest.iter().map(|_| Ok(())).collect();
+            let mut result = Ok(());
+            rayon::scope(|s| {
+                for (m, out) in rest.iter_mut().zip(results.iter_mut()) {
+                    s.spawn(|_| *out = absorb(m));
+                }
+                result = absorb(first);
+            });
+            results.into_iter().fold(result, Result::and)
+        }
         [] => Ok(()),
     }
 }
@@ -501,11 +564,11 @@ mod tests {
     }
 
     impl<'a> Joiners<'a> for Scripted<'a> {
-        fn poll(&mut self, message_len: u64) -> Vec<Member<'a>> {
+        fn poll(&mut self, now: &Standing) -> Vec<Member<'a>> {
             let mut ready = Vec::new();
             while self.joins.first().is_some_and(|j| j.0 <= self.piece) {
                 let (_, name, begin) = self.joins.remove(0);
-                ready.push(Member::new(name, begin(message_len)));
+                ready.push(Member::new(name, begin(now.message_len)));
             }
             self.piece += 1;
             ready
@@ -673,54 +736,69 @@ mod tests {
         }
     }
 
+    /// The search on a machine whose throughput peaks when the first
+    /// engine has `best` of the leaves: it starts even, finds the peak to
+    /// within a few steps, then keeps the split.
     #[test]
-    #[allow(clippy::single_range_in_vec_init)] // one engine owning 0..1000
-    fn balance_splits_by_rate_and_waits_to_measure() {
-        let tally = |mb: u64, ms: u64, pieces| Tally {
-            bytes: mb << 20,
-            busy: Duration::from_millis(ms),
-            pieces,
-        };
-        let moment = |ranges: Vec<Range<u64>>, recent| Moment {
-            leaf_count: 1000,
-            remaining: None,
-            piece_len: 1 << 20,
-            ranges,
-            recent,
-        };
-        let mut plan = Balance::default();
-        // Alone: nothing to split.
-        assert_eq!(
-            plan.boundaries(&moment(vec![0..1000], vec![tally(9, 9, 9)])),
-            None
-        );
-        // A newcomer with no rate gets the mean of the others': half.
-        let joined = moment(
-            vec![0..1000, 0..0],
-            vec![tally(30, 10, 5), Tally::default()],
-        );
-        assert_eq!(plan.boundaries(&joined), Some(vec![0, 500, 1000]));
-        // Not yet measured: kept.
-        let early = moment(
-            vec![0..500, 500..1000],
-            vec![tally(10, 10, 3), tally(10, 2, 2)],
-        );
-        assert_eq!(plan.boundaries(&early), None);
-        // Measured: the second is four times as fast.
-        let measured = moment(
-            vec![0..500, 500..1000],
-            vec![tally(10, 10, 3), tally(40, 10, 3)],
-        );
-        assert_eq!(plan.boundaries(&measured), Some(vec![0, 200, 1000]));
-        // Within the slack of balance: kept.
-        let near = moment(
-            vec![0..200, 200..1000],
-            vec![tally(10, 10, 3), tally(42, 10, 3)],
-        );
-        assert_eq!(plan.boundaries(&near), None);
+    fn balance_climbs_to_the_fastest_split() {
+        for best in [0.0, 0.1, 0.3, 0.5, 0.8] {
+            let leaf_count = 1 << 16;
+            let throughput = |share: f64| 50.0 - 40.0 * (share - best).abs();
+            let mut plan = Balance::default();
+            let mut ranges = vec![0..leaf_count];
+            let moment = |ranges: &Vec<Range<u64>>, pieces, t| Moment {
+                leaf_count,
+                remaining: None,
+                piece_len: 1 << 20,
+                ranges: ranges.clone(),
+                pieces,
+                throughput: t,
+            };
+            // Alone: nothing to split.
+            assert_eq!(plan.boundaries(&moment(&ranges, 9, Some(1.0))), None);
+            // A second engine joins: an even split.
+            ranges.push(leaf_count..leaf_count);
+            let even = plan.boundaries(&moment(&ranges, 0, None)).unwrap();
+            assert_eq!(even, vec![0, leaf_count / 2, leaf_count]);
+            let mut bounds = even;
+            let mut moves = 0;
+            for _ in 0..100 {
+                ranges = bounds.windows(2).map(|w| w[0]..w[1]).collect();
+                let share = bounds[1] as f64 / leaf_count as f64;
+                // Too few pieces measured: kept.
+                assert_eq!(
+                    plan.boundaries(&moment(&ranges, 2, Some(throughput(share)))),
+                    None
+                );
+                match plan.boundaries(&moment(&ranges, 9, Some(throughput(share)))) {
+                    Some(next) => {
+                        bounds = next;
+                        moves += 1;
+                    }
+                    None => break,
+                }
+            }
+            let share = bounds[1] as f64 / leaf_count as f64;
+            // Within a few per cent of the fastest (the search takes only
+            // gains of more than BETTER as gains).
+            assert!(
+                throughput(share) >= 0.97 * throughput(best),
+                "best {best}: ended at {share}"
+            );
+            assert!(moves < 20, "best {best}: {moves} moves");
+            // Settled: no more moves.
+            assert_eq!(plan.boundaries(&moment(&ranges, 50, Some(1.0))), None);
+        }
         // The last pieces are not worth a move.
-        let mut last = measured;
-        last.remaining = Some(3 << 20);
+        let mut plan = Balance::default();
+        let last = Moment {
+            leaf_count: 100,
+            remaining: Some(3 << 20),
+            piece_len: 1 << 20,
+            ranges: vec![0..100, 100..100],
+            pieces: 0,
+            throughput: None,
+        };
         assert_eq!(plan.boundaries(&last), None);
     }
 

@@ -151,33 +151,36 @@ impl LeafEngine for GpuMessage<'_> {
 
     fn absorb(&mut self, piece: Piece<'_>) -> Result<(), HashError> {
         let len = match piece {
-            Piece::Memory(bytes) | Piece::Mapped(bytes) => bytes.len(),
+            Piece::Memory(bytes) | Piece::Mapped { bytes, .. } => bytes.len(),
             Piece::Unread { len, .. } => len,
         };
         let result = guard("hashing on the GPU", || {
             self.leaves.bind()?;
             match piece {
                 _ if self.range.is_empty() => Ok(()),
-                Piece::Mapped(bytes)
+                Piece::Mapped { bytes, .. }
                     if self.mode == CopyMode::Register && self.owns_every_leaf() =>
                 {
                     // SAFETY: `Piece::Mapped` holds bytes of a read-only file
                     // mapping that lives until this piece has been absorbed.
                     Ok(unsafe { self.leaves.absorb_registered(bytes) }?)
                 }
-                Piece::Memory(bytes) | Piece::Mapped(bytes) => {
-                    self.absorb_runs(len, |leaves, ranges| {
-                        let runs: Vec<&[u8]> = ranges.iter().map(|r| &bytes[r.clone()]).collect();
-                        leaves.absorb_staged(Staged::Memory(&runs))
-                    })
-                }
-                Piece::Unread { input, offset, .. } => self.absorb_runs(len, |leaves, ranges| {
-                    let runs: Vec<(u64, usize)> = ranges
-                        .iter()
-                        .map(|r| (offset + r.start as u64, r.len()))
-                        .collect();
-                    leaves.absorb_staged(Staged::File(input, &runs))
+                Piece::Memory(bytes) => self.absorb_runs(len, |leaves, ranges| {
+                    let runs: Vec<&[u8]> = ranges.iter().map(|r| &bytes[r.clone()]).collect();
+                    leaves.absorb_staged(Staged::Memory(&runs))
                 }),
+                // Read from the file, not through the mapping: the GPU alone
+                // preads into its pinned buffers at 52 GB/s on the H200
+                // machine, while copies through the mapping held a shared
+                // run's GPU part near 15 GB/s (docs/PERFORMANCE.md).
+                Piece::Mapped { input, offset, .. } | Piece::Unread { input, offset, .. } => self
+                    .absorb_runs(len, |leaves, ranges| {
+                        let runs: Vec<(u64, usize)> = ranges
+                            .iter()
+                            .map(|r| (offset + r.start as u64, r.len()))
+                            .collect();
+                        leaves.absorb_staged(Staged::File(input, &runs))
+                    }),
             }
         });
         self.message_len += len as u64;

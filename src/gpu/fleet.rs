@@ -11,6 +11,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use cudarc::driver::CudaContext;
 
@@ -164,6 +165,17 @@ impl Shared {
     }
 }
 
+/// What a GPU's start is taken to cost before this machine has measured
+/// one (the H200 machine measured 0.3 to 0.5 s in the background while 16
+/// cores hashed, docs/PERFORMANCE.md); afterwards the last measured start,
+/// kept in the cache directory, is used.
+const UNMEASURED_STARTUP: Duration = Duration::from_millis(500);
+
+/// The file in the cache directory that keeps the last measured start.
+fn startup_file() -> Option<std::path::PathBuf> {
+    super::kernels::cache_dir().map(|d| d.join("gpu-startup-seconds"))
+}
+
 /// The GPUs of one hasher.
 pub struct Fleet(Arc<Shared>);
 
@@ -195,6 +207,7 @@ impl Fleet {
         let spawned = std::thread::Builder::new()
             .name("treehash-gpu-start".into())
             .spawn(move || {
+                let began = Instant::now();
                 let list = match shared.list() {
                     Ok(list) => list,
                     Err(e) => return note_failure(&shared.failure, e),
@@ -210,6 +223,12 @@ impl Fleet {
                         }
                     }
                 });
+                if list.iter().any(|d| d.is_ready(algorithm))
+                    && let Some(path) = startup_file()
+                {
+                    let seconds = began.elapsed().as_secs_f64();
+                    super::kernels::store(&path, &format!("{seconds:.3}\n"));
+                }
             });
         match spawned {
             Ok(handle) => {
@@ -245,6 +264,16 @@ impl Fleet {
         (started_any && !any_ready)
             .then(|| self.failure())
             .flatten()
+    }
+
+    /// What starting the GPUs is expected to take: the last start measured
+    /// on this machine, else [`UNMEASURED_STARTUP`].
+    pub fn expected_startup(&self) -> Duration {
+        startup_file()
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .and_then(|text| text.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s >= 0.0 && *s < 60.0)
+            .map_or(UNMEASURED_STARTUP, Duration::from_secs_f64)
     }
 
     /// The devices ready for `algorithm` now, with their ordinals (never waits).

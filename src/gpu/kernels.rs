@@ -208,26 +208,31 @@ impl Kernels {
     }
 }
 
-/// Where compiled PTX is cached: `$TREEHASH_CACHE_DIR`, else
-/// `$XDG_CACHE_HOME/treehash`, else `~/.cache/treehash`. The file name holds
+/// Where compiled PTX is cached, in [`cache_dir`]. The file name holds
 /// a hash of the source, the architecture and the algorithm, so that a
 /// changed kernel is never loaded from a stale file.
 fn cache_path(arch: &str, algorithm: Algorithm) -> Option<PathBuf> {
-    let dir = std::env::var_os("TREEHASH_CACHE_DIR")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("treehash")))
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/treehash")))?;
+    let dir = cache_dir()?;
     let key = format!("{SOURCE}\n{arch}\n{:?}", defines(algorithm));
     let id = hex::encode(&plain_hash(Algorithm::Sha3_256, key.as_bytes(), 32)[..12]);
     Some(dir.join(format!("kernels-{algorithm}-{arch}-{id}.ptx")))
 }
 
-/// Writes the cache file atomically; a cache that cannot be written is skipped.
-fn store(path: &PathBuf, ptx: &str) {
+/// treehash's cache directory: `$TREEHASH_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/treehash`, else `~/.cache/treehash`.
+pub(crate) fn cache_dir() -> Option<PathBuf> {
+    std::env::var_os("TREEHASH_CACHE_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("treehash")))
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/treehash")))
+}
+
+/// Writes a cache file atomically; a cache that cannot be written is skipped.
+pub(crate) fn store(path: &PathBuf, text: &str) {
     let Some(dir) = path.parent() else { return };
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     let _ = std::fs::create_dir_all(dir)
-        .and_then(|()| std::fs::write(&tmp, ptx))
+        .and_then(|()| std::fs::write(&tmp, text))
         .and_then(|()| std::fs::rename(&tmp, path));
     let _ = std::fs::remove_file(&tmp);
 }
