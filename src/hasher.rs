@@ -354,10 +354,12 @@ impl Hasher {
 
     /// Under `Auto`: why no GPU took part (no driver, no device, a start
     /// that failed), once the GPUs' start in the background has ended —
-    /// this waits for it. `None` when a GPU started, or none was tried (a
-    /// tree of one leaf, or no input yet).
+    /// this waits for it. `None` when a GPU started, or the driver is there
+    /// and no input was long enough to start one.
     pub fn gpu_unavailable(&self) -> Option<String> {
-        self.gpus.unavailable()
+        self.gpus
+            .unavailable()
+            .or_else(|| (!gpu::driver_present()).then(|| "no CUDA driver found".to_string()))
     }
 
     /// Charges the GPU's one-time start-up to the first digest made on it.
