@@ -387,13 +387,16 @@ struct GpuJoiners<'h> {
     startup: Timings,
 }
 
-/// Pieces hashed, after the first, before the CPU's rate is taken as known.
-const PIECES_MEASURED_BEFORE_GPU_START: u64 = 3;
+/// Pieces hashed, after the first, before the CPU's rate is taken as known
+/// (the first pieces run slower: a rate from fewer started GPUs for 8 GiB
+/// files that the CPU then finished alone).
+const PIECES_MEASURED_BEFORE_GPU_START: u64 = 8;
 /// The GPUs are started only for an input whose rest would take the CPU
-/// this many times a GPU's expected start-up: until a GPU is ready the CPU
-/// goes a little slower (the start takes a core and the memory bus), and a
-/// GPU that joins near the end cannot win that back.
-const STARTUP_PAYOFF: f64 = 1.5;
+/// this many times a GPU's expected start-up. A start that comes to nothing
+/// costs: the CPU goes slower meanwhile, and the process cannot end while
+/// the driver is inside a call (measured: 8 GiB took 0.61 s instead of
+/// 0.45 when a GPU started and never joined, H200 machine).
+const STARTUP_PAYOFF: f64 = 2.0;
 
 impl GpuJoiners<'_> {
     /// Whether starting the GPUs can pay off for the rest of this input,

@@ -9,6 +9,7 @@
 //! a helper thread into one buffer while the backend absorbs the other.
 
 use std::io::{self, Read};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, sync_channel};
 
 use crate::error::HashError;
@@ -127,12 +128,15 @@ pub(crate) fn for_each_piece_of_slice<E>(
 }
 
 /// [`for_each_piece_of_slice`] for an input file, read as `access` asks.
-/// With [`Access::Map`] pieces are at most [`MAX_PIECE`] bytes.
+/// With [`Access::Map`] pieces are at most [`MAX_PIECE`] bytes, and while
+/// `unmapped` is set the pieces not yet mapped come unread instead (the
+/// engines that own leaves then read the file themselves).
 pub(crate) fn for_each_piece_of_file(
     params: &TreeParams,
     input: &InputFile,
     piece_len: usize,
     access: Access,
+    unmapped: &AtomicBool,
     progress: &dyn Progress,
     mut absorb: impl FnMut(Piece<'_>) -> Result<(), HashError>,
 ) -> Result<(), HashError> {
@@ -181,7 +185,11 @@ pub(crate) fn for_each_piece_of_file(
                     s.spawn(move || {
                         for (offset, len) in ranges {
                             let _ = reached.send(offset);
-                            let window = input.map(offset, len);
+                            let window = if unmapped.load(Ordering::Relaxed) {
+                                Ok(Window::Unread(offset, len))
+                            } else {
+                                input.map(offset, len).map(Window::Mapped)
+                            };
                             let failed = window.is_err();
                             if mapped_tx.send(window).is_err() || failed {
                                 break;
@@ -198,7 +206,15 @@ pub(crate) fn for_each_piece_of_file(
                     let Ok(window) = mapped[k % mappers].recv() else {
                         break;
                     };
-                    let window = window?;
+                    let window = match window? {
+                        Window::Mapped(window) => window,
+                        Window::Unread(offset, len) => {
+                            absorb(Piece::Unread { input, offset, len })?;
+                            progress.advance(len as u64);
+                            at += len as u64;
+                            continue;
+                        }
+                    };
                     // A fault in the window while it is hashed (the file cut
                     // short under it) is survived where the program lets
                     // `sigbus::recover` run, and ends in an error here.
@@ -220,6 +236,13 @@ pub(crate) fn for_each_piece_of_file(
             }
         }
     })
+}
+
+/// A window of the file, as a mapping thread hands it on.
+enum Window {
+    Mapped(memmap2::Mmap),
+    /// `len` bytes from an offset, left unread.
+    Unread(u64, usize),
 }
 
 /// A thread that keeps the kernel reading `input` up to [`PREFETCH_AHEAD`]
@@ -357,6 +380,41 @@ mod tests {
         }
     }
 
+    /// Mapped pieces until the flag is set, unread ones after (those
+    /// already mapped ahead still come mapped): the same bytes in order.
+    #[test]
+    fn pieces_come_unread_once_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let file: Vec<u8> = (0..3_000_000usize).map(|i| (i * 13 + 1) as u8).collect();
+        std::fs::write(&path, &file).unwrap();
+        let p = params(b"", 136);
+        let Source::File(input) = Source::open(&path).unwrap() else {
+            panic!("a regular file");
+        };
+        let unmapped = AtomicBool::new(false);
+        let (mut got, mut kinds) = (Vec::new(), Vec::new());
+        for_each_piece_of_file(
+            &p,
+            &input,
+            136 * 1000,
+            Access::Map,
+            &unmapped,
+            &NoProgress,
+            |piece| {
+                kinds.push(matches!(piece, Piece::Unread { .. }));
+                got.extend(bytes_of(piece));
+                if kinds.len() == 3 {
+                    unmapped.store(true, Ordering::Relaxed);
+                }
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(got, file);
+        assert!(!kinds[0] && kinds.last() == Some(&true), "{kinds:?}");
+    }
+
     #[test]
     fn file_pieces_match_slice_pieces_both_ways() {
         let dir = tempfile::tempdir().unwrap();
@@ -373,10 +431,18 @@ mod tests {
                         panic!("a regular file");
                     };
                     let mut got = Vec::new();
-                    for_each_piece_of_file(&p, &input, 136 * 8 * 4, access, &NoProgress, |p| {
-                        got.push(bytes_of(p));
-                        Ok(())
-                    })
+                    for_each_piece_of_file(
+                        &p,
+                        &input,
+                        136 * 8 * 4,
+                        access,
+                        &AtomicBool::new(false),
+                        &NoProgress,
+                        |p| {
+                            got.push(bytes_of(p));
+                            Ok(())
+                        },
+                    )
                     .unwrap();
                     assert_eq!(got, want, "{len} bytes, prefix {prefix_len}, {access:?}");
                 }

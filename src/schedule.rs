@@ -10,6 +10,7 @@
 
 use std::io::Read;
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::engine::{LeafEngine, LeafStates, packed_len};
@@ -294,6 +295,9 @@ pub(crate) fn run<'a>(
     let mut message_len = 0u64;
     let started = Instant::now();
     let mut since_change = Span::default();
+    // Set once every engine that owns leaves reads the file itself (a GPU
+    // given them all): mapping the rest would only cost time.
+    let unmapped = AtomicBool::new(false);
     let mut step = |piece: Piece<'_>| -> Result<(), HashError> {
         let remaining = total_len.map(|t| t.saturating_sub(message_len));
         let standing = Standing {
@@ -314,6 +318,11 @@ pub(crate) fn run<'a>(
         };
         if let Some(bounds) = plan.boundaries(&now) {
             migrate(&mut members, &bounds)?;
+            let readers_only = members
+                .iter()
+                .filter(|m| !m.engine.leaves().is_empty())
+                .all(|m| m.engine.access() == Access::Read);
+            unmapped.store(readers_only, Ordering::Relaxed);
             since_change = Span::default();
         }
         absorb_everywhere(params, &mut members, piece, message_len)?;
@@ -331,7 +340,9 @@ pub(crate) fn run<'a>(
             Ok(data.len() as u64)
         }
         Input::File(file) => {
-            message::for_each_piece_of_file(params, file, piece_len, access, progress, &mut step)?;
+            message::for_each_piece_of_file(
+                params, file, piece_len, access, &unmapped, progress, &mut step,
+            )?;
             Ok(file.len())
         }
         Input::Stream(reader) => message::for_each_piece_of_stream::<HashError>(

@@ -102,6 +102,13 @@ impl<'a, A: Absorb> Leaves<'a, A> {
         self.owned.clone()
     }
 
+    /// Moves past the next `len` bytes of M, which hold none of its
+    /// leaves' blocks (it owns none).
+    pub fn skip(&mut self, len: usize) {
+        debug_assert!(self.owned.is_empty());
+        self.message_len += len as u64;
+    }
+
     /// The owned leaves that hold a block once blocks 0 … `blocks` − 1 are
     /// absorbed: a prefix of `owned`, as leaves fill in order.
     fn holding(&self, blocks: u64) -> Range<u64> {
