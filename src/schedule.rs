@@ -295,8 +295,8 @@ pub(crate) fn run<'a>(
     let mut message_len = 0u64;
     let started = Instant::now();
     let mut since_change = Span::default();
-    // Set once every engine that owns leaves reads the file itself (a GPU
-    // given them all): mapping the rest would only cost time.
+    // Set while every engine that owns leaves reads the file itself (a GPU
+    // given them all): mapping windows for them would only cost time.
     let unmapped = AtomicBool::new(false);
     let mut step = |piece: Piece<'_>| -> Result<(), HashError> {
         let remaining = total_len.map(|t| t.saturating_sub(message_len));
