@@ -142,18 +142,6 @@ impl CpuBackend {
         })
     }
 
-    /// True when these parameters take the AVX-512 eight-lane path here (the
-    /// path whose speed the GPU's `Auto` thresholds were measured against).
-    pub fn has_fast_path(&self, params: &TreeParams) -> bool {
-        #[cfg(target_arch = "x86_64")]
-        return matches!(self.platform.engine(params), Engine::Lanes8(_));
-        #[cfg(not(target_arch = "x86_64"))]
-        return {
-            let _ = params;
-            false
-        };
-    }
-
     /// The worker threads (the GPU backend borrows them to stage chunks).
     pub fn pool(&self) -> &rayon::ThreadPool {
         &self.pool

@@ -217,7 +217,7 @@ impl Hasher {
             BackendChoice::Auto => self.on_all(params, &mut input, &first_try, &mut timings),
         };
         let (hashed, note) = match result {
-            Ok(done) => done,
+            Ok(hashed) => (hashed, None),
             Err(HashError::Gpu(e))
                 if self.options.backend == BackendChoice::Auto && input.can_reread() =>
             {
@@ -226,7 +226,7 @@ impl Hasher {
                 timings = Timings::default();
                 // The bar already shows what the first try got through.
                 let redo = Resumed::new(progress, first_try.done());
-                let (hashed, _) = self.on_cpu(params, &mut input, &redo, &mut timings)?;
+                let hashed = self.on_cpu(params, &mut input, &redo, &mut timings)?;
                 let note = format!("the GPU failed ({e}); hashing on the CPU");
                 (hashed, Some(note))
             }
@@ -262,10 +262,9 @@ impl Hasher {
         input: &mut Input<'_>,
         progress: &dyn Progress,
         timings: &mut Timings,
-    ) -> Result<(Hashed, Option<String>), HashError> {
+    ) -> Result<Hashed, HashError> {
         let members = vec![Member::new("cpu", self.cpu.begin(params))];
-        let hashed = self.run(params, input, members, &mut NoJoiners, progress, timings)?;
-        Ok((hashed, None))
+        self.run(params, input, members, &mut NoJoiners, progress, timings)
     }
 
     /// The input on the GPUs asked for, which must all start.
@@ -275,7 +274,7 @@ impl Hasher {
         input: &mut Input<'_>,
         progress: &dyn Progress,
         timings: &mut Timings,
-    ) -> Result<(Hashed, Option<String>), HashError> {
+    ) -> Result<Hashed, HashError> {
         let gpus = self.gpus()?;
         self.charge_startup(gpus[0], timings);
         let pool = self.cpu.pool();
@@ -283,7 +282,6 @@ impl Hasher {
         let len = input.known_len();
         let mut members = Vec::with_capacity(gpus.len());
         for (k, gpu) in gpus.iter().enumerate() {
-            let name = format!("gpu{}", gpu.info().ordinal);
             let engine = if k == 0 {
                 gpu.begin(params, len, self.options.copy_mode, kernel, pool, timings)?
             } else {
@@ -291,10 +289,9 @@ impl Hasher {
                 // the leaves evenly at the first piece.
                 gpu.begin_at(params, 0, kernel, pool, timings)?
             };
-            members.push(Member::new(name, engine));
+            members.push(Member::new(gpu.info().engine_name(), engine));
         }
-        let hashed = self.run(params, input, members, &mut NoJoiners, progress, timings)?;
-        Ok((hashed, None))
+        self.run(params, input, members, &mut NoJoiners, progress, timings)
     }
 
     /// The input on the CPU from the first byte, and on every GPU that is
@@ -305,7 +302,7 @@ impl Hasher {
         input: &mut Input<'_>,
         progress: &dyn Progress,
         timings: &mut Timings,
-    ) -> Result<(Hashed, Option<String>), HashError> {
+    ) -> Result<Hashed, HashError> {
         // One leaf (plain SHA-3) cannot be shared.
         if params.leaf_count() < 2 || self.gpu_failed.load(Ordering::Relaxed) {
             return self.on_cpu(params, input, progress, timings);
@@ -319,14 +316,13 @@ impl Hasher {
             params,
             started: false,
             baseline: None,
-            expected_startup: None,
             joined: Vec::new(),
             startup: Timings::default(),
         };
         let hashed = self.run(params, input, members, &mut joiners, progress, timings)?;
         timings.gpu_init += joiners.startup.gpu_init;
         timings.compile += joiners.startup.compile;
-        Ok((hashed, None))
+        Ok(hashed)
     }
 
     /// Runs the scheduler, with the CPU reducing trees that engines shared.
@@ -379,17 +375,15 @@ struct GpuJoiners<'h> {
     /// Where the CPU's rate is measured from: after its first piece, which
     /// also waits for the first window and wakes the threads.
     baseline: Option<(u64, Duration)>,
-    /// The GPUs' start-up as last measured here, in seconds (read once).
-    expected_startup: Option<f64>,
     /// Ordinals that joined (or failed to).
     joined: Vec<usize>,
     /// Their start-up, for the timings.
     startup: Timings,
 }
 
-/// Pieces hashed, after the first, before the CPU's rate is taken as known
-/// (the first pieces run slower: a rate from fewer started GPUs for 8 GiB
-/// files that the CPU then finished alone).
+/// Pieces hashed, after the first, before the CPU's rate is taken as known.
+/// The first pieces run slower; a rate from only three of them made auto
+/// start GPUs for 8 GiB files that the CPU then finished alone.
 const PIECES_MEASURED_BEFORE_GPU_START: u64 = 8;
 /// The GPUs are started only for an input whose rest would take the CPU
 /// this many times a GPU's expected start-up. A start that comes to nothing
@@ -417,11 +411,7 @@ impl GpuJoiners<'_> {
         if bytes < PIECES_MEASURED_BEFORE_GPU_START * piece || time.is_zero() {
             return false;
         }
-        let gpus = &self.hasher.gpus;
-        let startup = self
-            .expected_startup
-            .get_or_insert_with(|| gpus.expected_startup().as_secs_f64());
-        let startup = *startup;
+        let startup = self.hasher.gpus.expected_startup().as_secs_f64();
         match now.remaining {
             Some(left) => {
                 let rate = bytes as f64 / time.as_secs_f64();
@@ -464,7 +454,7 @@ impl<'h> Joiners<'h> for GpuJoiners<'h> {
                 &mut self.startup,
             );
             if let Ok(engine) = engine {
-                members.push(Member::new(format!("gpu{ordinal}"), engine));
+                members.push(Member::new(gpu.info().engine_name(), engine));
             }
         }
         members

@@ -72,6 +72,16 @@ pub(crate) enum Piece<'a> {
     },
 }
 
+impl Piece<'_> {
+    /// Its length in bytes.
+    pub(crate) fn len(&self) -> usize {
+        match *self {
+            Piece::Memory(bytes) | Piece::Mapped { bytes, .. } => bytes.len(),
+            Piece::Unread { len, .. } => len,
+        }
+    }
+}
+
 /// How a backend wants a file's bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Access {

@@ -326,9 +326,9 @@ pub(crate) fn run<'a>(
             since_change = Span::default();
         }
         absorb_everywhere(params, &mut members, piece, message_len)?;
-        since_change.bytes += piece_len_of(piece) as u64;
+        since_change.bytes += piece.len() as u64;
         since_change.pieces += 1;
-        message_len += piece_len_of(piece) as u64;
+        message_len += piece.len() as u64;
         if members.len() > 1 {
             progress.engines(&members.iter().map(Member::share).collect::<Vec<_>>());
         }
@@ -360,13 +360,6 @@ pub(crate) fn run<'a>(
     })
 }
 
-fn piece_len_of(piece: Piece<'_>) -> usize {
-    match piece {
-        Piece::Memory(b) | Piece::Mapped { bytes: b, .. } => b.len(),
-        Piece::Unread { len, .. } => len,
-    }
-}
-
 /// Every engine absorbs its blocks of `piece`, each on its own thread (the
 /// first on this one), and counts its bytes and time.
 fn absorb_everywhere(
@@ -375,7 +368,7 @@ fn absorb_everywhere(
     piece: Piece<'_>,
     message_len: u64,
 ) -> Result<(), HashError> {
-    let len = piece_len_of(piece) as u64;
+    let len = piece.len() as u64;
     let absorb = |m: &mut Member<'_>| -> Result<(), HashError> {
         let leaves = m.engine.leaves();
         let start = Instant::now();

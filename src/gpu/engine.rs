@@ -150,10 +150,7 @@ impl LeafEngine for GpuMessage<'_> {
     }
 
     fn absorb(&mut self, piece: Piece<'_>) -> Result<(), HashError> {
-        let len = match piece {
-            Piece::Memory(bytes) | Piece::Mapped { bytes, .. } => bytes.len(),
-            Piece::Unread { len, .. } => len,
-        };
+        let len = piece.len();
         let result = guard("hashing on the GPU", || {
             self.leaves.bind()?;
             match piece {

@@ -134,6 +134,8 @@ struct Shared {
     failure: Mutex<Option<String>>,
     /// The background starts, to wait for when asked why no GPU was used.
     starts: Mutex<Vec<std::thread::JoinHandle<()>>>,
+    /// The start-up last measured on this machine, read once.
+    expected_startup: OnceLock<Duration>,
 }
 
 impl Shared {
@@ -187,20 +189,22 @@ impl Fleet {
             list: OnceLock::new(),
             failure: Mutex::new(None),
             starts: Mutex::new(Vec::new()),
+            expected_startup: OnceLock::new(),
         }))
     }
 
     /// Starts every device and readies `algorithm` on it, on background
     /// threads (one per device); returns at once. Asking again is free.
     pub fn start_in_background(&self, algorithm: Algorithm) {
-        if let Some(Err(_)) = self.0.list.get() {
-            return; // no driver or no device: nothing to start
-        }
-        if let Some(Ok(list)) = self.0.list.get()
-            && list
+        let nothing_to_do = match self.0.list.get() {
+            // No driver or no device.
+            Some(Err(_)) => true,
+            Some(Ok(list)) => list
                 .iter()
-                .all(|d| d.preparing.load(Ordering::Relaxed) & bit(algorithm) != 0)
-        {
+                .all(|d| d.preparing.load(Ordering::Relaxed) & bit(algorithm) != 0),
+            None => false,
+        };
+        if nothing_to_do {
             return;
         }
         let shared = Arc::clone(&self.0);
@@ -267,13 +271,15 @@ impl Fleet {
     }
 
     /// What starting the GPUs is expected to take: the last start measured
-    /// on this machine, else [`UNMEASURED_STARTUP`].
+    /// on this machine (read once per process), else [`UNMEASURED_STARTUP`].
     pub fn expected_startup(&self) -> Duration {
-        startup_file()
-            .and_then(|p| std::fs::read_to_string(p).ok())
-            .and_then(|text| text.trim().parse::<f64>().ok())
-            .filter(|s| s.is_finite() && *s >= 0.0 && *s < 60.0)
-            .map_or(UNMEASURED_STARTUP, Duration::from_secs_f64)
+        *self.0.expected_startup.get_or_init(|| {
+            startup_file()
+                .and_then(|p| std::fs::read_to_string(p).ok())
+                .and_then(|text| text.trim().parse::<f64>().ok())
+                .filter(|s| s.is_finite() && *s >= 0.0 && *s < 60.0)
+                .map_or(UNMEASURED_STARTUP, Duration::from_secs_f64)
+        })
     }
 
     /// The devices ready for `algorithm` now, with their ordinals (never waits).

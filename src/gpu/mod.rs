@@ -101,6 +101,13 @@ pub struct GpuInfo {
     pub init: Duration,
 }
 
+impl GpuInfo {
+    /// Its name as an engine sharing an input: `gpu` and the ordinal.
+    pub fn engine_name(&self) -> String {
+        format!("gpu{}", self.ordinal)
+    }
+}
+
 /// True when the CUDA driver library can be loaded (says nothing of devices).
 /// Asked once per process: each answer costs a dlopen of libcuda.
 pub fn driver_present() -> bool {
