@@ -199,34 +199,25 @@ impl GpuBackend {
         pool: &'a rayon::ThreadPool,
         times: &mut Timings,
     ) -> Result<Box<dyn LeafEngine + 'a>, HashError> {
-        guard("starting a GPU digest", || {
-            let piece_len = message::piece_len(params.block_size(), self.chunk_bytes);
-            // A small input needs only small buffers (cheaper to pin).
-            let needed = match len_hint {
-                Some(len) => {
-                    let message_len = params.prefix().len() as u64 + len;
-                    (piece_len as u64).min(message_len.next_multiple_of(params.block_size() as u64))
-                        as usize
-                }
-                None => piece_len,
-            };
-            let slots = timed(&mut times.gpu_init, || self.take_slots(needed))?;
-            let (kernels, compile_time) = self.kernels.get(params.algorithm())?;
-            times.compile += compile_time;
-            let leaf_count = params.leaf_count();
-            let kernel = leaf_kernel.unwrap_or_else(|| LeafKernel::for_leaves(leaf_count));
-            let leaves = GpuLeaves::new(self, params, kernels, kernel, slots, pool, leaf_count)?;
-            Ok(Box::new(GpuMessage {
-                leaves,
-                kernels,
-                params,
-                piece_len,
-                mode,
-                forced_kernel: leaf_kernel,
-                range: 0..leaf_count,
-                message_len: 0,
-            }) as Box<dyn LeafEngine + 'a>)
-        })
+        let piece_len = message::piece_len(params.block_size(), self.chunk_bytes);
+        // A small input needs only small buffers (cheaper to pin).
+        let buffers = match len_hint {
+            Some(len) => {
+                let message_len = params.prefix().len() as u64 + len;
+                (piece_len as u64).min(message_len.next_multiple_of(params.block_size() as u64))
+                    as usize
+            }
+            None => piece_len,
+        };
+        let owned = 0..params.leaf_count();
+        let start = Begin {
+            buffers,
+            mode,
+            leaf_kernel,
+            owned,
+            message_len: 0,
+        };
+        self.engine(params, start, pool, times)
     }
 
     /// An engine that joins a message `message_len` bytes into it, owning no
@@ -239,22 +230,46 @@ impl GpuBackend {
         pool: &'a rayon::ThreadPool,
         times: &mut Timings,
     ) -> Result<Box<dyn LeafEngine + 'a>, HashError> {
+        let buffers = message::piece_len(params.block_size(), self.chunk_bytes);
+        let mode = CopyMode::Staging;
+        let start = Begin {
+            buffers,
+            mode,
+            leaf_kernel,
+            owned: 0..0,
+            message_len,
+        };
+        self.engine(params, start, pool, times)
+    }
+
+    /// The engine `begin` and `begin_at` describe: fresh states for the
+    /// leaves it owns, chunk buffers of `start.buffers` bytes.
+    fn engine<'a>(
+        &'a self,
+        params: &'a TreeParams,
+        start: Begin,
+        pool: &'a rayon::ThreadPool,
+        times: &mut Timings,
+    ) -> Result<Box<dyn LeafEngine + 'a>, HashError> {
         guard("starting a GPU digest", || {
             let piece_len = message::piece_len(params.block_size(), self.chunk_bytes);
-            let slots = timed(&mut times.gpu_init, || self.take_slots(piece_len))?;
+            let slots = timed(&mut times.gpu_init, || self.take_slots(start.buffers))?;
             let (kernels, compile_time) = self.kernels.get(params.algorithm())?;
             times.compile += compile_time;
-            let kernel = leaf_kernel.unwrap_or(LeafKernel::ThreadPerLeaf);
-            let leaves = GpuLeaves::new(self, params, kernels, kernel, slots, pool, 0)?;
+            let owned = start.owned.end - start.owned.start;
+            let kernel = start
+                .leaf_kernel
+                .unwrap_or_else(|| LeafKernel::for_leaves(owned));
+            let leaves = GpuLeaves::new(self, params, kernels, kernel, slots, pool, owned)?;
             Ok(Box::new(GpuMessage {
                 leaves,
                 kernels,
                 params,
                 piece_len,
-                mode: CopyMode::Staging,
-                forced_kernel: leaf_kernel,
-                range: 0..0,
-                message_len,
+                mode: start.mode,
+                forced_kernel: start.leaf_kernel,
+                range: start.owned,
+                message_len: start.message_len,
             }) as Box<dyn LeafEngine + 'a>)
         })
     }
@@ -291,6 +306,16 @@ impl GpuBackend {
             *kept = Some(slots);
         }
     }
+}
+
+/// What an engine starts with: its chunk buffers' size, how it copies, its
+/// leaf kernel if forced, its leaves (fresh) and where in M it starts.
+struct Begin {
+    buffers: usize,
+    mode: CopyMode,
+    leaf_kernel: Option<LeafKernel>,
+    owned: std::ops::Range<u64>,
+    message_len: u64,
 }
 
 /// Runs `f`, turning a panic inside cudarc (a driver symbol missing from an

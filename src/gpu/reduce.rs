@@ -17,7 +17,6 @@ pub(super) fn finish_tree(
     states: &CudaSlice<u64>,
     message_len: u64,
 ) -> Result<Vec<u8>, GpuError> {
-    let stream = &gpu.compute;
     let leaf_count = params.leaf_count();
     let mut level = finalize(gpu, kernels, params, states, leaf_count, message_len)?;
     if params.height() > 0 {
@@ -35,14 +34,7 @@ pub(super) fn finish_tree(
         hash_nodes(gpu, &kernels.hash_nodes, &level, 1, degree, &root, n)?;
         level = root;
     }
-    let mut digest = vec![0u8; params.output_len()];
-    stream
-        .memcpy_dtoh(&level, &mut digest)
-        .context("copying the digest back")?;
-    stream
-        .synchronize()
-        .context("waiting for the tree reduction")?;
-    Ok(digest)
+    copy_back(gpu, &level, params.output_len(), "the digest")
 }
 
 /// The outputs of the first `count` leaves of a stream of `leaf_count`
@@ -58,15 +50,24 @@ pub(super) fn leaf_outputs(
     count: u64,
 ) -> Result<Vec<u8>, GpuError> {
     let level = finalize(gpu, kernels, params, states, leaf_count, message_len)?;
-    let mut outputs = vec![0u8; count as usize * params.leaf_output_len()];
+    let len = count as usize * params.leaf_output_len();
+    copy_back(gpu, &level, len, "the leaf outputs")
+}
+
+/// The first `len` bytes of `buffer`, once the compute stream got there.
+fn copy_back(
+    gpu: &GpuBackend,
+    buffer: &CudaSlice<u8>,
+    len: usize,
+    what: &str,
+) -> Result<Vec<u8>, GpuError> {
+    let mut host = vec![0u8; len];
     let stream = &gpu.compute;
     stream
-        .memcpy_dtoh(&level.slice(..outputs.len()), &mut outputs)
-        .context("copying leaf outputs back")?;
-    stream
-        .synchronize()
-        .context("waiting for the leaf outputs")?;
-    Ok(outputs)
+        .memcpy_dtoh(&buffer.slice(..len), &mut host)
+        .and_then(|()| stream.synchronize())
+        .context(&format!("copying {what} back"))?;
+    Ok(host)
 }
 
 /// Pads the `leaf_count` leaves whose states are `states`: their outputs.
