@@ -184,8 +184,7 @@ pub(crate) fn for_each_piece_of_file(
                 // and reading in a page-cached window costs about 1.7 ms per
                 // 32 MiB, which one thread alone makes the limit near
                 // 20 GB/s (docs/PERFORMANCE.md).
-                let window_len = ranges.clone().map(|r| r.1).max().unwrap_or(0);
-                let mappers = (MAPPED_AHEAD / window_len.max(1)).clamp(1, MAX_MAPPERS);
+                let mappers = (MAPPED_AHEAD / piece_len).clamp(1, MAX_MAPPERS);
                 let mut mapped = Vec::with_capacity(mappers);
                 for first in 0..mappers {
                     let (mapped_tx, mapped_rx) = sync_channel(0);
