@@ -39,7 +39,7 @@ use std::marker::PhantomData;
 use std::ops::Range;
 use std::str::FromStr;
 
-use crate::engine::{LeafEngine, LeafStates};
+use crate::engine::{LeafEngine, LeafStates, owned_runs};
 use crate::error::HashError;
 use crate::message::{self, Access, Piece};
 use crate::params::TreeParams;
@@ -233,6 +233,7 @@ impl CpuBackend {
             params,
             pool: &self.pool,
             piece_len: at.piece_len,
+            unread: Vec::new(),
             node: PhantomData,
         })
     }
@@ -253,6 +254,8 @@ struct CpuLeaves<'a, S: Sponge, A: Absorb> {
     params: &'a TreeParams,
     pool: &'a rayon::ThreadPool,
     piece_len: usize,
+    /// Where an unread piece's own runs are read to.
+    unread: Vec<u8>,
     node: PhantomData<S>,
 }
 
@@ -279,10 +282,28 @@ impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
             Piece::Memory(bytes) | Piece::Mapped { bytes, .. } => self.leaves.absorb(bytes),
             // Owning no leaf (a GPU has them all), it reads nothing.
             Piece::Unread { len, .. } if self.leaves.owned().is_empty() => self.leaves.skip(len),
+            // Given leaves while the pieces ahead were left unread for a
+            // GPU: only the runs of its own leaves are read, in parallel,
+            // into a buffer kept for the next such piece (the walk looks
+            // at nothing else).
             Piece::Unread { input, offset, len } => {
-                let mut bytes = vec![0u8; len];
-                input.read_exact_at(&mut bytes, offset)?;
-                self.leaves.absorb(&bytes);
+                let runs = owned_runs(
+                    self.params,
+                    &self.leaves.owned(),
+                    self.leaves.message_len(),
+                    len,
+                );
+                self.unread.resize(len, 0);
+                let mut parts = Vec::with_capacity(runs.len());
+                let (mut rest, mut at) = (&mut self.unread[..len], 0);
+                for run in runs {
+                    let (part, after) =
+                        std::mem::take(&mut rest)[run.start - at..].split_at_mut(run.len());
+                    parts.push((part, offset + run.start as u64));
+                    (rest, at) = (after, run.end);
+                }
+                self.pool.install(|| input.read_parts_at(parts))?;
+                self.leaves.absorb(&self.unread[..len]);
             }
         }
         Ok(())
@@ -485,11 +506,14 @@ mod tests {
 
     /// Two engines of different paths own [0, k) and [k, L) from the start
     /// and absorb the same pieces: their outputs, one after the other, are
-    /// the leaves', and reduce to the digest.
+    /// the leaves', and reduce to the digest. The pieces come from memory,
+    /// and from a file left unread (as for a GPU that owned every leaf), of
+    /// which each engine reads only its own runs.
     #[test]
     fn engines_over_a_split_give_the_reference_digest() {
+        use std::io::Write;
         let (low, high) = (backend(CpuPath::Portable, 1), backend(CpuPath::Auto, 1));
-        let mut times = Timings::default();
+        let unmapped = std::sync::atomic::AtomicBool::new(true);
         for params in cases() {
             let l = params.leaf_count();
             let mut splits = vec![0, 1, l / 2, l - 1, l, 5.min(l), 6.min(l)];
@@ -497,30 +521,84 @@ mod tests {
             for len in sizes(&params) {
                 let file = file(len, len as u64);
                 let want = reference_leaf_outputs(&params, &file);
+                let mut tmp = tempfile::NamedTempFile::new().unwrap();
+                tmp.write_all(&file).unwrap();
+                // An empty file is read as a stream: memory only.
+                let input = match crate::input::Source::open(tmp.path()).unwrap() {
+                    crate::input::Source::File(input) => Some(input),
+                    crate::input::Source::Stream(_) => None,
+                };
                 for &k in &splits {
-                    let mut below = low.begin_at(&params, 0);
-                    let mut above = high.begin_at(&params, 0);
-                    below.give_leaves(0..k, vec![]).unwrap();
-                    above.give_leaves(k..l, vec![]).unwrap();
-                    assert_eq!((below.leaves(), above.leaves()), (0..k, k..l));
-                    let piece_len = below.piece_len();
-                    message::for_each_piece_of_slice(&params, &file, piece_len, &NoProgress, |p| {
-                        below.absorb(p)?;
-                        above.absorb(p)
-                    })
-                    .unwrap();
-                    let mut outputs = below.finish_leaves(&mut times).unwrap();
-                    outputs.extend(above.finish_leaves(&mut times).unwrap());
                     let case = format!("{}, {len} bytes, split at {k}", params.label());
+                    let outputs = split_outputs(&low, &high, &params, k, |absorb| {
+                        message::for_each_piece_of_slice(
+                            &params,
+                            &file,
+                            low.piece_len(&params),
+                            &NoProgress,
+                            absorb,
+                        )
+                    });
                     assert_eq!(outputs, want, "{case}");
                     assert_eq!(
                         digest(&params, low.pool(), outputs),
                         reference::tree_hash(&params, &file),
                         "{case}"
                     );
+                    let Some(input) = &input else { continue };
+                    let mut unread = 0;
+                    let outputs = split_outputs(&low, &high, &params, k, |absorb| {
+                        message::for_each_piece_of_file(
+                            &params,
+                            input,
+                            low.piece_len(&params),
+                            message::Access::Read,
+                            &unmapped,
+                            &NoProgress,
+                            |p| {
+                                unread += usize::from(matches!(p, Piece::Unread { .. }));
+                                absorb(p)
+                            },
+                        )
+                    });
+                    // Every piece past the prefix's blocks comes unread.
+                    let prefix = params.prefix().len();
+                    let in_head = prefix.next_multiple_of(params.block_size()) - prefix;
+                    assert_eq!(
+                        unread > 0,
+                        params.prefix().is_empty() || len > in_head,
+                        "{case}"
+                    );
+                    assert_eq!(outputs, want, "{case}, unread");
                 }
             }
         }
+    }
+
+    /// The leaf outputs of engines of `low` and `high` owning [0, k) and
+    /// [k, L), fed the same pieces by `feed`.
+    fn split_outputs(
+        low: &CpuBackend,
+        high: &CpuBackend,
+        params: &TreeParams,
+        k: u64,
+        feed: impl FnOnce(&mut dyn FnMut(Piece<'_>) -> Result<(), HashError>) -> Result<(), HashError>,
+    ) -> Vec<u8> {
+        let l = params.leaf_count();
+        let mut below = low.begin_at(params, 0);
+        let mut above = high.begin_at(params, 0);
+        below.give_leaves(0..k, vec![]).unwrap();
+        above.give_leaves(k..l, vec![]).unwrap();
+        assert_eq!((below.leaves(), above.leaves()), (0..k, k..l));
+        feed(&mut |p| {
+            below.absorb(p)?;
+            above.absorb(p)
+        })
+        .unwrap();
+        let mut times = Timings::default();
+        let mut outputs = below.finish_leaves(&mut times).unwrap();
+        outputs.extend(above.finish_leaves(&mut times).unwrap());
+        outputs
     }
 
     /// Moves a random prefix or suffix of `from`'s leaves to `to` (any of

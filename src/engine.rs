@@ -73,3 +73,28 @@ pub(crate) fn packed_len(params: &TreeParams, leaves: &Range<u64>, message_len: 
     }
     len
 }
+
+/// The byte ranges of a piece of `len` bytes, starting `message_len` bytes
+/// into M, that hold blocks of `leaves`: one run per stripe it crosses.
+pub(crate) fn owned_runs(
+    params: &TreeParams,
+    leaves: &Range<u64>,
+    message_len: u64,
+    len: usize,
+) -> Vec<Range<usize>> {
+    let (b, l) = (params.block_size() as u64, params.leaf_count());
+    let first = message_len / b;
+    let end = first + (len as u64).div_ceil(b);
+    let mut runs = Vec::new();
+    let mut stripe = first - first % l;
+    while stripe < end {
+        let from = (stripe + leaves.start).max(first);
+        let to = (stripe + leaves.end).min(end);
+        if from < to {
+            let byte = |block: u64| (((block - first) * b) as usize).min(len);
+            runs.push(byte(from)..byte(to));
+        }
+        stripe += l;
+    }
+    runs
+}

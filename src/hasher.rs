@@ -11,6 +11,7 @@ use crate::cpu::{CpuBackend, CpuPath};
 use crate::error::HashError;
 use crate::gpu::{self, CopyMode, Devices, Fleet, GpuBackend, LeafKernel};
 use crate::input::{STDIN_NAME, Source};
+use crate::message;
 use crate::params::TreeParams;
 use crate::progress::{NoProgress, Progress};
 use crate::schedule::{
@@ -275,20 +276,21 @@ impl Hasher {
         progress: &dyn Progress,
         timings: &mut Timings,
     ) -> Result<Hashed, HashError> {
-        let gpus = self.gpus()?;
+        let gpus = match input {
+            Input::File(file) => message::reading_ahead_during(file, || self.gpus()),
+            _ => self.gpus(),
+        }?;
         self.charge_startup(gpus[0], timings);
         let pool = self.cpu.pool();
         let kernel = self.options.gpu_leaf_kernel;
         let len = input.known_len();
-        let mut members = Vec::with_capacity(gpus.len());
-        for (k, gpu) in gpus.iter().enumerate() {
-            let engine = if k == 0 {
-                gpu.begin(params, len, self.options.copy_mode, kernel, pool, timings)?
-            } else {
-                // The others join at once, owning nothing: the plan splits
-                // the leaves evenly at the first piece.
-                gpu.begin_at(params, 0, kernel, pool, timings)?
-            };
+        let first = gpus[0].begin(params, len, self.options.copy_mode, kernel, pool, timings)?;
+        let piece_len = first.piece_len();
+        let mut members = vec![Member::new(gpus[0].info().engine_name(), first)];
+        for gpu in &gpus[1..] {
+            // The others join at once, owning nothing: the plan splits the
+            // leaves evenly at the first piece.
+            let engine = gpu.begin_at(params, 0, piece_len, kernel, pool, timings)?;
             members.push(Member::new(gpu.info().engine_name(), engine));
         }
         self.run(params, input, members, &mut NoJoiners, progress, timings)
@@ -308,7 +310,8 @@ impl Hasher {
             return self.on_cpu(params, input, progress, timings);
         }
         if self.options.wait_for_gpus {
-            self.gpus.prepare_now(params.algorithm());
+            self.gpus
+                .prepare_now(params.algorithm(), self.cpu.piece_len(params));
         }
         let members = vec![Member::new("cpu", self.cpu.begin(params))];
         let mut joiners = GpuJoiners {
@@ -433,7 +436,10 @@ impl<'h> Joiners<'h> for GpuJoiners<'h> {
             if !self.worth_starting(now) {
                 return Vec::new();
             }
-            hasher.gpus.start_in_background(self.params.algorithm());
+            let piece_len = hasher.cpu.piece_len(self.params);
+            hasher
+                .gpus
+                .start_in_background(self.params.algorithm(), piece_len);
             self.started = true;
         }
         let mut members = Vec::new();
@@ -449,6 +455,7 @@ impl<'h> Joiners<'h> for GpuJoiners<'h> {
             let engine = gpu.begin_at(
                 self.params,
                 now.message_len,
+                hasher.cpu.piece_len(self.params),
                 kernel,
                 pool,
                 &mut self.startup,

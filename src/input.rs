@@ -15,6 +15,7 @@ use std::path::Path;
 use std::time::SystemTime;
 
 use memmap2::{Advice, Mmap, MmapOptions};
+use rayon::prelude::*;
 
 use crate::error::HashError;
 
@@ -130,6 +131,18 @@ impl InputFile {
         self.file
             .read_exact_at(buf, self.start + offset)
             .map_err(|e| self.read_error(e, offset))
+    }
+
+    /// Fills every `(buffer, offset)` part from the input, in reads of at
+    /// most a mebibyte on the current rayon pool: many reads in flight for a
+    /// file on disk, many cores copying for one in the page cache.
+    pub(crate) fn read_parts_at(&self, parts: Vec<(&mut [u8], u64)>) -> Result<(), HashError> {
+        const TASK: usize = 1 << 20;
+        parts.into_par_iter().try_for_each(|(buf, offset)| {
+            buf.par_chunks_mut(TASK)
+                .enumerate()
+                .try_for_each(|(k, part)| self.read_exact_at(part, offset + (k * TASK) as u64))
+        })
     }
 
     /// Maps `len` bytes from `offset` of the input, read-only, every page

@@ -217,6 +217,12 @@ pub(crate) fn for_each_piece_of_file(
                     };
                     let window = match window? {
                         Window::Mapped(window) => window,
+                        // Left unread for GPUs that owned every leaf, but
+                        // the CPU has leaves again: mapped here, late, for
+                        // the CPU reads a mapping far faster.
+                        Window::Unread(offset, len) if !unmapped.load(Ordering::Relaxed) => {
+                            input.map(offset, len)?
+                        }
                         Window::Unread(offset, len) => {
                             absorb(Piece::Unread { input, offset, len })?;
                             progress.advance(len as u64);
@@ -252,6 +258,28 @@ enum Window {
     Mapped(memmap2::Mmap),
     /// `len` bytes from an offset, left unread.
     Unread(u64, usize),
+}
+
+/// Runs `work` while a helper thread asks the kernel to read the start of
+/// `input` (up to [`PREFETCH_AHEAD`] bytes), so that a disk is busy while
+/// `work` (starting the GPUs: about 0.3 s) keeps the hashing from starting.
+/// The helper stops asking when `work` returns.
+pub(crate) fn reading_ahead_during<T>(input: &InputFile, work: impl FnOnce() -> T) -> T {
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let target = PREFETCH_AHEAD.min(input.len());
+            let mut asked = 0;
+            while asked < target && !done.load(Ordering::Relaxed) {
+                let step = PREFETCH_STEP.min(target - asked);
+                input.prefetch(asked, step);
+                asked += step;
+            }
+        });
+        let result = work();
+        done.store(true, Ordering::Relaxed);
+        result
+    })
 }
 
 /// A thread that keeps the kernel reading `input` up to [`PREFETCH_AHEAD`]

@@ -10,6 +10,7 @@
 
 use std::io::Read;
 use std::ops::Range;
+use std::sync::LazyLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -162,11 +163,11 @@ pub(crate) trait Plan {
 /// The split that makes the input go fastest, found by measuring: the
 /// engines share one machine (a GPU is fed by the same cores and memory
 /// that the CPU engine hashes with), so each engine's own rate says little
-/// about the best split. When an engine joins, the leaves are split evenly;
-/// then the first engine's share is moved a step at a time towards the
-/// others while the input's measured throughput rises, and back with half
-/// the step when it falls, until the step is small. The others share the
-/// rest evenly.
+/// about the best split. Engines there from the first piece start with
+/// even shares; engines that join later start with every leaf. Then the
+/// first engine's share is moved a step at a time while the input's
+/// measured throughput rises, and back with half the step when it falls,
+/// until the step is small. The others share the rest evenly.
 pub(crate) struct Balance {
     /// Engines that had their first share.
     seen: usize,
@@ -196,6 +197,8 @@ impl Default for Balance {
 const PIECES_MEASURED: u32 = 6;
 /// A throughput this much higher than the best so far counts as better.
 const BETTER: f64 = 1.02;
+/// The first engine's first share after engines joined it (it had none).
+const FIRST_STEP_BACK: f64 = 1.0 / 8.0;
 /// The search ends when a step would move fewer leaves than this share.
 const SMALLEST_STEP: f64 = 1.0 / 64.0;
 
@@ -216,6 +219,9 @@ impl Balance {
 impl Plan for Balance {
     fn boundaries(&mut self, now: &Moment) -> Option<Vec<u64>> {
         let n = now.ranges.len();
+        let from_the_start = self.seen == 0;
+        let joined = n > self.seen;
+        self.seen = self.seen.max(n);
         if n < 2 {
             return None;
         }
@@ -226,11 +232,18 @@ impl Plan for Balance {
         {
             return None;
         }
-        if n > self.seen {
-            // An engine joined: an even split, and the search starts over.
-            self.seen = n;
-            self.share = 1.0 / n as f64;
-            self.step = -self.share / 2.0;
+        if joined {
+            // The search starts over. Engines there from the first piece
+            // split evenly. Engines that join later (GPUs, started because
+            // the rest of the input would repay their start-up) take every
+            // leaf, and the search moves leaves back from there: from an
+            // even split it rarely climbed all the way, while one GPU alone
+            // outran both sharing (docs/PERFORMANCE.md, issue 11).
+            (self.share, self.step) = if from_the_start {
+                (1.0 / n as f64, -0.5 / n as f64)
+            } else {
+                (0.0, FIRST_STEP_BACK)
+            };
             self.best = None;
             self.settled = false;
             return Some(self.split(n, now.leaf_count));
@@ -325,7 +338,11 @@ pub(crate) fn run<'a>(
             unmapped.store(readers_only, Ordering::Relaxed);
             since_change = Span::default();
         }
+        let busy_before: Vec<Duration> = members.iter().map(|m| m.total.busy).collect();
         absorb_everywhere(params, &mut members, piece, message_len)?;
+        if *TRACE {
+            trace_piece(started, message_len, piece.len(), &members, &busy_before);
+        }
         since_change.bytes += piece.len() as u64;
         since_change.pieces += 1;
         message_len += piece.len() as u64;
@@ -358,6 +375,35 @@ pub(crate) fn run<'a>(
         bytes,
         shares,
     })
+}
+
+/// `TREEHASH_TRACE` set in the environment: a line on standard error for
+/// every piece (a developer's aid for the scheduler, docs/DESIGN.md).
+static TRACE: LazyLock<bool> = LazyLock::new(|| std::env::var_os("TREEHASH_TRACE").is_some());
+
+fn trace_piece(
+    started: Instant,
+    message_len: u64,
+    len: usize,
+    members: &[Member<'_>],
+    busy_before: &[Duration],
+) {
+    let mut line = format!(
+        "treehash trace: {:9.3} ms, piece of {len} B at {message_len}:",
+        started.elapsed().as_secs_f64() * 1e3
+    );
+    for (m, before) in members.iter().zip(busy_before) {
+        let leaves = m.engine.leaves();
+        let busy = m.total.busy.saturating_sub(*before);
+        line += &format!(
+            " {} {}..{} {:.3} ms;",
+            m.name,
+            leaves.start,
+            leaves.end,
+            busy.as_secs_f64() * 1e3
+        );
+    }
+    eprintln!("{line}");
 }
 
 /// Every engine absorbs its blocks of `piece`, each on its own thread (the
@@ -741,8 +787,9 @@ mod tests {
     }
 
     /// The search on a machine whose throughput peaks when the first
-    /// engine has `best` of the leaves: it starts even, finds the peak to
-    /// within a few steps, then keeps the split.
+    /// engine has `best` of the leaves: the engine that joins starts with
+    /// every leaf, the search finds the peak within a few steps, then keeps
+    /// the split. Engines there from the start split evenly.
     #[test]
     #[allow(clippy::single_range_in_vec_init)] // one engine owning every leaf
     fn balance_climbs_to_the_fastest_split() {
@@ -761,11 +808,11 @@ mod tests {
             };
             // Alone: nothing to split.
             assert_eq!(plan.boundaries(&moment(&ranges, 9, Some(1.0))), None);
-            // A second engine joins: an even split.
+            // A second engine joins: it takes every leaf.
             ranges.push(leaf_count..leaf_count);
-            let even = plan.boundaries(&moment(&ranges, 0, None)).unwrap();
-            assert_eq!(even, vec![0, leaf_count / 2, leaf_count]);
-            let mut bounds = even;
+            let all_to_it = plan.boundaries(&moment(&ranges, 0, None)).unwrap();
+            assert_eq!(all_to_it, vec![0, 0, leaf_count]);
+            let mut bounds = all_to_it;
             let mut moves = 0;
             for _ in 0..100 {
                 ranges = bounds.windows(2).map(|w| w[0]..w[1]).collect();
@@ -794,6 +841,16 @@ mod tests {
             // Settled: no more moves.
             assert_eq!(plan.boundaries(&moment(&ranges, 50, Some(1.0))), None);
         }
+        let mut plan = Balance::default();
+        let from_the_start = Moment {
+            leaf_count: 90,
+            remaining: None,
+            piece_len: 1 << 20,
+            ranges: vec![0..90, 90..90, 90..90],
+            pieces: 0,
+            throughput: None,
+        };
+        assert_eq!(plan.boundaries(&from_the_start), Some(vec![0, 30, 60, 90]));
         // The last pieces are not worth a move.
         let mut plan = Balance::default();
         let last = Moment {
@@ -896,8 +953,9 @@ mod tests {
                     } else {
                         cpus[0].begin(params)
                     };
+                    let piece_len = first.piece_len();
                     let gpu_joins: Begin<'_> = Box::new(|at| {
-                        gpu.begin_at(params, at, kernel, pool, &mut Timings::default())
+                        gpu.begin_at(params, at, piece_len, kernel, pool, &mut Timings::default())
                             .unwrap()
                     });
                     let other = if gpu_first {
@@ -963,7 +1021,8 @@ mod tests {
                 1,
                 "gpu".into(),
                 Box::new(|at| {
-                    gpu.begin_at(params, at, None, pool, &mut Timings::default())
+                    let piece_len = cpus[0].piece_len(params);
+                    gpu.begin_at(params, at, piece_len, None, pool, &mut Timings::default())
                         .unwrap()
                 }),
             )],

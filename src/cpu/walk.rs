@@ -102,6 +102,11 @@ impl<'a, A: Absorb> Leaves<'a, A> {
         self.owned.clone()
     }
 
+    /// Bytes of M absorbed so far.
+    pub fn message_len(&self) -> u64 {
+        self.message_len
+    }
+
     /// Moves past the next `len` bytes of M, which hold none of its
     /// leaves' blocks (it owns none).
     pub fn skip(&mut self, len: usize) {

@@ -9,7 +9,7 @@
 
 use std::ops::Range;
 
-use crate::engine::{LeafEngine, LeafStates, leaves_with_blocks, packed_len};
+use crate::engine::{LeafEngine, LeafStates, leaves_with_blocks, owned_runs, packed_len};
 use crate::error::HashError;
 use crate::message::{Access, Piece};
 use crate::params::TreeParams;
@@ -104,31 +104,6 @@ impl GpuMessage<'_> {
         }
         Ok(())
     }
-}
-
-/// The byte ranges of a piece of `len` bytes, starting `message_len` bytes
-/// into M, that hold blocks of `leaves`: one run per stripe it crosses.
-fn owned_runs(
-    params: &TreeParams,
-    leaves: &Range<u64>,
-    message_len: u64,
-    len: usize,
-) -> Vec<Range<usize>> {
-    let (b, l) = (params.block_size() as u64, params.leaf_count());
-    let first = message_len / b;
-    let end = first + (len as u64).div_ceil(b);
-    let mut runs = Vec::new();
-    let mut stripe = first - first % l;
-    while stripe < end {
-        let from = (stripe + leaves.start).max(first);
-        let to = (stripe + leaves.end).min(end);
-        if from < to {
-            let byte = |block: u64| (((block - first) * b) as usize).min(len);
-            runs.push(byte(from)..byte(to));
-        }
-        stripe += l;
-    }
-    runs
 }
 
 impl LeafEngine for GpuMessage<'_> {

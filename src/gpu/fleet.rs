@@ -88,9 +88,15 @@ impl Device {
     }
 
     /// Opens the device and readies `algorithm`; an error is kept.
-    fn prepare(&self, start: &Start, algorithm: Algorithm, failure: &Mutex<Option<String>>) {
+    fn prepare(
+        &self,
+        start: &Start,
+        algorithm: Algorithm,
+        piece_len: usize,
+        failure: &Mutex<Option<String>>,
+    ) {
         let result = match self.open(start) {
-            Ok(gpu) => gpu.prepare(algorithm),
+            Ok(gpu) => gpu.prepare(algorithm, piece_len),
             Err(e) => Err(e.clone()),
         };
         match result {
@@ -193,9 +199,10 @@ impl Fleet {
         }))
     }
 
-    /// Starts every device and readies `algorithm` on it, on background
-    /// threads (one per device); returns at once. Asking again is free.
-    pub fn start_in_background(&self, algorithm: Algorithm) {
+    /// Starts every device and readies `algorithm` for pieces of
+    /// `piece_len` bytes on it, on background threads (one per device);
+    /// returns at once. Asking again is free.
+    pub fn start_in_background(&self, algorithm: Algorithm, piece_len: usize) {
         let nothing_to_do = match self.0.list.get() {
             // No driver or no device.
             Some(Err(_)) => true,
@@ -222,7 +229,7 @@ impl Fleet {
                         if first & bit(algorithm) == 0 {
                             let shared = &shared;
                             s.spawn(move || {
-                                device.prepare(&shared.start, algorithm, &shared.failure)
+                                device.prepare(&shared.start, algorithm, piece_len, &shared.failure)
                             });
                         }
                     }
@@ -312,12 +319,12 @@ impl Fleet {
 
     /// Starts every device and readies `algorithm` on it now (waiting for
     /// any start already under way); failures are kept as in the background.
-    pub fn prepare_now(&self, algorithm: Algorithm) {
+    pub fn prepare_now(&self, algorithm: Algorithm, piece_len: usize) {
         match self.0.list() {
             Ok(list) => list
                 .iter()
                 .filter(|d| !d.is_ready(algorithm))
-                .for_each(|d| d.prepare(&self.0.start, algorithm, &self.0.failure)),
+                .for_each(|d| d.prepare(&self.0.start, algorithm, piece_len, &self.0.failure)),
             Err(e) => note_failure(&self.0.failure, e),
         }
     }

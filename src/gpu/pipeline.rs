@@ -115,17 +115,13 @@ impl Staged<'_> {
                 Ok(())
             }
             Staged::File(input, runs) => {
-                let mut jobs = Vec::with_capacity(runs.len());
+                let mut parts = Vec::with_capacity(runs.len());
                 for &(offset, len) in runs {
                     let (to, after) = std::mem::take(&mut rest).split_at_mut(len);
-                    jobs.push((to, offset));
+                    parts.push((to, offset));
                     rest = after;
                 }
-                jobs.into_par_iter().try_for_each(|(to, offset)| {
-                    to.par_chunks_mut(TASK)
-                        .enumerate()
-                        .try_for_each(|(k, d)| input.read_exact_at(d, offset + (k * TASK) as u64))
-                })
+                input.read_parts_at(parts)
             }
         }
     }
