@@ -440,6 +440,7 @@ impl<'h> Joiners<'h> for GpuJoiners<'h> {
             hasher
                 .gpus
                 .start_in_background(self.params.algorithm(), piece_len);
+            schedule::trace(|| format!("GPUs asked to start at {:?}", now.elapsed));
             self.started = true;
         }
         let mut members = Vec::new();
@@ -460,6 +461,10 @@ impl<'h> Joiners<'h> for GpuJoiners<'h> {
                 pool,
                 &mut self.startup,
             );
+            schedule::trace(|| match &engine {
+                Ok(_) => format!("GPU {ordinal} joins at {:?}", now.elapsed),
+                Err(e) => format!("GPU {ordinal} cannot begin: {e}"),
+            });
             if let Ok(engine) = engine {
                 members.push(Member::new(gpu.info().engine_name(), engine));
             }

@@ -179,6 +179,8 @@ pub(crate) struct Balance {
     best: Option<(f64, f64)>,
     /// The search has ended.
     settled: bool,
+    /// The throughput before engines joined, while the first was alone.
+    alone: Option<f64>,
 }
 
 impl Default for Balance {
@@ -189,6 +191,7 @@ impl Default for Balance {
             step: 0.0,
             best: None,
             settled: false,
+            alone: None,
         }
     }
 }
@@ -199,6 +202,12 @@ const PIECES_MEASURED: u32 = 6;
 const BETTER: f64 = 1.02;
 /// The first engine's first share after engines joined it (it had none).
 const FIRST_STEP_BACK: f64 = 1.0 / 8.0;
+/// Engines that joined and run this many times faster than the first one
+/// alone keep every leaf, untried: giving the first one (the CPU) a share
+/// then never paid for its moves (traces of 32 GiB files, H200 machine: a
+/// share of 1/8 slowed H = 8 down, and at H = 4 each engine's time per
+/// piece is set by its leaves' chains, so no split beats the GPU alone).
+const JOINED_FAR_FASTER: f64 = 2.0;
 /// The search ends when a step would move fewer leaves than this share.
 const SMALLEST_STEP: f64 = 1.0 / 64.0;
 
@@ -244,6 +253,7 @@ impl Plan for Balance {
             } else {
                 (0.0, FIRST_STEP_BACK)
             };
+            self.alone = (!from_the_start).then_some(now.throughput).flatten();
             self.best = None;
             self.settled = false;
             return Some(self.split(n, now.leaf_count));
@@ -252,6 +262,15 @@ impl Plan for Balance {
             return None;
         }
         let throughput = now.throughput?;
+        if self.best.is_none()
+            && self.share == 0.0
+            && self
+                .alone
+                .is_some_and(|alone| throughput >= JOINED_FAR_FASTER * alone)
+        {
+            self.settled = true;
+            return None;
+        }
         match self.best {
             Some((_, best)) if throughput <= best * BETTER => {
                 // Worse: back past the best, the other way, half as far.
@@ -380,6 +399,13 @@ pub(crate) fn run<'a>(
 /// `TREEHASH_TRACE` set in the environment: a line on standard error for
 /// every piece (a developer's aid for the scheduler, docs/DESIGN.md).
 static TRACE: LazyLock<bool> = LazyLock::new(|| std::env::var_os("TREEHASH_TRACE").is_some());
+
+/// A line of the trace, when it is on.
+pub(crate) fn trace(what: impl FnOnce() -> String) {
+    if *TRACE {
+        eprintln!("treehash trace: {}", what());
+    }
+}
 
 fn trace_piece(
     started: Instant,
@@ -840,6 +866,28 @@ mod tests {
             assert!(moves < 20, "best {best}: {moves} moves");
             // Settled: no more moves.
             assert_eq!(plan.boundaries(&moment(&ranges, 50, Some(1.0))), None);
+        }
+        // Joiners far faster than the first engine alone keep every leaf;
+        // merely faster ones are searched as above.
+        for (joined, moves) in [(25.0, false), (15.0, true)] {
+            let mut plan = Balance::default();
+            let moment = |ranges: Vec<Range<u64>>, pieces, throughput| Moment {
+                leaf_count: 64,
+                remaining: None,
+                piece_len: 1 << 20,
+                ranges,
+                pieces,
+                throughput,
+            };
+            assert_eq!(plan.boundaries(&moment(vec![0..64], 9, Some(10.0))), None);
+            let all_to_it = plan.boundaries(&moment(vec![0..64, 64..64], 9, Some(10.0)));
+            assert_eq!(all_to_it, Some(vec![0, 0, 64]));
+            let next = plan.boundaries(&moment(vec![0..0, 0..64], 9, Some(joined)));
+            assert_eq!(next.is_some(), moves, "joiners at {joined}");
+            if !moves {
+                let later = moment(vec![0..0, 0..64], 50, Some(1.0));
+                assert_eq!(plan.boundaries(&later), None);
+            }
         }
         let mut plan = Balance::default();
         let from_the_start = Moment {

@@ -184,6 +184,34 @@ fn startup_file() -> Option<std::path::PathBuf> {
     super::kernels::cache_dir().map(|d| d.join("gpu-startup-seconds"))
 }
 
+/// How long a measured start is kept when later starts are slower.
+const STARTUP_KEPT: Duration = Duration::from_secs(24 * 3600);
+
+/// The last start measured, if it was kept in the cache directory.
+fn kept_startup() -> Option<(Duration, std::time::SystemTime)> {
+    let path = startup_file()?;
+    let text = std::fs::read_to_string(&path).ok()?;
+    let seconds = text.trim().parse::<f64>().ok()?;
+    let modified = std::fs::metadata(&path).and_then(|m| m.modified()).ok()?;
+    (seconds.is_finite() && (0.0..60.0).contains(&seconds))
+        .then(|| (Duration::from_secs_f64(seconds), modified))
+}
+
+/// Keeps `startup` unless a shorter start was kept within [`STARTUP_KEPT`]:
+/// the first start of a GPU that sat idle is slow (measured: 2.9 s against
+/// 0.4 s, H200 machine), and a value that high would stop auto from
+/// starting GPUs at all, and so from ever measuring a start again.
+fn remember_startup(startup: Duration) {
+    let Some(path) = startup_file() else { return };
+    let shorter_kept = kept_startup().is_some_and(|(kept, when)| {
+        kept <= startup && when.elapsed().is_ok_and(|age| age < STARTUP_KEPT)
+    });
+    if !shorter_kept {
+        let seconds = startup.as_secs_f64();
+        super::kernels::store(&path, &format!("{seconds:.3}\n"));
+    }
+}
+
 /// The GPUs of one hasher.
 pub struct Fleet(Arc<Shared>);
 
@@ -234,11 +262,8 @@ impl Fleet {
                         }
                     }
                 });
-                if list.iter().any(|d| d.is_ready(algorithm))
-                    && let Some(path) = startup_file()
-                {
-                    let seconds = began.elapsed().as_secs_f64();
-                    super::kernels::store(&path, &format!("{seconds:.3}\n"));
+                if list.iter().any(|d| d.is_ready(algorithm)) {
+                    remember_startup(began.elapsed());
                 }
             });
         match spawned {
@@ -280,13 +305,10 @@ impl Fleet {
     /// What starting the GPUs is expected to take: the last start measured
     /// on this machine (read once per process), else [`UNMEASURED_STARTUP`].
     pub fn expected_startup(&self) -> Duration {
-        *self.0.expected_startup.get_or_init(|| {
-            startup_file()
-                .and_then(|p| std::fs::read_to_string(p).ok())
-                .and_then(|text| text.trim().parse::<f64>().ok())
-                .filter(|s| s.is_finite() && *s >= 0.0 && *s < 60.0)
-                .map_or(UNMEASURED_STARTUP, Duration::from_secs_f64)
-        })
+        *self
+            .0
+            .expected_startup
+            .get_or_init(|| kept_startup().map_or(UNMEASURED_STARTUP, |(kept, _)| kept))
     }
 
     /// The devices ready for `algorithm` now, with their ordinals (never waits).
