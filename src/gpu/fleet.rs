@@ -251,10 +251,15 @@ impl Fleet {
                     Ok(list) => list,
                     Err(e) => return note_failure(&shared.failure, e),
                 };
+                // Only a start that did the work is a measured start: one
+                // that found its devices ready (prepared in the foreground)
+                // took no time.
+                let mut started = false;
                 std::thread::scope(|s| {
                     for device in list {
                         let first = device.preparing.fetch_or(bit(algorithm), Ordering::Relaxed);
-                        if first & bit(algorithm) == 0 {
+                        if first & bit(algorithm) == 0 && !device.is_ready(algorithm) {
+                            started = true;
                             let shared = &shared;
                             s.spawn(move || {
                                 device.prepare(&shared.start, algorithm, piece_len, &shared.failure)
@@ -262,7 +267,7 @@ impl Fleet {
                         }
                     }
                 });
-                if list.iter().any(|d| d.is_ready(algorithm)) {
+                if started && list.iter().any(|d| d.is_ready(algorithm)) {
                     remember_startup(began.elapsed());
                 }
             });
