@@ -357,10 +357,11 @@ pub(crate) fn run<'a>(
             unmapped.store(readers_only, Ordering::Relaxed);
             since_change = Span::default();
         }
-        let busy_before: Vec<Duration> = members.iter().map(|m| m.total.busy).collect();
+        let busy_before: Option<Vec<Duration>> =
+            TRACE.then(|| members.iter().map(|m| m.total.busy).collect());
         absorb_everywhere(params, &mut members, piece, message_len)?;
-        if *TRACE {
-            trace_piece(started, message_len, piece.len(), &members, &busy_before);
+        if let Some(before) = busy_before {
+            trace_piece(started, message_len, piece.len(), &members, &before);
         }
         since_change.bytes += piece.len() as u64;
         since_change.pieces += 1;
