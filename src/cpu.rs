@@ -39,7 +39,7 @@ use std::marker::PhantomData;
 use std::ops::Range;
 use std::str::FromStr;
 
-use crate::engine::{LeafEngine, LeafStates, owned_runs};
+use crate::engine::{LeafEngine, LeafStates, kept_after_taking, owned_after_giving, owned_runs};
 use crate::error::HashError;
 use crate::message::{self, Access, Piece};
 use crate::params::TreeParams;
@@ -313,23 +313,23 @@ impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
     // rebuilt over the leaves the engine owns afterwards.
     fn take_leaves(&mut self, leaves: Range<u64>) -> Result<LeafStates, HashError> {
         let own = self.leaves.owned();
-        let inside =
-            own.start <= leaves.start && leaves.start <= leaves.end && leaves.end <= own.end;
-        // `states` has one entry per own leaf that holds a block: fewer than
-        // the own leaves when the last of them hold none yet.
-        let mut states = self.leaves.states();
-        let (kept, taken) = if inside && leaves.start == own.start {
-            let rest = states.split_off(((leaves.end - own.start) as usize).min(states.len()));
-            (leaves.end..own.end, std::mem::replace(&mut states, rest))
-        } else if inside && leaves.end == own.end {
-            let taken = states.split_off(((leaves.start - own.start) as usize).min(states.len()));
-            (own.start..leaves.start, taken)
-        } else {
+        let Some(kept) = kept_after_taking(&own, &leaves) else {
             return Err(contract_broken(&format!(
                 "leaves {leaves:?} taken from an engine that owns {own:?}"
             )));
         };
-        self.leaves.set_states(kept, &states);
+        // `states` has one entry per own leaf that holds a block: fewer than
+        // the own leaves when the last of them hold none yet.
+        let mut states = self.leaves.states();
+        let from_start = leaves.start == own.start;
+        let cut = (if from_start { leaves.end } else { leaves.start }) - own.start;
+        let after = states.split_off((cut as usize).min(states.len()));
+        let (kept_states, taken) = if from_start {
+            (after, states)
+        } else {
+            (states, after)
+        };
+        self.leaves.set_states(kept, &kept_states);
         Ok(taken)
     }
 
@@ -346,18 +346,17 @@ impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
                 self.params.leaf_count()
             )));
         }
-        let (all, joined) = if own.is_empty() {
-            (leaves, states)
-        } else if leaves.end == own.start {
-            let joined = join_states(states, count, self.leaves.states());
-            (leaves.start..own.end, joined)
-        } else if leaves.start == own.end {
-            let joined = join_states(self.leaves.states(), own.end - own.start, states);
-            (own.start..leaves.end, joined)
-        } else {
+        let Some(all) = owned_after_giving(&own, &leaves) else {
             return Err(contract_broken(&format!(
                 "leaves {leaves:?} given to an engine that owns {own:?}"
             )));
+        };
+        let joined = if own.is_empty() {
+            states
+        } else if leaves.end == own.start {
+            join_states(states, count, self.leaves.states())
+        } else {
+            join_states(self.leaves.states(), own.end - own.start, states)
         };
         self.leaves.set_states(all, &joined);
         Ok(())

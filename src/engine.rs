@@ -98,3 +98,33 @@ pub(crate) fn owned_runs(
     }
     runs
 }
+
+/// The leaves an engine that owns `own` keeps when it gives up `taken`,
+/// which must be an end of `own` (or all of it); `None` otherwise.
+pub(crate) fn kept_after_taking(own: &Range<u64>, taken: &Range<u64>) -> Option<Range<u64>> {
+    if taken.start > taken.end || taken.start < own.start || taken.end > own.end {
+        None
+    } else if taken.start == own.start {
+        Some(taken.end..own.end)
+    } else if taken.end == own.end {
+        Some(own.start..taken.start)
+    } else {
+        None
+    }
+}
+
+/// The leaves an engine that owns `own` owns once given `given`, which must
+/// border `own` (any range when it owns none); `None` otherwise.
+pub(crate) fn owned_after_giving(own: &Range<u64>, given: &Range<u64>) -> Option<Range<u64>> {
+    if given.start > given.end {
+        None
+    } else if own.is_empty() {
+        Some(given.clone())
+    } else if given.end == own.start {
+        Some(given.start..own.end)
+    } else if given.start == own.end {
+        Some(own.start..given.end)
+    } else {
+        None
+    }
+}

@@ -9,7 +9,10 @@
 
 use std::ops::Range;
 
-use crate::engine::{LeafEngine, LeafStates, leaves_with_blocks, owned_runs, packed_len};
+use crate::engine::{
+    LeafEngine, LeafStates, kept_after_taking, leaves_with_blocks, owned_after_giving, owned_runs,
+    packed_len,
+};
 use crate::error::HashError;
 use crate::message::{Access, Piece};
 use crate::params::TreeParams;
@@ -162,11 +165,7 @@ impl LeafEngine for GpuMessage<'_> {
     fn take_leaves(&mut self, leaves: Range<u64>) -> Result<LeafStates, HashError> {
         guard("moving leaves off the GPU", || {
             let own = self.range.clone();
-            let rest = if leaves.start == own.start && leaves.end <= own.end {
-                leaves.end..own.end
-            } else if leaves.end == own.end && leaves.start >= own.start {
-                own.start..leaves.start
-            } else {
+            let Some(rest) = kept_after_taking(&own, &leaves) else {
                 return Err(GpuError::new(format!(
                     "internal error: leaves {leaves:?} are not an end of {own:?}"
                 ))
@@ -187,13 +186,7 @@ impl LeafEngine for GpuMessage<'_> {
     fn give_leaves(&mut self, leaves: Range<u64>, states: LeafStates) -> Result<(), HashError> {
         guard("moving leaves to the GPU", || {
             let own = self.range.clone();
-            let joined = if own.is_empty() {
-                leaves.clone()
-            } else if leaves.end == own.start {
-                leaves.start..own.end
-            } else if leaves.start == own.end {
-                own.start..leaves.end
-            } else {
+            let Some(joined) = owned_after_giving(&own, &leaves) else {
                 return Err(GpuError::new(format!(
                     "internal error: leaves {leaves:?} are not next to {own:?}"
                 ))
