@@ -18,6 +18,7 @@ use crate::schedule::{
     self, Balance, EngineShare, Hashed, Input, Joiners, Member, NoJoiners, Standing,
 };
 use crate::timings::{Timings, timed};
+use crate::trace;
 
 /// Which backend the caller asks for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -127,6 +128,7 @@ pub struct Hasher {
 
 impl Hasher {
     pub fn new(options: HasherOptions) -> Result<Hasher, HashError> {
+        trace::trace(|| "a hasher is made".into());
         let cpu = CpuBackend::new(options.threads, options.piece_bytes, options.cpu_path)?;
         let start = gpu::Start {
             chunk_bytes: options.piece_bytes,
@@ -440,7 +442,7 @@ impl<'h> Joiners<'h> for GpuJoiners<'h> {
             hasher
                 .gpus
                 .start_in_background(self.params.algorithm(), piece_len);
-            schedule::trace(|| format!("GPUs asked to start at {:?}", now.elapsed));
+            trace::trace(|| format!("GPUs asked to start at {:?}", now.elapsed));
             self.started = true;
         }
         let mut members = Vec::new();
@@ -461,7 +463,7 @@ impl<'h> Joiners<'h> for GpuJoiners<'h> {
                 pool,
                 &mut self.startup,
             );
-            schedule::trace(|| match &engine {
+            trace::trace(|| match &engine {
                 Ok(_) => format!("GPU {ordinal} joins at {:?}", now.elapsed),
                 Err(e) => format!("GPU {ordinal} cannot begin: {e}"),
             });

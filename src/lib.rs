@@ -32,6 +32,7 @@ mod schedule;
 pub mod sigbus;
 pub mod sponge;
 pub mod timings;
+mod trace;
 
 pub use cpu::CpuPath;
 pub use error::HashError;

@@ -208,7 +208,7 @@ pub(crate) fn for_each_piece_of_file(
                 }
                 drop(reached);
                 let (unmap, unmapped_rx) = sync_channel::<memmap2::Mmap>(0);
-                s.spawn(move || unmapped_rx.into_iter().for_each(drop));
+                s.spawn(move || unmapped_rx.into_iter().for_each(unmap_in_steps));
                 let mut at = offset;
                 // Window k comes from mapper k mod n, in order.
                 for k in 0.. {
@@ -251,6 +251,27 @@ pub(crate) fn for_each_piece_of_file(
             }
         }
     })
+}
+
+/// Unmaps a window a step at a time: its pages are dropped first with
+/// MADV_DONTNEED, which holds the mmap lock only shared and briefly, where
+/// one munmap of the whole window holds it exclusively for about a
+/// millisecond (see `InputFile::map` for who waits on that lock).
+fn unmap_in_steps(window: memmap2::Mmap) {
+    const STEP: usize = 1 << 20;
+    for at in (0..window.len()).step_by(STEP) {
+        // SAFETY: the window is never read again; had it been, a shared
+        // read-only file mapping whose pages were dropped reads the file's
+        // bytes again from the page cache, so no read could see freed memory.
+        let _ = unsafe {
+            window.unchecked_advise_range(
+                memmap2::UncheckedAdvice::DontNeed,
+                at,
+                STEP.min(window.len() - at),
+            )
+        };
+    }
+    drop(window);
 }
 
 /// A window of the file, as a mapping thread hands it on.

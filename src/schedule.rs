@@ -10,7 +10,6 @@
 
 use std::io::Read;
 use std::ops::Range;
-use std::sync::LazyLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -21,6 +20,7 @@ use crate::message::{self, Access, Piece};
 use crate::params::TreeParams;
 use crate::progress::Progress;
 use crate::timings::{Timings, timed};
+use crate::trace;
 
 /// One input, as the input path reads it.
 pub(crate) enum Input<'i> {
@@ -358,10 +358,10 @@ pub(crate) fn run<'a>(
             since_change = Span::default();
         }
         let busy_before: Option<Vec<Duration>> =
-            TRACE.then(|| members.iter().map(|m| m.total.busy).collect());
+            trace::on().then(|| members.iter().map(|m| m.total.busy).collect());
         absorb_everywhere(params, &mut members, piece, message_len)?;
         if let Some(before) = busy_before {
-            trace_piece(started, message_len, piece.len(), &members, &before);
+            trace_piece(message_len, piece.len(), &members, &before);
         }
         since_change.bytes += piece.len() as u64;
         since_change.pieces += 1;
@@ -397,40 +397,22 @@ pub(crate) fn run<'a>(
     })
 }
 
-/// `TREEHASH_TRACE` set in the environment: a line on standard error for
-/// every piece (a developer's aid for the scheduler, docs/DESIGN.md).
-static TRACE: LazyLock<bool> = LazyLock::new(|| std::env::var_os("TREEHASH_TRACE").is_some());
-
-/// A line of the trace, when it is on.
-pub(crate) fn trace(what: impl FnOnce() -> String) {
-    if *TRACE {
-        eprintln!("treehash trace: {}", what());
-    }
-}
-
-fn trace_piece(
-    started: Instant,
-    message_len: u64,
-    len: usize,
-    members: &[Member<'_>],
-    busy_before: &[Duration],
-) {
-    let mut line = format!(
-        "treehash trace: {:9.3} ms, piece of {len} B at {message_len}:",
-        started.elapsed().as_secs_f64() * 1e3
-    );
-    for (m, before) in members.iter().zip(busy_before) {
-        let leaves = m.engine.leaves();
-        let busy = m.total.busy.saturating_sub(*before);
-        line += &format!(
-            " {} {}..{} {:.3} ms;",
-            m.name,
-            leaves.start,
-            leaves.end,
-            busy.as_secs_f64() * 1e3
-        );
-    }
-    eprintln!("{line}");
+fn trace_piece(message_len: u64, len: usize, members: &[Member<'_>], busy_before: &[Duration]) {
+    trace::trace(|| {
+        let mut line = format!("piece of {len} B at {message_len}:");
+        for (m, before) in members.iter().zip(busy_before) {
+            let leaves = m.engine.leaves();
+            let busy = m.total.busy.saturating_sub(*before);
+            line += &format!(
+                " {} {}..{} {:.3} ms;",
+                m.name,
+                leaves.start,
+                leaves.end,
+                busy.as_secs_f64() * 1e3
+            );
+        }
+        line
+    });
 }
 
 /// Every engine absorbs its blocks of `piece`, each on its own thread (the

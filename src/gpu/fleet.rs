@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use cudarc::driver::CudaContext;
 
 use crate::params::Algorithm;
+use crate::trace::trace;
 
 use super::{Context, GpuBackend, GpuError, driver_present};
 
@@ -96,11 +97,16 @@ impl Device {
         failure: &Mutex<Option<String>>,
     ) {
         let result = match self.open(start) {
-            Ok(gpu) => gpu.prepare(algorithm, piece_len),
+            Ok(gpu) => {
+                let ordinal = self.ordinal;
+                trace(|| format!("GPU {ordinal} open ({:?} in the driver)", gpu.info().init));
+                gpu.prepare(algorithm, piece_len)
+            }
             Err(e) => Err(e.clone()),
         };
         match result {
             Ok(()) => {
+                trace(|| format!("GPU {} ready for {algorithm}", self.ordinal));
                 self.ready.fetch_or(bit(algorithm), Ordering::Release);
             }
             Err(e) => note_failure(failure, &e),
@@ -251,6 +257,7 @@ impl Fleet {
                     Ok(list) => list,
                     Err(e) => return note_failure(&shared.failure, e),
                 };
+                trace(|| format!("CUDA driver started, {} device(s)", list.len()));
                 // Only a start that did the work is a measured start: one
                 // that found its devices ready (prepared in the foreground)
                 // took no time.

@@ -27,6 +27,7 @@ use crate::error::HashError;
 use crate::message;
 use crate::params::{Algorithm, TreeParams};
 use crate::timings::{Timings, timed};
+use crate::trace::trace;
 
 use engine::GpuMessage;
 pub use fleet::{Devices, Fleet, Start};
@@ -281,6 +282,8 @@ impl GpuBackend {
     pub fn prepare(&self, algorithm: Algorithm, piece_len: usize) -> Result<(), GpuError> {
         guard("starting the GPU", || {
             self.kernels.get(algorithm)?;
+            let ordinal = self.info.ordinal;
+            trace(|| format!("GPU {ordinal}: {algorithm} kernels loaded"));
             let slots = self.take_slots(self.buffer_len(piece_len))?;
             self.return_slots(slots);
             Ok(())
