@@ -4,6 +4,9 @@
 //! - the leaf kernel on data already in device memory, by leaf count;
 //! - end-to-end hashing of a page-cached file (TREEHASH_BENCH_FILE), by copy
 //!   mode and chunk size, against the CPU backend, all in this one run.
+//!
+//! TREEHASH_BENCH_KERNELS_ONLY stops after the leaf-count table (for
+//! comparing leaf kernels quickly).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -81,6 +84,9 @@ fn main() {
         );
     }
     println!();
+    if std::env::var_os("TREEHASH_BENCH_KERNELS_ONLY").is_some() {
+        return;
+    }
     println!("## Leaf kernels by function, L = 256 and L = 65536, data on the device\n");
     println!(
         "| function | L = 256 thread | L = 256 warp | L = 65536 thread |\n|---|---:|---:|---:|"

@@ -1,7 +1,9 @@
 //! Where the host side of the GPU pipeline spends its time, on a page-cached
 //! file (TREEHASH_BENCH_FILE): faulting in a mapping, pinning it, copying
-//! from it, and filling pinned buffers by memcpy or by pread. Informs the
-//! choice of copy mode (docs/PERFORMANCE.md). Needs a CUDA GPU.
+//! from it, filling pinned buffers by memcpy or by pread, and the staging
+//! pipeline without kernels (the host's ceiling for hashing on the GPU).
+//! Informs the choice of copy mode and ring (docs/PERFORMANCE.md). Needs a
+//! CUDA GPU.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -131,5 +133,25 @@ fn main() {
             if wc { "write-combined" } else { "ordinary" },
             rate(len, t3)
         );
+    }
+
+    println!();
+    let copy = measure::pinned_copy_rate(&gpu, 1 << 30, 10).unwrap();
+    println!(
+        "- staging pipeline without kernels (pread into a ring of pinned buffers while the copy \
+         engine moves them to the device), against the pinned copy's {:.1} GB/s:",
+        copy / GB
+    );
+    for chunk_mib in [16usize, 32, 64] {
+        for slots in [2usize, 3, 4, 6, 8] {
+            let r = (0..3)
+                .map(|_| measure::staged_copy_rate(&gpu, &file, chunk_mib << 20, slots).unwrap())
+                .fold(0.0, f64::max);
+            println!(
+                "  - {chunk_mib} MiB chunks, {slots} slots: {:.1} GB/s = {:.2} × (best of 3)",
+                r / GB,
+                r / copy
+            );
+        }
     }
 }

@@ -147,3 +147,51 @@ pub fn pinned_buffer(
     unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(bytes, flags) }
         .context("allocating pinned memory")
 }
+
+/// The rate, in bytes per second, of the GPU's staging pipeline without its
+/// kernels: CPU threads pread `file` into a ring of `slots` pinned buffers of
+/// `chunk` bytes (a mebibyte per task, as the pipeline does) while the copy
+/// engine moves the filled ones to the device. It is the host's ceiling for
+/// hashing a page-cached file on this GPU.
+pub fn staged_copy_rate(
+    gpu: &GpuBackend,
+    file: &std::fs::File,
+    chunk: usize,
+    slots: usize,
+) -> Result<f64, GpuError> {
+    use rayon::prelude::*;
+    use std::os::unix::fs::FileExt;
+    use std::time::Instant;
+    const TASK: usize = 1 << 20;
+    let io = |e: std::io::Error| GpuError::new(format!("reading the file: {e}"));
+    let len = file.metadata().map_err(io)?.len() as usize;
+    let mut ring = Vec::with_capacity(slots);
+    for _ in 0..slots {
+        // SAFETY: each buffer is filled before it is copied.
+        let pinned =
+            unsafe { gpu.ctx.alloc_pinned::<u8>(chunk) }.context("allocating pinned memory")?;
+        let device = unsafe { gpu.copy.alloc::<u8>(chunk) }.context("allocating device memory")?;
+        ring.push((pinned, device, timing_event(gpu)?, false));
+    }
+    let start = Instant::now();
+    for (k, at) in (0..len).step_by(chunk).enumerate() {
+        let n = chunk.min(len - at);
+        let (pinned, device, copied, in_flight) = &mut ring[k % slots];
+        if *in_flight {
+            copied.synchronize().context("waiting for a copy")?;
+        }
+        let buf = &mut pinned.as_mut_slice().context("using pinned memory")?[..n];
+        buf.par_chunks_mut(TASK)
+            .enumerate()
+            .try_for_each(|(j, d)| file.read_exact_at(d, (at + j * TASK) as u64))
+            .map_err(io)?;
+        let to = address(device, &gpu.copy);
+        // SAFETY: the buffer is not written again before `copied` completes.
+        unsafe { result::memcpy_htod_async(to, &*buf, gpu.copy.cu_stream()) }
+            .context("copying to the device")?;
+        copied.record(&gpu.copy).context("recording an event")?;
+        *in_flight = true;
+    }
+    gpu.copy.synchronize().context("waiting for copies")?;
+    Ok(len as f64 / start.elapsed().as_secs_f64())
+}
