@@ -103,9 +103,9 @@ pub(crate) fn page_span(bytes: &[u8]) -> std::ops::Range<usize> {
 /// treehash take turns many times per megabyte.
 const PIPE_BUFFER: libc::c_int = 1 << 20;
 
-/// Bytes of a mapped window read in by one MADV_POPULATE_READ (see
-/// [`InputFile::map`]): short enough that the mmap lock is never held long.
-const POPULATE_STEP: usize = 1 << 20;
+/// Bytes of a mapped window read in, or dropped, by one madvise call (see
+/// [`InputFile::map`]): few enough that the mmap lock is never held long.
+pub(crate) const MAPPING_STEP: usize = 1 << 20;
 
 /// Enlarges a pipe's buffer where the system allows it (up to
 /// /proc/sys/fs/pipe-max-size, 1 MiB by default); a refusal changes nothing.
@@ -183,8 +183,8 @@ impl InputFile {
         // kept the CUDA driver's start-up, which maps memory many times,
         // waiting (measured on the H200 machine under auto: context 190 to
         // 226 ms, against 122 ms with no populate in its way).
-        for at in (0..len).step_by(POPULATE_STEP) {
-            let step = POPULATE_STEP.min(len - at);
+        for at in (0..len).step_by(MAPPING_STEP) {
+            let step = MAPPING_STEP.min(len - at);
             match map.advise_range(Advice::PopulateRead, at, step) {
                 Ok(()) => {}
                 // Kernels before 5.14 lack MADV_POPULATE_READ: fault on demand.

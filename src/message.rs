@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, sync_channel};
 
 use crate::error::HashError;
-use crate::input::InputFile;
+use crate::input::{InputFile, MAPPING_STEP};
 use crate::params::TreeParams;
 use crate::progress::Progress;
 use crate::sigbus;
@@ -258,8 +258,7 @@ pub(crate) fn for_each_piece_of_file(
 /// one munmap of the whole window holds it exclusively for about a
 /// millisecond (see `InputFile::map` for who waits on that lock).
 fn unmap_in_steps(window: memmap2::Mmap) {
-    const STEP: usize = 1 << 20;
-    for at in (0..window.len()).step_by(STEP) {
+    for at in (0..window.len()).step_by(MAPPING_STEP) {
         // SAFETY: the window is never read again; had it been, a shared
         // read-only file mapping whose pages were dropped reads the file's
         // bytes again from the page cache, so no read could see freed memory.
@@ -267,7 +266,7 @@ fn unmap_in_steps(window: memmap2::Mmap) {
             window.unchecked_advise_range(
                 memmap2::UncheckedAdvice::DontNeed,
                 at,
-                STEP.min(window.len() - at),
+                MAPPING_STEP.min(window.len() - at),
             )
         };
     }
