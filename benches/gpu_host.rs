@@ -145,7 +145,9 @@ fn main() {
     for chunk_mib in [16usize, 32, 64] {
         for slots in [2usize, 3, 4, 6, 8] {
             let r = (0..3)
-                .map(|_| measure::staged_copy_rate(&gpu, &file, chunk_mib << 20, slots).unwrap())
+                .map(|_| {
+                    measure::staged_copy_rate(&gpu, path.as_ref(), chunk_mib << 20, slots).unwrap()
+                })
                 .fold(0.0, f64::max);
             println!(
                 "  - {chunk_mib} MiB chunks, {slots} slots: {:.1} GB/s = {:.2} × (best of 3)",

@@ -149,22 +149,24 @@ pub fn pinned_buffer(
 }
 
 /// The rate, in bytes per second, of the GPU's staging pipeline without its
-/// kernels: CPU threads pread `file` into a ring of `slots` pinned buffers of
-/// `chunk` bytes (a mebibyte per task, as the pipeline does) while the copy
-/// engine moves the filled ones to the device. It is the host's ceiling for
-/// hashing a page-cached file on this GPU.
+/// kernels: CPU threads read the file at `path` into a ring of `slots`
+/// pinned buffers of `chunk` bytes (with the pipeline's own parallel pread)
+/// while the copy engine moves the filled ones to the device. It is the
+/// host's ceiling for hashing a page-cached file on this GPU.
 pub fn staged_copy_rate(
     gpu: &GpuBackend,
-    file: &std::fs::File,
+    path: &std::path::Path,
     chunk: usize,
     slots: usize,
 ) -> Result<f64, GpuError> {
-    use rayon::prelude::*;
-    use std::os::unix::fs::FileExt;
-    use std::time::Instant;
-    const TASK: usize = 1 << 20;
-    let io = |e: std::io::Error| GpuError::new(format!("reading the file: {e}"));
-    let len = file.metadata().map_err(io)?.len() as usize;
+    use crate::input::Source;
+    let failed =
+        |e: &dyn std::fmt::Display| GpuError::new(format!("reading {}: {e}", path.display()));
+    let input = match Source::open(path).map_err(|e| failed(&e))? {
+        Source::File(input) => input,
+        Source::Stream(_) => return Err(failed(&"not a regular file with bytes")),
+    };
+    let len = input.len();
     let mut ring = Vec::with_capacity(slots);
     for _ in 0..slots {
         // SAFETY: each buffer is filled before it is copied.
@@ -173,18 +175,17 @@ pub fn staged_copy_rate(
         let device = unsafe { gpu.copy.alloc::<u8>(chunk) }.context("allocating device memory")?;
         ring.push((pinned, device, timing_event(gpu)?, false));
     }
-    let start = Instant::now();
+    let start = std::time::Instant::now();
     for (k, at) in (0..len).step_by(chunk).enumerate() {
-        let n = chunk.min(len - at);
+        let n = (chunk as u64).min(len - at) as usize;
         let (pinned, device, copied, in_flight) = &mut ring[k % slots];
         if *in_flight {
             copied.synchronize().context("waiting for a copy")?;
         }
         let buf = &mut pinned.as_mut_slice().context("using pinned memory")?[..n];
-        buf.par_chunks_mut(TASK)
-            .enumerate()
-            .try_for_each(|(j, d)| file.read_exact_at(d, (at + j * TASK) as u64))
-            .map_err(io)?;
+        input
+            .read_parts_at(vec![(&mut *buf, at)])
+            .map_err(|e| failed(&e))?;
         let to = address(device, &gpu.copy);
         // SAFETY: the buffer is not written again before `copied` completes.
         unsafe { result::memcpy_htod_async(to, &*buf, gpu.copy.cu_stream()) }

@@ -14,7 +14,7 @@ use cudarc::driver::{
 use rayon::prelude::*;
 
 use crate::error::HashError;
-use crate::input::InputFile;
+use crate::input::{InputFile, page_span};
 use crate::params::TreeParams;
 
 use super::kernels::{LeafKernel, TreeKernels, address};
@@ -422,13 +422,6 @@ struct Registration {
     copy: Arc<CudaStream>,
 }
 
-/// The host's page size, to which registrations are aligned.
-fn page_size() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(size).unwrap_or(4096)
-}
-
 impl Registration {
     /// Pins the whole pages that hold `mapped`.
     ///
@@ -438,16 +431,13 @@ impl Registration {
     /// whole pages, so the span rounded out to pages is mapped memory too.
     /// Heap memory must never be passed: its neighbours are not ours to pin.
     unsafe fn of_mapping(gpu: &GpuBackend, mapped: &[u8]) -> Result<Registration, GpuError> {
-        let page = page_size();
-        let start = mapped.as_ptr() as usize;
-        let from = start - start % page;
-        let to = (start + mapped.len()).next_multiple_of(page);
-        let base = from as *mut c_void;
-        // SAFETY: [from, to) lies in pages of a read-only file mapping that
+        let pages = page_span(mapped);
+        let base = pages.start as *mut c_void;
+        // SAFETY: these pages lie in pages of a read-only file mapping that
         // outlives this registration (the caller's contract); the flag
         // matches a read-only mapping.
         unsafe {
-            sys::cuMemHostRegister_v2(base, to - from, sys::CU_MEMHOSTREGISTER_READ_ONLY)
+            sys::cuMemHostRegister_v2(base, pages.len(), sys::CU_MEMHOSTREGISTER_READ_ONLY)
                 .result()
                 .context("pinning the mapped file (cuMemHostRegister)")?;
         }
