@@ -3,7 +3,9 @@
 //! from it, filling pinned buffers by memcpy or by pread, and the staging
 //! pipeline without kernels (the host's ceiling for hashing on the GPU).
 //! Informs the choice of copy mode and ring (docs/PERFORMANCE.md). Needs a
-//! CUDA GPU.
+//! CUDA GPU. Where several are visible it also measures them at once: their
+//! pinned copies together, and the staging pipeline on each alone and on all
+//! together. TREEHASH_BENCH_TOGETHER_ONLY=1 runs only that part.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -52,8 +54,98 @@ fn main() {
         len as f64 / GB,
         rayon::current_num_threads()
     );
+    let others: Vec<GpuBackend> = (1..)
+        .map_while(|ordinal| GpuBackend::open(ordinal, None).ok())
+        .collect();
+    if std::env::var_os("TREEHASH_BENCH_TOGETHER_ONLY").is_none() {
+        one_gpu(&gpu, &file, path.as_ref(), len);
+    }
+    if !others.is_empty() {
+        let all: Vec<&GpuBackend> = std::iter::once(&gpu).chain(&others).collect();
+        together(&all, &file, path.as_ref(), len);
+    }
+}
 
-    let (map, t_map) = timed(|| unsafe { Mmap::map(&file) }.unwrap());
+/// Reads the whole file into `dst` over and over, a mebibyte per task on
+/// every thread: the CPU side of staging without any copy to a device.
+fn pread_pass(file: &File, dst: &mut [u8], len: usize) -> Duration {
+    let ring = dst.len();
+    timed(|| {
+        for off in (0..len).step_by(ring) {
+            let n = ring.min(len - off);
+            dst[..n]
+                .par_chunks_mut(1 << 20)
+                .enumerate()
+                .for_each(|(j, d)| {
+                    file.read_exact_at(d, (off + j * (1 << 20)) as u64).unwrap();
+                });
+        }
+    })
+    .1
+}
+
+/// Several GPUs fed at once: can the host feed each link as fast as it
+/// feeds one?
+fn together(gpus: &[&GpuBackend], file: &File, path: &std::path::Path, len: usize) {
+    let n = gpus.len();
+    println!("\n## {n} GPUs at once\n");
+    let alone: Vec<f64> = gpus
+        .iter()
+        .map(|gpu| measure::pinned_copy_rate(gpu, 1 << 30, 10).unwrap())
+        .collect();
+    let both = measure::pinned_copy_rates_together(gpus, 1 << 30, 10).unwrap();
+    let list = |rates: &[f64]| {
+        rates
+            .iter()
+            .map(|r| format!("{:.1}", r / GB))
+            .collect::<Vec<_>>()
+            .join(" + ")
+    };
+    println!(
+        "- pinned copy, 1 GiB, median of 10: each GPU alone {} GB/s; all at once {} = {:.1} GB/s",
+        list(&alone),
+        list(&both),
+        both.iter().sum::<f64>() / GB
+    );
+    let mut buf = measure::pinned_buffer(gpus[0], 256 << 20, false).unwrap();
+    let dst = buf.as_mut_slice().unwrap();
+    let best = (0..3)
+        .map(|_| pread_pass(file, dst, len))
+        .min()
+        .unwrap_or_default();
+    println!(
+        "- pread file -> pinned, all threads, no device: {} (best of 3)",
+        rate(len, best)
+    );
+    let (chunk, slots) = (32 << 20, 3);
+    println!(
+        "- staging pipeline without kernels, {chunk_mib} MiB chunks, {slots} slots, best of 3:",
+        chunk_mib = chunk >> 20
+    );
+    for (i, gpu) in gpus.iter().enumerate() {
+        let r = (0..3)
+            .map(|_| measure::staged_copy_rate(gpu, path, chunk, slots).unwrap())
+            .fold(0.0, f64::max);
+        println!(
+            "  - GPU {i} alone, whole file: {:.1} GB/s = {:.2} × its pinned copy",
+            r / GB,
+            r / alone[i]
+        );
+    }
+    let (total, each) = (0..3)
+        .map(|_| measure::staged_copy_rate_together(gpus, path, chunk, slots).unwrap())
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .unwrap();
+    println!(
+        "  - all {n} at once, a part each: {:.1} GB/s in all (each over its part: {} GB/s)",
+        total / GB,
+        list(&each)
+    );
+}
+
+/// The host side of one GPU's pipeline, step by step.
+fn one_gpu(gpu: &GpuBackend, file: &File, path: &std::path::Path, len: usize) {
+    let (map, t_map) = timed(|| unsafe { Mmap::map(file) }.unwrap());
     let (_, t_touch) = timed(|| touch(&map));
     println!(
         "- mmap {:?}; fault in every page (touch, all threads): {}",
@@ -66,9 +158,9 @@ fn main() {
         t_unmap.as_secs_f64() * 1e3
     );
 
-    let (map, t_pop) = timed(|| unsafe { MmapOptions::new().populate().map(&file) }.unwrap());
+    let (map, t_pop) = timed(|| unsafe { MmapOptions::new().populate().map(file) }.unwrap());
     println!("- mmap with MAP_POPULATE: {}", rate(len, t_pop));
-    let [reg, copy, unreg] = measure::register_copy_unregister(&gpu, &map, 64 << 20).unwrap();
+    let [reg, copy, unreg] = measure::register_copy_unregister(gpu, &map, 64 << 20).unwrap();
     println!(
         "- populated mapping: register {}, copy {}, unregister {:.0} ms",
         rate(len, reg),
@@ -78,8 +170,8 @@ fn main() {
     let (_, t_unmap) = timed(|| drop(map));
     println!("- munmap: {:.0} ms", t_unmap.as_secs_f64() * 1e3);
 
-    let map = unsafe { Mmap::map(&file) }.unwrap();
-    let [reg, copy, unreg] = measure::register_copy_unregister(&gpu, &map, 64 << 20).unwrap();
+    let map = unsafe { Mmap::map(file) }.unwrap();
+    let [reg, copy, unreg] = measure::register_copy_unregister(gpu, &map, 64 << 20).unwrap();
     println!(
         "- fresh mapping: register {}, copy {}, unregister {:.0} ms",
         rate(len, reg),
@@ -90,9 +182,9 @@ fn main() {
 
     let ring = 256 << 20;
     for wc in [true, false] {
-        let mut buf = measure::pinned_buffer(&gpu, ring, wc).unwrap();
+        let mut buf = measure::pinned_buffer(gpu, ring, wc).unwrap();
         let dst = buf.as_mut_slice().unwrap();
-        let map = unsafe { Mmap::map(&file) }.unwrap();
+        let map = unsafe { Mmap::map(file) }.unwrap();
         let (_, t) = timed(|| {
             for (i, piece) in map.chunks(ring).enumerate() {
                 let _ = i;
@@ -116,18 +208,7 @@ fn main() {
             rate(len, t),
             rate(len, t2)
         );
-        let (_, t3) = timed(|| {
-            for (k, _) in map.chunks(ring).enumerate() {
-                let off = k * ring;
-                let n = ring.min(len - off);
-                dst[..n]
-                    .par_chunks_mut(1 << 20)
-                    .enumerate()
-                    .for_each(|(j, d)| {
-                        file.read_exact_at(d, (off + j * (1 << 20)) as u64).unwrap();
-                    });
-            }
-        });
+        let t3 = pread_pass(file, dst, len);
         println!(
             "- pread file -> pinned ({}): {}",
             if wc { "write-combined" } else { "ordinary" },
@@ -136,7 +217,7 @@ fn main() {
     }
 
     println!();
-    let copy = measure::pinned_copy_rate(&gpu, 1 << 30, 10).unwrap();
+    let copy = measure::pinned_copy_rate(gpu, 1 << 30, 10).unwrap();
     println!(
         "- staging pipeline without kernels (pread into a ring of pinned buffers while the copy \
          engine moves them to the device), against the pinned copy's {:.1} GB/s:",
@@ -145,9 +226,7 @@ fn main() {
     for chunk_mib in [16usize, 32, 64] {
         for slots in [2usize, 3, 4, 6, 8] {
             let r = (0..3)
-                .map(|_| {
-                    measure::staged_copy_rate(&gpu, path.as_ref(), chunk_mib << 20, slots).unwrap()
-                })
+                .map(|_| measure::staged_copy_rate(gpu, path, chunk_mib << 20, slots).unwrap())
                 .fold(0.0, f64::max);
             println!(
                 "  - {chunk_mib} MiB chunks, {slots} slots: {:.1} GB/s = {:.2} × (best of 3)",

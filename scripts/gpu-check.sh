@@ -12,6 +12,9 @@
 #                                # SVG charts, the peers table, the CPU benchmark
 #   scripts/gpu-check.sh auto    # on the GPU machine: whole processes, auto
 #                                # against each backend and b3sum, 1 MiB to 32 GiB
+#   scripts/gpu-check.sh multi   # on a machine of several GPUs: the host's
+#                                # ceiling for feeding them, the tests that
+#                                # share leaves, whole processes on 32 GiB
 #
 # `run` writes its logs under $OUT (or ./gpu-check-out) and ends with a summary.
 # Environment: GPU_CHECK_QUICK=1 skips the benchmarks; BENCH_GB sets the size
@@ -271,11 +274,51 @@ input() {
     } 2>&1 | tee "$md"
 }
 
+# Several GPUs (nvidia-h200-x2): can the host feed every link at once (pinned
+# copies and the staging pipeline without kernels, one GPU and all), the
+# tests that share leaves between engines, and whole processes on a
+# page-cached file (MULTI_GB, default 32) with one GPU and all of them.
+multi() {
+    out=${OUT:-gpu-check-out}
+    mkdir -p "$out"
+    bin=.devbin
+    m=scripts/measure.py
+    md="$out/multi.md"
+    f=/tmp/multi.bin
+    { echo "# Several GPUs, $(date -u +%F)"; echo; echo '```'
+      nvidia-smi --query-gpu=index,name,pci.bus_id --format=csv; nvidia-smi topo -m
+      lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket|NUMA"; free -g; echo '```'; } >"$md"
+    "$bin/test-gpu" --ignored --test-threads=1 every_gpu auto_ backend_gpu >"$out/multi-tests.log" 2>&1
+    { echo; echo "Tests that share leaves (test-gpu every_gpu auto_ backend_gpu):"; echo
+      grep -E "^test |^test result" "$out/multi-tests.log"; } >>"$md"
+    random_file $f "${MULTI_GB:-32}"
+    cat $f >/dev/null
+    TREEHASH_BENCH_TOGETHER_ONLY=1 TREEHASH_BENCH_FILE=$f "$bin/bench-gpu_host" >>"$md" 2>&1
+    { echo; echo "## Whole processes, ${MULTI_GB:-32} GiB page-cached, -H 8 (median of 3)"; echo
+      echo "| command | median s | runs | peak RSS |"; echo "|---|---:|---|---:|"
+      for d in 0 1 all; do
+          $m --repeat 3 --label "treehash --backend gpu --device $d" -- "$bin/treehash" --backend gpu --device $d -H 8 $f
+      done
+      $m --repeat 3 --label "treehash --backend cpu" -- "$bin/treehash" --backend cpu -H 8 $f
+      $m --repeat 3 --label "treehash (auto, every GPU)" -- "$bin/treehash" -H 8 $f
+      $m --repeat 3 --label "treehash --device 0 (auto)" -- "$bin/treehash" --device 0 -H 8 $f
+      $m --repeat 3 --label "b3sum ($(nproc) threads)" -- "$bin/b3sum" $f
+      $m --repeat 3 --label "cat" -- cat $f
+      echo; echo "Timings and the split, one run each:"; echo; echo '```'
+      for d in 0 all; do
+          echo "--backend gpu --device $d:"
+          TREEHASH_TRACE=1 "$bin/treehash" --backend gpu --device $d --timings -H 8 $f 2>&1 |
+              awk '!/piece of/ || ++n % 40 == 1' | tail -60
+      done
+      echo '```'; } 2>&1 | tee -a "$md"
+}
+
 case "${1:-}" in
     build) build ;;
     run) run ;;
     input) input ;;
     tables) tables ;;
     auto) auto_table ;;
-    *) echo "usage: $0 build|run|input|tables|auto" >&2; exit 2 ;;
+    multi) multi ;;
+    *) echo "usage: $0 build|run|input|tables|auto|multi" >&2; exit 2 ;;
 esac

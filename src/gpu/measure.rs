@@ -159,6 +159,21 @@ pub fn staged_copy_rate(
     chunk: usize,
     slots: usize,
 ) -> Result<f64, GpuError> {
+    let (total, _) = staged_copy_rate_together(&[gpu], path, chunk, slots)?;
+    Ok(total)
+}
+
+/// The staging pipeline without kernels on several GPUs at once, as the
+/// pipeline runs them when they share an input: the file split into one
+/// contiguous part per GPU, each part read and copied by its own thread,
+/// the reads of all of them on the one rayon pool. Bytes per second over
+/// the whole file, and each GPU's own rate over its part.
+pub fn staged_copy_rate_together(
+    gpus: &[&GpuBackend],
+    path: &std::path::Path,
+    chunk: usize,
+    slots: usize,
+) -> Result<(f64, Vec<f64>), GpuError> {
     use crate::input::Source;
     let failed =
         |e: &dyn std::fmt::Display| GpuError::new(format!("reading {}: {e}", path.display()));
@@ -167,17 +182,101 @@ pub fn staged_copy_rate(
         Source::Stream(_) => return Err(failed(&"not a regular file with bytes")),
     };
     let len = input.len();
-    let mut ring = Vec::with_capacity(slots);
-    for _ in 0..slots {
-        // SAFETY: each buffer is filled before it is copied.
-        let pinned =
-            unsafe { gpu.ctx.alloc_pinned::<u8>(chunk) }.context("allocating pinned memory")?;
-        let device = unsafe { gpu.copy.alloc::<u8>(chunk) }.context("allocating device memory")?;
-        ring.push((pinned, device, timing_event(gpu)?, false));
-    }
+    let parts = gpus.len().max(1) as u64;
+    let part_len = len.div_ceil(parts).next_multiple_of(chunk as u64);
+    let barrier = std::sync::Barrier::new(gpus.len());
+    let input = &input;
+    let times = std::thread::scope(|s| {
+        let handles: Vec<_> = gpus
+            .iter()
+            .enumerate()
+            .map(|(i, gpu)| {
+                let (from, to) = (
+                    (i as u64 * part_len).min(len),
+                    ((i as u64 + 1) * part_len).min(len),
+                );
+                let barrier = &barrier;
+                s.spawn(move || {
+                    staged_part(gpu, input, from..to, chunk, slots, barrier).map(|t| (to - from, t))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(GpuError::new("a measuring thread panicked")))
+            })
+            .collect::<Result<Vec<_>, GpuError>>()
+    })?;
+    let slowest = times.iter().map(|(_, t)| *t).max().unwrap_or_default();
+    let each = times
+        .iter()
+        .map(|(bytes, t)| *bytes as f64 / t.as_secs_f64())
+        .collect();
+    Ok((len as f64 / slowest.as_secs_f64(), each))
+}
+
+/// [`pinned_copy_rate`] on every GPU of `gpus` at once, each from its own
+/// thread: what the host's links move together, in bytes per second, each.
+pub fn pinned_copy_rates_together(
+    gpus: &[&GpuBackend],
+    bytes: usize,
+    reps: usize,
+) -> Result<Vec<f64>, GpuError> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = gpus
+            .iter()
+            .map(|gpu| {
+                s.spawn(move || {
+                    gpu.ctx
+                        .bind_to_thread()
+                        .context("using the GPU's context")?;
+                    pinned_copy_rate(gpu, bytes, reps)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(GpuError::new("a measuring thread panicked")))
+            })
+            .collect()
+    })
+}
+
+/// One GPU's part of [`staged_copy_rate_together`]: its ring is allocated,
+/// then every thread starts at the barrier (reached once, even after a
+/// failure), and the time to read and copy `part` is returned.
+fn staged_part(
+    gpu: &GpuBackend,
+    input: &crate::input::InputFile,
+    part: std::ops::Range<u64>,
+    chunk: usize,
+    slots: usize,
+    barrier: &std::sync::Barrier,
+) -> Result<std::time::Duration, GpuError> {
+    let ring = (|| {
+        gpu.ctx
+            .bind_to_thread()
+            .context("using the GPU's context")?;
+        (0..slots)
+            .map(|_| {
+                // SAFETY: each buffer is filled before it is copied.
+                let pinned = unsafe { gpu.ctx.alloc_pinned::<u8>(chunk) }
+                    .context("allocating pinned memory")?;
+                let device =
+                    unsafe { gpu.copy.alloc::<u8>(chunk) }.context("allocating device memory")?;
+                Ok((pinned, device, timing_event(gpu)?, false))
+            })
+            .collect::<Result<Vec<_>, GpuError>>()
+    })();
+    barrier.wait();
+    let mut ring = ring?;
     let start = std::time::Instant::now();
-    for (k, at) in (0..len).step_by(chunk).enumerate() {
-        let n = (chunk as u64).min(len - at) as usize;
+    for (k, at) in part.clone().step_by(chunk).enumerate() {
+        let n = (chunk as u64).min(part.end - at) as usize;
         let (pinned, device, copied, in_flight) = &mut ring[k % slots];
         if *in_flight {
             copied.synchronize().context("waiting for a copy")?;
@@ -185,14 +284,14 @@ pub fn staged_copy_rate(
         let buf = &mut pinned.as_mut_slice().context("using pinned memory")?[..n];
         input
             .read_parts_at(vec![(&mut *buf, at)])
-            .map_err(|e| failed(&e))?;
-        let to = address(device, &gpu.copy);
+            .map_err(|e| GpuError::new(format!("reading the file at {at}: {e}")))?;
+        let dst = address(device, &gpu.copy);
         // SAFETY: the buffer is not written again before `copied` completes.
-        unsafe { result::memcpy_htod_async(to, &*buf, gpu.copy.cu_stream()) }
+        unsafe { result::memcpy_htod_async(dst, &*buf, gpu.copy.cu_stream()) }
             .context("copying to the device")?;
         copied.record(&gpu.copy).context("recording an event")?;
         *in_flight = true;
     }
     gpu.copy.synchronize().context("waiting for copies")?;
-    Ok(len as f64 / start.elapsed().as_secs_f64())
+    Ok(start.elapsed())
 }
