@@ -5,7 +5,8 @@
 //! Informs the choice of copy mode and ring (docs/PERFORMANCE.md). Needs a
 //! CUDA GPU. Where several are visible it also measures them at once: their
 //! pinned copies together, and the staging pipeline on each alone and on all
-//! together. TREEHASH_BENCH_TOGETHER_ONLY=1 runs only that part.
+//! together, and staging by reader threads with small buffers (one GPU, then
+//! all). TREEHASH_BENCH_TOGETHER_ONLY=1 runs only that part, on one GPU too.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -57,10 +58,11 @@ fn main() {
     let others: Vec<GpuBackend> = (1..)
         .map_while(|ordinal| GpuBackend::open(ordinal, None).ok())
         .collect();
-    if std::env::var_os("TREEHASH_BENCH_TOGETHER_ONLY").is_none() {
+    let only_together = std::env::var_os("TREEHASH_BENCH_TOGETHER_ONLY").is_some();
+    if !only_together {
         one_gpu(&gpu, &file, path.as_ref(), len);
     }
-    if !others.is_empty() {
+    if !others.is_empty() || only_together {
         let all: Vec<&GpuBackend> = std::iter::once(&gpu).chain(&others).collect();
         together(&all, &file, path.as_ref(), len);
     }
@@ -84,11 +86,67 @@ fn pread_pass(file: &File, dst: &mut [u8], len: usize) -> Duration {
     .1
 }
 
+/// Every thread reading the file a chunk at a time into its own small
+/// buffer, which stays in its cache: the page cache's read rate, each byte
+/// crossing memory once. Best of 3.
+fn pread_small(file: &File, len: usize, chunk: usize) -> Duration {
+    let threads = rayon::current_num_threads();
+    (0..3)
+        .map(|_| {
+            timed(|| {
+                (0..threads).into_par_iter().for_each(|t| {
+                    let mut buf = vec![0u8; chunk];
+                    for at in (t * chunk..len).step_by(threads * chunk) {
+                        let n = chunk.min(len - at);
+                        file.read_exact_at(&mut buf[..n], at as u64).unwrap();
+                    }
+                    std::hint::black_box(&buf);
+                })
+            })
+            .1
+        })
+        .min()
+        .unwrap_or_default()
+}
+
+/// Staging by reader threads with small buffers of their own
+/// ([`measure::reader_staged_copy_rate`]), by chunk and readers per GPU.
+fn reader_sweep(gpus: &[&GpuBackend], file: &File, path: &std::path::Path, len: usize) {
+    for chunk in [1usize << 20, 4 << 20] {
+        println!(
+            "- pread into a small buffer per thread ({} MiB), no device: {}",
+            chunk >> 20,
+            rate(len, pread_small(file, len, chunk))
+        );
+    }
+    println!(
+        "- staging by reader threads, each with two small pinned buffers and its own stream, \
+         {} GPU(s) at once, GB/s in all (best of 2):\n",
+        gpus.len()
+    );
+    println!("| chunk | 4 readers per GPU | 8 | 12 | 16 |");
+    println!("|---:|---:|---:|---:|---:|");
+    for chunk in [1usize << 20, 2 << 20, 4 << 20, 8 << 20] {
+        let mut row = format!("| {} MiB |", chunk >> 20);
+        for readers in [4, 8, 12, 16] {
+            let r = (0..2)
+                .map(|_| {
+                    measure::reader_staged_copy_rate(gpus, path, chunk, readers)
+                        .unwrap()
+                        .0
+                })
+                .fold(0.0, f64::max);
+            row += &format!(" {:.1} |", r / GB);
+        }
+        println!("{row}");
+    }
+}
+
 /// Several GPUs fed at once: can the host feed each link as fast as it
 /// feeds one?
 fn together(gpus: &[&GpuBackend], file: &File, path: &std::path::Path, len: usize) {
     let n = gpus.len();
-    println!("\n## {n} GPUs at once\n");
+    println!("\n## {n} GPU(s) at once\n");
     let alone: Vec<f64> = gpus
         .iter()
         .map(|gpu| measure::pinned_copy_rate(gpu, 1 << 30, 10).unwrap())
@@ -132,15 +190,23 @@ fn together(gpus: &[&GpuBackend], file: &File, path: &std::path::Path, len: usiz
             r / alone[i]
         );
     }
-    let (total, each) = (0..3)
-        .map(|_| measure::staged_copy_rate_together(gpus, path, chunk, slots).unwrap())
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .unwrap();
-    println!(
-        "  - all {n} at once, a part each: {:.1} GB/s in all (each over its part: {} GB/s)",
-        total / GB,
-        list(&each)
-    );
+    if n > 1 {
+        let (total, each) = (0..3)
+            .map(|_| measure::staged_copy_rate_together(gpus, path, chunk, slots).unwrap())
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .unwrap();
+        println!(
+            "  - all {n} at once, a part each: {:.1} GB/s in all (each over its part: {} GB/s)",
+            total / GB,
+            list(&each)
+        );
+    }
+    println!();
+    reader_sweep(&gpus[..1], file, path, len);
+    if n > 1 {
+        println!();
+        reader_sweep(gpus, file, path, len);
+    }
 }
 
 /// The host side of one GPU's pipeline, step by step.

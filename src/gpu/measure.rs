@@ -295,3 +295,110 @@ fn staged_part(
     gpu.copy.synchronize().context("waiting for copies")?;
     Ok(start.elapsed())
 }
+
+/// Another shape of staging, without kernels: `readers` threads per GPU,
+/// each reading whole chunks of `chunk` bytes (one pread each) into its own
+/// two pinned buffers and copying them on its own stream. With small chunks
+/// the buffers stay in the CPU's cache, so a byte crosses memory once (read
+/// from the page cache) instead of three times (read, written to a pinned
+/// buffer, read by the copy engine). The file is split as in
+/// [`staged_copy_rate_together`]; bytes per second in all, and each GPU's.
+pub fn reader_staged_copy_rate(
+    gpus: &[&GpuBackend],
+    path: &std::path::Path,
+    chunk: usize,
+    readers: usize,
+) -> Result<(f64, Vec<f64>), GpuError> {
+    use crate::input::Source;
+    let failed =
+        |e: &dyn std::fmt::Display| GpuError::new(format!("reading {}: {e}", path.display()));
+    let input = match Source::open(path).map_err(|e| failed(&e))? {
+        Source::File(input) => input,
+        Source::Stream(_) => return Err(failed(&"not a regular file with bytes")),
+    };
+    let len = input.len();
+    let part_len = len
+        .div_ceil(gpus.len().max(1) as u64)
+        .next_multiple_of(chunk as u64);
+    // Copies land in a device buffer of this many chunks, round-robin: what
+    // they overwrite does not matter here.
+    const DEVICE_CHUNKS: usize = 16;
+    let barrier = std::sync::Barrier::new(gpus.len() * readers);
+    let (input, barrier) = (&input, &barrier);
+    let devices = gpus
+        .iter()
+        .map(|gpu| unsafe { gpu.copy.alloc::<u8>(chunk * DEVICE_CHUNKS) })
+        .collect::<Result<Vec<_>, _>>()
+        .context("allocating device memory")?;
+    let results = std::thread::scope(|s| {
+        let mut handles = Vec::new();
+        for (g, (gpu, device)) in gpus.iter().zip(&devices).enumerate() {
+            let part = (g as u64 * part_len).min(len)..((g as u64 + 1) * part_len).min(len);
+            for r in 0..readers {
+                let part = part.clone();
+                handles.push(s.spawn(move || {
+                    let setup = (|| {
+                        gpu.ctx
+                            .bind_to_thread()
+                            .context("using the GPU's context")?;
+                        let stream = gpu.ctx.new_stream().context("creating a stream")?;
+                        let buffers = (0..2)
+                            .map(|_| {
+                                // SAFETY: each buffer is filled before it is copied.
+                                let pinned = unsafe { gpu.ctx.alloc_pinned::<u8>(chunk) }
+                                    .context("allocating pinned memory")?;
+                                Ok((pinned, timing_event(gpu)?, false))
+                            })
+                            .collect::<Result<Vec<_>, GpuError>>()?;
+                        Ok::<_, GpuError>((stream, buffers))
+                    })();
+                    barrier.wait();
+                    let (stream, mut buffers) = setup?;
+                    let start = std::time::Instant::now();
+                    let mut bytes = 0u64;
+                    let chunks = (part.start..part.end)
+                        .step_by(chunk)
+                        .skip(r)
+                        .step_by(readers);
+                    for (k, at) in chunks.enumerate() {
+                        let n = (chunk as u64).min(part.end - at) as usize;
+                        let (pinned, copied, in_flight) = &mut buffers[k % 2];
+                        if *in_flight {
+                            copied.synchronize().context("waiting for a copy")?;
+                        }
+                        let buf = &mut pinned.as_mut_slice().context("using pinned memory")?[..n];
+                        input.read_exact_at(buf, at).map_err(|e| failed(&e))?;
+                        let index = ((at - part.start) / chunk as u64) as usize % DEVICE_CHUNKS;
+                        let dst = address(device, &stream) + (index * chunk) as u64;
+                        // SAFETY: the buffer is not written again before
+                        // `copied` completes; the device range holds `n` bytes.
+                        unsafe { result::memcpy_htod_async(dst, &*buf, stream.cu_stream()) }
+                            .context("copying to the device")?;
+                        copied.record(&stream).context("recording an event")?;
+                        *in_flight = true;
+                        bytes += n as u64;
+                    }
+                    stream.synchronize().context("waiting for copies")?;
+                    Ok::<_, GpuError>((g, bytes, start.elapsed()))
+                }));
+            }
+        }
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(GpuError::new("a measuring thread panicked")))
+            })
+            .collect::<Result<Vec<_>, GpuError>>()
+    })?;
+    let slowest = results.iter().map(|r| r.2).max().unwrap_or_default();
+    let each = (0..gpus.len())
+        .map(|g| {
+            let mine = results.iter().filter(|r| r.0 == g);
+            let bytes: u64 = mine.clone().map(|r| r.1).sum();
+            let time = mine.map(|r| r.2).max().unwrap_or_default();
+            bytes as f64 / time.as_secs_f64()
+        })
+        .collect();
+    Ok((len as f64 / slowest.as_secs_f64(), each))
+}
