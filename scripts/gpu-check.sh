@@ -12,6 +12,9 @@
 #                                # SVG charts, the peers table, the CPU benchmark
 #   scripts/gpu-check.sh auto    # on the GPU machine: whole processes, auto
 #                                # against each backend and b3sum, 1 MiB to 32 GiB
+#   scripts/gpu-check.sh cores   # on the GPU machine: the CPU engine by threads
+#                                # with its pieces and with 4-stripe ones, and
+#                                # whether its vCPUs behave as separate cores
 #   scripts/gpu-check.sh multi   # on a machine of several GPUs: the host's
 #                                # ceiling for feeding them, the tests that
 #                                # share leaves, whole processes on 32 GiB
@@ -313,6 +316,46 @@ multi() {
       echo '```'; } 2>&1 | tee -a "$md"
 }
 
+# The CPU engine by threads at H = 8 on a page-cached 8 GiB file, with its
+# own piece length and with the 4-stripe pieces it used before; then two
+# one-thread runs at once, pinned to vCPU 0 and vCPU k: a k that slows both
+# down shares a physical core with 0.
+cores() {
+    out=${OUT:-gpu-check-out}
+    mkdir -p "$out"
+    bin=.devbin
+    m=scripts/measure.py
+    md="$out/cores.md"
+    f=/tmp/cores-8g.bin
+    random_file $f 8
+    cat $f >/dev/null
+    four_stripes=$((4 * 65536 * 136))
+    { echo "# The CPU engine by threads, $(date -u +%F)"; echo
+      lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket|NUMA|L2|L3"; echo
+      echo "## treehash bench --backend cpu -H 8, 8 GiB page-cached (GB/s, median of 3)"; echo
+      echo "| threads | its pieces | 4-stripe pieces (35.7 MB) |"; echo "|---:|---:|---:|"
+      for t in 1 2 4 8 16; do
+          a=$("$bin/treehash" bench $f --heights 8 --backend cpu --threads $t --repeat 3 --no-progress | awk -F'|' '/^\| cpu \| 8 /{gsub(/ /, "", $6); print $6}')
+          b=$("$bin/treehash" bench $f --heights 8 --backend cpu --threads $t --repeat 3 --no-progress --chunk-bytes $four_stripes | awk -F'|' '/^\| cpu \| 8 /{gsub(/ /, "", $6); print $6}')
+          echo "| $t | $a | $b |"
+      done
+      echo; echo "## Peak RSS, whole processes (median of 3)"; echo
+      echo "| command | median s | runs | peak RSS |"; echo "|---|---:|---|---:|"
+      for t in 1 4 16; do
+          $m --repeat 3 --label "treehash --backend cpu --threads $t -H 8" -- "$bin/treehash" --backend cpu --threads $t -H 8 $f
+      done
+      echo; echo "## One thread each on vCPU 0 and vCPU k at once (1 GiB, -H 6; seconds)"; echo
+      head -c $((1 << 30)) $f >/tmp/cores-1g.bin
+      one() { local s=$(date +%s%N); taskset -c "$1" "$bin/treehash" --backend cpu --threads 1 -H 6 /tmp/cores-1g.bin >/dev/null; echo $(( ($(date +%s%N) - s) / 1000000 )); }
+      echo "vCPU 0 alone: $(one 0) ms; vCPU 1 alone: $(one 1) ms"; echo
+      echo "| k | vCPU 0 ms | vCPU k ms |"; echo "|---:|---:|---:|"
+      for k in $(seq 1 $(( $(nproc) - 1 ))); do
+          one 0 >/tmp/a.ms & one $k >/tmp/b.ms; wait
+          echo "| $k | $(cat /tmp/a.ms) | $(cat /tmp/b.ms) |"
+      done
+    } 2>&1 | tee "$md"
+}
+
 case "${1:-}" in
     build) build ;;
     run) run ;;
@@ -320,5 +363,6 @@ case "${1:-}" in
     tables) tables ;;
     auto) auto_table ;;
     multi) multi ;;
-    *) echo "usage: $0 build|run|input|tables|auto|multi" >&2; exit 2 ;;
+    cores) cores ;;
+    *) echo "usage: $0 build|run|input|tables|auto|multi|cores" >&2; exit 2 ;;
 esac

@@ -41,8 +41,10 @@ const PREFETCH_STEP: u64 = 8 << 20;
 /// caller asks) that is a whole number of blocks and longer than any prefix
 /// (so a stream's first piece holds the whole prefix).
 pub(crate) fn piece_len(block_size: usize, target: usize) -> usize {
+    // Whole blocks, rounded down below the largest piece (B ≤ 16 MiB).
+    let most = MAX_PIECE - MAX_PIECE % block_size;
     target
-        .min(MAX_PIECE)
+        .min(most)
         .max(block_size)
         .max(crate::params::MAX_PREFIX_LEN + 1)
         .next_multiple_of(block_size)
@@ -513,7 +515,7 @@ mod tests {
             for b in [8, 136, 1 << 24] {
                 let len = piece_len(b, target);
                 assert!(len.is_multiple_of(b) && len > crate::params::MAX_PREFIX_LEN);
-                assert!(len <= MAX_PIECE.max(b).next_multiple_of(b), "{target} {b}");
+                assert!(len <= MAX_PIECE, "{target} {b}");
             }
         }
     }
