@@ -291,7 +291,12 @@ impl Hasher {
             Input::File(file) => message::reading_ahead_during(file, || self.gpus()),
             _ => self.gpus(),
         }?;
-        self.charge_startup(gpus[0], timings);
+        // They opened at once: the slowest start is the wait.
+        let slowest = gpus
+            .iter()
+            .max_by_key(|g| g.info().init)
+            .unwrap_or(&gpus[0]);
+        self.charge_startup(slowest, timings);
         let pool = self.cpu.pool();
         let kernel = self.options.gpu_leaf_kernel;
         let len = input.known_len();
