@@ -291,12 +291,7 @@ impl Hasher {
             Input::File(file) => message::reading_ahead_during(file, || self.gpus()),
             _ => self.gpus(),
         }?;
-        // They opened at once: the slowest start is the wait.
-        let slowest = gpus
-            .iter()
-            .max_by_key(|g| g.info().init)
-            .unwrap_or(&gpus[0]);
-        self.charge_startup(slowest, timings);
+        self.charge_startup(gpus[0], timings);
         let pool = self.cpu.pool();
         let kernel = self.options.gpu_leaf_kernel;
         let len = input.known_len();

@@ -346,16 +346,6 @@ impl Fleet {
     /// under way): all of them, or the first error.
     pub fn open_now(&self) -> Result<Vec<&GpuBackend>, GpuError> {
         let list = self.0.list().as_ref().map_err(Clone::clone)?;
-        // One thread per device: a context took 0.6 s on the two-H200
-        // machine, and one after the other they added up (docs/PERFORMANCE.md).
-        if let [first, rest @ ..] = list.as_slice() {
-            std::thread::scope(|s| {
-                for device in rest {
-                    s.spawn(|| device.open(&self.0.start));
-                }
-                first.open(&self.0.start);
-            });
-        }
         list.iter()
             .map(|d| d.open(&self.0.start).as_ref().map_err(Clone::clone))
             .collect()
