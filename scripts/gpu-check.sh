@@ -296,9 +296,7 @@ multi() {
       grep -E "^test |^test result" "$out/multi-tests.log"; } >>"$md"
     random_file $f "${MULTI_GB:-32}"
     cat $f >/dev/null
-    # MULTI_SKIP_HOST=1 leaves out the host's ceiling (about a minute).
-    [ -z "${MULTI_SKIP_HOST:-}" ] &&
-        TREEHASH_BENCH_TOGETHER_ONLY=1 TREEHASH_BENCH_FILE=$f "$bin/bench-gpu_host" >>"$md" 2>&1
+    TREEHASH_BENCH_TOGETHER_ONLY=1 TREEHASH_BENCH_FILE=$f "$bin/bench-gpu_host" >>"$md" 2>&1
     { echo; echo "## Whole processes, ${MULTI_GB:-32} GiB page-cached, -H 8 (median of 3)"; echo
       echo "| command | median s | runs | peak RSS |"; echo "|---|---:|---|---:|"
       for d in 0 1 all; do
@@ -312,10 +310,8 @@ multi() {
       echo; echo "Timings and the split, one run each:"; echo; echo '```'
       for d in 0 all; do
           echo "--backend gpu --device $d:"
-          s=$(date +%s%N)
           TREEHASH_TRACE=1 "$bin/treehash" --backend gpu --device $d --timings -H 8 $f 2>&1 |
               awk '!/piece of/ || ++n % 40 == 1' | tail -60
-          echo "whole process: $(( ($(date +%s%N) - s) / 1000000 )) ms"
       done
       echo '```'; } 2>&1 | tee -a "$md"
 }

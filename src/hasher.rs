@@ -267,16 +267,7 @@ impl Hasher {
         timings: &mut Timings,
     ) -> Result<Hashed, HashError> {
         let members = vec![Member::new("cpu", self.cpu.begin(params))];
-        let plan = &mut Balance::default();
-        self.run(
-            params,
-            input,
-            members,
-            &mut NoJoiners,
-            plan,
-            progress,
-            timings,
-        )
+        self.run(params, input, members, &mut NoJoiners, progress, timings)
     }
 
     /// The input on the GPUs asked for, which must all start.
@@ -304,22 +295,7 @@ impl Hasher {
             let engine = gpu.begin_at(params, 0, piece_len, kernel, pool, timings)?;
             members.push(Member::new(gpu.info().engine_name(), engine));
         }
-        // GPUs of one model share evenly; different ones are measured.
-        let alike = gpus.iter().all(|g| g.info().name == gpus[0].info().name);
-        let plan = &mut if alike {
-            Balance::even()
-        } else {
-            Balance::default()
-        };
-        self.run(
-            params,
-            input,
-            members,
-            &mut NoJoiners,
-            plan,
-            progress,
-            timings,
-        )
+        self.run(params, input, members, &mut NoJoiners, progress, timings)
     }
 
     /// The input on the CPU from the first byte, and on every GPU that is
@@ -348,36 +324,32 @@ impl Hasher {
             joined: Vec::new(),
             startup: Timings::default(),
         };
-        let plan = &mut Balance::default();
-        let hashed = self.run(
-            params,
-            input,
-            members,
-            &mut joiners,
-            plan,
-            progress,
-            timings,
-        )?;
+        let hashed = self.run(params, input, members, &mut joiners, progress, timings)?;
         timings.gpu_init += joiners.startup.gpu_init;
         timings.compile += joiners.startup.compile;
         Ok(hashed)
     }
 
     /// Runs the scheduler, with the CPU reducing trees that engines shared.
-    #[allow(clippy::too_many_arguments)] // schedule::run's, plus self
     fn run<'a>(
         &'a self,
         params: &'a TreeParams,
         input: &mut Input<'_>,
         members: Vec<Member<'a>>,
         joiners: &mut dyn Joiners<'a>,
-        plan: &mut Balance,
         progress: &dyn Progress,
         timings: &mut Timings,
     ) -> Result<Hashed, HashError> {
         let reduce = |outputs: Vec<u8>| self.cpu.reduce_leaf_outputs(params, outputs);
         schedule::run(
-            params, input, members, joiners, plan, &reduce, progress, timings,
+            params,
+            input,
+            members,
+            joiners,
+            &mut Balance::default(),
+            &reduce,
+            progress,
+            timings,
         )
     }
 

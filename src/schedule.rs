@@ -181,8 +181,6 @@ pub(crate) struct Balance {
     settled: bool,
     /// The throughput before engines joined, while the first was alone.
     alone: Option<f64>,
-    /// Whether to search at all, or keep the first even split.
-    search: bool,
 }
 
 impl Default for Balance {
@@ -194,7 +192,6 @@ impl Default for Balance {
             best: None,
             settled: false,
             alone: None,
-            search: true,
         }
     }
 }
@@ -215,19 +212,6 @@ const JOINED_FAR_FASTER: f64 = 2.0;
 const SMALLEST_STEP: f64 = 1.0 / 64.0;
 
 impl Balance {
-    /// Splits the leaves evenly between the engines there from the start
-    /// and never moves them: for engines that are alike (GPUs of one
-    /// model). A search between them only chases noise and pays for its
-    /// moves: on the two-H200 machine `--backend gpu --device all` took
-    /// 1.59 s on 32 GiB with the search and 1.17 s on one GPU
-    /// (docs/PERFORMANCE.md).
-    pub(crate) fn even() -> Balance {
-        Balance {
-            search: false,
-            ..Balance::default()
-        }
-    }
-
     /// Boundaries that give the first engine `share` of the leaves and the
     /// others equal parts of the rest.
     fn split(&self, n: usize, leaf_count: u64) -> Vec<u64> {
@@ -271,7 +255,7 @@ impl Plan for Balance {
             };
             self.alone = (!from_the_start).then_some(now.throughput).flatten();
             self.best = None;
-            self.settled = !self.search;
+            self.settled = false;
             return Some(self.split(n, now.leaf_count));
         }
         if self.settled || now.pieces < PIECES_MEASURED {
@@ -909,25 +893,6 @@ mod tests {
             throughput: None,
         };
         assert_eq!(plan.boundaries(&last), None);
-    }
-
-    #[test]
-    fn an_even_plan_splits_once_and_keeps_it() {
-        let mut plan = Balance::even();
-        let moment = |ranges: Vec<Range<u64>>, pieces, throughput| Moment {
-            leaf_count: 90,
-            remaining: None,
-            piece_len: 1 << 20,
-            ranges,
-            pieces,
-            throughput,
-        };
-        let start = moment(vec![0..90, 90..90, 90..90], 0, None);
-        assert_eq!(plan.boundaries(&start), Some(vec![0, 30, 60, 90]));
-        for (pieces, throughput) in [(9, 10.0), (20, 1.0), (40, 100.0)] {
-            let later = moment(vec![0..30, 30..60, 60..90], pieces, Some(throughput));
-            assert_eq!(plan.boundaries(&later), None);
-        }
     }
 
     #[test]
