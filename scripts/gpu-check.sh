@@ -332,19 +332,13 @@ cores() {
     four_stripes=$((4 * 65536 * 136))
     { echo "# The CPU engine by threads, $(date -u +%F)"; echo
       lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket|NUMA|L2|L3"; echo
-      echo "## treehash bench --backend cpu -H 8, 8 GiB page-cached (GB/s, median of 3)"; echo
-      echo "| threads | its pieces | 4-stripe pieces (35.7 MB) |"; echo "|---:|---:|---:|"
-      for t in 1 2 4 8 16; do
-          a=$("$bin/treehash" bench $f --heights 8 --backend cpu --threads $t --repeat 3 --no-progress | awk -F'|' '/^\| cpu \| 8 /{gsub(/ /, "", $6); print $6}')
-          b=$("$bin/treehash" bench $f --heights 8 --backend cpu --threads $t --repeat 3 --no-progress --chunk-bytes $four_stripes | awk -F'|' '/^\| cpu \| 8 /{gsub(/ /, "", $6); print $6}')
-          echo "| $t | $a | $b |"
-      done
-      echo; echo "## Peak RSS, whole processes (median of 3)"; echo
+      echo "## Whole processes, --backend cpu -H 8, 8 GiB page-cached (median of 3)"; echo
       echo "| command | median s | runs | peak RSS |"; echo "|---|---:|---|---:|"
-      for t in 1 4 16; do
-          $m --repeat 3 --label "treehash --backend cpu --threads $t -H 8" -- "$bin/treehash" --backend cpu --threads $t -H 8 $f
+      for t in 1 2 4 8 16; do
+          $m --repeat 3 --label "--threads $t, its pieces" -- "$bin/treehash" --backend cpu --threads $t -H 8 $f
+          $m --repeat 3 --label "--threads $t, 4-stripe pieces" -- "$bin/treehash" --backend cpu --threads $t -H 8 --chunk-bytes $four_stripes $f
       done
-      echo; echo "## One thread each on vCPU 0 and vCPU k at once (1 GiB, -H 6; seconds)"; echo
+      echo; echo "## One thread each on vCPU 0 and vCPU k at once (1 GiB, -H 6, whole processes, ms)"; echo
       head -c $((1 << 30)) $f >/tmp/cores-1g.bin
       one() { local s=$(date +%s%N); taskset -c "$1" "$bin/treehash" --backend cpu --threads 1 -H 6 /tmp/cores-1g.bin >/dev/null; echo $(( ($(date +%s%N) - s) / 1000000 )); }
       echo "vCPU 0 alone: $(one 0) ms; vCPU 1 alone: $(one 1) ms"; echo

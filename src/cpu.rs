@@ -55,13 +55,13 @@ const PIECE_TARGET: usize = 32 << 20;
 /// A piece spans at least this many stripes (up to `message::MAX_PIECE`
 /// bytes), so that each leaf absorbs several blocks while its state is cached.
 const STRIPES_PER_PIECE: u64 = 4;
-/// Leaves per thread whose states stay cached from piece to piece (8192
-/// states are 1.6 MB, about a core's L2). A thread that owns more walks its
-/// states from memory once per piece, so its pieces span more stripes: one
-/// AVX-512 thread at H = 8 (65,536 leaves) went from 1.46 GB/s with
-/// 4-stripe pieces to 2.04 with 128 MiB ones on the H200 machine's Xeon
-/// (docs/PERFORMANCE.md).
-const LEAVES_CACHED_PER_THREAD: u64 = 8192;
+/// Leaves per thread whose states a piece of `STRIPES_PER_PIECE` stripes
+/// serves well. A thread that owns more walks its states once per piece,
+/// and its pieces span more stripes. Measured on the H200 machine's Xeon
+/// at H = 8 (65,536 leaves, docs/PERFORMANCE.md): one thread went from 1.46
+/// to 2.04 GB/s with 128 MiB pieces on one machine and from 1.76 to 2.10
+/// on another; at four threads longer pieces gained nothing.
+const LEAVES_CACHED_PER_THREAD: u64 = 16384;
 
 /// Which CPU code path hashes the leaves. Every path gives the same digests;
 /// they differ in speed and in what the CPU must have.
@@ -524,11 +524,11 @@ mod tests {
                 .unwrap()
                 .piece_len(&h8)
         };
-        // 65,536 leaves: 8 threads or more cache theirs, four stripes a piece.
-        assert_eq!(pieces(8), 4 * stripe);
+        // 65,536 leaves: four threads or more, four stripes a piece.
+        assert_eq!(pieces(4), 4 * stripe);
         assert_eq!(pieces(16), 4 * stripe);
-        // Four threads own twice what they cache: eight stripes.
-        assert_eq!(pieces(4), 8 * stripe);
+        // Two threads own twice the leaves a piece serves: eight stripes.
+        assert_eq!(pieces(2), 8 * stripe);
         // One thread: as long as a piece may be.
         assert_eq!(
             pieces(1),
