@@ -63,28 +63,36 @@ struct Tally {
     busy: Duration,
 }
 
+/// Pieces after a change of split that its throughput leaves out: an
+/// engine that just took leaves fills its pipeline first (a GPU's first
+/// three pieces after it joined took 1.9 ms each, the next 1.0–1.1 ms;
+/// H200 machine, 32 GiB, docs/PERFORMANCE.md).
+const WARM_UP_PIECES: u32 = 3;
+
 /// The pieces since the split last changed.
+#[derive(Default)]
 struct Span {
-    start: Instant,
     bytes: u64,
     pieces: u32,
-}
-
-impl Default for Span {
-    fn default() -> Self {
-        Span {
-            start: Instant::now(),
-            bytes: 0,
-            pieces: 0,
-        }
-    }
+    /// When the warm-up pieces were done, and the bytes by then.
+    warm: Option<(Instant, u64)>,
 }
 
 impl Span {
-    /// Bytes of M a second, once a piece was absorbed.
+    /// Counts a piece of `len` bytes just absorbed.
+    fn count(&mut self, len: u64) {
+        self.bytes += len;
+        self.pieces += 1;
+        if self.pieces == WARM_UP_PIECES {
+            self.warm = Some((Instant::now(), self.bytes));
+        }
+    }
+
+    /// Bytes of M a second since the warm-up, once a piece after it was absorbed.
     fn rate(&self) -> Option<f64> {
-        let secs = self.start.elapsed().as_secs_f64();
-        (self.bytes > 0 && secs > 0.0).then(|| self.bytes as f64 / secs)
+        let (since, before) = self.warm?;
+        let (bytes, secs) = (self.bytes - before, since.elapsed().as_secs_f64());
+        (bytes > 0 && secs > 0.0).then(|| bytes as f64 / secs)
     }
 }
 
@@ -196,8 +204,9 @@ impl Default for Balance {
     }
 }
 
-/// Pieces measured on a split before its throughput is trusted.
-const PIECES_MEASURED: u32 = 6;
+/// Pieces absorbed on a split before its throughput is trusted (the warm-up
+/// ones included).
+const PIECES_MEASURED: u32 = WARM_UP_PIECES + 6;
 /// A throughput this much higher than the best so far counts as better.
 const BETTER: f64 = 1.02;
 /// The first engine's first share after engines joined it (it had none).
@@ -349,7 +358,9 @@ pub(crate) fn run<'a>(
             throughput: since_change.rate(),
         };
         if let Some(bounds) = plan.boundaries(&now) {
+            let moving = Instant::now();
             migrate(&mut members, &bounds)?;
+            trace::trace(|| format!("leaves moved to {bounds:?} in {:?}", moving.elapsed()));
             let readers_only = members
                 .iter()
                 .filter(|m| !m.engine.leaves().is_empty())
@@ -363,8 +374,7 @@ pub(crate) fn run<'a>(
         if let Some(before) = busy_before {
             trace_piece(message_len, piece.len(), &members, &before);
         }
-        since_change.bytes += piece.len() as u64;
-        since_change.pieces += 1;
+        since_change.count(piece.len() as u64);
         message_len += piece.len() as u64;
         if members.len() > 1 {
             progress.engines(&members.iter().map(Member::share).collect::<Vec<_>>());
@@ -437,7 +447,17 @@ fn absorb_everywhere(
         }
         Ok(())
     };
-    match members {
+    // Engines that own no leaf only move past the piece: at once, on this
+    // thread, so that one engine owning every leaf runs as it does alone.
+    let mut working = Vec::with_capacity(members.len());
+    for m in members.iter_mut() {
+        if m.engine.leaves().is_empty() {
+            absorb(m)?;
+        } else {
+            working.push(m);
+        }
+    }
+    match working.as_mut_slice() {
         [only] => absorb(only),
         // On the global rayon pool's long-lived threads, not new ones per
         // piece: a thread's first CUDA call sets up driver state for it.
@@ -893,6 +913,23 @@ mod tests {
             throughput: None,
         };
         assert_eq!(plan.boundaries(&last), None);
+    }
+
+    #[test]
+    fn a_splits_throughput_leaves_out_the_warm_up_pieces() {
+        let mut span = Span::default();
+        for _ in 0..WARM_UP_PIECES {
+            assert_eq!(span.rate(), None);
+            span.count(1 << 20);
+        }
+        // Warm: nothing measured yet.
+        assert_eq!(span.rate(), None);
+        std::thread::sleep(Duration::from_millis(20));
+        span.count(1 << 20);
+        let rate = span.rate().unwrap();
+        // One mebibyte over at least 20 ms: the warm-up's bytes are not counted.
+        assert!(rate <= (1 << 20) as f64 / 0.020, "{rate}");
+        assert_eq!(span.pieces, WARM_UP_PIECES + 1);
     }
 
     #[test]
