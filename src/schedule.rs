@@ -214,8 +214,8 @@ const FIRST_STEP_BACK: f64 = 1.0 / 8.0;
 /// Engines that joined and run at least this many times as fast as the
 /// first one alone keep every leaf, untried: giving the first one (the CPU)
 /// a share then never paid for its moves (traces of 32 GiB files, H200
-/// machine: a share of 1/8 or 1/32 made H = 8 pieces take 2.1–3.0 ms
-/// against 1.0–2.0 on the GPU alone, and the moves took 18–45 ms each; at
+/// machine: a share of 1/8 or 1/32 made H = 8 pieces take 1.6–3.3 ms
+/// against 1.0–2.2 on the GPU alone, and the moves took 18–45 ms each; at
 /// H = 4 each engine's time per piece is set by its leaves' chains, so no
 /// split beats the GPU alone). A GPU is measured while it ramps up: its
 /// pieces took 1.8–2.3 ms just after it joined, about the CPU's 2.0, and
