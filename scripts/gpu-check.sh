@@ -25,6 +25,15 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
+# Every device mode: outputs under $OUT (or ./gpu-check-out), the binaries
+# in .devbin, whole processes timed by measure.py.
+setup() {
+    out=${OUT:-gpu-check-out}
+    mkdir -p "$out"
+    bin=.devbin
+    m=scripts/measure.py
+}
+
 build() {
     set -e
     cargo build --release --bins --benches
@@ -60,9 +69,7 @@ for line in sys.stdin:
 }
 
 run() {
-    out=${OUT:-gpu-check-out}
-    mkdir -p "$out"
-    bin=.devbin
+    setup
     summary=()
     step() { # name, command...
         local name=$1; shift
@@ -146,9 +153,7 @@ run() {
 }
 
 tables() {
-    out=${OUT:-gpu-check-out}
-    mkdir -p "$out"
-    bin=.devbin
+    setup
     md="$out/tables.md"   # every table in one file (the device tool returns 8 files at most)
     { echo "# treehash tables, $(date -u +%F)"; echo;
       echo '```'; nvidia-smi --query-gpu=name --format=csv,noheader; lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket"; echo '```'; echo; } >"$md"
@@ -185,11 +190,8 @@ tables() {
 # and height (median of 5, page-cached, all in one run): is auto never
 # slower than the faster backend, and how does it stand against b3sum?
 auto_table() {
-    out=${OUT:-gpu-check-out}
-    mkdir -p "$out"
-    bin=.devbin
+    setup
     md="$out/auto.md"
-    m=scripts/measure.py
     reps=${REPS:-5}
     { echo "# auto against each backend, $(date -u +%F), $(nvidia-smi --query-gpu=name --format=csv,noheader | tr '\n' ' ')"
       lscpu | grep -E "Model name|^CPU\(s\)"; echo
@@ -230,11 +232,8 @@ random_file() { # path gib
 }
 
 input() {
-    out=${OUT:-gpu-check-out}
-    mkdir -p "$out"
-    bin=.devbin
+    setup
     PATH="$PATH:$bin"
-    m=scripts/measure.py
     md="$out/input.md"
     big=${INPUT_DIR:-/tmp}/input-8g.bin
     random_file "$big" 8
@@ -282,10 +281,7 @@ input() {
 # tests that share leaves between engines, and whole processes on a
 # page-cached file (MULTI_GB, default 32) with one GPU and all of them.
 multi() {
-    out=${OUT:-gpu-check-out}
-    mkdir -p "$out"
-    bin=.devbin
-    m=scripts/measure.py
+    setup
     md="$out/multi.md"
     f=/tmp/multi.bin
     { echo "# Several GPUs, $(date -u +%F)"; echo; echo '```'
@@ -321,10 +317,7 @@ multi() {
 # one-thread runs at once, pinned to vCPU 0 and vCPU k: a k that slows both
 # down shares a physical core with 0.
 cores() {
-    out=${OUT:-gpu-check-out}
-    mkdir -p "$out"
-    bin=.devbin
-    m=scripts/measure.py
+    setup
     md="$out/cores.md"
     f=/tmp/cores-8g.bin
     random_file $f 8

@@ -106,6 +106,7 @@ pub fn register_copy_unregister(
     chunk: usize,
 ) -> Result<[std::time::Duration; 3], GpuError> {
     use std::time::Instant;
+    // SAFETY: only copies write it, and nothing reads it.
     let device = unsafe { gpu.copy.alloc::<u8>(chunk) }.context("allocating device memory")?;
     let dst = address(&device, &gpu.copy);
     let len = bytes.len().next_multiple_of(4096);
@@ -174,47 +175,29 @@ pub fn staged_copy_rate_together(
     chunk: usize,
     slots: usize,
 ) -> Result<(f64, Vec<f64>), GpuError> {
-    use crate::input::Source;
-    let failed =
-        |e: &dyn std::fmt::Display| GpuError::new(format!("reading {}: {e}", path.display()));
-    let input = match Source::open(path).map_err(|e| failed(&e))? {
-        Source::File(input) => input,
-        Source::Stream(_) => return Err(failed(&"not a regular file with bytes")),
-    };
-    let len = input.len();
-    let parts = gpus.len().max(1) as u64;
-    let part_len = len.div_ceil(parts).next_multiple_of(chunk as u64);
+    let (input, parts) = split_file(path, gpus.len(), chunk)?;
     let barrier = std::sync::Barrier::new(gpus.len());
     let input = &input;
     let times = std::thread::scope(|s| {
         let handles: Vec<_> = gpus
             .iter()
-            .enumerate()
-            .map(|(i, gpu)| {
-                let (from, to) = (
-                    (i as u64 * part_len).min(len),
-                    ((i as u64 + 1) * part_len).min(len),
-                );
+            .zip(&parts)
+            .map(|(gpu, part)| {
                 let barrier = &barrier;
                 s.spawn(move || {
-                    staged_part(gpu, input, from..to, chunk, slots, barrier).map(|t| (to - from, t))
+                    let bytes = part.end - part.start;
+                    staged_part(gpu, input, part.clone(), chunk, slots, barrier).map(|t| (bytes, t))
                 })
             })
             .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(GpuError::new("a measuring thread panicked")))
-            })
-            .collect::<Result<Vec<_>, GpuError>>()
+        join_all(handles)
     })?;
     let slowest = times.iter().map(|(_, t)| *t).max().unwrap_or_default();
     let each = times
         .iter()
         .map(|(bytes, t)| *bytes as f64 / t.as_secs_f64())
         .collect();
-    Ok((len as f64 / slowest.as_secs_f64(), each))
+    Ok((input.len() as f64 / slowest.as_secs_f64(), each))
 }
 
 /// [`pinned_copy_rate`] on every GPU of `gpus` at once, each from its own
@@ -236,14 +219,45 @@ pub fn pinned_copy_rates_together(
                 })
             })
             .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(GpuError::new("a measuring thread panicked")))
-            })
-            .collect()
+        join_all(handles)
     })
+}
+
+/// The regular file at `path`, and `parts` contiguous ranges of it that
+/// start on multiples of `chunk` (the last ones perhaps empty).
+fn split_file(
+    path: &std::path::Path,
+    parts: usize,
+    chunk: usize,
+) -> Result<(crate::input::InputFile, Vec<std::ops::Range<u64>>), GpuError> {
+    use crate::input::Source;
+    let failed =
+        |e: &dyn std::fmt::Display| GpuError::new(format!("reading {}: {e}", path.display()));
+    let input = match Source::open(path).map_err(|e| failed(&e))? {
+        Source::File(input) => input,
+        Source::Stream(_) => return Err(failed(&"not a regular file with bytes")),
+    };
+    let len = input.len();
+    let part_len = len
+        .div_ceil(parts.max(1) as u64)
+        .next_multiple_of(chunk as u64);
+    let ranges = (0..parts as u64)
+        .map(|i| (i * part_len).min(len)..((i + 1) * part_len).min(len))
+        .collect();
+    Ok((input, ranges))
+}
+
+/// Every measuring thread's result, or the first error.
+fn join_all<T>(
+    handles: Vec<std::thread::ScopedJoinHandle<'_, Result<T, GpuError>>>,
+) -> Result<Vec<T>, GpuError> {
+    handles
+        .into_iter()
+        .map(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err(GpuError::new("a measuring thread panicked")))
+        })
+        .collect()
 }
 
 /// One GPU's part of [`staged_copy_rate_together`]: its ring is allocated,
@@ -266,6 +280,7 @@ fn staged_part(
                 // SAFETY: each buffer is filled before it is copied.
                 let pinned = unsafe { gpu.ctx.alloc_pinned::<u8>(chunk) }
                     .context("allocating pinned memory")?;
+                // SAFETY: only copies write it, and nothing reads it.
                 let device =
                     unsafe { gpu.copy.alloc::<u8>(chunk) }.context("allocating device memory")?;
                 Ok((pinned, device, timing_event(gpu)?, false))
@@ -309,17 +324,9 @@ pub fn reader_staged_copy_rate(
     chunk: usize,
     readers: usize,
 ) -> Result<(f64, Vec<f64>), GpuError> {
-    use crate::input::Source;
+    let (input, parts) = split_file(path, gpus.len(), chunk)?;
     let failed =
         |e: &dyn std::fmt::Display| GpuError::new(format!("reading {}: {e}", path.display()));
-    let input = match Source::open(path).map_err(|e| failed(&e))? {
-        Source::File(input) => input,
-        Source::Stream(_) => return Err(failed(&"not a regular file with bytes")),
-    };
-    let len = input.len();
-    let part_len = len
-        .div_ceil(gpus.len().max(1) as u64)
-        .next_multiple_of(chunk as u64);
     // Copies land in a device buffer of this many chunks, round-robin: what
     // they overwrite does not matter here.
     const DEVICE_CHUNKS: usize = 16;
@@ -327,13 +334,13 @@ pub fn reader_staged_copy_rate(
     let (input, barrier) = (&input, &barrier);
     let devices = gpus
         .iter()
+        // SAFETY: only copies write them, and nothing reads them.
         .map(|gpu| unsafe { gpu.copy.alloc::<u8>(chunk * DEVICE_CHUNKS) })
         .collect::<Result<Vec<_>, _>>()
         .context("allocating device memory")?;
     let results = std::thread::scope(|s| {
         let mut handles = Vec::new();
-        for (g, (gpu, device)) in gpus.iter().zip(&devices).enumerate() {
-            let part = (g as u64 * part_len).min(len)..((g as u64 + 1) * part_len).min(len);
+        for (g, ((gpu, device), part)) in gpus.iter().zip(&devices).zip(&parts).enumerate() {
             for r in 0..readers {
                 let part = part.clone();
                 handles.push(s.spawn(move || {
@@ -383,13 +390,7 @@ pub fn reader_staged_copy_rate(
                 }));
             }
         }
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(GpuError::new("a measuring thread panicked")))
-            })
-            .collect::<Result<Vec<_>, GpuError>>()
+        join_all(handles)
     })?;
     let slowest = results.iter().map(|r| r.2).max().unwrap_or_default();
     let each = (0..gpus.len())
@@ -400,5 +401,5 @@ pub fn reader_staged_copy_rate(
             bytes as f64 / time.as_secs_f64()
         })
         .collect();
-    Ok((len as f64 / slowest.as_secs_f64(), each))
+    Ok((input.len() as f64 / slowest.as_secs_f64(), each))
 }
