@@ -211,6 +211,8 @@ fn together(gpus: &[&GpuBackend], file: &File, path: &std::path::Path, len: usiz
 
 /// The host side of one GPU's pipeline, step by step.
 fn one_gpu(gpu: &GpuBackend, file: &File, path: &std::path::Path, len: usize) {
+    // SAFETY (every mapping here): the benchmark's own input file, which
+    // nothing writes or truncates while it runs.
     let (map, t_map) = timed(|| unsafe { Mmap::map(file) }.unwrap());
     let (_, t_touch) = timed(|| touch(&map));
     println!(
@@ -224,6 +226,7 @@ fn one_gpu(gpu: &GpuBackend, file: &File, path: &std::path::Path, len: usize) {
         t_unmap.as_secs_f64() * 1e3
     );
 
+    // SAFETY: as above.
     let (map, t_pop) = timed(|| unsafe { MmapOptions::new().populate().map(file) }.unwrap());
     println!("- mmap with MAP_POPULATE: {}", rate(len, t_pop));
     let [reg, copy, unreg] = measure::register_copy_unregister(gpu, &map, 64 << 20).unwrap();
@@ -236,6 +239,7 @@ fn one_gpu(gpu: &GpuBackend, file: &File, path: &std::path::Path, len: usize) {
     let (_, t_unmap) = timed(|| drop(map));
     println!("- munmap: {:.0} ms", t_unmap.as_secs_f64() * 1e3);
 
+    // SAFETY: as above.
     let map = unsafe { Mmap::map(file) }.unwrap();
     let [reg, copy, unreg] = measure::register_copy_unregister(gpu, &map, 64 << 20).unwrap();
     println!(
@@ -250,6 +254,7 @@ fn one_gpu(gpu: &GpuBackend, file: &File, path: &std::path::Path, len: usize) {
     for wc in [true, false] {
         let mut buf = measure::pinned_buffer(gpu, ring, wc).unwrap();
         let dst = buf.as_mut_slice().unwrap();
+        // SAFETY: as above.
         let map = unsafe { Mmap::map(file) }.unwrap();
         let (_, t) = timed(|| {
             for (i, piece) in map.chunks(ring).enumerate() {

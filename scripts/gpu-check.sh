@@ -322,7 +322,7 @@ cores() {
     f=/tmp/cores-8g.bin
     random_file $f 8
     cat $f >/dev/null
-    four_stripes=$((4 * 65536 * 136))
+    four_stripes=$((4 * 65536 * 136))   # 4 stripes of SHA3-256 at H = 8, D = 4
     { echo "# The CPU engine by threads, $(date -u +%F)"; echo
       lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket|NUMA|L2|L3"; echo
       echo "## Whole processes, --backend cpu -H 8, 8 GiB page-cached (median of 3)"; echo

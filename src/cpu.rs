@@ -190,10 +190,10 @@ impl CpuBackend {
     pub(crate) fn piece_len(&self, params: &TreeParams) -> usize {
         let target = self.piece_bytes.unwrap_or_else(|| {
             let cached = self.threads() as u64 * LEAVES_CACHED_PER_THREAD;
-            let walks = params.leaf_count().div_ceil(cached);
+            let shares = params.leaf_count().div_ceil(cached);
             let stripes = params
                 .stripe_len()
-                .saturating_mul(STRIPES_PER_PIECE.saturating_mul(walks));
+                .saturating_mul(STRIPES_PER_PIECE.saturating_mul(shares));
             PIECE_TARGET.max(stripes.min(message::MAX_PIECE as u64) as usize)
         });
         message::piece_len(params.block_size(), target)
@@ -517,30 +517,26 @@ mod tests {
 
     #[test]
     fn pieces_grow_where_a_thread_owns_more_leaves_than_it_caches() {
+        // A stripe of H = 8, D = 4: 65,536 blocks of 136 bytes, 8,912,896 bytes.
         let h8 = TreeParams::new(Algorithm::Sha3_256, 8, 4).unwrap();
-        let stripe = h8.stripe_len() as usize;
         let pieces = |threads| {
             CpuBackend::new(Some(threads), None, CpuPath::Portable)
                 .unwrap()
                 .piece_len(&h8)
         };
         // 65,536 leaves: four threads or more, four stripes a piece.
-        assert_eq!(pieces(4), 4 * stripe);
-        assert_eq!(pieces(16), 4 * stripe);
-        // Two threads own twice the leaves a piece serves: eight stripes.
-        assert_eq!(pieces(2), 8 * stripe);
-        // One thread: as long as a piece may be.
-        assert_eq!(
-            pieces(1),
-            message::MAX_PIECE - message::MAX_PIECE % h8.block_size()
-        );
+        assert_eq!(pieces(4), 35_651_584);
+        assert_eq!(pieces(16), 35_651_584);
+        // Two and three threads own more than a piece serves: eight stripes.
+        assert_eq!(pieces(2), 71_303_168);
+        assert_eq!(pieces(3), 71_303_168);
+        // One thread: as long as a piece may be, whole blocks below 128 MiB.
+        assert_eq!(pieces(1), 134_217_720);
         // Few leaves: unchanged whatever the threads.
         let h4 = TreeParams::new(Algorithm::Sha3_256, 4, 4).unwrap();
         let one = CpuBackend::new(Some(1), None, CpuPath::Portable).unwrap();
-        assert_eq!(
-            one.piece_len(&h4),
-            PIECE_TARGET.next_multiple_of(h4.block_size())
-        );
+        // 32 MiB rounded up to whole blocks of 136 bytes.
+        assert_eq!(one.piece_len(&h4), 33_554_464);
     }
 
     /// Two engines of different paths own [0, k) and [k, L) from the start

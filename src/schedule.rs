@@ -156,7 +156,7 @@ pub(crate) struct Moment {
     /// Each engine's leaves, in leaf order.
     pub ranges: Vec<Range<u64>>,
     /// Since the split last changed: pieces, and bytes of M a second
-    /// (waits for the input included).
+    /// (waits for the input included) after the first `WARM_UP_PIECES`.
     pub pieces: u32,
     pub throughput: Option<f64>,
 }
@@ -215,7 +215,7 @@ const FIRST_STEP_BACK: f64 = 1.0 / 8.0;
 /// first one alone keep every leaf, untried: giving the first one (the CPU)
 /// a share then never paid for its moves (traces of 32 GiB files, H200
 /// machine: a share of 1/8 or 1/32 made H = 8 pieces take 1.6–3.3 ms
-/// against 1.0–2.2 on the GPU alone, and the moves took 18–45 ms each; at
+/// against 1.0–2.2 on the GPU alone, and the moves took 14–45 ms each; at
 /// H = 4 each engine's time per piece is set by its leaves' chains, so no
 /// split beats the GPU alone). A GPU is measured while it ramps up: its
 /// pieces took 1.8–2.3 ms just after it joined, about the CPU's 2.0, and
@@ -275,6 +275,8 @@ impl Plan for Balance {
             return None;
         }
         let throughput = now.throughput?;
+        // Without a rate of the first engine alone (the split changed just
+        // before they joined), the search decides.
         if self.best.is_none()
             && self.share == 0.0
             && self
@@ -361,7 +363,13 @@ pub(crate) fn run<'a>(
             pieces: since_change.pieces,
             throughput: since_change.rate(),
         };
-        if let Some(bounds) = plan.boundaries(&now) {
+        // A split that moves nothing (the search clamped at an end) keeps
+        // its measurement going.
+        let moved = plan.boundaries(&now).filter(|bounds| {
+            let ranges = bounds.windows(2).map(|w| w[0]..w[1]);
+            !ranges.eq(now.ranges.iter().cloned())
+        });
+        if let Some(bounds) = moved {
             let moving = Instant::now();
             migrate(&mut members, &bounds)?;
             trace::trace(|| format!("leaves moved to {bounds:?} in {:?}", moving.elapsed()));
@@ -429,8 +437,9 @@ fn trace_piece(message_len: u64, len: usize, members: &[Member<'_>], busy_before
     });
 }
 
-/// Every engine absorbs its blocks of `piece`, each on its own thread (the
-/// first on this one), and counts its bytes and time.
+/// Every engine absorbs its blocks of `piece` and counts its bytes and
+/// time: those that own leaves each on its own thread (the first, or the
+/// only one, on this one), those that own none here, first.
 fn absorb_everywhere(
     params: &TreeParams,
     members: &mut [Member<'_>],
@@ -885,8 +894,8 @@ mod tests {
             // Settled: no more moves.
             assert_eq!(plan.boundaries(&moment(&ranges, 50, Some(1.0))), None);
         }
-        // Joiners far faster than the first engine alone keep every leaf;
-        // merely faster ones are searched as above.
+        // Joiners at least as fast as the first engine alone keep every
+        // leaf; slower ones are searched as above.
         for (joined, moves) in [(25.0, false), (10.0, false), (8.0, true)] {
             let mut plan = Balance::default();
             let moment = |ranges: Vec<Range<u64>>, pieces, throughput| Moment {

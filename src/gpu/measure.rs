@@ -27,6 +27,7 @@ pub fn pinned_copy_rate(gpu: &GpuBackend, bytes: usize, reps: usize) -> Result<f
         .iter_mut()
         .enumerate()
         .for_each(|(i, b)| *b = i as u8);
+    // SAFETY: only copies write it, and nothing reads it.
     let device = unsafe { gpu.copy.alloc::<u8>(bytes) }.context("allocating device memory")?;
     let dst = address(&device, &gpu.copy);
     let src = host.as_slice().context("using pinned memory")?;
