@@ -261,6 +261,54 @@ fn join_all<T>(
         .collect()
 }
 
+/// A pinned buffer of a staging measurement, and its last copy to the device.
+struct Staging {
+    pinned: cudarc::driver::PinnedHostSlice<u8>,
+    copied: CudaEvent,
+    in_flight: bool,
+}
+
+impl Staging {
+    fn new(gpu: &GpuBackend, chunk: usize) -> Result<Staging, GpuError> {
+        // SAFETY: the buffer is filled before it is copied.
+        let pinned =
+            unsafe { gpu.ctx.alloc_pinned::<u8>(chunk) }.context("allocating pinned memory")?;
+        Ok(Staging {
+            pinned,
+            copied: timing_event(gpu)?,
+            in_flight: false,
+        })
+    }
+
+    /// Once the buffer's last copy is done: `read` fills its first `n`
+    /// bytes, which are then copied to device address `dst` on `stream`.
+    fn fill_and_copy(
+        &mut self,
+        n: usize,
+        read: impl FnOnce(&mut [u8]) -> Result<(), GpuError>,
+        dst: u64,
+        stream: &cudarc::driver::CudaStream,
+    ) -> Result<(), GpuError> {
+        if self.in_flight {
+            self.copied.synchronize().context("waiting for a copy")?;
+        }
+        let buf = &mut self.pinned.as_mut_slice().context("using pinned memory")?[..n];
+        read(buf)?;
+        // SAFETY: the buffer is not written again before `copied` completes,
+        // and the caller's `dst` holds `n` bytes.
+        unsafe { result::memcpy_htod_async(dst, &*buf, stream.cu_stream()) }
+            .context("copying to the device")?;
+        self.copied.record(stream).context("recording an event")?;
+        self.in_flight = true;
+        Ok(())
+    }
+}
+
+/// The error of a read at `at` of the file being measured.
+fn read_failed(at: u64) -> impl FnOnce(crate::error::HashError) -> GpuError {
+    move |e| GpuError::new(format!("reading the file at {at}: {e}"))
+}
+
 /// One GPU's part of [`staged_copy_rate_together`]: its ring is allocated,
 /// then every thread starts at the barrier (reached once, even after a
 /// failure), and the time to read and copy `part` is returned.
@@ -278,13 +326,10 @@ fn staged_part(
             .context("using the GPU's context")?;
         (0..slots)
             .map(|_| {
-                // SAFETY: each buffer is filled before it is copied.
-                let pinned = unsafe { gpu.ctx.alloc_pinned::<u8>(chunk) }
-                    .context("allocating pinned memory")?;
                 // SAFETY: only copies write it, and nothing reads it.
                 let device =
                     unsafe { gpu.copy.alloc::<u8>(chunk) }.context("allocating device memory")?;
-                Ok((pinned, device, timing_event(gpu)?, false))
+                Ok((Staging::new(gpu, chunk)?, device))
             })
             .collect::<Result<Vec<_>, GpuError>>()
     })();
@@ -293,20 +338,13 @@ fn staged_part(
     let start = std::time::Instant::now();
     for (k, at) in part.clone().step_by(chunk).enumerate() {
         let n = (chunk as u64).min(part.end - at) as usize;
-        let (pinned, device, copied, in_flight) = &mut ring[k % slots];
-        if *in_flight {
-            copied.synchronize().context("waiting for a copy")?;
-        }
-        let buf = &mut pinned.as_mut_slice().context("using pinned memory")?[..n];
-        input
-            .read_parts_at(vec![(&mut *buf, at)])
-            .map_err(|e| GpuError::new(format!("reading the file at {at}: {e}")))?;
-        let dst = address(device, &gpu.copy);
-        // SAFETY: the buffer is not written again before `copied` completes.
-        unsafe { result::memcpy_htod_async(dst, &*buf, gpu.copy.cu_stream()) }
-            .context("copying to the device")?;
-        copied.record(&gpu.copy).context("recording an event")?;
-        *in_flight = true;
+        let (staging, device) = &mut ring[k % slots];
+        let read = |buf: &mut [u8]| {
+            input
+                .read_parts_at(vec![(buf, at)])
+                .map_err(read_failed(at))
+        };
+        staging.fill_and_copy(n, read, address(device, &gpu.copy), &gpu.copy)?;
     }
     gpu.copy.synchronize().context("waiting for copies")?;
     Ok(start.elapsed())
@@ -326,69 +364,28 @@ pub fn reader_staged_copy_rate(
     readers: usize,
 ) -> Result<(f64, Vec<f64>), GpuError> {
     let (input, parts) = split_file(path, gpus.len(), chunk)?;
-    let failed =
-        |e: &dyn std::fmt::Display| GpuError::new(format!("reading {}: {e}", path.display()));
-    // Copies land in a device buffer of this many chunks, round-robin: what
-    // they overwrite does not matter here.
-    const DEVICE_CHUNKS: usize = 16;
     let barrier = std::sync::Barrier::new(gpus.len() * readers);
     let (input, barrier) = (&input, &barrier);
     let devices = gpus
         .iter()
         // SAFETY: only copies write them, and nothing reads them.
-        .map(|gpu| unsafe { gpu.copy.alloc::<u8>(chunk * DEVICE_CHUNKS) })
+        .map(|gpu| unsafe { gpu.copy.alloc::<u8>(chunk * READER_DEVICE_CHUNKS) })
         .collect::<Result<Vec<_>, _>>()
         .context("allocating device memory")?;
     let results = std::thread::scope(|s| {
         let mut handles = Vec::new();
         for (g, ((gpu, device), part)) in gpus.iter().zip(&devices).zip(&parts).enumerate() {
-            for r in 0..readers {
-                let part = part.clone();
-                handles.push(s.spawn(move || {
-                    let setup = (|| {
-                        gpu.ctx
-                            .bind_to_thread()
-                            .context("using the GPU's context")?;
-                        let stream = gpu.ctx.new_stream().context("creating a stream")?;
-                        let buffers = (0..2)
-                            .map(|_| {
-                                // SAFETY: each buffer is filled before it is copied.
-                                let pinned = unsafe { gpu.ctx.alloc_pinned::<u8>(chunk) }
-                                    .context("allocating pinned memory")?;
-                                Ok((pinned, timing_event(gpu)?, false))
-                            })
-                            .collect::<Result<Vec<_>, GpuError>>()?;
-                        Ok::<_, GpuError>((stream, buffers))
-                    })();
-                    barrier.wait();
-                    let (stream, mut buffers) = setup?;
-                    let start = std::time::Instant::now();
-                    let mut bytes = 0u64;
-                    let chunks = (part.start..part.end)
-                        .step_by(chunk)
-                        .skip(r)
-                        .step_by(readers);
-                    for (k, at) in chunks.enumerate() {
-                        let n = (chunk as u64).min(part.end - at) as usize;
-                        let (pinned, copied, in_flight) = &mut buffers[k % 2];
-                        if *in_flight {
-                            copied.synchronize().context("waiting for a copy")?;
-                        }
-                        let buf = &mut pinned.as_mut_slice().context("using pinned memory")?[..n];
-                        input.read_exact_at(buf, at).map_err(|e| failed(&e))?;
-                        let index = ((at - part.start) / chunk as u64) as usize % DEVICE_CHUNKS;
-                        let dst = address(device, &stream) + (index * chunk) as u64;
-                        // SAFETY: the buffer is not written again before
-                        // `copied` completes; the device range holds `n` bytes.
-                        unsafe { result::memcpy_htod_async(dst, &*buf, stream.cu_stream()) }
-                            .context("copying to the device")?;
-                        copied.record(&stream).context("recording an event")?;
-                        *in_flight = true;
-                        bytes += n as u64;
-                    }
-                    stream.synchronize().context("waiting for copies")?;
-                    Ok::<_, GpuError>((g, bytes, start.elapsed()))
-                }));
+            for reader in 0..readers {
+                let job = ReaderJob {
+                    gpu,
+                    input,
+                    device,
+                    part: part.clone(),
+                    chunk,
+                    reader,
+                    readers,
+                };
+                handles.push(s.spawn(move || job.run(barrier).map(|(b, t)| (g, b, t))));
             }
         }
         join_all(handles)
@@ -403,4 +400,55 @@ pub fn reader_staged_copy_rate(
         })
         .collect();
     Ok((input.len() as f64 / slowest.as_secs_f64(), each))
+}
+
+/// Copies land in a device buffer of this many chunks per GPU, round-robin:
+/// what they overwrite does not matter here.
+const READER_DEVICE_CHUNKS: usize = 16;
+
+/// One reader thread of [`reader_staged_copy_rate`]: chunks `reader`,
+/// `reader + readers`, ... of `part`.
+struct ReaderJob<'a> {
+    gpu: &'a GpuBackend,
+    input: &'a crate::input::InputFile,
+    device: &'a cudarc::driver::CudaSlice<u8>,
+    part: std::ops::Range<u64>,
+    chunk: usize,
+    reader: usize,
+    readers: usize,
+}
+
+impl ReaderJob<'_> {
+    /// Sets up, waits at the barrier (reached once, even after a failure),
+    /// then reads and copies: the bytes and the time.
+    fn run(self, barrier: &std::sync::Barrier) -> Result<(u64, std::time::Duration), GpuError> {
+        let (gpu, chunk) = (self.gpu, self.chunk);
+        let setup = (|| {
+            gpu.ctx
+                .bind_to_thread()
+                .context("using the GPU's context")?;
+            let stream = gpu.ctx.new_stream().context("creating a stream")?;
+            let buffers = [Staging::new(gpu, chunk)?, Staging::new(gpu, chunk)?];
+            Ok::<_, GpuError>((stream, buffers))
+        })();
+        barrier.wait();
+        let (stream, mut buffers) = setup?;
+        let start = std::time::Instant::now();
+        let mut bytes = 0u64;
+        let part = &self.part;
+        let chunks = (part.start..part.end)
+            .step_by(chunk)
+            .skip(self.reader)
+            .step_by(self.readers);
+        for (k, at) in chunks.enumerate() {
+            let n = (chunk as u64).min(part.end - at) as usize;
+            let index = ((at - part.start) / chunk as u64) as usize % READER_DEVICE_CHUNKS;
+            let dst = address(self.device, &stream) + (index * chunk) as u64;
+            let read = |buf: &mut [u8]| self.input.read_exact_at(buf, at).map_err(read_failed(at));
+            buffers[k % 2].fill_and_copy(n, read, dst, &stream)?;
+            bytes += n as u64;
+        }
+        stream.synchronize().context("waiting for copies")?;
+        Ok((bytes, start.elapsed()))
+    }
 }
