@@ -515,6 +515,134 @@ mod tests {
         CpuBackend::new(Some(2), Some(piece_bytes), path).unwrap()
     }
 
+    /// One message fed to leaves that absorb pieces in slices where the
+    /// units are few for the threads.
+    struct SliceCase<'a> {
+        params: &'a TreeParams,
+        pool: &'a rayon::ThreadPool,
+        owned: Range<u64>,
+        file: &'a [u8],
+        piece_len: usize,
+        slice_bytes: usize,
+    }
+
+    impl SliceCase<'_> {
+        /// The outputs of `engine` owning the leaves `owned`, fed the file in
+        /// pieces of `piece_len` bytes, slices of `slice_bytes` per unit; and
+        /// how many pieces were absorbed in slices.
+        fn outputs<A: Absorb>(&self, engine: A) -> (Vec<u8>, usize) {
+            let params = self.params;
+            let mut leaves = Leaves::new(params, self.pool, engine, self.owned.clone(), 0)
+                .with_slice_bytes(self.slice_bytes);
+            message::for_each_piece_of_slice(params, self.file, self.piece_len, &NoProgress, |p| {
+                let Piece::Memory(bytes) = p else {
+                    unreachable!("a slice is read from memory")
+                };
+                leaves.absorb(bytes);
+                Ok::<_, HashError>(())
+            })
+            .unwrap();
+            let sliced = leaves.pieces_in_slices;
+            (leaves.finish(), sliced)
+        }
+    }
+
+    /// Few units for many threads (L = 256 on 16 threads, as at H = 4 on
+    /// the 16-core host): pieces that start mid-stripe, absorbed in slices
+    /// of one stripe or several by whichever thread is free, give the
+    /// reference's leaf outputs on every engine, whole trees and leaf ranges.
+    #[test]
+    fn leaves_absorbed_in_slices_give_the_reference_outputs() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(16)
+            .build()
+            .unwrap();
+        let p =
+            |a, h, d, b: Option<usize>| TreeParams::with_options(a, h, d, b, vec![], None).unwrap();
+        let cases = [
+            p(Algorithm::Sha3_256, 4, 4, None),
+            p(Algorithm::Sha3_512, 3, 4, Some(144)),
+            p(Algorithm::Shake128, 2, 4, Some(336)),
+            p(Algorithm::Sha3_224, 1, 8, Some(144)),
+            // B not a multiple of the rate: portable sponges only.
+            p(Algorithm::Sha3_384, 2, 3, Some(200)),
+        ];
+        let mut sliced_pieces = 0;
+        for params in cases {
+            let (b, l) = (params.block_size(), params.leaf_count());
+            let stripe = params.stripe_len() as usize;
+            let out_len = params.leaf_output_len();
+            for len in [5 * stripe + b / 2, 9 * stripe + 1, 3 * stripe] {
+                let file = file(len, len as u64 ^ 0x51ce);
+                let want = reference_leaf_outputs(&params, &file);
+                let holding = (want.len() / out_len) as u64;
+                for owned in [0..l, l / 4..l, 0..l / 2 + 1] {
+                    let own_holding = owned.start.min(holding)..owned.end.min(holding);
+                    let want = &want
+                        [own_holding.start as usize * out_len..own_holding.end as usize * out_len];
+                    // Pieces of seven stripes and a half block's worth of
+                    // blocks, so that most start mid-stripe.
+                    let piece_len = 7 * stripe + b * (l as usize / 2).max(1);
+                    for slice_bytes in [1, 3 * 8 * b] {
+                        let label = format!(
+                            "{}, {len} bytes, {owned:?}, slices {slice_bytes}",
+                            params.label()
+                        );
+                        // Units of `width` leaves, fewer than four tasks for
+                        // each of the 16 threads: slices of one stripe
+                        // leave no piece of several stripes whole.
+                        let run = |(outputs, sliced): (Vec<u8>, usize), name: &str, width| {
+                            assert!(
+                                outputs == want,
+                                "{name}: {label}: not the reference's outputs"
+                            );
+                            let few = (owned.end - owned.start).div_ceil(width) < 4 * 16;
+                            if slice_bytes == 1 && few && len > piece_len {
+                                assert!(sliced > 0, "{name}: {label}: no piece in slices");
+                            }
+                            sliced
+                        };
+                        let case = SliceCase {
+                            params: &params,
+                            pool: &pool,
+                            owned: owned.clone(),
+                            file: &file,
+                            piece_len,
+                            slice_bytes,
+                        };
+                        with_sponge!(params.algorithm(), R => {
+                            sliced_pieces += run(case.outputs(sponges::Sponges::<R>::default()), "portable", 1);
+                        });
+                        #[cfg(target_arch = "x86_64")]
+                        if b.is_multiple_of(params.algorithm().rate()) {
+                            let test = "leaves_absorbed_in_slices_give_the_reference_outputs";
+                            if let Some(avx2) = platform::avx2_for_test(test) {
+                                sliced_pieces += run(
+                                    case.outputs(lanes::Lanes::<_, 4>::new(avx2, &params)),
+                                    "avx2",
+                                    4,
+                                );
+                            }
+                            if let Some(avx512) = platform::Avx512::detect()
+                                && l >= 8
+                            {
+                                sliced_pieces += run(
+                                    case.outputs(lanes::Lanes::<_, 8>::new(avx512, &params)),
+                                    "avx512",
+                                    8,
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            sliced_pieces > 50,
+            "only {sliced_pieces} pieces were absorbed in slices"
+        );
+    }
+
     #[test]
     fn pieces_grow_where_a_thread_owns_more_leaves_than_it_caches() {
         // A stripe of H = 8, D = 4: 65,536 blocks of 136 bytes, 8,912,896 bytes.

@@ -11,6 +11,8 @@
 //! wrap), so memory and work follow the input's size, not L.
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 use rayon::prelude::*;
 
@@ -26,6 +28,15 @@ const MAX_TASK_LEAVES: usize = 1024;
 /// (docs/PERFORMANCE.md). Longer runs the hardware follows by itself.
 const PREFETCH_RUN_MAX: usize = 16 << 10;
 const PREFETCH_STRIPES: u64 = 2;
+/// Tasks per thread a piece is cut into, so that threads that finish early
+/// (or run on a busier core) find work left.
+const TASKS_PER_THREAD: usize = 4;
+/// With fewer units than that (L = 256 has 32 units of eight leaves for 16
+/// threads), a unit's blocks of a piece are absorbed in slices of about this
+/// many bytes, one slice at a time by whichever thread is free. A whole unit
+/// per task left threads idle at the end of every piece: on the 16-core Xeon,
+/// 8 GiB at H = 4 took as long on 16 threads as on 12 (docs/PERFORMANCE.md).
+const SLICE_BYTES_PER_UNIT: usize = 32 << 10;
 
 /// How one leaf engine absorbs blocks into a unit of `WIDTH` neighbouring leaves.
 pub trait Absorb: Send + Sync {
@@ -72,6 +83,11 @@ pub struct Leaves<'a, A: Absorb> {
     units: Vec<A::Unit>,
     /// Bytes of M absorbed so far (a whole number of blocks until the last piece).
     message_len: u64,
+    /// A unit's bytes per slice where units are too few for the threads.
+    slice_bytes: usize,
+    /// Pieces absorbed in slices (tests check that they were).
+    #[cfg(test)]
+    pub pieces_in_slices: usize,
 }
 
 impl<'a, A: Absorb> Leaves<'a, A> {
@@ -92,9 +108,20 @@ impl<'a, A: Absorb> Leaves<'a, A> {
             owned: 0..0,
             units: Vec::new(),
             message_len,
+            slice_bytes: SLICE_BYTES_PER_UNIT,
+            #[cfg(test)]
+            pieces_in_slices: 0,
         };
         leaves.set_states(owned, &[]);
         leaves
+    }
+
+    /// The same leaves with slices of `bytes` per unit (tests: many slices
+    /// in a short message).
+    #[cfg(test)]
+    pub fn with_slice_bytes(mut self, bytes: usize) -> Self {
+        self.slice_bytes = bytes;
+        self
     }
 
     /// The leaves these states are.
@@ -153,10 +180,28 @@ impl<'a, A: Absorb> Leaves<'a, A> {
         };
         let ranges = touched_units(first, end, leaf_count, &self.owned, A::WIDTH);
         let touched: usize = ranges.iter().map(|r| r.len()).sum();
+        let threads = self.pool.current_num_threads();
+        if let [range, rest] = &ranges
+            && rest.is_empty()
+            && touched < threads * TASKS_PER_THREAD
+        {
+            let slices = walk.slices::<A>(self.slice_bytes);
+            if slices.len() > 1 {
+                let start = range.start;
+                let units = &mut units[range.clone()];
+                self.pool
+                    .install(|| run_in_slices(&slices, engine, start, units, threads));
+                #[cfg(test)]
+                {
+                    self.pieces_in_slices += 1;
+                }
+                return;
+            }
+        }
         // Several tasks per thread for balance, and few enough leaves per task
         // that their states stay in the core's cache from stripe to stripe.
         let per_task = touched
-            .div_ceil(self.pool.current_num_threads() * 4)
+            .div_ceil(threads * TASKS_PER_THREAD)
             .clamp(1, (MAX_TASK_LEAVES / A::WIDTH).max(1));
         self.pool.install(|| {
             for range in ranges.into_iter().filter(|r| !r.is_empty()) {
@@ -310,6 +355,102 @@ impl Walk<'_> {
             stripe += l;
         }
     }
+
+    /// The piece cut at stripe boundaries into slices of about `bytes`
+    /// bytes per unit (one stripe at least), in order.
+    fn slices<A: Absorb>(&self, bytes: usize) -> Vec<Walk<'_>> {
+        let l = self.leaf_count;
+        let unit_run = (A::WIDTH * self.block_size) as u64;
+        let step = l * (bytes as u64 / unit_run).max(1);
+        let mut slices = Vec::new();
+        let mut from = self.first;
+        while from < self.end {
+            let to = (from - from % l).saturating_add(step).min(self.end);
+            slices.push(self.blocks(from..to));
+            from = to;
+        }
+        slices
+    }
+
+    /// The walk over blocks `range` of the piece (within `first .. end`).
+    fn blocks(&self, range: Range<u64>) -> Walk<'_> {
+        let b = self.block_size;
+        let at = |block: u64| (((block - self.first) as usize) * b).min(self.piece.len());
+        Walk {
+            piece: &self.piece[at(range.start)..at(range.end)],
+            first: range.start,
+            end: range.end,
+            leaf_count: self.leaf_count,
+            owned: self.owned.clone(),
+            block_size: b,
+        }
+    }
+}
+
+/// The units `units` (the first is unit `first_unit`) over a piece cut into
+/// `slices`: each unit takes the slices in order, and each of `threads`
+/// workers takes the next slice of the free unit furthest behind, so that
+/// none waits for another; a worker that finds every unit held stops.
+fn run_in_slices<A: Absorb>(
+    slices: &[Walk<'_>],
+    engine: &A,
+    first_unit: usize,
+    units: &mut [A::Unit],
+    threads: usize,
+) {
+    let chains: Vec<Chain<'_, A::Unit>> = units
+        .iter_mut()
+        .map(|unit| Chain {
+            unit: Mutex::new(unit),
+            done: AtomicUsize::new(0),
+        })
+        .collect();
+    let work = || {
+        while let Some((u, mut unit)) = next_free(&chains, slices.len()) {
+            let chain = &chains[u];
+            let s = chain.done.load(Ordering::Relaxed);
+            slices[s].run(engine, first_unit + u, std::slice::from_mut(&mut **unit));
+            chain.done.store(s + 1, Ordering::Relaxed);
+        }
+    };
+    rayon::scope(|scope| {
+        for _ in 1..threads.min(chains.len()) {
+            scope.spawn(|_| work());
+        }
+        work();
+    });
+}
+
+/// One unit's slices of a piece: the unit, held by the worker absorbing its
+/// next slice, and how many it has absorbed (changed only under the lock).
+struct Chain<'u, U> {
+    unit: Mutex<&'u mut U>,
+    done: AtomicUsize,
+}
+
+/// The free unit with slices left that has absorbed the fewest, locked; or
+/// `None` when every unit with slices left is held by another worker (or
+/// none has any left). A worker that finds none stops: each unit's slices
+/// are absorbed one after the other, and every unit with slices left has a
+/// worker that takes its next slice or leaves it free for another.
+fn next_free<'c, 'u, U>(
+    chains: &'c [Chain<'u, U>],
+    slices: usize,
+) -> Option<(usize, MutexGuard<'c, &'u mut U>)> {
+    let mut behind: Vec<(usize, usize)> = chains
+        .iter()
+        .enumerate()
+        .map(|(u, chain)| (chain.done.load(Ordering::Relaxed), u))
+        .filter(|&(done, _)| done < slices)
+        .collect();
+    behind.sort_unstable();
+    behind.into_iter().find_map(|(_, u)| {
+        // Checked again under the lock: another worker may have absorbed
+        // its last slice since. A lock poisoned by a worker that panicked
+        // counts as held: the scope re-raises the panic.
+        let guard = chains[u].unit.try_lock().ok()?;
+        (chains[u].done.load(Ordering::Relaxed) < slices).then_some((u, guard))
+    })
 }
 
 /// Asks the CPU to bring `bytes` into its caches; a hint, nothing more.
