@@ -6,7 +6,9 @@
 //! CUDA GPU. Where several are visible it also measures them at once: their
 //! pinned copies together, and the staging pipeline on each alone and on all
 //! together, and staging by reader threads with small buffers (one GPU, then
-//! all). TREEHASH_BENCH_TOGETHER_ONLY=1 runs only that part, on one GPU too.
+//! all). TREEHASH_BENCH_TOGETHER_ONLY=1 runs only that part, on one GPU too;
+//! TREEHASH_BENCH_REGISTERED_ONLY=1 only the GPU copying windows of the
+//! mapped file straight from the page cache (pinned in place, several threads).
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -59,12 +61,55 @@ fn main() {
         .map_while(|ordinal| GpuBackend::open(ordinal, None).ok())
         .collect();
     let only_together = std::env::var_os("TREEHASH_BENCH_TOGETHER_ONLY").is_some();
+    if std::env::var_os("TREEHASH_BENCH_REGISTERED_ONLY").is_some() {
+        registered_windows(&gpu, &file, path.as_ref(), len);
+        return;
+    }
     if !only_together {
         one_gpu(&gpu, &file, path.as_ref(), len);
     }
     if !others.is_empty() || only_together {
         let all: Vec<&GpuBackend> = std::iter::once(&gpu).chain(&others).collect();
         together(&all, &file, path.as_ref(), len);
+    }
+}
+
+/// The GPU copying straight from the page cache: windows of a populated
+/// mapping pinned, copied and unpinned by several threads at once, against
+/// the pinned copy and the staging pipeline of the same run.
+fn registered_windows(gpu: &GpuBackend, file: &File, path: &std::path::Path, len: usize) {
+    let copy = measure::pinned_copy_rate(gpu, 1 << 30, 10).unwrap();
+    println!("- pinned copy, 1 GiB: {:.1} GB/s", copy / GB);
+    let staged = (0..3)
+        .map(|_| measure::staged_copy_rate(gpu, path, 32 << 20, 3).unwrap())
+        .fold(0.0, f64::max);
+    println!(
+        "- staging pipeline without kernels, 3 × 32 MiB: {:.1} GB/s = {:.2} × (best of 3)",
+        staged / GB,
+        staged / copy
+    );
+    // SAFETY: the benchmark's own input file, which nothing writes or
+    // truncates while it runs.
+    let (map, t_pop) = timed(|| unsafe { MmapOptions::new().populate().map(file) }.unwrap());
+    println!("- mmap with MAP_POPULATE: {}", rate(len, t_pop));
+    println!("- windows pinned, copied from and unpinned by T threads (best of 3):");
+    for window_mib in [8usize, 32, 128] {
+        for threads in [1usize, 2, 4, 8] {
+            let r = (0..3)
+                // SAFETY: `map` is a read-only file mapping that outlives the call.
+                .map(|_| {
+                    unsafe {
+                        measure::registered_windows_copy_rate(gpu, &map, window_mib << 20, threads)
+                    }
+                    .unwrap()
+                })
+                .fold(0.0, f64::max);
+            println!(
+                "  - {window_mib} MiB windows, {threads} threads: {:.1} GB/s = {:.2} × the pinned copy",
+                r / GB,
+                r / copy
+            );
+        }
     }
 }
 

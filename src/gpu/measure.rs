@@ -134,6 +134,88 @@ pub fn register_copy_unregister(
     Ok([registered, copied, start.elapsed()])
 }
 
+/// The rate, in bytes per second, at which the GPU copies `bytes` (a span
+/// of a read-only file mapping, every page read in) straight from the page
+/// cache, with no CPU copy: `threads` threads each take windows of `window`
+/// bytes round-robin, pin one (cuMemHostRegister, read-only), queue its copy
+/// on their own stream, and unpin the window before it once its copy is
+/// done. It is what the staging pipeline's three crossings of host memory
+/// would become with one.
+///
+/// # Safety
+/// `bytes` must lie in a read-only file mapping that outlives the call;
+/// its span is registered rounded out to whole pages.
+pub unsafe fn registered_windows_copy_rate(
+    gpu: &GpuBackend,
+    bytes: &[u8],
+    window: usize,
+    threads: usize,
+) -> Result<f64, GpuError> {
+    let barrier = std::sync::Barrier::new(threads);
+    let window = window.next_multiple_of(4096);
+    let times = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let barrier = &barrier;
+                s.spawn(move || {
+                    let setup = (|| {
+                        gpu.ctx
+                            .bind_to_thread()
+                            .context("using the GPU's context")?;
+                        let stream = gpu.ctx.new_stream().context("creating a stream")?;
+                        // SAFETY: only copies write it, and nothing reads it.
+                        let device = unsafe { stream.alloc::<u8>(window) }
+                            .context("allocating device memory")?;
+                        Ok::<_, GpuError>((stream, device))
+                    })();
+                    barrier.wait();
+                    let (stream, device) = setup?;
+                    let dst = address(&device, &stream);
+                    let start = std::time::Instant::now();
+                    let mut previous: Option<(*mut std::ffi::c_void, CudaEvent)> = None;
+                    for piece in bytes.chunks(window).skip(t).step_by(threads) {
+                        let base = piece.as_ptr() as *mut std::ffi::c_void;
+                        let len = piece.len().next_multiple_of(4096);
+                        // SAFETY: `piece` lies in a read-only file mapping that
+                        // outlives the call (the caller's contract); windows
+                        // start on page boundaries (the mapping does, and
+                        // `window` is whole pages), so no two registrations
+                        // of the threads overlap.
+                        unsafe {
+                            sys::cuMemHostRegister_v2(base, len, sys::CU_MEMHOSTREGISTER_READ_ONLY)
+                        }
+                        .result()
+                        .context("cuMemHostRegister")?;
+                        // SAFETY: `piece` is registered, `device` holds `window` bytes.
+                        unsafe { result::memcpy_htod_async(dst, piece, stream.cu_stream()) }
+                            .context("copying to the device")?;
+                        let copied = timing_event(gpu)?;
+                        copied.record(&stream).context("recording an event")?;
+                        if let Some((base, event)) = previous.replace((base, copied)) {
+                            event.synchronize().context("waiting for a copy")?;
+                            // SAFETY: registered above, its copy is over.
+                            unsafe { sys::cuMemHostUnregister(base) }
+                                .result()
+                                .context("cuMemHostUnregister")?;
+                        }
+                    }
+                    if let Some((base, event)) = previous {
+                        event.synchronize().context("waiting for a copy")?;
+                        // SAFETY: as above.
+                        unsafe { sys::cuMemHostUnregister(base) }
+                            .result()
+                            .context("cuMemHostUnregister")?;
+                    }
+                    Ok(start.elapsed())
+                })
+            })
+            .collect();
+        join_all(handles)
+    })?;
+    let slowest = times.into_iter().max().unwrap_or_default();
+    Ok(bytes.len() as f64 / slowest.as_secs_f64())
+}
+
 /// A pinned host buffer, write-combined or ordinary.
 pub fn pinned_buffer(
     gpu: &GpuBackend,
