@@ -280,6 +280,7 @@ input() {
 # copies and the staging pipeline without kernels, one GPU and all), the
 # tests that share leaves between engines, and whole processes on a
 # page-cached file (MULTI_GB, default 32) with one GPU and all of them.
+# MULTI_SKIP_HOST=1 leaves out the host's ceiling (benches/gpu_host.rs).
 multi() {
     setup
     md="$out/multi.md"
@@ -292,7 +293,8 @@ multi() {
       grep -E "^test |^test result" "$out/multi-tests.log"; } >>"$md"
     random_file $f "${MULTI_GB:-32}"
     cat $f >/dev/null
-    TREEHASH_BENCH_TOGETHER_ONLY=1 TREEHASH_BENCH_FILE=$f "$bin/bench-gpu_host" >>"$md" 2>&1
+    [ -z "${MULTI_SKIP_HOST:-}" ] &&
+        TREEHASH_BENCH_TOGETHER_ONLY=1 TREEHASH_BENCH_FILE=$f "$bin/bench-gpu_host" >>"$md" 2>&1
     { echo; echo "## Whole processes, ${MULTI_GB:-32} GiB page-cached, -H 8 (median of 3)"; echo
       echo "| command | median s | runs | peak RSS |"; echo "|---|---:|---|---:|"
       for d in 0 1 all; do
