@@ -280,7 +280,9 @@ input() {
 # copies and the staging pipeline without kernels, one GPU and all), the
 # tests that share leaves between engines, and whole processes on a
 # page-cached file (MULTI_GB, default 32) with one GPU and all of them.
-# MULTI_SKIP_HOST=1 leaves out the host's ceiling (benches/gpu_host.rs).
+# MULTI_SKIP_HOST=1 leaves out the host's ceiling (benches/gpu_host.rs);
+# MULTI_TESTS names the GPU tests to run (default: those that share leaves;
+# an empty string that matches every test runs them all).
 multi() {
     setup
     md="$out/multi.md"
@@ -288,9 +290,10 @@ multi() {
     { echo "# Several GPUs, $(date -u +%F)"; echo; echo '```'
       nvidia-smi --query-gpu=index,name,pci.bus_id --format=csv; nvidia-smi topo -m
       lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket|NUMA"; free -g; echo '```'; } >"$md"
-    "$bin/test-gpu" --ignored --test-threads=1 every_gpu auto_ backend_gpu >"$out/multi-tests.log" 2>&1
-    { echo; echo "Tests that share leaves (test-gpu every_gpu auto_ backend_gpu):"; echo
-      grep -E "^test |^test result" "$out/multi-tests.log"; } >>"$md"
+    "$bin/test-gpu" --ignored --test-threads=1 ${MULTI_TESTS:-every_gpu auto_ backend_gpu gpus_that_start_late} \
+        --nocapture >"$out/multi-tests.log" 2>&1
+    { echo; echo "Tests that share leaves (test-gpu ${MULTI_TESTS:-every_gpu auto_ backend_gpu gpus_that_start_late}):"; echo
+      grep -E "^test |^test result|^input " "$out/multi-tests.log"; } >>"$md"
     random_file $f "${MULTI_GB:-32}"
     cat $f >/dev/null
     [ -z "${MULTI_SKIP_HOST:-}" ] &&

@@ -73,8 +73,9 @@ pub struct HasherOptions {
     /// The GPU leaf kernel; `None` picks it from the leaf count (tests and
     /// benchmarks force one).
     pub gpu_leaf_kernel: Option<LeafKernel>,
-    /// Tests and benchmarks: under `Auto`, start the GPUs before the first
-    /// piece and let them join from it (instead of when they are ready).
+    /// Tests and benchmarks: start every GPU before the first piece and let
+    /// them all take part from it (instead of joining when they are ready),
+    /// under `Auto` and `Gpu` alike.
     #[doc(hidden)]
     pub wait_for_gpus: bool,
     /// Tests only: every GPU digest fails after this many chunks.
@@ -144,10 +145,10 @@ impl Hasher {
         })
     }
 
-    /// The first GPU asked for, started if it was not: its description, or
-    /// why there is none.
+    /// The first GPU asked for, started if it was not (the others are
+    /// not): its description, or why there is none.
     pub fn gpu(&self) -> Result<&GpuBackend, HashError> {
-        Ok(self.gpus()?[0])
+        Ok(self.gpus.open_first()?)
     }
 
     /// Every GPU asked for, started if they were not, or why one is missing.
@@ -270,7 +271,11 @@ impl Hasher {
         self.run(params, input, members, &mut NoJoiners, progress, timings)
     }
 
-    /// The input on the GPUs asked for, which must all start.
+    /// The input on the GPUs asked for, which must all start. The first
+    /// hashes from the first piece; the others start in the background and
+    /// join when they are ready (a context each costs 0.15–0.3 s, which one
+    /// after the other held the first piece back on the two-H200 machine),
+    /// unless the options ask to wait for them all.
     fn on_gpus(
         &self,
         params: &TreeParams,
@@ -278,9 +283,13 @@ impl Hasher {
         progress: &dyn Progress,
         timings: &mut Timings,
     ) -> Result<Hashed, HashError> {
-        let gpus = match input {
-            Input::File(file) => message::reading_ahead_during(file, || self.gpus()),
-            _ => self.gpus(),
+        let gpus = match (self.options.wait_for_gpus, &input) {
+            (true, Input::File(file)) => message::reading_ahead_during(file, || self.gpus()),
+            (true, _) => self.gpus(),
+            (false, Input::File(file)) => {
+                message::reading_ahead_during(file, || self.gpu().map(|gpu| vec![gpu]))
+            }
+            (false, _) => self.gpu().map(|gpu| vec![gpu]),
         }?;
         self.charge_startup(gpus[0], timings);
         let pool = self.cpu.pool();
@@ -295,7 +304,34 @@ impl Hasher {
             let engine = gpu.begin_at(params, 0, piece_len, kernel, pool, timings)?;
             members.push(Member::new(gpu.info().engine_name(), engine));
         }
-        self.run(params, input, members, &mut NoJoiners, progress, timings)
+        if self.options.wait_for_gpus {
+            return self.run(params, input, members, &mut NoJoiners, progress, timings);
+        }
+        self.gpus
+            .start_others_in_background(params.algorithm(), piece_len);
+        let mut joiners = GpuJoiners {
+            hasher: self,
+            params,
+            started: true,
+            baseline: None,
+            joined: vec![gpus[0].info().ordinal],
+            startup: Timings::default(),
+            piece_len,
+            required: true,
+        };
+        // A GPU that joins starts with no leaf, and is given some only
+        // where that measures faster (on the two-H200 machine it never did:
+        // docs/PERFORMANCE.md).
+        let plan = Balance::first_keeps_all();
+        self.run_with(
+            params,
+            input,
+            members,
+            &mut joiners,
+            plan,
+            progress,
+            timings,
+        )
     }
 
     /// The input on the CPU from the first byte, and on every GPU that is
@@ -323,6 +359,8 @@ impl Hasher {
             baseline: None,
             joined: Vec::new(),
             startup: Timings::default(),
+            piece_len: self.cpu.piece_len(params),
+            required: false,
         };
         let hashed = self.run(params, input, members, &mut joiners, progress, timings)?;
         timings.gpu_init += joiners.startup.gpu_init;
@@ -340,16 +378,32 @@ impl Hasher {
         progress: &dyn Progress,
         timings: &mut Timings,
     ) -> Result<Hashed, HashError> {
-        let reduce = |outputs: Vec<u8>| self.cpu.reduce_leaf_outputs(params, outputs);
-        schedule::run(
+        self.run_with(
             params,
             input,
             members,
             joiners,
-            &mut Balance::default(),
-            &reduce,
+            Balance::default(),
             progress,
             timings,
+        )
+    }
+
+    /// [`run`](Self::run) with the balance `plan`.
+    #[allow(clippy::too_many_arguments)]
+    fn run_with<'a>(
+        &'a self,
+        params: &'a TreeParams,
+        input: &mut Input<'_>,
+        members: Vec<Member<'a>>,
+        joiners: &mut dyn Joiners<'a>,
+        mut plan: Balance,
+        progress: &dyn Progress,
+        timings: &mut Timings,
+    ) -> Result<Hashed, HashError> {
+        let reduce = |outputs: Vec<u8>| self.cpu.reduce_leaf_outputs(params, outputs);
+        schedule::run(
+            params, input, members, joiners, &mut plan, &reduce, progress, timings,
         )
     }
 
@@ -371,7 +425,8 @@ impl Hasher {
     }
 }
 
-/// The GPUs that become ready while an input is hashed under `Auto`.
+/// The GPUs that become ready while an input is hashed: under `Auto`, or
+/// under `Gpu` after the first.
 struct GpuJoiners<'h> {
     hasher: &'h Hasher,
     params: &'h TreeParams,
@@ -384,6 +439,11 @@ struct GpuJoiners<'h> {
     joined: Vec<usize>,
     /// Their start-up, for the timings.
     startup: Timings,
+    /// The pieces the first engine cuts.
+    piece_len: usize,
+    /// Every GPU must take part (`--backend gpu`): one that fails to start
+    /// or to begin is an error, not left out.
+    required: bool,
 }
 
 /// Pieces hashed, after the first, before the CPU's rate is taken as known.
@@ -429,19 +489,18 @@ impl GpuJoiners<'_> {
 }
 
 impl<'h> Joiners<'h> for GpuJoiners<'h> {
-    fn poll(&mut self, now: &Standing) -> Vec<Member<'h>> {
+    fn poll(&mut self, now: &Standing) -> Result<Vec<Member<'h>>, HashError> {
         let hasher = self.hasher;
         if !self.started {
             // Asked once the input path's own threads exist: loading the
             // driver holds the C library's loader lock, which creating a
             // thread needs too (measured: 70 ms lost on a 64 MiB file).
             if !self.worth_starting(now) {
-                return Vec::new();
+                return Ok(Vec::new());
             }
-            let piece_len = hasher.cpu.piece_len(self.params);
             hasher
                 .gpus
-                .start_in_background(self.params.algorithm(), piece_len);
+                .start_in_background(self.params.algorithm(), self.piece_len);
             trace::trace(|| format!("GPUs asked to start at {:?}", now.elapsed));
             self.started = true;
         }
@@ -454,11 +513,11 @@ impl<'h> Joiners<'h> for GpuJoiners<'h> {
             hasher.charge_startup(gpu, &mut self.startup);
             let kernel = hasher.options.gpu_leaf_kernel;
             let pool = hasher.cpu.pool();
-            // One that cannot begin stays out; the CPU goes on without it.
+            // Under auto one that cannot begin stays out; the others go on.
             let engine = gpu.begin_at(
                 self.params,
                 now.message_len,
-                hasher.cpu.piece_len(self.params),
+                self.piece_len,
                 kernel,
                 pool,
                 &mut self.startup,
@@ -467,11 +526,18 @@ impl<'h> Joiners<'h> for GpuJoiners<'h> {
                 Ok(_) => format!("GPU {ordinal} joins at {:?}", now.elapsed),
                 Err(e) => format!("GPU {ordinal} cannot begin: {e}"),
             });
-            if let Ok(engine) = engine {
-                members.push(Member::new(gpu.info().engine_name(), engine));
+            match engine {
+                Ok(engine) => members.push(Member::new(gpu.info().engine_name(), engine)),
+                Err(e) if self.required => return Err(e),
+                Err(_) => {}
             }
         }
-        members
+        if self.required
+            && let Some(failure) = hasher.gpus.failure()
+        {
+            return Err(HashError::Gpu(failure));
+        }
+        Ok(members)
     }
 }
 

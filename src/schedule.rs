@@ -133,16 +133,17 @@ pub(crate) struct Standing {
 
 /// Engines that may join while an input is hashed (GPUs starting up).
 pub(crate) trait Joiners<'a> {
-    /// Engines ready to join now, owning no leaf.
-    fn poll(&mut self, now: &Standing) -> Vec<Member<'a>>;
+    /// Engines ready to join now, owning no leaf; an error where one that
+    /// had to join cannot.
+    fn poll(&mut self, now: &Standing) -> Result<Vec<Member<'a>>, HashError>;
 }
 
 /// No engine joins.
 pub(crate) struct NoJoiners;
 
 impl<'a> Joiners<'a> for NoJoiners {
-    fn poll(&mut self, _now: &Standing) -> Vec<Member<'a>> {
-        Vec::new()
+    fn poll(&mut self, _now: &Standing) -> Result<Vec<Member<'a>>, HashError> {
+        Ok(Vec::new())
     }
 }
 
@@ -189,6 +190,9 @@ pub(crate) struct Balance {
     settled: bool,
     /// The throughput before engines joined, while the first was alone.
     alone: Option<f64>,
+    /// Engines that join late take every leaf (a GPU joining the CPU);
+    /// else the first keeps them, and the search tries giving some away.
+    joiners_take_all: bool,
 }
 
 impl Default for Balance {
@@ -200,6 +204,7 @@ impl Default for Balance {
             best: None,
             settled: false,
             alone: None,
+            joiners_take_all: true,
         }
     }
 }
@@ -225,6 +230,17 @@ const JOINED_KEEP_ALL_AT: f64 = 1.0;
 const SMALLEST_STEP: f64 = 1.0 / 64.0;
 
 impl Balance {
+    /// A balance under which engines that join late start with no leaf: a
+    /// GPU joining another (`--backend gpu`), where moving every leaf to
+    /// the newcomer gains nothing and each move costs 20–40 ms (two-H200
+    /// machine, docs/PERFORMANCE.md).
+    pub(crate) fn first_keeps_all() -> Self {
+        Balance {
+            joiners_take_all: false,
+            ..Balance::default()
+        }
+    }
+
     /// Boundaries that give the first engine `share` of the leaves and the
     /// others equal parts of the rest.
     fn split(&self, n: usize, leaf_count: u64) -> Vec<u64> {
@@ -263,8 +279,10 @@ impl Plan for Balance {
             // outran both sharing (docs/PERFORMANCE.md, issue 11).
             (self.share, self.step) = if from_the_start {
                 (1.0 / n as f64, -0.5 / n as f64)
-            } else {
+            } else if self.joiners_take_all {
                 (0.0, FIRST_STEP_BACK)
+            } else {
+                (1.0, -FIRST_STEP_BACK)
             };
             self.alone = (!from_the_start).then_some(now.throughput).flatten();
             self.best = None;
@@ -287,9 +305,16 @@ impl Plan for Balance {
             return None;
         }
         match self.best {
-            Some((_, best)) if throughput <= best * BETTER => {
+            Some((best_share, best)) if throughput <= best * BETTER => {
+                // Worse than one engine owning every leaf (at either end):
+                // giving leaves away did not pay, and smaller probes would
+                // each cost two moves more; it ends there.
+                if best_share == 0.0 || best_share == 1.0 {
+                    self.settled = true;
+                    self.share = best_share;
+                    return Some(self.split(n, now.leaf_count));
+                }
                 // Worse: back past the best, the other way, half as far.
-                let (best_share, _) = self.best.unwrap_or((self.share, throughput));
                 self.step = -self.step / 2.0;
                 self.share = best_share;
             }
@@ -352,7 +377,7 @@ pub(crate) fn run<'a>(
             remaining,
             elapsed: started.elapsed(),
         };
-        for joined in joiners.poll(&standing) {
+        for joined in joiners.poll(&standing)? {
             members.push(joined);
         }
         let now = Moment {
@@ -667,14 +692,14 @@ mod tests {
     }
 
     impl<'a> Joiners<'a> for Scripted<'a> {
-        fn poll(&mut self, now: &Standing) -> Vec<Member<'a>> {
+        fn poll(&mut self, now: &Standing) -> Result<Vec<Member<'a>>, HashError> {
             let mut ready = Vec::new();
             while self.joins.first().is_some_and(|j| j.0 <= self.piece) {
                 let (_, name, begin) = self.joins.remove(0);
                 ready.push(Member::new(name, begin(now.message_len)));
             }
             self.piece += 1;
-            ready
+            Ok(ready)
         }
     }
 
@@ -937,6 +962,37 @@ mod tests {
             throughput: None,
         };
         assert_eq!(plan.boundaries(&last), None);
+    }
+
+    /// Under `first_keeps_all` an engine that joins starts with no leaf;
+    /// the search gives it an eighth, takes it back for good if that was
+    /// slower, and goes on if it was faster.
+    #[test]
+    #[allow(clippy::single_range_in_vec_init)] // one engine owning every leaf
+    fn joiners_start_empty_where_the_first_keeps_all() {
+        let moment = |ranges: Vec<Range<u64>>, pieces, throughput| Moment {
+            leaf_count: 64,
+            remaining: None,
+            piece_len: 1 << 20,
+            ranges,
+            pieces,
+            throughput,
+        };
+        for (shared, next) in [(8.0, vec![0, 64, 64]), (12.0, vec![0, 48, 64])] {
+            let mut plan = Balance::first_keeps_all();
+            assert_eq!(plan.boundaries(&moment(vec![0..64], 9, Some(10.0))), None);
+            // It joins: the split it names is the one there is (no move).
+            let joined = plan.boundaries(&moment(vec![0..64, 64..64], 0, None));
+            assert_eq!(joined, Some(vec![0, 64, 64]));
+            let probe = plan.boundaries(&moment(vec![0..64, 64..64], 9, Some(10.0)));
+            assert_eq!(probe, Some(vec![0, 56, 64]));
+            let after = plan.boundaries(&moment(vec![0..56, 56..64], 9, Some(shared)));
+            assert_eq!(after, Some(next.clone()), "shared at {shared}");
+            if shared < 10.0 {
+                let later = moment(vec![0..64, 64..64], 50, Some(1.0));
+                assert_eq!(plan.boundaries(&later), None, "settled");
+            }
+        }
     }
 
     #[test]

@@ -392,10 +392,43 @@ fn backend_gpu_reports_a_gpu_failing_midway() {
 
 /// Every visible GPU under `--backend gpu` shares the leaves (two on the
 /// 2-GPU machine); skipped, and said so, where there is one.
+/// `--backend gpu` on several GPUs without waiting for them: the first
+/// hashes from the first piece and the others join when they are ready,
+/// with the states of the leaves they take. Whether one joins depends on
+/// its start, so the test checks the digests of two inputs in a row (by the
+/// second every GPU has had time to start) and prints who took part.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpus_that_start_late_join_a_gpu_only_run() {
+    let hasher = gpu_hasher(Some(1 << 20), CopyMode::Staging);
+    let params = TreeParams::new(Algorithm::Sha3_256, 8, 4).unwrap();
+    let mut rng = StdRng::seed_from_u64(17);
+    for (round, len) in [(1, (96 << 20) + 3), (2, (384 << 20) + 1)] {
+        let data = random_bytes(&mut rng, len);
+        let out = hasher.hash_bytes(&params, &data).unwrap();
+        assert_eq!(
+            out.digest,
+            cpu_hasher().hash_bytes(&params, &data).unwrap().digest,
+            "input {round}"
+        );
+        assert!(out.shares.iter().any(|s| s.bytes > 0), "{:?}", out.shares);
+        eprintln!("input {round}, {len} bytes: {:?}", out.shares);
+    }
+    if hasher.gpus().unwrap().len() < 2 {
+        eprintln!("SKIPPED (the join): one GPU here; the digests were checked on it");
+    }
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn every_gpu_takes_a_share() {
-    let hasher = gpu_hasher(Some(1 << 20), CopyMode::Staging);
+    let hasher = Hasher::new(HasherOptions {
+        backend: BackendChoice::Gpu,
+        piece_bytes: Some(1 << 20),
+        wait_for_gpus: true,
+        ..Default::default()
+    })
+    .unwrap();
     let gpus = hasher.gpus().unwrap();
     if gpus.len() < 2 {
         eprintln!("SKIPPED: one GPU here; every_gpu_takes_a_share needs two");

@@ -237,6 +237,34 @@ impl Fleet {
     /// `piece_len` bytes on it, on background threads (one per device);
     /// returns at once. Asking again is free.
     pub fn start_in_background(&self, algorithm: Algorithm, piece_len: usize) {
+        self.start(algorithm, piece_len, true);
+    }
+
+    /// The first device asked for, opened now (the driver started); the
+    /// others are not opened yet, but one that does not exist is an error.
+    pub fn open_first(&self) -> Result<&GpuBackend, GpuError> {
+        let list = self.0.list().as_ref().map_err(Clone::clone)?;
+        let first = list[0].open(&self.0.start).as_ref().map_err(Clone::clone)?;
+        for device in &list[1..] {
+            super::check_device(device.ordinal)?;
+        }
+        Ok(first)
+    }
+
+    /// Starts every device but the first (which the caller readies itself)
+    /// in the background, as [`start_in_background`](Self::start_in_background)
+    /// does. Their start is not kept as the machine's start-up: the driver
+    /// is already running, so it would understate a whole start.
+    pub fn start_others_in_background(&self, algorithm: Algorithm, piece_len: usize) {
+        if let Some(Ok(list)) = self.0.list.get() {
+            list[0]
+                .preparing
+                .fetch_or(bit(algorithm), Ordering::Relaxed);
+        }
+        self.start(algorithm, piece_len, false);
+    }
+
+    fn start(&self, algorithm: Algorithm, piece_len: usize, measured: bool) {
         let nothing_to_do = match self.0.list.get() {
             // No driver or no device.
             Some(Err(_)) => true,
@@ -274,7 +302,7 @@ impl Fleet {
                         }
                     }
                 });
-                if started && list.iter().any(|d| d.is_ready(algorithm)) {
+                if measured && started && list.iter().any(|d| d.is_ready(algorithm)) {
                     remember_startup(began.elapsed());
                 }
             });

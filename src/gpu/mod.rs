@@ -132,6 +132,24 @@ pub struct GpuBackend {
     pub(crate) fail_after_chunks: Option<usize>,
 }
 
+/// An error unless the driver is there and has a device `ordinal`.
+pub(crate) fn check_device(ordinal: usize) -> Result<(), GpuError> {
+    if !driver_present() {
+        return Err(GpuError::new("no CUDA driver found (libcuda.so)"));
+    }
+    let count = CudaContext::device_count().context("looking for CUDA devices")?;
+    if count <= 0 {
+        return Err(GpuError::new("no CUDA device found"));
+    }
+    if ordinal >= count as usize {
+        return Err(GpuError::new(format!(
+            "there is no CUDA device {ordinal} (devices: 0 to {})",
+            count - 1
+        )));
+    }
+    Ok(())
+}
+
 impl GpuBackend {
     /// Opens CUDA device `ordinal` (no kernel is compiled yet).
     pub fn open(ordinal: usize, chunk_bytes: Option<usize>) -> Result<GpuBackend, GpuError> {
@@ -142,19 +160,7 @@ impl GpuBackend {
 
     fn open_inner(ordinal: usize, chunk_bytes: Option<usize>) -> Result<GpuBackend, GpuError> {
         let start = Instant::now();
-        if !driver_present() {
-            return Err(GpuError::new("no CUDA driver found (libcuda.so)"));
-        }
-        let count = CudaContext::device_count().context("looking for CUDA devices")?;
-        if count <= 0 {
-            return Err(GpuError::new("no CUDA device found"));
-        }
-        if ordinal >= count as usize {
-            return Err(GpuError::new(format!(
-                "there is no CUDA device {ordinal} (devices: 0 to {})",
-                count - 1
-            )));
-        }
+        check_device(ordinal)?;
         let ctx = CudaContext::new(ordinal).context("creating a CUDA context")?;
         // This backend orders its streams with its own events.
         // SAFETY: called before any allocation in this context.
