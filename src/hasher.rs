@@ -268,7 +268,7 @@ impl Hasher {
         timings: &mut Timings,
     ) -> Result<Hashed, HashError> {
         let members = vec![Member::new("cpu", self.cpu.begin(params))];
-        self.run(params, input, members, &mut NoJoiners, progress, timings)
+        self.run_without_joiners(params, input, members, progress, timings)
     }
 
     /// The input on the GPUs asked for, which must all start. The first
@@ -283,13 +283,16 @@ impl Hasher {
         progress: &dyn Progress,
         timings: &mut Timings,
     ) -> Result<Hashed, HashError> {
-        let gpus = match (self.options.wait_for_gpus, &input) {
-            (true, Input::File(file)) => message::reading_ahead_during(file, || self.gpus()),
-            (true, _) => self.gpus(),
-            (false, Input::File(file)) => {
-                message::reading_ahead_during(file, || self.gpu().map(|gpu| vec![gpu]))
+        let open = || {
+            if self.options.wait_for_gpus {
+                self.gpus()
+            } else {
+                self.gpu().map(|gpu| vec![gpu])
             }
-            (false, _) => self.gpu().map(|gpu| vec![gpu]),
+        };
+        let gpus = match input {
+            Input::File(file) => message::reading_ahead_during(file, open),
+            _ => open(),
         }?;
         self.charge_startup(gpus[0], timings);
         let pool = self.cpu.pool();
@@ -305,7 +308,7 @@ impl Hasher {
             members.push(Member::new(gpu.info().engine_name(), engine));
         }
         if self.options.wait_for_gpus {
-            return self.run(params, input, members, &mut NoJoiners, progress, timings);
+            return self.run_without_joiners(params, input, members, progress, timings);
         }
         self.gpus
             .start_others_in_background(params.algorithm(), piece_len);
@@ -323,7 +326,7 @@ impl Hasher {
         // where that measures faster (on the two-H200 machine it never did:
         // docs/PERFORMANCE.md).
         let plan = Balance::first_keeps_all();
-        self.run_with(
+        self.run(
             params,
             input,
             members,
@@ -362,36 +365,45 @@ impl Hasher {
             piece_len: self.cpu.piece_len(params),
             required: false,
         };
-        let hashed = self.run(params, input, members, &mut joiners, progress, timings)?;
+        let hashed = self.run(
+            params,
+            input,
+            members,
+            &mut joiners,
+            Balance::default(),
+            progress,
+            timings,
+        )?;
         timings.gpu_init += joiners.startup.gpu_init;
         timings.compile += joiners.startup.compile;
         Ok(hashed)
     }
 
-    /// Runs the scheduler, with the CPU reducing trees that engines shared.
-    fn run<'a>(
+    /// Runs the scheduler on `members` alone.
+    fn run_without_joiners<'a>(
         &'a self,
         params: &'a TreeParams,
         input: &mut Input<'_>,
         members: Vec<Member<'a>>,
-        joiners: &mut dyn Joiners<'a>,
         progress: &dyn Progress,
         timings: &mut Timings,
     ) -> Result<Hashed, HashError> {
-        self.run_with(
+        let plan = Balance::default();
+        self.run(
             params,
             input,
             members,
-            joiners,
-            Balance::default(),
+            &mut NoJoiners,
+            plan,
             progress,
             timings,
         )
     }
 
-    /// [`run`](Self::run) with the balance `plan`.
+    /// Runs the scheduler with the balance `plan`, the CPU reducing trees
+    /// that engines shared.
     #[allow(clippy::too_many_arguments)]
-    fn run_with<'a>(
+    fn run<'a>(
         &'a self,
         params: &'a TreeParams,
         input: &mut Input<'_>,

@@ -923,14 +923,7 @@ mod tests {
         // leaf; slower ones are searched as above.
         for (joined, moves) in [(25.0, false), (10.0, false), (8.0, true)] {
             let mut plan = Balance::default();
-            let moment = |ranges: Vec<Range<u64>>, pieces, throughput| Moment {
-                leaf_count: 64,
-                remaining: None,
-                piece_len: 1 << 20,
-                ranges,
-                pieces,
-                throughput,
-            };
+            let moment = moment_of_64_leaves;
             assert_eq!(plan.boundaries(&moment(vec![0..64], 9, Some(10.0))), None);
             let all_to_it = plan.boundaries(&moment(vec![0..64, 64..64], 9, Some(10.0)));
             assert_eq!(all_to_it, Some(vec![0, 0, 64]));
@@ -964,20 +957,29 @@ mod tests {
         assert_eq!(plan.boundaries(&last), None);
     }
 
-    /// Under `first_keeps_all` an engine that joins starts with no leaf;
-    /// the search gives it an eighth, takes it back for good if that was
-    /// slower, and goes on if it was faster.
-    #[test]
-    #[allow(clippy::single_range_in_vec_init)] // one engine owning every leaf
-    fn joiners_start_empty_where_the_first_keeps_all() {
-        let moment = |ranges: Vec<Range<u64>>, pieces, throughput| Moment {
+    /// What a plan sees of a tree of 64 leaves, the input's end not known.
+    fn moment_of_64_leaves(
+        ranges: Vec<Range<u64>>,
+        pieces: u32,
+        throughput: Option<f64>,
+    ) -> Moment {
+        Moment {
             leaf_count: 64,
             remaining: None,
             piece_len: 1 << 20,
             ranges,
             pieces,
             throughput,
-        };
+        }
+    }
+
+    /// Under `first_keeps_all` an engine that joins starts with no leaf;
+    /// the search gives it an eighth, takes it back for good if that was
+    /// slower, and goes on if it was faster.
+    #[test]
+    #[allow(clippy::single_range_in_vec_init)] // one engine owning every leaf
+    fn joiners_start_empty_where_the_first_keeps_all() {
+        let moment = moment_of_64_leaves;
         for (shared, next) in [(8.0, vec![0, 64, 64]), (12.0, vec![0, 48, 64])] {
             let mut plan = Balance::first_keeps_all();
             assert_eq!(plan.boundaries(&moment(vec![0..64], 9, Some(10.0))), None);
