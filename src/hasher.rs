@@ -326,7 +326,7 @@ impl Hasher {
         // where that measures faster (on the two-H200 machine it never did:
         // docs/PERFORMANCE.md).
         let plan = Balance::first_keeps_all();
-        self.run(
+        let hashed = self.run(
             params,
             input,
             members,
@@ -334,7 +334,15 @@ impl Hasher {
             plan,
             progress,
             timings,
-        )
+        )?;
+        timings.gpu_init += joiners.startup.gpu_init;
+        timings.compile += joiners.startup.compile;
+        // A device that failed to start after the last piece's look is an
+        // error too (one still starting is not waited for).
+        if let Some(failure) = self.gpus.failure() {
+            return Err(HashError::Gpu(failure));
+        }
+        Ok(hashed)
     }
 
     /// The input on the CPU from the first byte, and on every GPU that is

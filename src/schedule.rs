@@ -377,9 +377,9 @@ pub(crate) fn run<'a>(
             remaining,
             elapsed: started.elapsed(),
         };
-        for joined in joiners.poll(&standing)? {
-            members.push(joined);
-        }
+        let joined = joiners.poll(&standing)?;
+        let someone_joined = !joined.is_empty();
+        members.extend(joined);
         let now = Moment {
             leaf_count: params.leaf_count(),
             remaining,
@@ -403,6 +403,10 @@ pub(crate) fn run<'a>(
                 .filter(|m| !m.engine.leaves().is_empty())
                 .all(|m| m.engine.access() == Access::Read);
             unmapped.store(readers_only, Ordering::Relaxed);
+            since_change = Span::default();
+        } else if someone_joined {
+            // A joiner that took no leaf (yet) still changes what the next
+            // pieces measure: its start ran beside them.
             since_change = Span::default();
         }
         let busy_before: Option<Vec<Duration>> =

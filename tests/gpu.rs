@@ -390,8 +390,6 @@ fn backend_gpu_reports_a_gpu_failing_midway() {
     }
 }
 
-/// Every visible GPU under `--backend gpu` shares the leaves (two on the
-/// 2-GPU machine); skipped, and said so, where there is one.
 /// `--backend gpu` on several GPUs without waiting for them: the first
 /// hashes from the first piece and the others join when they are ready,
 /// with the states of the leaves they take. Whether one joins depends on
@@ -419,6 +417,9 @@ fn gpus_that_start_late_join_a_gpu_only_run() {
     }
 }
 
+/// Every visible GPU under `--backend gpu` shares the leaves (two on the
+/// 2-GPU machine) when the hasher waits for them all; skipped, and said so,
+/// where there is one.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn every_gpu_takes_a_share() {

@@ -137,22 +137,28 @@ pub fn register_copy_unregister(
 /// The rate, in bytes per second, at which the GPU copies `bytes` (a span
 /// of a read-only file mapping, every page read in) straight from the page
 /// cache, with no CPU copy: `threads` threads each take windows of `window`
-/// bytes round-robin, pin one (cuMemHostRegister, read-only), queue its copy
-/// on their own stream, and unpin the window before it once its copy is
-/// done. It is what the staging pipeline's three crossings of host memory
-/// would become with one.
+/// bytes (rounded up to whole pages) round-robin, pin one
+/// (cuMemHostRegister, read-only), queue its copy on their own stream, and
+/// unpin the window before it once its copy is done. It is what the staging
+/// pipeline's three crossings of host memory would become with one.
 ///
 /// # Safety
-/// `bytes` must lie in a read-only file mapping that outlives the call;
-/// its span is registered rounded out to whole pages.
+/// `bytes` must start a read-only file mapping (so on a page boundary) that
+/// outlives the call; its last window is registered rounded out to whole
+/// pages, which the mapping covers.
 pub unsafe fn registered_windows_copy_rate(
     gpu: &GpuBackend,
     bytes: &[u8],
     window: usize,
     threads: usize,
 ) -> Result<f64, GpuError> {
+    let page = crate::input::page_size();
+    assert!(
+        (bytes.as_ptr() as usize).is_multiple_of(page),
+        "the span must start on a page"
+    );
+    let window = window.next_multiple_of(page);
     let barrier = std::sync::Barrier::new(threads);
-    let window = window.next_multiple_of(4096);
     let times = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
@@ -172,40 +178,26 @@ pub unsafe fn registered_windows_copy_rate(
                     let (stream, device) = setup?;
                     let dst = address(&device, &stream);
                     let start = std::time::Instant::now();
-                    let mut previous: Option<(*mut std::ffi::c_void, CudaEvent)> = None;
+                    // The window whose copy may still run, unpinned when
+                    // dropped (also on an error) once its copy is over.
+                    let mut previous: Option<PinnedWindow> = None;
                     for piece in bytes.chunks(window).skip(t).step_by(threads) {
-                        let base = piece.as_ptr() as *mut std::ffi::c_void;
-                        let len = piece.len().next_multiple_of(4096);
-                        // SAFETY: `piece` lies in a read-only file mapping that
-                        // outlives the call (the caller's contract); windows
-                        // start on page boundaries (the mapping does, and
-                        // `window` is whole pages), so no two registrations
-                        // of the threads overlap.
-                        unsafe {
-                            sys::cuMemHostRegister_v2(base, len, sys::CU_MEMHOSTREGISTER_READ_ONLY)
-                        }
-                        .result()
-                        .context("cuMemHostRegister")?;
-                        // SAFETY: `piece` is registered, `device` holds `window` bytes.
+                        // SAFETY: `piece` lies in the caller's read-only file
+                        // mapping, which outlives the call; it starts on a
+                        // page (the span does, and `window` is whole pages),
+                        // so rounded out to pages it overlaps no other window.
+                        let pinned = unsafe { PinnedWindow::pin(piece, page, &stream) }?;
+                        // SAFETY: `piece` is pinned, `device` holds `window` bytes.
                         unsafe { result::memcpy_htod_async(dst, piece, stream.cu_stream()) }
                             .context("copying to the device")?;
-                        let copied = timing_event(gpu)?;
-                        copied.record(&stream).context("recording an event")?;
-                        if let Some((base, event)) = previous.replace((base, copied)) {
-                            event.synchronize().context("waiting for a copy")?;
-                            // SAFETY: registered above, its copy is over.
-                            unsafe { sys::cuMemHostUnregister(base) }
-                                .result()
-                                .context("cuMemHostUnregister")?;
-                        }
+                        pinned
+                            .copied
+                            .record(&stream)
+                            .context("recording an event")?;
+                        previous = Some(pinned);
                     }
-                    if let Some((base, event)) = previous {
-                        event.synchronize().context("waiting for a copy")?;
-                        // SAFETY: as above.
-                        unsafe { sys::cuMemHostUnregister(base) }
-                            .result()
-                            .context("cuMemHostUnregister")?;
-                    }
+                    drop(previous);
+                    stream.synchronize().context("waiting for copies")?;
                     Ok(start.elapsed())
                 })
             })
@@ -214,6 +206,48 @@ pub unsafe fn registered_windows_copy_rate(
     })?;
     let slowest = times.into_iter().max().unwrap_or_default();
     Ok(bytes.len() as f64 / slowest.as_secs_f64())
+}
+
+/// One window of a file mapping pinned for the GPU to copy from; unpinned
+/// when dropped, after the copy queued before `copied` is over.
+struct PinnedWindow {
+    base: *mut std::ffi::c_void,
+    copied: CudaEvent,
+}
+
+impl PinnedWindow {
+    /// # Safety
+    /// `bytes` must start on a page of a read-only file mapping that
+    /// outlives the pin, and no other pin may hold its pages.
+    unsafe fn pin(
+        bytes: &[u8],
+        page: usize,
+        stream: &cudarc::driver::CudaStream,
+    ) -> Result<PinnedWindow, GpuError> {
+        let copied = stream
+            .context()
+            .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .context("creating an event")?;
+        // Recorded now, so that dropping the pin before its copy is queued
+        // waits for nothing.
+        copied.record(stream).context("recording an event")?;
+        let base = bytes.as_ptr() as *mut std::ffi::c_void;
+        let len = bytes.len().next_multiple_of(page);
+        // SAFETY: the caller's contract; the flag matches a read-only mapping.
+        unsafe { sys::cuMemHostRegister_v2(base, len, sys::CU_MEMHOSTREGISTER_READ_ONLY) }
+            .result()
+            .context("cuMemHostRegister")?;
+        Ok(PinnedWindow { base, copied })
+    }
+}
+
+impl Drop for PinnedWindow {
+    fn drop(&mut self) {
+        // A copy from the pages must be over before they are unpinned.
+        let _ = self.copied.synchronize();
+        // SAFETY: registered by `pin`, not unregistered since.
+        let _ = unsafe { sys::cuMemHostUnregister(self.base) };
+    }
 }
 
 /// A pinned host buffer, write-combined or ordinary.
