@@ -335,13 +335,9 @@ impl Hasher {
             progress,
             timings,
         )?;
-        timings.gpu_init += joiners.startup.gpu_init;
-        timings.compile += joiners.startup.compile;
         // A device that failed to start after the last piece's look is an
         // error too (one still starting is not waited for).
-        if let Some(failure) = self.gpus.failure() {
-            return Err(HashError::Gpu(failure));
-        }
+        joiners.finish(timings)?;
         Ok(hashed)
     }
 
@@ -382,8 +378,7 @@ impl Hasher {
             progress,
             timings,
         )?;
-        timings.gpu_init += joiners.startup.gpu_init;
-        timings.compile += joiners.startup.compile;
+        joiners.finish(timings)?;
         Ok(hashed)
     }
 
@@ -478,6 +473,23 @@ const PIECES_MEASURED_BEFORE_GPU_START: u64 = 8;
 const STARTUP_PAYOFF: f64 = 2.0;
 
 impl GpuJoiners<'_> {
+    /// Where every GPU must take part: the first failure to start one, as
+    /// an error.
+    fn required_failure(&self) -> Result<(), HashError> {
+        match self.hasher.gpus.failure() {
+            Some(failure) if self.required => Err(HashError::Gpu(failure)),
+            _ => Ok(()),
+        }
+    }
+
+    /// After the input: the joiners' start-up added to `timings`, and a
+    /// failure to start a GPU that had to take part as an error.
+    fn finish(&self, timings: &mut Timings) -> Result<(), HashError> {
+        timings.gpu_init += self.startup.gpu_init;
+        timings.compile += self.startup.compile;
+        self.required_failure()
+    }
+
     /// Whether starting the GPUs can pay off for the rest of this input,
     /// from the CPU's rate so far and the start-up measured on this machine.
     fn worth_starting(&mut self, now: &Standing) -> bool {
@@ -552,11 +564,7 @@ impl<'h> Joiners<'h> for GpuJoiners<'h> {
                 Err(_) => {}
             }
         }
-        if self.required
-            && let Some(failure) = hasher.gpus.failure()
-        {
-            return Err(HashError::Gpu(failure));
-        }
+        self.required_failure()?;
         Ok(members)
     }
 }
