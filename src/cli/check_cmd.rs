@@ -4,7 +4,8 @@
 //! keyed lines").
 
 use std::ffi::OsStr;
-use std::io::{self, Read};
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -71,8 +72,8 @@ impl Checker<'_> {
     /// Checks every line of one check file; returns the exit code it calls
     /// for, or the error of a write to standard output.
     fn check_list(&self, list: &Path) -> io::Result<i32> {
-        let text = match read_list(list) {
-            Ok(text) => text,
+        let mut reader = match open_list(list) {
+            Ok(reader) => reader,
             Err(e) => {
                 report(format!(
                     "{}: {}",
@@ -84,26 +85,46 @@ impl Checker<'_> {
         };
         let mut tally = Tally::default();
         let end = self.line_end();
-        let lines = text.split(|&b| b == end);
-        let line_count = lines.clone().count() - usize::from(text.ends_with(&[end]));
-        for (number, line) in lines.take(line_count).enumerate() {
-            let parsed = if self.output.zero {
+        let mut line = Vec::new();
+        for number in 1.. {
+            // Line by line: a list on a pipe is checked as it arrives, and a
+            // large file given as a list by mistake costs no memory.
+            let read = match read_line(&mut reader, end, &mut line) {
+                Ok(read) => read,
+                Err(e) => {
+                    report(format!(
+                        "{}: {}",
+                        list.display(),
+                        treehash::error::io_reason(&e)
+                    ));
+                    // The lines before it were checked: their warnings too.
+                    let code = match tally.formatted {
+                        0 => exit::FAILED,
+                        _ => self.summarise(list, &tally),
+                    };
+                    return Ok(code.max(exit::FAILED));
+                }
+            };
+            let parsed = match read {
+                LineRead::End => break,
+                LineRead::TooLong => Err(format!("longer than {MAX_LINE_BYTES} bytes")),
                 // parse_line drops one trailing CR (of a CRLF line); a
                 // NUL-ended line has none, so a CR is added for it to drop,
                 // and a name that ends with CR keeps it.
-                parse_line(&[line, b"\r"].concat())
-            } else {
-                parse_line(line)
+                LineRead::Line if self.output.zero => {
+                    line.push(b'\r');
+                    parse_line(&line).map_err(|why| why.to_string())
+                }
+                LineRead::Line => parse_line(&line).map_err(|why| why.to_string()),
             };
             match parsed {
-                Ok(parsed) => self.check_line(list, number + 1, &parsed, &mut tally)?,
+                Ok(parsed) => self.check_line(list, number, &parsed, &mut tally)?,
                 Err(why) => {
                     tally.malformed += 1;
                     if self.opts.warn {
                         report(format!(
-                            "{}: {}: improperly formatted line ({why})",
+                            "{}: {number}: improperly formatted line ({why})",
                             list.display(),
-                            number + 1
                         ));
                     }
                 }
@@ -349,22 +370,101 @@ fn warn_count(n: usize, one: &str, many: &str, what: &str) {
     }
 }
 
-fn read_list(list: &Path) -> io::Result<Vec<u8>> {
+/// The longest check line read: a name (at most PATH_MAX, 4096 bytes, on
+/// Linux) and the longest digest's hex fit many times over. A longer line is
+/// malformed, and is skipped without being held in memory.
+const MAX_LINE_BYTES: usize = 1 << 20;
+
+fn open_list(list: &Path) -> io::Result<Box<dyn BufRead>> {
     if list.as_os_str() == treehash::input::STDIN_NAME {
-        let mut text = Vec::new();
-        io::stdin().lock().read_to_end(&mut text)?;
-        Ok(text)
-    } else {
-        if list.is_dir() {
-            return Err(io::Error::from_raw_os_error(libc::EISDIR));
+        return Ok(Box::new(io::stdin().lock()));
+    }
+    if list.is_dir() {
+        return Err(io::Error::from_raw_os_error(libc::EISDIR));
+    }
+    Ok(Box::new(BufReader::new(File::open(list)?)))
+}
+
+/// What [`read_line`] found.
+#[derive(Debug, PartialEq)]
+enum LineRead {
+    /// A line, without its ending, is in the buffer.
+    Line,
+    /// A line longer than [`MAX_LINE_BYTES`], skipped up to its ending.
+    TooLong,
+    /// The end of the list.
+    End,
+}
+
+/// Reads the next line ending with `end` (the last one may lack it) into
+/// `line`, without the ending.
+fn read_line(reader: &mut dyn BufRead, end: u8, line: &mut Vec<u8>) -> io::Result<LineRead> {
+    line.clear();
+    let read = reader
+        .take(MAX_LINE_BYTES as u64 + 1)
+        .read_until(end, line)?;
+    if read == 0 {
+        return Ok(LineRead::End);
+    }
+    if line.last() == Some(&end) {
+        line.pop();
+        return Ok(LineRead::Line);
+    }
+    if line.len() <= MAX_LINE_BYTES {
+        return Ok(LineRead::Line); // the last line, with no ending
+    }
+    line.clear();
+    loop {
+        let buffer = reader.fill_buf()?;
+        if buffer.is_empty() {
+            return Ok(LineRead::TooLong);
         }
-        std::fs::read(list)
+        match buffer.iter().position(|&b| b == end) {
+            Some(at) => {
+                reader.consume(at + 1);
+                return Ok(LineRead::TooLong);
+            }
+            None => {
+                let all = buffer.len();
+                reader.consume(all);
+            }
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_are_read_one_at_a_time_and_long_ones_skipped() {
+        let long = vec![b'x'; MAX_LINE_BYTES + 10];
+        let text = [b"one\n".as_slice(), &long, b"\ntwo\n\nlast"].concat();
+        let mut reader = io::Cursor::new(text);
+        let mut line = Vec::new();
+        let mut next = || {
+            let read = read_line(&mut reader, b'\n', &mut line).unwrap();
+            (read, String::from_utf8(line.clone()).unwrap())
+        };
+        assert_eq!(next(), (LineRead::Line, "one".into()));
+        assert_eq!(next(), (LineRead::TooLong, String::new()));
+        assert_eq!(next(), (LineRead::Line, "two".into()));
+        assert_eq!(next(), (LineRead::Line, String::new()));
+        assert_eq!(next(), (LineRead::Line, "last".into()));
+        assert_eq!(next(), (LineRead::End, String::new()));
+        assert_eq!(next(), (LineRead::End, String::new()));
+    }
+
+    #[test]
+    fn a_line_of_exactly_the_limit_is_read() {
+        let text = [vec![b'y'; MAX_LINE_BYTES], b"\0z".to_vec()].concat();
+        let mut reader = io::Cursor::new(text);
+        let mut line = Vec::new();
+        assert_eq!(read_line(&mut reader, 0, &mut line).unwrap(), LineRead::Line);
+        assert_eq!(line.len(), MAX_LINE_BYTES);
+        assert_eq!(read_line(&mut reader, 0, &mut line).unwrap(), LineRead::Line);
+        assert_eq!(line, b"z");
+    }
 
     #[test]
     fn a_failed_gpu_is_a_failed_line_and_exit_code_3() {
