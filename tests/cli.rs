@@ -376,6 +376,44 @@ fn a_prefix_is_never_printed() {
 }
 
 #[test]
+fn a_prefix_on_standard_input_is_refused_when_an_input_reads_it_too() {
+    let (_dir, a, _) = fixture();
+    let key = b"k";
+    let keyed = |data: &[u8]| {
+        let params =
+            TreeParams::with_options(Algorithm::Sha3_256, 8, 4, None, key.to_vec(), None).unwrap();
+        hex::encode(reference::tree_hash(&params, data))
+    };
+    // The key from standard input, the data from a file: fine.
+    for name in ["-", "/dev/stdin"] {
+        let out = stdout_of(
+            treehash()
+                .args(["--no-names", "--prefix-file", name])
+                .arg(&a)
+                .write_stdin(key.as_slice()),
+        );
+        assert_eq!(out.trim(), keyed(&fs::read(&a).unwrap()), "{name}");
+    }
+    // Both from standard input: the key would take the data.
+    for (name, inputs) in [
+        ("-", &[][..]),
+        ("/dev/stdin", &[][..]),
+        ("/dev/stdin", &["-"][..]),
+    ] {
+        treehash()
+            .args(["--prefix-file", name])
+            .args(inputs)
+            .write_stdin(b"kdata".as_slice())
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicate::str::contains(format!(
+                "--prefix-file {name}: this is standard input, which an input is read from too"
+            )));
+    }
+}
+
+#[test]
 fn timings_print_the_phases_to_stderr() {
     let (_dir, a, _) = fixture();
     treehash()

@@ -215,12 +215,12 @@ pub struct TreeArgs {
     #[arg(short, long)]
     pub length: Option<usize>,
 
-    /// Prefix P (a key or salt, 1 to 255 bytes) in hex. Never printed. With
-    /// --check, lines are held to a MAC's standard (see the README).
+    /// Prefix P (a key or salt, 1 to 255 bytes) in hex. Never printed.
     #[arg(long, value_name = "HEX", conflicts_with = "prefix_file")]
     pub prefix_hex: Option<String>,
 
-    /// Prefix P read from a file (1 to 255 bytes). Never printed.
+    /// Prefix P read from a file (1 to 255 bytes; - is standard input, when
+    /// no input is read from it). Never printed.
     #[arg(long, value_name = "FILE")]
     pub prefix_file: Option<PathBuf>,
 }
@@ -267,7 +267,8 @@ pub struct OutputArgs {
 /// Check mode.
 #[derive(Args, Debug, Clone)]
 pub struct CheckArgs {
-    /// Read digest lines from the FILEs and check them.
+    /// Read digest lines from the FILEs and check them. With a prefix, lines
+    /// are held to a MAC's standard (see the README).
     #[arg(short, long, conflicts_with_all = ["tag", "json", "no_names", "raw"])]
     pub check: bool,
 

@@ -12,7 +12,7 @@ use super::bench::{self, BenchConfig};
 use super::{Fatal, exit, failure_code, report, signals, stdout, tree_params};
 
 pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {
-    let params = tree_params(&args.tree, 0)?;
+    let params = tree_params(&args.tree, 0, std::slice::from_ref(&args.file))?;
     for &height in &args.heights.0 {
         params
             .at_height(height)

@@ -36,7 +36,7 @@ struct Tally {
 }
 
 pub fn run(cli: &Cli) -> Result<i32, Fatal> {
-    let params = tree_params(&cli.tree, cli.height)?;
+    let params = tree_params(&cli.tree, cli.height, &inputs(&cli.files))?;
     let hasher = hasher(&cli.run, cli.backend)?;
     let checker = Checker {
         hasher,
@@ -460,9 +460,15 @@ mod tests {
         let text = [vec![b'y'; MAX_LINE_BYTES], b"\0z".to_vec()].concat();
         let mut reader = io::Cursor::new(text);
         let mut line = Vec::new();
-        assert_eq!(read_line(&mut reader, 0, &mut line).unwrap(), LineRead::Line);
+        assert_eq!(
+            read_line(&mut reader, 0, &mut line).unwrap(),
+            LineRead::Line
+        );
         assert_eq!(line.len(), MAX_LINE_BYTES);
-        assert_eq!(read_line(&mut reader, 0, &mut line).unwrap(), LineRead::Line);
+        assert_eq!(
+            read_line(&mut reader, 0, &mut line).unwrap(),
+            LineRead::Line
+        );
         assert_eq!(line, b"z");
     }
 

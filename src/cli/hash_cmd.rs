@@ -15,8 +15,8 @@ use super::{
 };
 
 pub fn run(cli: &Cli) -> Result<i32, Fatal> {
-    let params = tree_params(&cli.tree, cli.height)?;
     let files = inputs(&cli.files);
+    let params = tree_params(&cli.tree, cli.height, &files)?;
     if cli.output.raw && files.len() != 1 {
         return Err(Fatal::usage("--raw takes exactly one input"));
     }

@@ -63,12 +63,16 @@ pub fn report(message: impl std::fmt::Display) {
     let _ = writeln!(std::io::stderr(), "treehash: {message}");
 }
 
-/// Reads and validates the tree parameters. The prefix's value never
-/// appears in any message.
-pub fn tree_params(args: &TreeArgs, height: u32) -> Result<TreeParams, Fatal> {
+/// Reads and validates the tree parameters; `inputs` are the files the
+/// command will read. The prefix's value never appears in any message.
+pub fn tree_params(
+    args: &TreeArgs,
+    height: u32,
+    inputs: &[std::path::PathBuf],
+) -> Result<TreeParams, Fatal> {
     let prefix = match (&args.prefix_hex, &args.prefix_file) {
         (Some(text), _) => prefix_from_hex(text)?,
-        (None, Some(path)) => read_prefix_file(path)?,
+        (None, Some(path)) => read_prefix_file(path, inputs)?,
         (None, None) => Vec::new(),
     };
     TreeParams::with_options(
@@ -98,15 +102,33 @@ fn prefix_from_hex(text: &str) -> Result<Vec<u8>, Fatal> {
     hex::decode(text).map_err(|_| refuse("an odd number of hex digits; each byte takes two"))
 }
 
-/// The prefix read from a file: at most [`MAX_PREFIX_LEN`] bytes are read
-/// (so `/dev/zero` or a large file is refused at once), and an empty file is
-/// refused like an empty key.
-fn read_prefix_file(path: &Path) -> Result<Vec<u8>, Fatal> {
+/// The prefix read from a file (`-` is standard input): at most
+/// [`MAX_PREFIX_LEN`] bytes are read (so `/dev/zero` or a large file is
+/// refused at once), and an empty file is refused like an empty key.
+/// Standard input can hold the prefix only when no input is read from it:
+/// otherwise the key would take the data, and the digest would be of
+/// whatever was left.
+fn read_prefix_file(path: &Path, inputs: &[std::path::PathBuf]) -> Result<Vec<u8>, Fatal> {
     let refuse = |why: &str| Fatal::usage(format!("--prefix-file {}: {why}", path.display()));
+    let dash = path.as_os_str() == treehash::input::STDIN_NAME;
+    if (dash || is_standard_input(path))
+        && inputs
+            .iter()
+            .any(|input| input.as_os_str() == treehash::input::STDIN_NAME)
+    {
+        return Err(refuse(
+            "this is standard input, which an input is read from too; \
+             give the prefix in another file",
+        ));
+    }
+    let limit = MAX_PREFIX_LEN as u64 + 1;
     let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|file| file.take(MAX_PREFIX_LEN as u64 + 1).read_to_end(&mut bytes))
-        .map_err(|e| refuse(&treehash::error::io_reason(&e)))?;
+    let read = if dash {
+        std::io::stdin().lock().take(limit).read_to_end(&mut bytes)
+    } else {
+        std::fs::File::open(path).and_then(|file| file.take(limit).read_to_end(&mut bytes))
+    };
+    read.map_err(|e| refuse(&treehash::error::io_reason(&e)))?;
     if bytes.len() > MAX_PREFIX_LEN {
         return Err(refuse(&format!(
             "longer than {MAX_PREFIX_LEN} bytes (a prefix is at most {MAX_PREFIX_LEN})"
@@ -118,6 +140,22 @@ fn read_prefix_file(path: &Path) -> Result<Vec<u8>, Fatal> {
         ));
     }
     Ok(bytes)
+}
+
+/// Whether `path` is the file that standard input is (`/dev/stdin`, or the
+/// file or pipe it was redirected from).
+fn is_standard_input(path: &Path) -> bool {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt;
+    let stdin = std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .map(std::fs::File::from)
+        .and_then(|file| file.metadata());
+    match (stdin, std::fs::metadata(path)) {
+        (Ok(a), Ok(b)) => (a.dev(), a.ino()) == (b.dev(), b.ino()),
+        _ => false,
+    }
 }
 
 /// Prints the library's note that `--backend auto` hashed on the CPU, when
