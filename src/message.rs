@@ -168,6 +168,22 @@ pub(crate) fn for_each_piece_of_file(
     let ranges = (offset..file_len)
         .step_by(piece_len)
         .map(move |at| (at, (file_len - at).min(piece_len as u64) as usize));
+    if file_len - offset <= piece_len as u64 {
+        // One piece (or none): helper threads would cost more than they
+        // save, and a dataset of many small files pays for them per file.
+        let len = (file_len - offset) as usize;
+        if len > 0 {
+            let window = match access {
+                Access::Map if !unmapped.load(Ordering::Relaxed) => {
+                    Window::Mapped(input.map(offset, len)?)
+                }
+                _ => Window::Unread(offset, len),
+            };
+            let mut at = offset;
+            absorb_window(input, window, &mut at, unmapped, progress, &mut absorb)?;
+        }
+        return Ok(());
+    }
     std::thread::scope(|s| {
         let reached = prefetcher(s, input);
         match access {
@@ -217,42 +233,57 @@ pub(crate) fn for_each_piece_of_file(
                     let Ok(window) = mapped[k % mappers].recv() else {
                         break;
                     };
-                    let window = match window? {
-                        Window::Mapped(window) => window,
-                        // Left unread for GPUs that owned every leaf, but
-                        // the CPU has leaves again: mapped here, late, for
-                        // the CPU reads a mapping far faster.
-                        Window::Unread(offset, len) if !unmapped.load(Ordering::Relaxed) => {
-                            input.map(offset, len)?
-                        }
-                        Window::Unread(offset, len) => {
-                            absorb(Piece::Unread { input, offset, len })?;
-                            progress.advance(len as u64);
-                            at += len as u64;
-                            continue;
-                        }
-                    };
-                    // A fault in the window while it is hashed (the file cut
-                    // short under it) is survived where the program lets
-                    // `sigbus::recover` run, and ends in an error here.
-                    let guard = sigbus::guard(&window);
-                    absorb(Piece::Mapped {
-                        bytes: &window,
-                        input,
-                        offset: at,
-                    })?;
-                    let failed = guard.and_then(|g| g.failed_at());
-                    if let Some(failed) = failed {
-                        return Err(input.window_failed(at + failed as u64));
+                    if let Some(window) =
+                        absorb_window(input, window?, &mut at, unmapped, progress, &mut absorb)?
+                    {
+                        let _ = unmap.send(window);
                     }
-                    progress.advance(window.len() as u64);
-                    at += window.len() as u64;
-                    let _ = unmap.send(window);
                 }
                 Ok(())
             }
         }
     })
+}
+
+/// Absorbs one window of the file that starts at `*at` and moves `*at` past
+/// it; returns a mapped window for the caller to unmap.
+fn absorb_window(
+    input: &InputFile,
+    window: Window,
+    at: &mut u64,
+    unmapped: &AtomicBool,
+    progress: &dyn Progress,
+    absorb: &mut impl FnMut(Piece<'_>) -> Result<(), HashError>,
+) -> Result<Option<memmap2::Mmap>, HashError> {
+    let window = match window {
+        Window::Mapped(window) => window,
+        // Left unread for GPUs that owned every leaf, but the CPU has leaves
+        // again: mapped here, late, for the CPU reads a mapping far faster.
+        Window::Unread(offset, len) if !unmapped.load(Ordering::Relaxed) => {
+            input.map(offset, len)?
+        }
+        Window::Unread(offset, len) => {
+            absorb(Piece::Unread { input, offset, len })?;
+            progress.advance(len as u64);
+            *at += len as u64;
+            return Ok(None);
+        }
+    };
+    // A fault in the window while it is hashed (the file cut short under
+    // it) is survived where the program lets `sigbus::recover` run, and
+    // ends in an error here.
+    let guard = sigbus::guard(&window);
+    absorb(Piece::Mapped {
+        bytes: &window,
+        input,
+        offset: *at,
+    })?;
+    if let Some(failed) = guard.and_then(|g| g.failed_at()) {
+        return Err(input.window_failed(*at + failed as u64));
+    }
+    progress.advance(window.len() as u64);
+    *at += window.len() as u64;
+    Ok(Some(window))
 }
 
 /// Unmaps a window a step at a time: its pages are dropped first with
