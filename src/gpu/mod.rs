@@ -61,8 +61,13 @@ impl GpuError {
         GpuError(message.into())
     }
 
+    /// The driver's own words, for example `looking for CUDA devices: no
+    /// CUDA-capable device is detected (CUDA_ERROR_NO_DEVICE)`.
     pub(crate) fn driver(what: &str, e: DriverError) -> GpuError {
-        GpuError(format!("{what}: {e}"))
+        match e.error_string() {
+            Ok(text) => GpuError(format!("{what}: {} ({:?})", text.to_string_lossy(), e.0)),
+            Err(_) => GpuError(format!("{what}: {:?}", e.0)),
+        }
     }
 }
 
