@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use crate::cpu::{CpuBackend, CpuPath};
 use crate::error::HashError;
 use crate::gpu::{self, CopyMode, Devices, Fleet, GpuBackend, LeafKernel};
-use crate::input::{STDIN_NAME, Source};
+use crate::input::{Source, is_stdin_name};
 use crate::message;
 use crate::params::TreeParams;
 use crate::progress::{NoProgress, Progress};
@@ -189,7 +189,7 @@ impl Hasher {
             Source::File(mut file) => {
                 let out = self.hash_input(params, Input::File(&file), progress)?;
                 file.check_unchanged()?;
-                if path.as_os_str() == STDIN_NAME {
+                if is_stdin_name(path) {
                     file.seek_past()?;
                 }
                 out

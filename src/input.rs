@@ -22,6 +22,11 @@ use crate::error::HashError;
 /// The name that means standard input.
 pub const STDIN_NAME: &str = "-";
 
+/// Whether `name` is [`STDIN_NAME`].
+pub fn is_stdin_name(name: &Path) -> bool {
+    name.as_os_str() == STDIN_NAME
+}
+
 /// An opened input, ready to be hashed.
 pub(crate) enum Source {
     /// A regular file, read by ranges.
@@ -34,7 +39,7 @@ impl Source {
     /// Opens `name`: a path, or `-` for standard input (which is read by
     /// ranges too when it is a redirected regular file, from its offset).
     pub(crate) fn open(name: &Path) -> io::Result<Source> {
-        let file = if name.as_os_str() == STDIN_NAME {
+        let file = if is_stdin_name(name) {
             File::from(io::stdin().as_fd().try_clone_to_owned()?)
         } else {
             File::open(name)?

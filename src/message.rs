@@ -165,25 +165,31 @@ pub(crate) fn for_each_piece_of_file(
         progress.advance(from_file as u64);
         offset = from_file as u64;
     }
-    let ranges = (offset..file_len)
-        .step_by(piece_len)
-        .map(move |at| (at, (file_len - at).min(piece_len as u64) as usize));
     if file_len - offset <= piece_len as u64 {
         // One piece (or none): helper threads would cost more than they
         // save, and a dataset of many small files pays for them per file.
         let len = (file_len - offset) as usize;
-        if len > 0 {
-            let window = match access {
-                Access::Map if !unmapped.load(Ordering::Relaxed) => {
-                    Window::Mapped(input.map(offset, len)?)
-                }
-                _ => Window::Unread(offset, len),
-            };
-            let mut at = offset;
-            absorb_window(input, window, &mut at, unmapped, progress, &mut absorb)?;
+        if len == 0 {
+            return Ok(());
         }
-        return Ok(());
+        return match access {
+            Access::Read => {
+                absorb(Piece::Unread { input, offset, len })?;
+                progress.advance(len as u64);
+                Ok(())
+            }
+            // Mapped here unless the engines read the file themselves.
+            Access::Map => {
+                let (window, mut at) = (Window::Unread(offset, len), offset);
+                // The window, if mapped, is unmapped as it drops.
+                absorb_window(input, window, &mut at, unmapped, progress, &mut absorb)?;
+                Ok(())
+            }
+        };
     }
+    let ranges = (offset..file_len)
+        .step_by(piece_len)
+        .map(move |at| (at, (file_len - at).min(piece_len as u64) as usize));
     std::thread::scope(|s| {
         let reached = prefetcher(s, input);
         match access {

@@ -75,11 +75,7 @@ impl Checker<'_> {
         let mut reader = match open_list(list) {
             Ok(reader) => reader,
             Err(e) => {
-                report(format!(
-                    "{}: {}",
-                    list.display(),
-                    treehash::error::io_reason(&e)
-                ));
+                report_list_error(list, &e);
                 return Ok(exit::FAILED);
             }
         };
@@ -92,11 +88,7 @@ impl Checker<'_> {
             let read = match read_line(&mut reader, end, &mut line) {
                 Ok(read) => read,
                 Err(e) => {
-                    report(format!(
-                        "{}: {}",
-                        list.display(),
-                        treehash::error::io_reason(&e)
-                    ));
+                    report_list_error(list, &e);
                     // The lines before it were checked: their warnings too.
                     let code = match tally.formatted {
                         0 => exit::FAILED,
@@ -370,13 +362,21 @@ fn warn_count(n: usize, one: &str, many: &str, what: &str) {
     }
 }
 
+fn report_list_error(list: &Path, e: &io::Error) {
+    report(format!(
+        "{}: {}",
+        list.display(),
+        treehash::error::io_reason(e)
+    ));
+}
+
 /// The longest check line read: a name (at most PATH_MAX, 4096 bytes, on
 /// Linux) and the longest digest's hex fit many times over. A longer line is
 /// malformed, and is skipped without being held in memory.
 const MAX_LINE_BYTES: usize = 1 << 20;
 
 fn open_list(list: &Path) -> io::Result<Box<dyn BufRead>> {
-    if list.as_os_str() == treehash::input::STDIN_NAME {
+    if treehash::input::is_stdin_name(list) {
         return Ok(Box::new(io::stdin().lock()));
     }
     if list.is_dir() {
@@ -414,22 +414,8 @@ fn read_line(reader: &mut dyn BufRead, end: u8, line: &mut Vec<u8>) -> io::Resul
         return Ok(LineRead::Line); // the last line, with no ending
     }
     line.clear();
-    loop {
-        let buffer = reader.fill_buf()?;
-        if buffer.is_empty() {
-            return Ok(LineRead::TooLong);
-        }
-        match buffer.iter().position(|&b| b == end) {
-            Some(at) => {
-                reader.consume(at + 1);
-                return Ok(LineRead::TooLong);
-            }
-            None => {
-                let all = buffer.len();
-                reader.consume(all);
-            }
-        }
-    }
+    reader.skip_until(end)?;
+    Ok(LineRead::TooLong)
 }
 
 #[cfg(test)]

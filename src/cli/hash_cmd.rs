@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use treehash::checkfile::{tagged_line, untagged_line};
-use treehash::input::STDIN_NAME;
+use treehash::input::is_stdin_name;
 use treehash::params::MIN_KEYED_DIGEST_LEN;
 use treehash::{HashError, HashOutput, Hasher, NoProgress, TreeParams};
 
@@ -20,7 +20,7 @@ pub fn run(cli: &Cli) -> Result<i32, Fatal> {
     if cli.output.raw && files.len() != 1 {
         return Err(Fatal::usage("--raw takes exactly one input"));
     }
-    if cli.verify && files.iter().any(|f| f.as_os_str() == STDIN_NAME) {
+    if cli.verify && files.iter().any(|f| is_stdin_name(f)) {
         return Err(Fatal::usage(
             "--verify reads each file twice; it cannot take standard input",
         ));

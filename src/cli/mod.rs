@@ -15,6 +15,7 @@ use std::io::{self, Read, Write};
 use std::path::Path;
 
 use treehash::TreeParams;
+use treehash::input::is_stdin_name;
 use treehash::params::MAX_PREFIX_LEN;
 
 use args::TreeArgs;
@@ -110,12 +111,8 @@ fn prefix_from_hex(text: &str) -> Result<Vec<u8>, Fatal> {
 /// whatever was left.
 fn read_prefix_file(path: &Path, inputs: &[std::path::PathBuf]) -> Result<Vec<u8>, Fatal> {
     let refuse = |why: &str| Fatal::usage(format!("--prefix-file {}: {why}", path.display()));
-    let dash = path.as_os_str() == treehash::input::STDIN_NAME;
-    if (dash || is_standard_input(path))
-        && inputs
-            .iter()
-            .any(|input| input.as_os_str() == treehash::input::STDIN_NAME)
-    {
+    let dash = is_stdin_name(path);
+    if (dash || is_standard_input(path)) && inputs.iter().any(|input| is_stdin_name(input)) {
         return Err(refuse(
             "this is standard input, which an input is read from too; \
              give the prefix in another file",
