@@ -432,6 +432,14 @@ impl Hasher {
             .or_else(|| (!gpu::driver_present()).then(|| "no CUDA driver found".to_string()))
     }
 
+    /// Under `Auto`, after [`gpu_unavailable`](Self::gpu_unavailable) found
+    /// nothing wrong: when a driver is there but no GPU was started, because
+    /// no input was long enough to repay it, the start-up it was expected to
+    /// take.
+    pub fn gpu_not_worth_starting(&self) -> Option<Duration> {
+        (!self.gpus.asked() && gpu::driver_present()).then(|| self.gpus.expected_startup())
+    }
+
     /// Charges the GPU's one-time start-up to the first digest made on it.
     fn charge_startup(&self, gpu: &GpuBackend, timings: &mut Timings) {
         if !self.startup_reported.swap(true, Ordering::Relaxed) {

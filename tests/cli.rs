@@ -131,6 +131,29 @@ fn json_has_the_documented_fields() {
 }
 
 #[test]
+fn json_gives_the_exact_bytes_of_a_name_that_is_not_utf8() {
+    use std::os::unix::ffi::OsStrExt;
+    let (dir, a, _) = fixture();
+    let odd = dir.path().join(std::ffi::OsStr::from_bytes(b"caf\xe9"));
+    fs::copy(&a, &odd).unwrap();
+    let out = stdout_of(treehash().arg("--json").arg(&odd).arg(&a));
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let odd_bytes = odd.as_os_str().as_bytes();
+    assert_eq!(lines[0]["name_hex"], hex::encode(odd_bytes));
+    assert_eq!(
+        lines[0]["name"],
+        String::from_utf8_lossy(odd_bytes).as_ref()
+    );
+    assert!(lines[0]["name"].as_str().unwrap().ends_with("caf\u{fffd}"));
+    assert_eq!(lines[0]["digest"], lines[1]["digest"]);
+    // A UTF-8 name has no name_hex.
+    assert!(lines[1].get("name_hex").is_none(), "{}", lines[1]);
+}
+
+#[test]
 fn raw_writes_the_digest_bytes_and_takes_one_input() {
     let (_dir, a, b) = fixture();
     let out = treehash().arg("--raw").arg(&a).output().unwrap();
@@ -843,6 +866,89 @@ fn height_zero_verification_passes_on_many_sizes() {
 }
 
 #[test]
+fn bench_refuses_standard_input_and_checks_the_chart_path_first() {
+    let (dir, a, _) = fixture();
+    bench().arg("-").assert().code(2).stdout("").stderr(
+        "treehash: bench needs a regular file, not standard input (it reads the file many times)\n",
+    );
+    // The chart's path is refused before anything is measured.
+    let nowhere = dir.path().join("no-such-dir").join("chart.svg");
+    bench()
+        .args(["--heights", "0", "--repeat", "1", "--plot"])
+        .arg(&nowhere)
+        .arg(&a)
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr(format!(
+            "treehash: --plot {}: No such file or directory\n",
+            nowhere.display()
+        ));
+    // A chart file made for a run that then fails is taken away again.
+    let chart = dir.path().join("chart.svg");
+    bench()
+        .args(["--heights", "0", "--plot"])
+        .arg(&chart)
+        .arg(dir.path().join("nope"))
+        .assert()
+        .code(1);
+    assert!(!chart.exists());
+}
+
+/// A GPU asked for by name that cannot start (device 999 exists nowhere):
+/// the CPU's rows are still measured, the GPU's say why they were skipped,
+/// and the exit code is the GPU's.
+#[test]
+fn bench_measures_the_cpu_and_skips_a_gpu_that_cannot_start() {
+    let (_dir, a, _) = fixture();
+    let out = Command::new(env!("CARGO_BIN_EXE_treehash"))
+        .args(["bench", "--backend", "cpu,gpu", "--device", "999"])
+        .args(["--heights", "0,3", "--repeat", "1", "--json"])
+        .arg(&a)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.starts_with("treehash: --backend gpu: GPU: ")
+            && stderr.ends_with("(its rows were skipped)\n"),
+        "{stderr}"
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["unavailable"][0]["backend"], "gpu");
+    let rows = report["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 4);
+    for row in &rows[..2] {
+        assert_eq!(row["backend"], "cpu");
+        assert!(row["skipped"].is_null());
+        let params = TreeParams::new(
+            Algorithm::Sha3_256,
+            row["height"].as_u64().unwrap() as u32,
+            4,
+        )
+        .unwrap();
+        assert_eq!(row["digest"], digest_hex(&params, &a));
+    }
+    for row in &rows[2..] {
+        assert_eq!(row["backend"], "gpu");
+        assert!(
+            row["skipped"]
+                .as_str()
+                .unwrap()
+                .starts_with("unavailable: GPU: "),
+            "{row}"
+        );
+    }
+    let verdicts: Vec<&str> = report["verification"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["verdict"].as_str().unwrap())
+        .collect();
+    assert_eq!(verdicts, ["PASS", "SKIPPED"]);
+}
+
+#[test]
 fn bench_refuses_bad_heights_and_missing_files() {
     let (dir, a, _) = fixture();
     bench()
@@ -1128,14 +1234,17 @@ fn zero_ends_lines_with_nul_and_leaves_names_unescaped() {
 /// The long options of the top-level command that the man page and the
 /// completions must show (hidden ones excepted).
 fn long_options() -> Vec<String> {
-    let command = args::command();
-    let options: Vec<String> = command
+    let options = long_options_of(&args::command());
+    assert!(options.len() > 20, "{options:?}");
+    options
+}
+
+fn long_options_of(command: &clap::Command) -> Vec<String> {
+    command
         .get_arguments()
         .filter(|arg| !arg.is_hide_set())
         .filter_map(|arg| arg.get_long().map(str::to_string))
-        .collect();
-    assert!(options.len() > 20, "{options:?}");
-    options
+        .collect()
 }
 
 fn generated(kind: &str) -> String {
@@ -1148,21 +1257,39 @@ fn generated(kind: &str) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// A man page with title `title`, the usual sections and every option.
+fn assert_man_page(man: &str, title: &str, options: &[String]) {
+    // clap_mangen defines the Aq string first; the title comes before any section.
+    let title_line = man
+        .lines()
+        .position(|l| l.starts_with(&format!(".TH {title} 1 ")));
+    let first_section = man.lines().position(|l| l.starts_with(".SH "));
+    assert!(title_line.is_some() && title_line < first_section, "{man}");
+    for section in [".SH NAME", ".SH SYNOPSIS", ".SH DESCRIPTION", ".SH OPTIONS"] {
+        assert!(man.lines().any(|l| l == section), "{title}: {section}");
+    }
+    for option in options {
+        // roff writes each '-' as '\-'.
+        let roff = format!("--{option}").replace('-', "\\-");
+        assert!(man.contains(&roff), "{title}'s man page lacks {roff}");
+    }
+}
+
 #[test]
 fn generate_man_writes_a_man_page_with_every_option() {
     let man = generated("man");
-    // clap_mangen defines the Aq string first; the title comes before any section.
-    let title = man.lines().position(|l| l.starts_with(".TH treehash 1 "));
-    let first_section = man.lines().position(|l| l.starts_with(".SH "));
-    assert!(title.is_some() && title < first_section, "{man}");
-    for section in [".SH NAME", ".SH SYNOPSIS", ".SH DESCRIPTION", ".SH OPTIONS"] {
-        assert!(man.lines().any(|l| l == section), "{section}");
-    }
-    for option in long_options() {
-        // roff writes each '-' as '\-'.
-        let roff = format!("--{option}").replace('-', "\\-");
-        assert!(man.contains(&roff), "the man page lacks {roff}");
-    }
+    assert_man_page(&man, "treehash", &long_options());
+    // The main page refers to the bench page, which man-bench makes.
+    assert!(man.contains("treehash\\-bench(1)"), "{man}");
+    let mut command = args::command();
+    command.build();
+    let bench = command.find_subcommand("bench").unwrap();
+    let bench_options = long_options_of(bench);
+    assert!(
+        bench_options.contains(&"plot".to_string()),
+        "{bench_options:?}"
+    );
+    assert_man_page(&generated("man-bench"), "treehash-bench", &bench_options);
 }
 
 #[test]

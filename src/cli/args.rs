@@ -74,8 +74,8 @@ pub struct Cli {
     #[command(flatten)]
     pub run: RunArgs,
 
-    /// Print a man page (man) or a shell's completion script, made from these
-    /// definitions, and exit: `treehash --generate man > treehash.1`.
+    /// Print a man page (man, man-bench) or a shell's completion script, made
+    /// from these definitions, and exit: `treehash --generate man > treehash.1`.
     #[arg(long, value_enum, value_name = "KIND", exclusive = true)]
     pub generate: Option<GenerateKind>,
 }
@@ -85,6 +85,8 @@ pub struct Cli {
 pub enum GenerateKind {
     /// A roff man page: `man ./treehash.1`.
     Man,
+    /// The man page of `treehash bench`: `man ./treehash-bench.1`.
+    ManBench,
     CompleteBash,
     CompleteZsh,
     CompleteFish,
@@ -233,6 +235,7 @@ pub struct OutputArgs {
     pub tag: bool,
 
     /// Print one JSON object per input (name, label, parameters, digest, bytes, seconds, backend).
+    /// A name that is not UTF-8 is written with U+FFFD in `name`, and exactly, in hex, in `name_hex`.
     #[arg(long, conflicts_with_all = ["no_names", "raw"])]
     pub json: bool,
 
@@ -254,8 +257,8 @@ pub struct OutputArgs {
     #[arg(long)]
     pub timings: bool,
 
-    /// Say on standard error when --backend auto found no usable GPU and
-    /// hashed on the CPU.
+    /// Say on standard error when --backend auto hashed on the CPU alone,
+    /// and why (no usable GPU, or no input long enough to repay starting one).
     #[arg(short, long)]
     pub verbose: bool,
 

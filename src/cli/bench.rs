@@ -58,6 +58,24 @@ pub struct Row {
     pub phases: Phases,
 }
 
+impl Row {
+    /// A row with nothing measured yet; `skipped` says why, if it will stay so.
+    fn unmeasured(backend: &str, height: u32, params: &TreeParams, skipped: Option<String>) -> Row {
+        Row {
+            backend: backend.to_string(),
+            ran_on: String::new(),
+            height,
+            leaves: params.leaf_count(),
+            skipped,
+            digest: String::new(),
+            median_seconds: 0.0,
+            gb_per_s: 0.0,
+            speedup_vs_plain: None,
+            phases: Phases::default(),
+        }
+    }
+}
+
 /// The phases of the run whose time was the median, in milliseconds.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct Phases {
@@ -107,6 +125,13 @@ pub struct Verification {
     pub note: Option<String>,
 }
 
+/// A backend asked for that could not start (`--backend gpu` with no usable GPU).
+#[derive(Clone, Debug, Serialize)]
+pub struct Unavailable {
+    pub backend: String,
+    pub reason: String,
+}
+
 /// Everything a bench measured.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
@@ -117,6 +142,9 @@ pub struct Report {
     pub block_size: usize,
     pub repeat: usize,
     pub startup: Vec<Startup>,
+    /// Backends asked for by name that could not start: nothing was measured
+    /// on them, and their rows say why.
+    pub unavailable: Vec<Unavailable>,
     pub plain: Option<Plain>,
     pub verification: Vec<Verification>,
     pub rows: Vec<Row>,
@@ -164,12 +192,20 @@ pub fn run(config: &BenchConfig, status: &dyn Fn(&str)) -> Result<Report, HashEr
         block_size: config.params.block_size(),
         repeat: config.repeat,
         startup: Vec::new(),
+        unavailable: Vec::new(),
         plain,
         verification: Vec::new(),
         rows: Vec::new(),
     };
     for (backend, hasher) in hashers(config)? {
         let name = backend_name(backend);
+        let hasher = match hasher {
+            Ok(hasher) => hasher,
+            Err(e) => {
+                record_unavailable(&mut report, config, name, &e.to_string(), &plain_digest.0)?;
+                continue;
+            }
+        };
         let gpu_bound = backend == BackendChoice::Gpu;
         let skip = |params: &TreeParams| {
             (gpu_bound && bytes / params.leaf_count() > GPU_MAX_BYTES_PER_LEAF).then(|| {
@@ -203,18 +239,7 @@ pub fn run(config: &BenchConfig, status: &dyn Fn(&str)) -> Result<Report, HashEr
         }
         for &height in &config.heights {
             let params = config.params.at_height(height)?;
-            let mut row = Row {
-                backend: name.to_string(),
-                ran_on: String::new(),
-                height,
-                leaves: params.leaf_count(),
-                skipped: skip(&params),
-                digest: String::new(),
-                median_seconds: 0.0,
-                gb_per_s: 0.0,
-                speedup_vs_plain: None,
-                phases: Phases::default(),
-            };
+            let mut row = Row::unmeasured(name, height, &params, skip(&params));
             if row.skipped.is_none() {
                 let mut runs = Vec::with_capacity(config.repeat);
                 for r in 0..config.repeat {
@@ -255,9 +280,13 @@ pub fn run(config: &BenchConfig, status: &dyn Fn(&str)) -> Result<Report, HashEr
     Ok(report)
 }
 
-/// One hasher per backend measured. The GPU is started here, by the hasher
-/// that will use it, so that its start-up time is the process's first.
-fn hashers(config: &BenchConfig) -> Result<Vec<(BackendChoice, Hasher)>, HashError> {
+/// One hasher per backend measured, or why it could not start. The GPU is
+/// started here, by the hasher that will use it, so that its start-up time
+/// is the process's first. A GPU that does not start is left out when no
+/// backend was named, and reported when `--backend gpu` asked for it.
+type Measured = (BackendChoice, Result<Hasher, HashError>);
+
+fn hashers(config: &BenchConfig) -> Result<Vec<Measured>, HashError> {
     let detect = config.backends.is_empty();
     let wanted = if detect {
         vec![BackendChoice::Cpu, BackendChoice::Gpu]
@@ -270,16 +299,46 @@ fn hashers(config: &BenchConfig) -> Result<Vec<(BackendChoice, Hasher)>, HashErr
             backend,
             ..config.hasher.clone()
         })?;
-        if backend == BackendChoice::Gpu {
-            match hasher.gpu() {
-                Ok(_) => {}
-                Err(_) if detect => continue,
-                Err(e) => return Err(e),
-            }
+        let started = match backend {
+            BackendChoice::Gpu => hasher.gpu().map(|_| ()),
+            BackendChoice::Auto | BackendChoice::Cpu => Ok(()),
+        };
+        match started {
+            Ok(()) => hashers.push((backend, Ok(hasher))),
+            Err(_) if detect => {}
+            Err(e) => hashers.push((backend, Err(e))),
         }
-        hashers.push((backend, hasher));
     }
     Ok(hashers)
+}
+
+/// The rows and H = 0 verdict of a backend that could not start.
+fn record_unavailable(
+    report: &mut Report,
+    config: &BenchConfig,
+    name: &str,
+    reason: &str,
+    plain: &str,
+) -> Result<(), HashError> {
+    let why = format!("unavailable: {reason}");
+    for &height in &config.heights {
+        let params = config.params.at_height(height)?;
+        report
+            .rows
+            .push(Row::unmeasured(name, height, &params, Some(why.clone())));
+    }
+    report.verification.push(Verification {
+        backend: name.to_string(),
+        verdict: "SKIPPED".to_string(),
+        h0_digest: None,
+        plain_digest: plain.to_string(),
+        note: Some(why),
+    });
+    report.unavailable.push(Unavailable {
+        backend: name.to_string(),
+        reason: reason.to_string(),
+    });
+    Ok(())
 }
 
 /// The backend's H = 0 digest (from its H = 0 row, or a run made for it)

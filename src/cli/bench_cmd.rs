@@ -2,6 +2,7 @@
 //! against plain SHA-3, as a table, JSON or an SVG chart.
 
 use std::io::IsTerminal;
+use std::path::Path;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -17,6 +18,11 @@ pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {
         params
             .at_height(height)
             .map_err(|e| Fatal::usage(format!("--heights: H={height}: {e}")))?;
+    }
+    if treehash::input::is_stdin_name(&args.file) {
+        return Err(Fatal::usage(
+            "bench needs a regular file, not standard input (it reads the file many times)",
+        ));
     }
     match std::fs::metadata(&args.file) {
         Ok(meta) if meta.is_file() => {}
@@ -40,6 +46,7 @@ pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {
             });
         }
     }
+    let plot = args.plot.as_deref().map(PlotFile::open).transpose()?;
     let options = HasherOptions {
         threads: args.run.threads.map(usize::from),
         piece_bytes: args.run.chunk_bytes,
@@ -80,6 +87,9 @@ pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {
         Ok(outcome) => outcome,
         Err(e) => {
             report(format!("{}: {e}", args.file.display()));
+            if let Some(plot) = plot {
+                plot.abandon();
+            }
             return Ok(failure_code(&e));
         }
     };
@@ -91,15 +101,61 @@ pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {
     };
     stdout::write(text.as_bytes()).map_err(|e| Fatal::write(&e, exit::OK))?;
     let mut code = exit::OK;
-    if let Some(svg) = &args.plot
-        && let Err(e) = bench::plot_svg(&outcome, svg)
+    if let Some(plot) = plot
+        && let Err(e) = bench::plot_svg(&outcome, plot.path)
     {
-        report(format!("--plot {}: {e}", svg.display()));
+        report(format!("--plot {}: {e}", plot.path.display()));
+        plot.abandon();
         code = exit::FAILED;
+    }
+    for unavailable in &outcome.unavailable {
+        report(format!(
+            "--backend {}: {} (its rows were skipped)",
+            unavailable.backend, unavailable.reason
+        ));
+        code = code.max(exit::GPU);
     }
     if !outcome.verified() {
         report("H = 0 verification FAILED: a backend's H = 0 digest differs from plain SHA-3");
         code = exit::FAILED;
     }
     Ok(code)
+}
+
+/// The chart's file, checked before the benchmark runs so that a bad path
+/// does not cost a whole run: opened for writing without truncating it, and
+/// removed again if it was created here and nothing was measured.
+struct PlotFile<'a> {
+    path: &'a Path,
+    created: bool,
+}
+
+impl<'a> PlotFile<'a> {
+    fn open(path: &'a Path) -> Result<PlotFile<'a>, Fatal> {
+        let existed = std::fs::symlink_metadata(path).is_ok();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| Fatal {
+                message: format!(
+                    "--plot {}: {}",
+                    path.display(),
+                    treehash::error::io_reason(&e)
+                ),
+                code: exit::FAILED,
+            })?;
+        Ok(PlotFile {
+            path,
+            created: !existed,
+        })
+    }
+
+    /// The benchmark failed: an empty file made by [`PlotFile::open`] goes.
+    fn abandon(self) {
+        if self.created {
+            let _ = std::fs::remove_file(self.path);
+        }
+    }
 }

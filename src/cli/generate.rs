@@ -19,8 +19,22 @@ pub fn render(kind: GenerateKind) -> Vec<u8> {
     let mut command = super::args::command();
     let mut text = Vec::new();
     let shell = match kind {
-        GenerateKind::Man => {
-            clap_mangen::Man::new(command)
+        GenerateKind::Man | GenerateKind::ManBench => {
+            // Both pages name the same source: the tool and its version.
+            let source = format!("treehash {}", env!("CARGO_PKG_VERSION"));
+            let page = if kind == GenerateKind::Man {
+                command
+            } else {
+                // Built first, so that the subcommand's title is `treehash-bench`,
+                // the name the main page's SUBCOMMANDS section refers to.
+                command.build();
+                command
+                    .find_subcommand("bench")
+                    .expect("the bench subcommand is defined")
+                    .clone()
+            };
+            clap_mangen::Man::new(page)
+                .source(source)
                 .render(&mut text)
                 .expect("writing to memory cannot fail");
             return text;

@@ -146,9 +146,11 @@ fn unescaped_line(label: Option<&str>, hex_digest: &str, name: &[u8]) -> Vec<u8>
     }
 }
 
-/// One JSON object on one line. The prefix itself is never included.
+/// One JSON object on one line. The prefix itself is never included. A name
+/// that is not UTF-8 cannot be a JSON string as it is: `name` then has U+FFFD
+/// for each bad sequence, and `name_hex` the name's exact bytes.
 fn json_record(params: &TreeParams, path: &Path, out: &HashOutput, hex_digest: &str) -> String {
-    serde_json::json!({
+    let mut record = serde_json::json!({
         "name": path.to_string_lossy(),
         "label": params.label(),
         "algorithm": params.algorithm().name(),
@@ -167,8 +169,11 @@ fn json_record(params: &TreeParams, path: &Path, out: &HashOutput, hex_digest: &
             "bytes": s.bytes,
             "busy_seconds": s.busy.as_secs_f64(),
         })).collect::<Vec<_>>(),
-    })
-    .to_string()
+    });
+    if path.to_str().is_none() {
+        record["name_hex"] = hex::encode(name_bytes(path)).into();
+    }
+    record.to_string()
 }
 
 /// Each engine's share of the input and its rate, for `--timings`: empty

@@ -166,18 +166,24 @@ pub fn note_fallback(output: &args::OutputArgs, out: &treehash::HashOutput) {
 }
 
 /// At the end of a run under `--backend auto`, when the user asked to hear
-/// it (`-v` or `--timings`): why no GPU took part, if one was tried and none
-/// started (this waits for the GPUs' start in the background to end).
+/// it (`-v` or `--timings`): why no GPU took part, if none did (this waits
+/// for the GPUs' start in the background to end).
 pub fn note_no_gpu(
     output: &args::OutputArgs,
     backend: args::BackendArg,
     hasher: &treehash::Hasher,
 ) {
-    if backend == args::BackendArg::Auto
-        && (output.verbose || output.timings)
-        && let Some(reason) = hasher.gpu_unavailable()
-    {
+    if backend != args::BackendArg::Auto || !(output.verbose || output.timings) {
+        return;
+    }
+    if let Some(reason) = hasher.gpu_unavailable() {
         report(format!("{reason}; hashing on the CPU"));
+    } else if let Some(startup) = hasher.gpu_not_worth_starting() {
+        report(format!(
+            "no GPU was started: no input was long enough to repay its start-up \
+             (about {:.2} s here); hashing on the CPU",
+            startup.as_secs_f64()
+        ));
     }
 }
 

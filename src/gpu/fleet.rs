@@ -342,6 +342,13 @@ impl Fleet {
             .flatten()
     }
 
+    /// Whether a GPU was ever asked to start, in the background or now.
+    /// Ask after [`unavailable`](Self::unavailable), which waits for the
+    /// starts under way.
+    pub fn asked(&self) -> bool {
+        self.0.list.get().is_some()
+    }
+
     /// What starting the GPUs is expected to take: the last start measured
     /// on this machine (read once per process), else [`UNMEASURED_STARTUP`].
     pub fn expected_startup(&self) -> Duration {
