@@ -214,11 +214,27 @@ impl Hasher {
     ) -> Result<HashOutput, HashError> {
         let start = Instant::now();
         let mut timings = Timings::default();
+        let len = input.known_len();
         let first_try = Resumed::new(progress, 0);
-        let result = match self.options.backend {
+        let mut on_engines = || match self.options.backend {
             BackendChoice::Cpu => self.on_cpu(params, &mut input, progress, &mut timings),
             BackendChoice::Gpu => self.on_gpus(params, &mut input, progress, &mut timings),
             BackendChoice::Auto => self.on_all(params, &mut input, &first_try, &mut timings),
+        };
+        // An input of one piece is hashed inside one call into the CPU's
+        // pool: its steps (the piece, the leaves' padding, each parent
+        // level) then run on a worker, where each step's own call into the
+        // pool is direct, and not one hand-over to the pool and back each
+        // (about ten per input; for 2000 small files they cost more than the
+        // hashing, docs/PERFORMANCE.md "Many small files"). Larger inputs
+        // stay on the calling thread, which would otherwise hold a worker
+        // while it waits for windows and GPUs.
+        let one_piece = self.options.backend != BackendChoice::Gpu
+            && len.is_some_and(|len| len <= self.cpu.piece_len(params) as u64);
+        let result = if one_piece {
+            self.cpu.pool().install(on_engines)
+        } else {
+            on_engines()
         };
         let (hashed, note) = match result {
             Ok(hashed) => (hashed, None),

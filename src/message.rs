@@ -36,6 +36,8 @@ const PREFETCH_AHEAD: u64 = 1 << 30;
 const MAPPED_AHEAD: usize = 256 << 20;
 const MAX_MAPPERS: usize = 4;
 const PREFETCH_STEP: u64 = 8 << 20;
+/// Files of one piece up to this size are read into memory, not mapped.
+const SMALL_FILE_READ: usize = 256 << 10;
 
 /// A piece length near `target` bytes (at most [`MAX_PIECE`], whatever the
 /// caller asks) that is a whole number of blocks and longer than any prefix
@@ -175,6 +177,15 @@ pub(crate) fn for_each_piece_of_file(
         return match access {
             Access::Read => {
                 absorb(Piece::Unread { input, offset, len })?;
+                progress.advance(len as u64);
+                Ok(())
+            }
+            // A small file is read: a mapping would cost more in system
+            // calls, page faults and the unmapping than copying its bytes.
+            Access::Map if len <= SMALL_FILE_READ && !unmapped.load(Ordering::Relaxed) => {
+                let mut bytes = vec![0u8; len];
+                input.read_exact_at(&mut bytes, offset)?;
+                absorb(Piece::Memory(&bytes))?;
                 progress.advance(len as u64);
                 Ok(())
             }

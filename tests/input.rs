@@ -145,3 +145,58 @@ fn a_file_cut_under_the_window_being_hashed_gets_an_error_not_a_crash() {
         "the cut was expected to land in a window being hashed"
     );
 }
+
+/// A file of one piece is read into memory when small and mapped when not
+/// (src/message.rs, `SMALL_FILE_READ` = 256 KiB): the same digests as the
+/// reference on both sides of that size, with and without a prefix, on
+/// either backend choice that hashes on the CPU.
+#[test]
+fn files_of_one_piece_read_or_mapped_give_the_reference_digest() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("one-piece");
+    let sizes = [
+        0,
+        1,
+        135,
+        136,
+        137,
+        (256 << 10) - 1,
+        256 << 10,
+        (256 << 10) + 1,
+        (1 << 20) + 7,
+    ];
+    let prefixes: [&[u8]; 2] = [b"", b"key"];
+    for backend in [BackendChoice::Cpu, BackendChoice::Auto] {
+        let hasher = Hasher::new(HasherOptions {
+            backend,
+            // Every size above is one piece.
+            piece_bytes: Some(4 << 20),
+            ..Default::default()
+        })
+        .unwrap();
+        for len in sizes {
+            let data: Vec<u8> = (0..len).map(|i| (i * 31 + len) as u8).collect();
+            std::fs::write(&path, &data).unwrap();
+            for prefix in prefixes {
+                let params = TreeParams::with_options(
+                    Algorithm::Sha3_256,
+                    3,
+                    4,
+                    None,
+                    prefix.to_vec(),
+                    None,
+                )
+                .unwrap();
+                let got = hasher
+                    .hash_path(&params, &path, &treehash::NoProgress)
+                    .unwrap();
+                assert_eq!(
+                    got.digest,
+                    treehash::reference::tree_hash(&params, &data),
+                    "{backend:?}, {len} bytes, prefix {prefix:?}"
+                );
+                assert_eq!(got.bytes, len as u64);
+            }
+        }
+    }
+}
