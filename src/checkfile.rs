@@ -91,6 +91,10 @@ pub enum LineError {
     Malformed,
     #[error("the digest is not hexadecimal")]
     BadHex,
+    /// No file name holds a NUL: the line most likely comes from a list
+    /// whose lines end with NUL, read as if they ended with newlines.
+    #[error("the name holds a NUL byte; a list written with -z is checked with -c -z")]
+    NulInName,
     #[error(transparent)]
     Label(#[from] LabelError),
 }
@@ -131,6 +135,9 @@ pub fn parse_line(line: &[u8]) -> Result<CheckLine, LineError> {
     };
     if raw_name.is_empty() || hex_digest.is_empty() || hex_digest.len() % 2 != 0 {
         return Err(LineError::Malformed);
+    }
+    if raw_name.contains(&0) {
+        return Err(LineError::NulInName);
     }
     let digest = hex::decode(hex_digest).map_err(|_| LineError::BadHex)?;
     let name = if escaped {
@@ -194,6 +201,15 @@ mod tests {
         let parsed = parse_line(&tagged_line("SHAKE128", "aa", name)).unwrap();
         assert_eq!(parsed.name, name);
         assert_eq!(parsed.digest, vec![0xaa]);
+    }
+
+    #[test]
+    fn a_name_with_a_nul_byte_is_refused() {
+        assert_eq!(parse_line(b"00ff  a\0b").unwrap_err(), LineError::NulInName);
+        assert_eq!(
+            parse_line(b"SHA3-256 (a\0b) = 00ff").unwrap_err(),
+            LineError::NulInName
+        );
     }
 
     #[test]

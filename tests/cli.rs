@@ -358,7 +358,7 @@ fn invalid_parameters_exit_2_before_reading_anything() {
         .arg(&a)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("prefix of 256 bytes is too long"));
+        .stderr("treehash: --prefix-hex: 256 bytes; a prefix is at most 255 (value not shown)\n");
 }
 
 #[test]
@@ -509,6 +509,57 @@ fn check_file(dir: &Path, lines: &str) -> PathBuf {
     let path = dir.join("SUMS");
     fs::write(&path, lines).unwrap();
     path
+}
+
+/// coreutils' `sha256sum -c` skips lines that start with `#` and empty lines
+/// (a lone CR too): they are neither checked nor improperly formatted.
+#[test]
+fn check_skips_comments_and_empty_lines_as_coreutils_does() {
+    let (dir, a, _) = fixture();
+    let line = stdout_of(treehash().arg(&a));
+    let list = check_file(
+        dir.path(),
+        &format!("# made by treehash\n\n{line}\r\n#{line}"),
+    );
+    treehash()
+        .args(["-c", "--strict", "--warn"])
+        .arg(&list)
+        .assert()
+        .success()
+        .stdout(format!("{}: OK\n", a.display()))
+        .stderr("");
+    // The same with NUL-ended lines.
+    let zero_line = stdout_of(treehash().arg("-z").arg(&a));
+    let list = check_file(dir.path(), &format!("# comment\0\0{zero_line}"));
+    treehash()
+        .args(["-c", "-z", "--strict", "--warn"])
+        .arg(&list)
+        .assert()
+        .success()
+        .stdout(format!("{}: OK\0", a.display()))
+        .stderr("");
+    // A list written with -z and read without it: a hint, not a NUL in a message.
+    let list = check_file(dir.path(), &zero_line.repeat(2));
+    let out = treehash().arg("-c").arg(&list).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!(
+            "treehash: {}: no properly formatted checksum lines found \
+             (its lines hold NUL bytes: a list written with -z is checked with -c -z)\n",
+            list.display()
+        )
+    );
+    // Comments alone are no digest lines at all.
+    let list = check_file(dir.path(), "# nothing here\n\n");
+    treehash()
+        .arg("-c")
+        .arg(&list)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "no properly formatted checksum lines found",
+        ));
 }
 
 #[test]
@@ -903,7 +954,8 @@ fn bench_measures_the_cpu_and_skips_a_gpu_that_cannot_start() {
     let (_dir, a, _) = fixture();
     let out = Command::new(env!("CARGO_BIN_EXE_treehash"))
         .args(["bench", "--backend", "cpu,gpu", "--device", "999"])
-        .args(["--heights", "0,3", "--repeat", "1", "--json"])
+        // A height given twice is measured once.
+        .args(["--heights", "0,3,0", "--repeat", "1", "--json"])
         .arg(&a)
         .output()
         .unwrap();

@@ -106,7 +106,7 @@ pub struct BenchArgs {
     /// The file to hash (a regular file: it is read many times).
     pub file: PathBuf,
 
-    /// Heights to measure: `0..=8`, `2..6`, `0,4,8` or `5` (at most 64).
+    /// Heights to measure: `0..=8`, `2..6`, `0,4,8` or `5` (at most 64; a height given twice is measured once).
     #[arg(long, default_value = "0..=8", value_parser = parse_heights)]
     pub heights: Heights,
 
@@ -184,7 +184,15 @@ fn parse_heights(s: &str) -> Result<Heights, String> {
     } else if let Some((a, b)) = s.split_once("..") {
         range(number(a)?, number(b)?, false)?
     } else {
-        s.split(',').map(number).collect::<Result<_, _>>()?
+        // Each height once, in the order first given (as --backend's list).
+        let mut list: Vec<u32> = Vec::new();
+        for height in s.split(',').map(number) {
+            let height = height?;
+            if !list.contains(&height) {
+                list.push(height);
+            }
+        }
+        list
     };
     if heights.is_empty() {
         return Err(bad());

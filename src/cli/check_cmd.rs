@@ -9,7 +9,7 @@ use std::io::{self, BufRead, BufReader, Read};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use treehash::checkfile::{CheckLine, digests_equal, escape_name, parse_line};
+use treehash::checkfile::{CheckLine, LineError, digests_equal, escape_name, parse_line};
 use treehash::params::MIN_KEYED_DIGEST_LEN;
 use treehash::{HashError, Hasher, TreeParams};
 
@@ -33,6 +33,8 @@ struct Tally {
     /// Lines refused by the keyed-check rules.
     refused: usize,
     malformed: usize,
+    /// Malformed lines whose name held a NUL byte.
+    nul_names: usize,
 }
 
 pub fn run(cli: &Cli) -> Result<i32, Fatal> {
@@ -56,6 +58,12 @@ pub fn run(cli: &Cli) -> Result<i32, Fatal> {
     }
     note_no_gpu(&cli.output, cli.backend, hasher);
     Ok(code)
+}
+
+/// A check file's line (without its line end) that holds no digest: one
+/// that starts with `#`, or is empty but perhaps for a CR.
+fn is_comment_or_empty(line: &[u8]) -> bool {
+    matches!(line, [] | [b'\r'] | [b'#', ..])
 }
 
 struct Checker<'a> {
@@ -99,6 +107,8 @@ impl Checker<'_> {
             };
             let parsed = match read {
                 LineRead::End => break,
+                // Comments and empty lines are skipped, as coreutils skips them.
+                LineRead::Line if is_comment_or_empty(&line) => continue,
                 LineRead::TooLong => Err(format!("longer than {MAX_LINE_BYTES} bytes")),
                 // parse_line drops one trailing CR (of a CRLF line); a
                 // NUL-ended line has none, so a CR is added for it to drop,
@@ -107,7 +117,10 @@ impl Checker<'_> {
                     line.push(b'\r');
                     parse_line(&line).map_err(|why| why.to_string())
                 }
-                LineRead::Line => parse_line(&line).map_err(|why| why.to_string()),
+                LineRead::Line => parse_line(&line).map_err(|why| {
+                    tally.nul_names += usize::from(why == LineError::NulInName);
+                    why.to_string()
+                }),
             };
             match parsed {
                 Ok(parsed) => self.check_line(list, number, &parsed, &mut tally)?,
@@ -272,8 +285,12 @@ impl Checker<'_> {
     /// calls for.
     fn summarise(&self, list: &Path, t: &Tally) -> i32 {
         if t.formatted == 0 {
+            let hint = match t.nul_names {
+                0 => "",
+                _ => " (its lines hold NUL bytes: a list written with -z is checked with -c -z)",
+            };
             report(format!(
-                "{}: no properly formatted checksum lines found",
+                "{}: no properly formatted checksum lines found{hint}",
                 list.display()
             ));
             return exit::FAILED;

@@ -100,7 +100,15 @@ fn prefix_from_hex(text: &str) -> Result<Vec<u8>, Fatal> {
     if !text.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(refuse("the text is not hexadecimal (0-9, a-f)"));
     }
-    hex::decode(text).map_err(|_| refuse("an odd number of hex digits; each byte takes two"))
+    let bytes = hex::decode(text)
+        .map_err(|_| refuse("an odd number of hex digits; each byte takes two"))?;
+    if bytes.len() > MAX_PREFIX_LEN {
+        return Err(refuse(&format!(
+            "{} bytes; a prefix is at most {MAX_PREFIX_LEN}",
+            bytes.len()
+        )));
+    }
+    Ok(bytes)
 }
 
 /// The prefix read from a file (`-` is standard input): at most
