@@ -445,7 +445,7 @@ impl Hasher {
     pub fn gpu_unavailable(&self) -> Option<String> {
         self.gpus
             .unavailable()
-            .or_else(|| (!gpu::driver_present()).then(|| "no CUDA driver found".to_string()))
+            .or_else(|| (!gpu::driver_present()).then(|| gpu::NO_DRIVER.to_string()))
     }
 
     /// Under `Auto`, after [`gpu_unavailable`](Self::gpu_unavailable) found

@@ -157,7 +157,7 @@ impl Shared {
                 Devices::List(list) => list.clone(),
                 Devices::All => {
                     if !driver_present() {
-                        return Err(GpuError::new("no CUDA driver found"));
+                        return Err(GpuError::new(super::NO_DRIVER));
                     }
                     let count = CudaContext::device_count().context("looking for CUDA devices")?;
                     (0..count.max(0) as usize).collect()

@@ -114,6 +114,9 @@ impl GpuInfo {
     }
 }
 
+/// What every path says when the driver library cannot be loaded.
+pub const NO_DRIVER: &str = "no CUDA driver found";
+
 /// True when the CUDA driver library can be loaded (says nothing of devices).
 /// Asked once per process: each answer costs a dlopen of libcuda.
 pub fn driver_present() -> bool {
@@ -140,7 +143,7 @@ pub struct GpuBackend {
 /// An error unless the driver is there and has a device `ordinal`.
 pub(crate) fn check_device(ordinal: usize) -> Result<(), GpuError> {
     if !driver_present() {
-        return Err(GpuError::new("no CUDA driver found (libcuda.so)"));
+        return Err(GpuError::new(NO_DRIVER));
     }
     let count = CudaContext::device_count().context("looking for CUDA devices")?;
     if count <= 0 {
