@@ -113,6 +113,22 @@ run() {
         "$bin/treehash" --backend gpu --device 99 /tmp/f1m
         [ $? -eq 3 ] || return 1
         echo "exit code for a missing device: 3"
+        # Under auto, -v says why an input too short for a GPU stayed on the CPU.
+        local said
+        said=$("$bin/treehash" -v /tmp/f1m 2>&1 >/dev/null)
+        echo "-v on 1 MiB: $said"
+        case $said in *"no GPU was started: no input was long enough"*) ;; *) return 1 ;; esac
+        # Files of one piece (read below 256 KiB, mapped above) agree on every backend.
+        rm -rf /tmp/one-piece && mkdir -p /tmp/one-piece
+        for n in 0 1 135 136 137 262143 262144 262145 1048583; do
+            head -c "$n" /dev/urandom >"/tmp/one-piece/f$n"
+        done
+        local x y z
+        x=$("$bin/treehash" --backend cpu /tmp/one-piece/*) || return 1
+        y=$("$bin/treehash" --backend gpu /tmp/one-piece/*) || return 1
+        z=$("$bin/treehash" /tmp/one-piece/*) || return 1
+        [ "$x" = "$y" ] && [ "$x" = "$z" ] || return 1
+        echo "one-piece files: cpu, gpu and auto agree on $(echo "$x" | wc -l) files"
     }
     step cli-smoke cli
 

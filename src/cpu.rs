@@ -38,6 +38,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::ops::Range;
 use std::str::FromStr;
+use std::sync::OnceLock;
 
 use crate::engine::{LeafEngine, LeafStates, kept_after_taking, owned_after_giving, owned_runs};
 use crate::error::HashError;
@@ -117,9 +118,44 @@ impl FromStr for CpuPath {
     }
 }
 
+/// Inputs up to this size are hashed on one worker, not the pool: below it
+/// waking the pool costs more than it saves, above it the pool's cores win
+/// (500 files of 200 KB: 0.37 s on one worker against 0.29 s on a pool of
+/// two; 16, 64 and 256 KiB measured alike on 16 cores within their noise:
+/// docs/PERFORMANCE.md, "Many small files").
+const ONE_WORKER_MAX: u64 = 64 << 10;
+
+thread_local! {
+    /// Set on the own worker while it hashes an input given to it alone.
+    static HASHING_ALONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// [`HASHING_ALONE`] while it lives, on this thread.
+struct HashingAlone;
+
+impl HashingAlone {
+    fn begin() -> HashingAlone {
+        HASHING_ALONE.set(true);
+        HashingAlone
+    }
+
+    fn now() -> bool {
+        HASHING_ALONE.get()
+    }
+}
+
+impl Drop for HashingAlone {
+    fn drop(&mut self) {
+        HASHING_ALONE.set(false);
+    }
+}
+
 /// The CPU backend: a pool of worker threads and the code path they run.
 pub struct CpuBackend {
     pool: rayon::ThreadPool,
+    /// One worker of its own, for small inputs ([`CpuBackend::run_one_piece`]);
+    /// started on first use.
+    own_worker: OnceLock<Option<rayon::ThreadPool>>,
     /// Set by the caller (tests), else chosen per input.
     piece_bytes: Option<usize>,
     platform: Platform,
@@ -144,6 +180,7 @@ impl CpuBackend {
             .map_err(|e| HashError::Threads(e.to_string()))?;
         Ok(CpuBackend {
             pool,
+            own_worker: OnceLock::new(),
             piece_bytes,
             platform,
         })
@@ -159,11 +196,62 @@ impl CpuBackend {
         self.pool.current_num_threads()
     }
 
+    /// Runs `work`, the hashing of an input of one piece (`len` bytes), in
+    /// one call: up to [`ONE_WORKER_MAX`] bytes on the backend's own worker
+    /// (directly, when called there: see [`CpuBackend::on_own_worker`]),
+    /// where the engines begun inside it use that worker alone; else on the
+    /// pool, where the steps' own calls into the pool are direct. Called step
+    /// by step from outside, each step (the piece, the leaves' padding, each
+    /// parent level) would wake the pool's workers and leave them spinning,
+    /// which costs more than a small file's hashing (docs/PERFORMANCE.md,
+    /// "Many small files").
+    pub(crate) fn run_one_piece<R: Send>(&self, len: u64, work: impl FnOnce() -> R + Send) -> R {
+        match self.own_worker().filter(|_| len <= ONE_WORKER_MAX) {
+            Some(own) => own.install(|| {
+                let _alone = HashingAlone::begin();
+                work()
+            }),
+            None => self.pool.install(work),
+        }
+    }
+
+    /// Runs `work` on the backend's own worker thread (where it cannot be
+    /// started, here). Small inputs hashed from there are hashed on that
+    /// thread itself, with no hand-over between threads at all.
+    pub(crate) fn on_own_worker<R: Send>(&self, work: impl FnOnce() -> R + Send) -> R {
+        match self.own_worker() {
+            Some(own) => own.install(work),
+            None => work(),
+        }
+    }
+
+    /// The one worker of its own, started on first use.
+    fn own_worker(&self) -> Option<&rayon::ThreadPool> {
+        self.own_worker
+            .get_or_init(|| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(1)
+                    .thread_name(|_| "treehash-own".into())
+                    .build()
+                    .ok()
+            })
+            .as_ref()
+    }
+
+    /// The threads the engines hash on: the own worker alone for an input
+    /// that [`CpuBackend::run_one_piece`] gave it, else the pool.
+    fn workers(&self) -> &rayon::ThreadPool {
+        match self.own_worker.get() {
+            Some(Some(own)) if HashingAlone::now() && own.current_thread_index().is_some() => own,
+            _ => &self.pool,
+        }
+    }
+
     /// The root digest from the outputs of the leaves that hold a block, in
     /// leaf order (H ≥ 1), on the worker threads.
     pub(crate) fn reduce_leaf_outputs(&self, params: &TreeParams, outputs: Vec<u8>) -> Vec<u8> {
         with_sponge!(params.algorithm(), RustCrypto => {
-            reduce::reduce_levels::<fast_sponge::Fast<RustCrypto>>(params, &self.pool, outputs)
+            reduce::reduce_levels::<fast_sponge::Fast<RustCrypto>>(params, self.workers(), outputs)
         })
     }
 
@@ -241,9 +329,9 @@ impl CpuBackend {
         at: Position,
     ) -> Box<dyn LeafEngine + 'a> {
         Box::new(CpuLeaves::<S, A> {
-            leaves: Leaves::new(params, &self.pool, engine, at.owned, at.message_len),
+            leaves: Leaves::new(params, self.workers(), engine, at.owned, at.message_len),
             params,
-            pool: &self.pool,
+            pool: self.workers(),
             piece_len: at.piece_len,
             unread: Vec::new(),
             node: PhantomData,

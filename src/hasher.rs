@@ -156,6 +156,16 @@ impl Hasher {
         Ok(self.gpus.open_now()?)
     }
 
+    /// Runs `batch` on the hasher's own thread and returns what it returns.
+    /// A program that hashes many small inputs one after another does it
+    /// from there: a small input (tens of kilobytes) is then hashed on that thread
+    /// itself, where from any other thread it is handed to that thread and
+    /// back, and a hand-over costs more than hashing a few kilobytes. Larger
+    /// inputs are hashed on every CPU core, as from anywhere else.
+    pub fn run_batch<R: Send>(&self, batch: impl FnOnce() -> R + Send) -> R {
+        self.cpu.on_own_worker(batch)
+    }
+
     /// The digest of a byte slice.
     pub fn hash_bytes(&self, params: &TreeParams, data: &[u8]) -> Result<HashOutput, HashError> {
         self.hash_input(params, Input::Bytes(data), &NoProgress)
@@ -221,20 +231,18 @@ impl Hasher {
             BackendChoice::Gpu => self.on_gpus(params, &mut input, progress, &mut timings),
             BackendChoice::Auto => self.on_all(params, &mut input, &first_try, &mut timings),
         };
-        // An input of one piece is hashed inside one call into the CPU's
-        // pool: its steps (the piece, the leaves' padding, each parent
-        // level) then run on a worker, where each step's own call into the
-        // pool is direct, and not one hand-over to the pool and back each
-        // (about ten per input; for 2000 small files they cost more than the
-        // hashing, docs/PERFORMANCE.md "Many small files"). Larger inputs
-        // stay on the calling thread, which would otherwise hold a worker
-        // while it waits for windows and GPUs.
-        let one_piece = self.options.backend != BackendChoice::Gpu
-            && len.is_some_and(|len| len <= self.cpu.piece_len(params) as u64);
-        let result = if one_piece {
-            self.cpu.pool().install(on_engines)
-        } else {
-            on_engines()
+        // An input of one piece is hashed by the CPU in one call
+        // (`CpuBackend::run_one_piece`). Larger inputs are driven from the
+        // calling thread, which would otherwise hold a worker while it waits
+        // for windows and GPUs.
+        let result = match len {
+            Some(len)
+                if self.options.backend != BackendChoice::Gpu
+                    && len <= self.cpu.piece_len(params) as u64 =>
+            {
+                self.cpu.run_one_piece(len, on_engines)
+            }
+            _ => on_engines(),
         };
         let (hashed, note) = match result {
             Ok(hashed) => (hashed, None),

@@ -147,9 +147,11 @@ fn a_file_cut_under_the_window_being_hashed_gets_an_error_not_a_crash() {
 }
 
 /// A file of one piece is read into memory when small and mapped when not
-/// (src/message.rs, `SMALL_FILE_READ` = 256 KiB): the same digests as the
-/// reference on both sides of that size, with and without a prefix, on
-/// either backend choice that hashes on the CPU.
+/// (src/message.rs, `SMALL_FILE_READ` = 256 KiB), and hashed on one worker
+/// up to 64 KiB (src/cpu.rs, `ONE_WORKER_MAX`), else on the pool: the same
+/// digests as the reference on both sides of those sizes, with and without
+/// a prefix, on either backend choice that hashes on the CPU, from the
+/// calling thread and from the hasher's own (`Hasher::run_batch`).
 #[test]
 fn files_of_one_piece_read_or_mapped_give_the_reference_digest() {
     let dir = tempfile::tempdir().unwrap();
@@ -160,6 +162,9 @@ fn files_of_one_piece_read_or_mapped_give_the_reference_digest() {
         135,
         136,
         137,
+        (64 << 10) - 1,
+        64 << 10,
+        (64 << 10) + 1,
         (256 << 10) - 1,
         256 << 10,
         (256 << 10) + 1,
@@ -187,16 +192,30 @@ fn files_of_one_piece_read_or_mapped_give_the_reference_digest() {
                     None,
                 )
                 .unwrap();
-                let got = hasher
-                    .hash_path(&params, &path, &treehash::NoProgress)
-                    .unwrap();
-                assert_eq!(
-                    got.digest,
-                    treehash::reference::tree_hash(&params, &data),
-                    "{backend:?}, {len} bytes, prefix {prefix:?}"
-                );
-                assert_eq!(got.bytes, len as u64);
+                let want = treehash::reference::tree_hash(&params, &data);
+                let hash = || {
+                    hasher
+                        .hash_path(&params, &path, &treehash::NoProgress)
+                        .unwrap()
+                };
+                for (got, from) in [(hash(), "here"), (hasher.run_batch(hash), "batch")] {
+                    assert_eq!(
+                        got.digest, want,
+                        "{backend:?}, {len} bytes, prefix {prefix:?}, from {from}"
+                    );
+                    assert_eq!(got.bytes, len as u64);
+                }
             }
         }
+        // A file of several pieces, from the hasher's own thread too.
+        let data: Vec<u8> = (0..(9 << 20) + 5).map(|i: usize| (i % 251) as u8).collect();
+        std::fs::write(&path, &data).unwrap();
+        let params = TreeParams::new(Algorithm::Sha3_256, 5, 4).unwrap();
+        let got = hasher.run_batch(|| {
+            hasher
+                .hash_path(&params, &path, &treehash::NoProgress)
+                .unwrap()
+        });
+        assert_eq!(got.digest, treehash::reference::tree_hash(&params, &data));
     }
 }

@@ -48,14 +48,19 @@ pub fn run(cli: &Cli) -> Result<i32, Fatal> {
         output: &cli.output,
         progress: !cli.output.no_progress && !cli.check.status,
     };
-    let mut code = exit::OK;
-    for list in inputs(&cli.files) {
-        code = code.max(
-            checker
-                .check_list(&list)
-                .map_err(|e| Fatal::write(&e, code))?,
-        );
-    }
+    // On the hasher's own thread: a list of many small files is checked
+    // with no hand-over between threads per file.
+    let code = hasher.run_batch(|| {
+        let mut code = exit::OK;
+        for list in inputs(&cli.files) {
+            code = code.max(
+                checker
+                    .check_list(&list)
+                    .map_err(|e| Fatal::write(&e, code))?,
+            );
+        }
+        Ok(code)
+    })?;
     note_no_gpu(&cli.output, cli.backend, hasher);
     Ok(code)
 }
