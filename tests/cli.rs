@@ -438,7 +438,7 @@ fn a_prefix_on_standard_input_is_refused_when_an_input_reads_it_too() {
 
 #[test]
 fn timings_print_the_phases_to_stderr() {
-    let (_dir, a, _) = fixture();
+    let (dir, a, b) = fixture();
     treehash()
         .arg("--timings")
         .arg(&a)
@@ -447,6 +447,22 @@ fn timings_print_the_phases_to_stderr() {
         .stderr(predicate::str::contains("leaf hashing"))
         .stderr(predicate::str::contains("tree reduction"))
         .stderr(predicate::str::contains("total"));
+    // In check mode too, one block per file checked.
+    let list = check_file(dir.path(), &stdout_of(treehash().arg(&a).arg(&b)));
+    let out = treehash()
+        .args(["-c", "--timings"])
+        .arg(&list)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    for file in [&a, &b] {
+        assert!(
+            stderr.contains(&format!("timings for {}:\n", file.display())),
+            "{stderr}"
+        );
+    }
+    assert_eq!(stderr.matches("leaf hashing").count(), 2, "{stderr}");
 }
 
 #[test]

@@ -16,8 +16,8 @@ use treehash::{HashError, Hasher, TreeParams};
 use super::args::{CheckArgs, Cli, OutputArgs, TreeArgs};
 use super::progress_bar::InputProgress;
 use super::{
-    Fatal, exit, failure_code, hasher, inputs, note_fallback, note_no_gpu, report, signals, stdout,
-    tree_params,
+    Fatal, exit, failure_code, hasher, inputs, note_fallback, note_no_gpu, note_timings, report,
+    signals, stdout, tree_params,
 };
 
 /// What one check file's lines came to.
@@ -182,6 +182,7 @@ impl Checker<'_> {
         match result {
             Ok(out) => {
                 note_fallback(self.output, &out);
+                note_timings(self.output, path, &out);
                 if digests_equal(&out.digest, &line.digest) {
                     tally.matched += 1;
                     if !self.opts.quiet {

@@ -10,8 +10,8 @@ use treehash::{HashError, HashOutput, Hasher, NoProgress, TreeParams};
 use super::args::{Cli, OutputArgs};
 use super::progress_bar::InputProgress;
 use super::{
-    Fatal, exit, failure_code, hasher, inputs, name_bytes, note_fallback, note_no_gpu, plain,
-    report, signals, stdout, tree_params,
+    Fatal, exit, failure_code, hasher, inputs, name_bytes, note_fallback, note_no_gpu,
+    note_timings, plain, report, signals, stdout, tree_params,
 };
 
 pub fn run(cli: &Cli) -> Result<i32, Fatal> {
@@ -58,14 +58,7 @@ fn hash_each(
                 note_fallback(&cli.output, &out);
                 stdout::write(&digest_line(&cli.output, params, path, &out))
                     .map_err(|e| Fatal::write(&e, code))?;
-                if cli.output.timings {
-                    report(format!(
-                        "timings for {}:\n{}{}",
-                        path.display(),
-                        out.timings,
-                        shares_table(&out)
-                    ));
-                }
+                note_timings(&cli.output, path, &out);
                 if cli.verify {
                     code = code.max(verify_height_zero(hasher, params, path));
                 }
@@ -187,31 +180,4 @@ fn json_record(params: &TreeParams, path: &Path, out: &HashOutput, hex_digest: &
         record["name_hex"] = hex::encode(name_bytes(path)).into();
     }
     record.to_string()
-}
-
-/// Each engine's share of the input and its rate, for `--timings`: empty
-/// when one engine did everything.
-fn shares_table(out: &HashOutput) -> String {
-    if out.shares.len() < 2 {
-        return String::new();
-    }
-    let total: u64 = out.shares.iter().map(|s| s.bytes).sum::<u64>().max(1);
-    let mut table = String::from("\n  engine       share          bytes    busy ms     GB/s");
-    for s in &out.shares {
-        let secs = s.busy.as_secs_f64();
-        let rate = if secs > 0.0 {
-            s.bytes as f64 / secs / 1e9
-        } else {
-            0.0
-        };
-        table.push_str(&format!(
-            "\n  {:<8} {:>8.1} % {:>14} {:>10.1} {:>8.2}",
-            s.engine,
-            100.0 * s.bytes as f64 / total as f64,
-            s.bytes,
-            secs * 1e3,
-            rate
-        ));
-    }
-    table
 }

@@ -173,6 +173,46 @@ pub fn note_fallback(output: &args::OutputArgs, out: &treehash::HashOutput) {
     }
 }
 
+/// With `--timings`: the input's phases and each engine's share, on
+/// standard error.
+pub fn note_timings(output: &args::OutputArgs, path: &Path, out: &treehash::HashOutput) {
+    if output.timings {
+        report(format!(
+            "timings for {}:\n{}{}",
+            path.display(),
+            out.timings,
+            shares_table(out)
+        ));
+    }
+}
+
+/// Each engine's share of the input and its rate, for `--timings`: empty
+/// when one engine did everything.
+fn shares_table(out: &treehash::HashOutput) -> String {
+    if out.shares.len() < 2 {
+        return String::new();
+    }
+    let total: u64 = out.shares.iter().map(|s| s.bytes).sum::<u64>().max(1);
+    let mut table = String::from("\n  engine       share          bytes    busy ms     GB/s");
+    for s in &out.shares {
+        let secs = s.busy.as_secs_f64();
+        let rate = if secs > 0.0 {
+            s.bytes as f64 / secs / 1e9
+        } else {
+            0.0
+        };
+        table.push_str(&format!(
+            "\n  {:<8} {:>8.1} % {:>14} {:>10.1} {:>8.2}",
+            s.engine,
+            100.0 * s.bytes as f64 / total as f64,
+            s.bytes,
+            secs * 1e3,
+            rate
+        ));
+    }
+    table
+}
+
 /// At the end of a run under `--backend auto`, when the user asked to hear
 /// it (`-v` or `--timings`): why no GPU took part, if none did (this waits
 /// for the GPUs' start in the background to end).
