@@ -39,6 +39,7 @@ use std::marker::PhantomData;
 use std::ops::Range;
 use std::str::FromStr;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::engine::{LeafEngine, LeafStates, kept_after_taking, owned_after_giving, owned_runs};
 use crate::error::HashError;
@@ -123,30 +124,41 @@ impl FromStr for CpuPath {
 /// (500 files of 200 KB: 0.37 s on one worker against 0.29 s on a pool of
 /// two; 16, 64 and 256 KiB measured alike on 16 cores within their noise:
 /// docs/PERFORMANCE.md, "Many small files").
-const ONE_WORKER_MAX: u64 = 64 << 10;
+pub(crate) const ONE_WORKER_MAX: u64 = 64 << 10;
 
 thread_local! {
     /// Set on the own worker while it hashes an input given to it alone.
     static HASHING_ALONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// [`HASHING_ALONE`] while it lives, on this thread.
-struct HashingAlone;
-
-impl HashingAlone {
-    fn begin() -> HashingAlone {
-        HASHING_ALONE.set(true);
-        HashingAlone
+/// Runs `work` with [`HASHING_ALONE`] set to `alone` on this thread, and
+/// restores the value it had (also when `work` panics).
+fn hashing_alone<R>(alone: bool, work: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            HASHING_ALONE.set(self.0);
+        }
     }
+    let _restore = Restore(HASHING_ALONE.replace(alone));
+    work()
+}
 
-    fn now() -> bool {
-        HASHING_ALONE.get()
+/// The own worker, taken by one input at a time: another caller meanwhile
+/// uses the pool rather than queue behind it.
+struct OwnWorkerTaken<'a>(&'a AtomicBool);
+
+impl<'a> OwnWorkerTaken<'a> {
+    fn try_take(busy: &'a AtomicBool) -> Option<Self> {
+        busy.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .ok()
+            .map(|_| OwnWorkerTaken(busy))
     }
 }
 
-impl Drop for HashingAlone {
+impl Drop for OwnWorkerTaken<'_> {
     fn drop(&mut self) {
-        HASHING_ALONE.set(false);
+        self.0.store(false, Ordering::Release);
     }
 }
 
@@ -156,6 +168,8 @@ pub struct CpuBackend {
     /// One worker of its own, for small inputs ([`CpuBackend::run_one_piece`]);
     /// started on first use.
     own_worker: OnceLock<Option<rayon::ThreadPool>>,
+    /// Set while an input has the own worker.
+    own_worker_busy: AtomicBool,
     /// Set by the caller (tests), else chosen per input.
     piece_bytes: Option<usize>,
     platform: Platform,
@@ -181,6 +195,7 @@ impl CpuBackend {
         Ok(CpuBackend {
             pool,
             own_worker: OnceLock::new(),
+            own_worker_busy: AtomicBool::new(false),
             piece_bytes,
             platform,
         })
@@ -197,32 +212,29 @@ impl CpuBackend {
     }
 
     /// Runs `work`, the hashing of an input of one piece (`len` bytes), in
-    /// one call: up to [`ONE_WORKER_MAX`] bytes on the backend's own worker
-    /// (directly, when called there: see [`CpuBackend::on_own_worker`]),
-    /// where the engines begun inside it use that worker alone; else on the
-    /// pool, where the steps' own calls into the pool are direct. Called step
+    /// one call: up to [`ONE_WORKER_MAX`] bytes on the backend's own single
+    /// worker, where the engines begun inside `work` use that worker alone
+    /// (if another input has it, on the pool instead); larger, on the pool,
+    /// where the steps' own calls into the pool are then direct. Called step
     /// by step from outside, each step (the piece, the leaves' padding, each
     /// parent level) would wake the pool's workers and leave them spinning,
     /// which costs more than a small file's hashing (docs/PERFORMANCE.md,
     /// "Many small files").
     pub(crate) fn run_one_piece<R: Send>(&self, len: u64, work: impl FnOnce() -> R + Send) -> R {
-        match self.own_worker().filter(|_| len <= ONE_WORKER_MAX) {
-            Some(own) => own.install(|| {
-                let _alone = HashingAlone::begin();
-                work()
-            }),
-            None => self.pool.install(work),
+        if len <= ONE_WORKER_MAX
+            && let Some(own) = self.own_worker()
+            && let Some(_taken) = OwnWorkerTaken::try_take(&self.own_worker_busy)
+        {
+            return own.install(|| hashing_alone(true, work));
         }
+        self.pool.install(|| hashing_alone(false, work))
     }
 
-    /// Runs `work` on the backend's own worker thread (where it cannot be
-    /// started, here). Small inputs hashed from there are hashed on that
-    /// thread itself, with no hand-over between threads at all.
-    pub(crate) fn on_own_worker<R: Send>(&self, work: impl FnOnce() -> R + Send) -> R {
-        match self.own_worker() {
-            Some(own) => own.install(work),
-            None => work(),
-        }
+    /// Runs `work`, the hashing of an input of several pieces, from the
+    /// calling thread, its engines on the pool (even when called on the own
+    /// worker, for instance from a progress callback there).
+    pub(crate) fn run_pieces<R>(&self, work: impl FnOnce() -> R) -> R {
+        hashing_alone(false, work)
     }
 
     /// The one worker of its own, started on first use.
@@ -242,7 +254,7 @@ impl CpuBackend {
     /// that [`CpuBackend::run_one_piece`] gave it, else the pool.
     fn workers(&self) -> &rayon::ThreadPool {
         match self.own_worker.get() {
-            Some(Some(own)) if HashingAlone::now() && own.current_thread_index().is_some() => own,
+            Some(Some(own)) if HASHING_ALONE.get() && own.current_thread_index().is_some() => own,
             _ => &self.pool,
         }
     }
@@ -991,5 +1003,60 @@ mod tests {
         assert_eq!(engine.take_leaves(4..6).unwrap().len(), 2);
         assert_eq!(engine.leaves(), 6..14);
         assert!(engine.finish(&mut times).is_err());
+    }
+
+    /// Where [`CpuBackend::run_one_piece`] runs an input and which threads
+    /// its engines get: the own worker alone for a small input, the pool for
+    /// a larger one or when another input has the own worker, and the pool
+    /// for an input of several pieces even when begun on the own worker.
+    #[test]
+    fn one_piece_inputs_go_to_the_own_worker_when_small_and_free() {
+        let cpu = CpuBackend::new(Some(2), None, CpuPath::Portable).unwrap();
+        let thread = || {
+            std::thread::current()
+                .name()
+                .unwrap_or_default()
+                .to_string()
+        };
+        let on_own = || std::ptr::eq(cpu.workers(), cpu.own_worker().unwrap());
+        let on_pool = || std::ptr::eq(cpu.workers(), cpu.pool());
+
+        let (name, alone, own) =
+            cpu.run_one_piece(ONE_WORKER_MAX, || (thread(), HASHING_ALONE.get(), on_own()));
+        assert_eq!(name, "treehash-own");
+        assert!(alone && own);
+        assert!(
+            !HASHING_ALONE.get() && on_pool(),
+            "nothing is left set here"
+        );
+
+        let (name, pool) = cpu.run_one_piece(ONE_WORKER_MAX + 1, || (thread(), on_pool()));
+        assert!(
+            name.starts_with("treehash-") && name != "treehash-own",
+            "{name}"
+        );
+        assert!(pool);
+
+        // While one input has the own worker, another goes to the pool.
+        std::thread::scope(|s| {
+            let (started, wait_started) = std::sync::mpsc::channel();
+            let (release, wait_release) = std::sync::mpsc::channel::<()>();
+            let holder = s.spawn(|| {
+                cpu.run_one_piece(1, move || {
+                    started.send(()).unwrap();
+                    wait_release.recv().unwrap();
+                    thread()
+                })
+            });
+            wait_started.recv().unwrap();
+            let (name, pool) = cpu.run_one_piece(1, || (thread(), on_pool()));
+            assert!(name != "treehash-own" && pool, "{name}");
+            release.send(()).unwrap();
+            assert_eq!(holder.join().unwrap(), "treehash-own");
+        });
+
+        // Several pieces begun on the own worker (from a callback there).
+        assert!(cpu.run_one_piece(1, || cpu.run_pieces(on_pool)));
+        assert!(cpu.run_one_piece(1, on_own), "and alone again after it");
     }
 }

@@ -125,6 +125,8 @@ pub struct Hasher {
     startup_reported: AtomicBool,
     /// The GPU failed on an input: `Auto` does not use it again.
     gpu_failed: AtomicBool,
+    /// `Auto` met an input that a GPU could have shared (more than one leaf).
+    shareable_input: AtomicBool,
 }
 
 impl Hasher {
@@ -142,6 +144,7 @@ impl Hasher {
             gpus,
             startup_reported: AtomicBool::new(false),
             gpu_failed: AtomicBool::new(false),
+            shareable_input: AtomicBool::new(false),
         })
     }
 
@@ -154,16 +157,6 @@ impl Hasher {
     /// Every GPU asked for, started if they were not, or why one is missing.
     pub fn gpus(&self) -> Result<Vec<&GpuBackend>, HashError> {
         Ok(self.gpus.open_now()?)
-    }
-
-    /// Runs `batch` on the hasher's own thread and returns what it returns.
-    /// A program that hashes many small inputs one after another does it
-    /// from there: a small input (tens of kilobytes) is then hashed on that thread
-    /// itself, where from any other thread it is handed to that thread and
-    /// back, and a hand-over costs more than hashing a few kilobytes. Larger
-    /// inputs are hashed on every CPU core, as from anywhere else.
-    pub fn run_batch<R: Send>(&self, batch: impl FnOnce() -> R + Send) -> R {
-        self.cpu.on_own_worker(batch)
     }
 
     /// The digest of a byte slice.
@@ -226,7 +219,7 @@ impl Hasher {
         let mut timings = Timings::default();
         let len = input.known_len();
         let first_try = Resumed::new(progress, 0);
-        let mut on_engines = || match self.options.backend {
+        let on_engines = || match self.options.backend {
             BackendChoice::Cpu => self.on_cpu(params, &mut input, progress, &mut timings),
             BackendChoice::Gpu => self.on_gpus(params, &mut input, progress, &mut timings),
             BackendChoice::Auto => self.on_all(params, &mut input, &first_try, &mut timings),
@@ -242,7 +235,7 @@ impl Hasher {
             {
                 self.cpu.run_one_piece(len, on_engines)
             }
-            _ => on_engines(),
+            _ => self.cpu.run_pieces(on_engines),
         };
         let (hashed, note) = match result {
             Ok(hashed) => (hashed, None),
@@ -378,6 +371,7 @@ impl Hasher {
         if params.leaf_count() < 2 || self.gpu_failed.load(Ordering::Relaxed) {
             return self.on_cpu(params, input, progress, timings);
         }
+        self.shareable_input.store(true, Ordering::Relaxed);
         if self.options.wait_for_gpus {
             self.gpus
                 .prepare_now(params.algorithm(), self.cpu.piece_len(params));
@@ -446,22 +440,31 @@ impl Hasher {
         )
     }
 
-    /// Under `Auto`: why no GPU took part (no driver, no device, a start
-    /// that failed), once the GPUs' start in the background has ended —
-    /// this waits for it. `None` when a GPU started, or the driver is there
-    /// and no input was long enough to start one.
-    pub fn gpu_unavailable(&self) -> Option<String> {
-        self.gpus
-            .unavailable()
-            .or_else(|| (!gpu::driver_present()).then(|| gpu::NO_DRIVER.to_string()))
-    }
-
-    /// Under `Auto`, after [`gpu_unavailable`](Self::gpu_unavailable) found
-    /// nothing wrong: when a driver is there but no GPU was started, because
-    /// no input was long enough to repay it, the start-up it was expected to
-    /// take.
-    pub fn gpu_not_worth_starting(&self) -> Option<Duration> {
-        (!self.gpus.asked() && gpu::driver_present()).then(|| self.gpus.expected_startup())
+    /// Under `Auto`, once its inputs are done: why no GPU took part, if none
+    /// did: no driver, no device or a start that failed (this waits for the
+    /// GPUs' start in the background to end), or why none was started.
+    /// `None` when one was started.
+    pub fn why_no_gpu(&self) -> Option<String> {
+        if let Some(reason) = self.gpus.unavailable() {
+            return Some(reason);
+        }
+        if !gpu::driver_present() {
+            return Some(gpu::NO_DRIVER.to_string());
+        }
+        if self.gpus.asked() {
+            return None;
+        }
+        Some(if self.shareable_input.load(Ordering::Relaxed) {
+            format!(
+                "no GPU was started: no input was long enough to repay its expected \
+                 start-up of {:.2} s",
+                self.gpus.expected_startup().as_secs_f64()
+            )
+        } else {
+            "no GPU was started: a tree of one leaf (height 0) is one sponge, \
+             which a GPU cannot share"
+                .to_string()
+        })
     }
 
     /// Charges the GPU's one-time start-up to the first digest made on it.

@@ -45,3 +45,12 @@ pub use timings::Timings;
 /// The largest piece of input handed to a backend at once; larger
 /// [`HasherOptions::piece_bytes`] are taken as this.
 pub const MAX_PIECE_BYTES: usize = message::MAX_PIECE;
+
+/// Sizes where the input path changes course, for tests that straddle them.
+#[doc(hidden)]
+pub mod thresholds {
+    /// Files of one piece up to this size are read, not mapped.
+    pub const SMALL_FILE_READ: usize = crate::message::SMALL_FILE_READ;
+    /// Inputs of one piece up to this size are hashed on one worker.
+    pub const ONE_WORKER_MAX: u64 = crate::cpu::ONE_WORKER_MAX;
+}

@@ -37,7 +37,7 @@ const MAPPED_AHEAD: usize = 256 << 20;
 const MAX_MAPPERS: usize = 4;
 const PREFETCH_STEP: u64 = 8 << 20;
 /// Files of one piece up to this size are read into memory, not mapped.
-const SMALL_FILE_READ: usize = 256 << 10;
+pub(crate) const SMALL_FILE_READ: usize = 256 << 10;
 
 /// A piece length near `target` bytes (at most [`MAX_PIECE`], whatever the
 /// caller asks) that is a whole number of blocks and longer than any prefix

@@ -554,18 +554,22 @@ fn check_skips_comments_and_empty_lines_as_coreutils_does() {
         .success()
         .stdout(format!("{}: OK\0", a.display()))
         .stderr("");
-    // A list written with -z and read without it: a hint, not a NUL in a message.
-    let list = check_file(dir.path(), &zero_line.repeat(2));
-    let out = treehash().arg("-c").arg(&list).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert_eq!(
-        String::from_utf8(out.stderr).unwrap(),
-        format!(
-            "treehash: {}: no properly formatted checksum lines found \
-             (its lines hold NUL bytes: a list written with -z is checked with -c -z)\n",
-            list.display()
-        )
-    );
+    // A list written with -z and read without it, tagged or not: a hint,
+    // not a NUL in a message.
+    let tagged_zero_line = stdout_of(treehash().args(["-z", "--tag"]).arg(&a));
+    for written in [&zero_line, &tagged_zero_line] {
+        let list = check_file(dir.path(), &written.repeat(2));
+        let out = treehash().arg("-c").arg(&list).output().unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(
+            String::from_utf8(out.stderr).unwrap(),
+            format!(
+                "treehash: {}: no properly formatted checksum lines found \
+                 (its lines hold NUL bytes: a list written with -z is checked with -c -z)\n",
+                list.display()
+            )
+        );
+    }
     // Comments alone are no digest lines at all.
     let list = check_file(dir.path(), "# nothing here\n\n");
     treehash()
@@ -951,15 +955,47 @@ fn bench_refuses_standard_input_and_checks_the_chart_path_first() {
             "treehash: --plot {}: No such file or directory\n",
             nowhere.display()
         ));
-    // A chart file made for a run that then fails is taken away again.
+    // A chart file made for a run that measures nothing (its one backend
+    // cannot start) is taken away again; so is one whose run could not
+    // write its table.
     let chart = dir.path().join("chart.svg");
-    bench()
-        .args(["--heights", "0", "--plot"])
+    Command::new(env!("CARGO_BIN_EXE_treehash"))
+        .args(["bench", "--backend", "gpu", "--device", "999"])
+        .args(["--heights", "0", "--repeat", "1", "--plot"])
         .arg(&chart)
-        .arg(dir.path().join("nope"))
+        .arg(&a)
         .assert()
-        .code(1);
+        .code(3)
+        .stderr(predicate::str::contains("nothing was measured"));
     assert!(!chart.exists());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_treehash"))
+        .args([
+            "bench",
+            "--backend",
+            "cpu",
+            "--heights",
+            "0",
+            "--repeat",
+            "1",
+            "--plot",
+        ])
+        .arg(&chart)
+        .arg(&a)
+        .stdout(fs::File::create("/dev/full").unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(!chart.exists());
+    // A file that was there before is never removed, even left empty.
+    fs::write(&chart, "").unwrap();
+    Command::new(env!("CARGO_BIN_EXE_treehash"))
+        .args(["bench", "--backend", "gpu", "--device", "999"])
+        .args(["--heights", "0", "--repeat", "1", "--plot"])
+        .arg(&chart)
+        .arg(&a)
+        .assert()
+        .code(3);
+    assert!(chart.exists());
 }
 
 /// A GPU asked for by name that cannot start (device 999 exists nowhere):

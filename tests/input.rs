@@ -147,29 +147,33 @@ fn a_file_cut_under_the_window_being_hashed_gets_an_error_not_a_crash() {
 }
 
 /// A file of one piece is read into memory when small and mapped when not
-/// (src/message.rs, `SMALL_FILE_READ` = 256 KiB), and hashed on one worker
-/// up to 64 KiB (src/cpu.rs, `ONE_WORKER_MAX`), else on the pool: the same
+/// (`SMALL_FILE_READ`), and hashed on one worker when smaller still
+/// (`ONE_WORKER_MAX`), else on the pool: the same
 /// digests as the reference on both sides of those sizes, with and without
-/// a prefix, on either backend choice that hashes on the CPU, from the
-/// calling thread and from the hasher's own (`Hasher::run_batch`).
+/// a prefix, on either backend choice that hashes on the CPU, from one
+/// thread and from several at once (which share the one worker or spill
+/// over to the pool).
 #[test]
 fn files_of_one_piece_read_or_mapped_give_the_reference_digest() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("one-piece");
+    let read = treehash::thresholds::SMALL_FILE_READ;
+    let alone = treehash::thresholds::ONE_WORKER_MAX as usize;
     let sizes = [
         0,
         1,
         135,
         136,
         137,
-        (64 << 10) - 1,
-        64 << 10,
-        (64 << 10) + 1,
-        (256 << 10) - 1,
-        256 << 10,
-        (256 << 10) + 1,
+        alone - 1,
+        alone,
+        alone + 1,
+        read - 1,
+        read,
+        read + 1,
         (1 << 20) + 7,
     ];
+    assert!(alone < read && read < (1 << 20), "the sizes straddle both");
     let prefixes: [&[u8]; 2] = [b"", b"key"];
     for backend in [BackendChoice::Cpu, BackendChoice::Auto] {
         let hasher = Hasher::new(HasherOptions {
@@ -198,24 +202,27 @@ fn files_of_one_piece_read_or_mapped_give_the_reference_digest() {
                         .hash_path(&params, &path, &treehash::NoProgress)
                         .unwrap()
                 };
-                for (got, from) in [(hash(), "here"), (hasher.run_batch(hash), "batch")] {
+                let mut outputs = vec![hash()];
+                std::thread::scope(|s| {
+                    let threads: Vec<_> = (0..4).map(|_| s.spawn(hash)).collect();
+                    outputs.extend(threads.into_iter().map(|t| t.join().unwrap()));
+                });
+                for got in outputs {
                     assert_eq!(
                         got.digest, want,
-                        "{backend:?}, {len} bytes, prefix {prefix:?}, from {from}"
+                        "{backend:?}, {len} bytes, prefix {prefix:?}"
                     );
                     assert_eq!(got.bytes, len as u64);
                 }
             }
         }
-        // A file of several pieces, from the hasher's own thread too.
+        // A file of several pieces after the small ones.
         let data: Vec<u8> = (0..(9 << 20) + 5).map(|i: usize| (i % 251) as u8).collect();
         std::fs::write(&path, &data).unwrap();
         let params = TreeParams::new(Algorithm::Sha3_256, 5, 4).unwrap();
-        let got = hasher.run_batch(|| {
-            hasher
-                .hash_path(&params, &path, &treehash::NoProgress)
-                .unwrap()
-        });
+        let got = hasher
+            .hash_path(&params, &path, &treehash::NoProgress)
+            .unwrap();
         assert_eq!(got.digest, treehash::reference::tree_hash(&params, &data));
     }
 }

@@ -87,9 +87,6 @@ pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {
         Ok(outcome) => outcome,
         Err(e) => {
             report(format!("{}: {e}", args.file.display()));
-            if let Some(plot) = plot {
-                plot.abandon();
-            }
             return Ok(failure_code(&e));
         }
     };
@@ -101,12 +98,14 @@ pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {
     };
     stdout::write(text.as_bytes()).map_err(|e| Fatal::write(&e, exit::OK))?;
     let mut code = exit::OK;
-    if let Some(plot) = plot
-        && let Err(e) = bench::plot_svg(&outcome, plot.path)
-    {
-        report(format!("--plot {}: {e}", plot.path.display()));
-        plot.abandon();
-        code = exit::FAILED;
+    if let Some(plot) = plot {
+        match bench::plot_svg(&outcome, plot.path) {
+            Ok(()) => plot.keep(),
+            Err(e) => {
+                report(format!("--plot {}: {e}", plot.path.display()));
+                code = exit::FAILED;
+            }
+        }
     }
     for unavailable in &outcome.unavailable {
         report(format!(
@@ -123,38 +122,62 @@ pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {
 }
 
 /// The chart's file, checked before the benchmark runs so that a bad path
-/// does not cost a whole run: opened for writing without truncating it, and
-/// removed again if it was created here and nothing was measured.
+/// does not cost a whole run: opened for writing (made if missing, never
+/// truncated here). A file made here that no chart was written into (the
+/// run failed, or standard output did) is removed when this drops, if it is
+/// still that same empty file.
 struct PlotFile<'a> {
     path: &'a Path,
-    created: bool,
+    /// The device and inode of the file made here, until a chart is kept.
+    made: Option<(u64, u64)>,
 }
 
 impl<'a> PlotFile<'a> {
     fn open(path: &'a Path) -> Result<PlotFile<'a>, Fatal> {
-        let existed = std::fs::symlink_metadata(path).is_ok();
-        std::fs::OpenOptions::new()
+        use std::os::unix::fs::MetadataExt;
+        let refuse = |e: &std::io::Error| Fatal {
+            message: format!(
+                "--plot {}: {}",
+                path.display(),
+                treehash::error::io_reason(e)
+            ),
+            code: exit::FAILED,
+        };
+        let made = match std::fs::OpenOptions::new()
             .write(true)
-            .create(true)
-            .truncate(false)
+            .create_new(true)
             .open(path)
-            .map_err(|e| Fatal {
-                message: format!(
-                    "--plot {}: {}",
-                    path.display(),
-                    treehash::error::io_reason(&e)
-                ),
-                code: exit::FAILED,
-            })?;
-        Ok(PlotFile {
-            path,
-            created: !existed,
-        })
+        {
+            Ok(file) => {
+                let meta = file.metadata().map_err(|e| refuse(&e))?;
+                Some((meta.dev(), meta.ino()))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .map_err(|e| refuse(&e))?;
+                None
+            }
+            Err(e) => return Err(refuse(&e)),
+        };
+        Ok(PlotFile { path, made })
     }
 
-    /// The benchmark failed: an empty file made by [`PlotFile::open`] goes.
-    fn abandon(self) {
-        if self.created {
+    /// The chart was written: the file stays.
+    fn keep(mut self) {
+        self.made = None;
+    }
+}
+
+impl Drop for PlotFile<'_> {
+    fn drop(&mut self) {
+        use std::os::unix::fs::MetadataExt;
+        if let Some(made) = self.made
+            && let Ok(meta) = std::fs::symlink_metadata(self.path)
+            && (meta.dev(), meta.ino()) == made
+            && meta.len() == 0
+        {
             let _ = std::fs::remove_file(self.path);
         }
     }

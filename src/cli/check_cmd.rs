@@ -9,7 +9,7 @@ use std::io::{self, BufRead, BufReader, Read};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use treehash::checkfile::{CheckLine, LineError, digests_equal, escape_name, parse_line};
+use treehash::checkfile::{CheckLine, digests_equal, escape_name, parse_line};
 use treehash::params::MIN_KEYED_DIGEST_LEN;
 use treehash::{HashError, Hasher, TreeParams};
 
@@ -33,8 +33,8 @@ struct Tally {
     /// Lines refused by the keyed-check rules.
     refused: usize,
     malformed: usize,
-    /// Malformed lines whose name held a NUL byte.
-    nul_names: usize,
+    /// Malformed lines that held a NUL byte.
+    nul_lines: usize,
 }
 
 pub fn run(cli: &Cli) -> Result<i32, Fatal> {
@@ -48,27 +48,27 @@ pub fn run(cli: &Cli) -> Result<i32, Fatal> {
         output: &cli.output,
         progress: !cli.output.no_progress && !cli.check.status,
     };
-    // On the hasher's own thread: a list of many small files is checked
-    // with no hand-over between threads per file.
-    let code = hasher.run_batch(|| {
-        let mut code = exit::OK;
-        for list in inputs(&cli.files) {
-            code = code.max(
-                checker
-                    .check_list(&list)
-                    .map_err(|e| Fatal::write(&e, code))?,
-            );
-        }
-        Ok(code)
-    })?;
+    let mut code = exit::OK;
+    for list in inputs(&cli.files) {
+        code = code.max(
+            checker
+                .check_list(&list)
+                .map_err(|e| Fatal::write(&e, code))?,
+        );
+    }
     note_no_gpu(&cli.output, cli.backend, hasher);
     Ok(code)
 }
 
 /// A check file's line (without its line end) that holds no digest: one
-/// that starts with `#`, or is empty but perhaps for a CR.
-fn is_comment_or_empty(line: &[u8]) -> bool {
-    matches!(line, [] | [b'\r'] | [b'#', ..])
+/// that starts with `#`, or is empty (but for the CR of a CRLF line, where
+/// lines end with newlines).
+fn is_comment_or_empty(line: &[u8], nul_ended: bool) -> bool {
+    match line {
+        [] | [b'#', ..] => true,
+        [b'\r'] => !nul_ended,
+        _ => false,
+    }
 }
 
 struct Checker<'a> {
@@ -113,7 +113,7 @@ impl Checker<'_> {
             let parsed = match read {
                 LineRead::End => break,
                 // Comments and empty lines are skipped, as coreutils skips them.
-                LineRead::Line if is_comment_or_empty(&line) => continue,
+                LineRead::Line if is_comment_or_empty(&line, self.output.zero) => continue,
                 LineRead::TooLong => Err(format!("longer than {MAX_LINE_BYTES} bytes")),
                 // parse_line drops one trailing CR (of a CRLF line); a
                 // NUL-ended line has none, so a CR is added for it to drop,
@@ -123,7 +123,8 @@ impl Checker<'_> {
                     parse_line(&line).map_err(|why| why.to_string())
                 }
                 LineRead::Line => parse_line(&line).map_err(|why| {
-                    tally.nul_names += usize::from(why == LineError::NulInName);
+                    // However it failed, a NUL in the line points to -z.
+                    tally.nul_lines += usize::from(line.contains(&0));
                     why.to_string()
                 }),
             };
@@ -291,7 +292,7 @@ impl Checker<'_> {
     /// calls for.
     fn summarise(&self, list: &Path, t: &Tally) -> i32 {
         if t.formatted == 0 {
-            let hint = match t.nul_names {
+            let hint = match t.nul_lines {
                 0 => "",
                 _ => " (its lines hold NUL bytes: a list written with -z is checked with -c -z)",
             };

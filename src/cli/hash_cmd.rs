@@ -33,9 +33,7 @@ pub fn run(cli: &Cli) -> Result<i32, Fatal> {
         ));
     }
     let hasher = hasher(&cli.run, cli.backend)?;
-    // On the hasher's own thread: many small files are hashed with no
-    // hand-over between threads per file.
-    let code = hasher.run_batch(|| hash_each(cli, hasher, &params, &files))?;
+    let code = hash_each(cli, hasher, &params, &files)?;
     note_no_gpu(&cli.output, cli.backend, hasher);
     Ok(code)
 }

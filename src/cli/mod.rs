@@ -224,14 +224,8 @@ pub fn note_no_gpu(
     if backend != args::BackendArg::Auto || !(output.verbose || output.timings) {
         return;
     }
-    if let Some(reason) = hasher.gpu_unavailable() {
+    if let Some(reason) = hasher.why_no_gpu() {
         report(format!("{reason}; hashing on the CPU"));
-    } else if let Some(startup) = hasher.gpu_not_worth_starting() {
-        report(format!(
-            "no GPU was started: no input was long enough to repay its expected \
-             start-up of {:.2} s; hashing on the CPU",
-            startup.as_secs_f64()
-        ));
     }
 }
 
