@@ -118,6 +118,9 @@ run() {
         said=$("$bin/treehash" -v /tmp/f1m 2>&1 >/dev/null)
         echo "-v on 1 MiB: $said"
         case $said in *"no GPU was started: no input was long enough"*) ;; *) return 1 ;; esac
+        said=$("$bin/treehash" -v -H 0 /tmp/f1m 2>&1 >/dev/null)
+        echo "-v -H 0 on 1 MiB: $said"
+        case $said in *"no GPU was started: a tree of one leaf"*) ;; *) return 1 ;; esac
         # Files of one piece (read below 256 KiB, mapped above) agree on every backend.
         rm -rf /tmp/one-piece && mkdir -p /tmp/one-piece
         for n in 0 1 135 136 137 262143 262144 262145 1048583; do

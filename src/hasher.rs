@@ -104,6 +104,11 @@ pub struct HashOutput {
 
 /// Hashes inputs with the backend the options ask for. Keep one for the
 /// whole process: it owns the worker threads and, once started, the GPU.
+/// Several threads may hash with it at once. Hash from threads of your own,
+/// not from inside another rayon pool's parallel loop: a worker of that pool
+/// that waits for this hasher's workers may take up the loop's next item
+/// meanwhile, and so start hash within hash until its stack runs out (seen
+/// with thousands of small inputs; a larger `RUST_MIN_STACK` hides it).
 ///
 /// ```
 /// use treehash::{Algorithm, Hasher, HasherOptions, TreeParams};
