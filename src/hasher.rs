@@ -107,7 +107,7 @@ pub struct HashOutput {
 /// Several threads may hash with it at once. Hash from threads of your own,
 /// not from inside another rayon pool's parallel loop: a worker of that pool
 /// that waits for this hasher's workers may take up the loop's next item
-/// meanwhile, and so start hash within hash until its stack runs out (seen
+/// meanwhile, and so nest one input inside another until its stack runs out (seen
 /// with thousands of small inputs; a larger `RUST_MIN_STACK` hides it).
 ///
 /// ```
