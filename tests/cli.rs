@@ -955,11 +955,16 @@ fn bench_refuses_standard_input_and_checks_the_chart_path_first() {
     // cannot start) is taken away again; so is one whose run could not
     // write its table.
     let chart = dir.path().join("chart.svg");
-    Command::new(env!("CARGO_BIN_EXE_treehash"))
-        .args(["bench", "--backend", "gpu", "--device", "999"])
-        .args(["--heights", "0", "--repeat", "1", "--plot"])
-        .arg(&chart)
-        .arg(&a)
+    // A bench whose one backend, a GPU that does not exist, measures nothing.
+    let on_no_gpu = || {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_treehash"));
+        cmd.args(["bench", "--backend", "gpu", "--device", "999"])
+            .args(["--heights", "0", "--repeat", "1", "--plot"])
+            .arg(&chart)
+            .arg(&a);
+        cmd
+    };
+    on_no_gpu()
         .assert()
         .code(3)
         .stderr(predicate::str::contains("nothing was measured"));
@@ -984,13 +989,7 @@ fn bench_refuses_standard_input_and_checks_the_chart_path_first() {
     assert!(!chart.exists());
     // A file that was there before is never removed, even left empty.
     fs::write(&chart, "").unwrap();
-    Command::new(env!("CARGO_BIN_EXE_treehash"))
-        .args(["bench", "--backend", "gpu", "--device", "999"])
-        .args(["--heights", "0", "--repeat", "1", "--plot"])
-        .arg(&chart)
-        .arg(&a)
-        .assert()
-        .code(3);
+    on_no_gpu().assert().code(3);
     assert!(chart.exists());
 }
 
