@@ -280,12 +280,13 @@ pub fn run(config: &BenchConfig, status: &dyn Fn(&str)) -> Result<Report, HashEr
     Ok(report)
 }
 
+/// A backend to measure, and its hasher or why it could not start.
+type Measured = (BackendChoice, Result<Hasher, HashError>);
+
 /// One hasher per backend measured, or why it could not start. The GPU is
 /// started here, by the hasher that will use it, so that its start-up time
 /// is the process's first. A GPU that does not start is left out when no
 /// backend was named, and reported when `--backend gpu` asked for it.
-type Measured = (BackendChoice, Result<Hasher, HashError>);
-
 fn hashers(config: &BenchConfig) -> Result<Vec<Measured>, HashError> {
     let detect = config.backends.is_empty();
     let wanted = if detect {
