@@ -104,11 +104,10 @@ pub struct HashOutput {
 
 /// Hashes inputs with the backend the options ask for. Keep one for the
 /// whole process: it owns the worker threads and, once started, the GPU.
-/// Several threads may hash with it at once. Hash from threads of your own,
-/// not from inside another rayon pool's parallel loop: a worker of that pool
-/// that waits for this hasher's workers may take up the loop's next item
-/// meanwhile, and so nest one input inside another until its stack runs out (seen
-/// with thousands of small inputs; a larger `RUST_MIN_STACK` hides it).
+/// Several threads may hash with it at once, a caller's own rayon
+/// `par_iter` included: a small input is hashed on the calling thread, and
+/// a worker of another pool never waits on this hasher's pool (where rayon
+/// would let it run its own pool's next job meanwhile, and nest).
 ///
 /// ```
 /// use treehash::{Algorithm, Hasher, HasherOptions, TreeParams};
@@ -230,9 +229,10 @@ impl Hasher {
             BackendChoice::Auto => self.on_all(params, &mut input, &first_try, &mut timings),
         };
         // An input of one piece is hashed by the CPU in one call
-        // (`CpuBackend::run_one_piece`). Larger inputs are driven from the
-        // calling thread, which would otherwise hold a worker while it waits
-        // for windows and GPUs.
+        // (`CpuBackend::run_one_piece`: inline when small). Larger inputs
+        // are driven from a thread that is no rayon worker, which would
+        // otherwise hold a worker (or steal its own pool's jobs) while it
+        // waits for windows and GPUs.
         let result = match len {
             Some(len)
                 if self.options.backend != BackendChoice::Gpu

@@ -4,8 +4,7 @@
 //! depends only on the height and the function, and is computed once. So the
 //! work is that of the real nodes plus one node per level, whatever L is.
 
-use rayon::prelude::*;
-
+use super::workers::Workers;
 use crate::params::TreeParams;
 use crate::sponge::Sponge;
 
@@ -16,7 +15,7 @@ const EMPTY_BATCH: usize = 1024;
 /// the leaves that hold a block, in leaf order.
 pub fn reduce_levels<S: Sponge>(
     params: &TreeParams,
-    pool: &rayon::ThreadPool,
+    workers: Workers<'_>,
     mut level: Vec<u8>,
 ) -> Vec<u8> {
     debug_assert!(params.height() > 0);
@@ -29,13 +28,12 @@ pub fn reduce_levels<S: Sponge>(
     let min_nodes = (1usize << 16).div_ceil(d * c);
     for _ in 1..params.height() {
         let mut parents = vec![0u8; (level.len() / c).div_ceil(d) * c];
-        pool.install(|| {
-            parents
-                .par_chunks_mut(c)
-                .zip(level.par_chunks(d * c))
-                .with_min_len(min_nodes)
-                .for_each(|(out, children)| hash_node::<S>(children, &empty, d, out));
-        });
+        workers.for_each_pair(
+            (&mut parents, c),
+            (&level, d * c),
+            min_nodes,
+            |_, out, children| hash_node::<S>(children, &empty, d, out),
+        );
         let mut parent_of_empties = vec![0u8; c];
         hash_node::<S>(&[], &empty, d, &mut parent_of_empties);
         (level, empty) = (parents, parent_of_empties);

@@ -14,8 +14,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
-use rayon::prelude::*;
-
+use super::workers::Workers;
 use crate::params::TreeParams;
 
 /// Leaves per rayon task at most: 1024 states are about 208 KiB, an L2's worth.
@@ -76,7 +75,7 @@ pub trait Absorb: Send + Sync {
 /// absorbed, piece by piece. Unit u holds leaves `owned.start + u·WIDTH` on.
 pub struct Leaves<'a, A: Absorb> {
     params: &'a TreeParams,
-    pool: &'a rayon::ThreadPool,
+    workers: Workers<'a>,
     engine: A,
     owned: Range<u64>,
     /// The units of the owned leaves that hold a block (at least).
@@ -96,14 +95,14 @@ impl<'a, A: Absorb> Leaves<'a, A> {
     /// fresh: [`set_states`](Self::set_states) gives them what they hold.
     pub fn new(
         params: &'a TreeParams,
-        pool: &'a rayon::ThreadPool,
+        workers: Workers<'a>,
         engine: A,
         owned: Range<u64>,
         message_len: u64,
     ) -> Self {
         let mut leaves = Leaves {
             params,
-            pool,
+            workers,
             engine,
             owned: 0..0,
             units: Vec::new(),
@@ -166,7 +165,7 @@ impl<'a, A: Absorb> Leaves<'a, A> {
             // workers that just finished spin for a while, and one more busy
             // thread than cores would halve this single sponge's speed.
             if let Some(unit) = units.first_mut() {
-                self.pool.install(|| engine.absorb_leaf(unit, 0, piece));
+                self.workers.run(|| engine.absorb_leaf(unit, 0, piece));
             }
             return;
         }
@@ -180,17 +179,17 @@ impl<'a, A: Absorb> Leaves<'a, A> {
         };
         let ranges = touched_units(first, end, leaf_count, &self.owned, A::WIDTH);
         let touched: usize = ranges.iter().map(|r| r.len()).sum();
-        let threads = self.pool.current_num_threads();
-        if let [range, rest] = &ranges
+        let threads = self.workers.threads();
+        if let ([range, rest], Workers::Pool(pool)) = (&ranges, self.workers)
             && rest.is_empty()
+            && threads > 1
             && touched < threads * TASKS_PER_THREAD
         {
             let slices = walk.slices::<A>(self.slice_bytes);
             if slices.len() > 1 {
                 let start = range.start;
                 let units = &mut units[range.clone()];
-                self.pool
-                    .install(|| run_in_slices(&slices, engine, start, units, threads));
+                pool.install(|| run_in_slices(&slices, engine, start, units, threads));
                 #[cfg(test)]
                 {
                     self.pieces_in_slices += 1;
@@ -203,15 +202,13 @@ impl<'a, A: Absorb> Leaves<'a, A> {
         let per_task = touched
             .div_ceil(threads * TASKS_PER_THREAD)
             .clamp(1, (MAX_TASK_LEAVES / A::WIDTH).max(1));
-        self.pool.install(|| {
-            for range in ranges.into_iter().filter(|r| !r.is_empty()) {
-                let start = range.start;
-                units[range]
-                    .par_chunks_mut(per_task)
-                    .enumerate()
-                    .for_each(|(t, task)| walk.run(engine, start + t * per_task, task));
-            }
-        });
+        for range in ranges.into_iter().filter(|r| !r.is_empty()) {
+            let start = range.start;
+            self.workers
+                .for_each_chunk(&mut units[range], per_task, |t, task| {
+                    walk.run(engine, start + t * per_task, task)
+                });
+        }
     }
 
     /// Makes room for the units of the owned leaves that hold a block once
@@ -275,21 +272,21 @@ impl<'a, A: Absorb> Leaves<'a, A> {
         let out_len = params.leaf_output_len();
         let holding = self.holding(self.blocks());
         let mut out = vec![0u8; (holding.end - holding.start) as usize * out_len];
-        let (engine, units) = (&self.engine, &self.units);
-        self.pool.install(|| {
-            out.par_chunks_mut(A::WIDTH * out_len)
-                .zip(units.par_iter())
-                .enumerate()
-                .with_min_len((64 / A::WIDTH).max(1))
-                .for_each(|(u, (outs, unit))| {
-                    let first = holding.start + (u * A::WIDTH) as u64;
-                    let lens: Vec<u64> = (first..)
-                        .take(outs.len() / out_len)
-                        .map(|leaf| leaf_len(params, self.message_len, leaf))
-                        .collect();
-                    engine.finish_unit(unit, &lens, outs);
-                });
-        });
+        let (engine, units) = (&self.engine, &self.units[..]);
+        let message_len = self.message_len;
+        self.workers.for_each_pair(
+            (&mut out, A::WIDTH * out_len),
+            (units, 1),
+            64 / A::WIDTH,
+            |u, outs, unit| {
+                let first = holding.start + (u * A::WIDTH) as u64;
+                let lens: Vec<u64> = (first..)
+                    .take(outs.len() / out_len)
+                    .map(|leaf| leaf_len(params, message_len, leaf))
+                    .collect();
+                engine.finish_unit(&unit[0], &lens, outs);
+            },
+        );
         out
     }
 }
