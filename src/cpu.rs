@@ -150,7 +150,7 @@ fn with_inline<R>(inline: bool, work: impl FnOnce() -> R) -> R {
 /// take a worker from the hashing or, if it is another pool's, run that
 /// pool's next jobs while it waits, nesting the caller's work inside ours.
 /// A plain thread's join waits without running anything.
-fn off_rayon_workers<R: Send>(work: impl FnOnce() -> R + Send) -> R {
+pub(crate) fn off_rayon_workers<R: Send>(work: impl FnOnce() -> R + Send) -> R {
     if rayon::current_thread_index().is_none() {
         return work();
     }
@@ -226,6 +226,13 @@ impl CpuBackend {
     /// the pool.
     pub(crate) fn run_pieces<R: Send>(&self, work: impl FnOnce() -> R + Send) -> R {
         off_rayon_workers(|| with_inline(false, work))
+    }
+
+    /// Runs `work`, the hashing of an input of any length, on the calling
+    /// thread alone, its engines looping there (one input of many hashed
+    /// side by side, each on its own thread).
+    pub(crate) fn run_alone<R>(&self, work: impl FnOnce() -> R) -> R {
+        with_inline(true, work)
     }
 
     /// The threads the engines hash on: the calling thread alone for an

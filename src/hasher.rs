@@ -163,6 +163,18 @@ impl Hasher {
         Ok(self.gpus.open_now()?)
     }
 
+    /// The CPU backend.
+    pub(crate) fn cpu(&self) -> &CpuBackend {
+        &self.cpu
+    }
+
+    /// Whether inputs that would not fill the engines may be hashed on the
+    /// CPU alone, side by side ([`Hasher::hash_list`]): not when only GPUs
+    /// are asked for.
+    pub(crate) fn hashes_alone(&self) -> bool {
+        self.options.backend != BackendChoice::Gpu
+    }
+
     /// The digest of a byte slice.
     pub fn hash_bytes(&self, params: &TreeParams, data: &[u8]) -> Result<HashOutput, HashError> {
         self.hash_input(params, Input::Bytes(data), &NoProgress)
@@ -188,22 +200,35 @@ impl Hasher {
         path: &Path,
         progress: &dyn Progress,
     ) -> Result<HashOutput, HashError> {
+        self.hash_path_on(params, path, progress, Placement::Engines)
+    }
+
+    /// [`Hasher::hash_path`], on every engine or on the calling thread alone.
+    pub(crate) fn hash_path_on(
+        &self,
+        params: &TreeParams,
+        path: &Path,
+        progress: &dyn Progress,
+        placement: Placement,
+    ) -> Result<HashOutput, HashError> {
         let start = Instant::now();
         let mut open_time = Duration::ZERO;
         let source = timed(&mut open_time, || Source::open(path))?;
         progress.start(source.known_len());
+        let hash = |input: Input<'_>| match placement {
+            Placement::Engines => self.hash_input(params, input, progress),
+            Placement::Alone => self.hash_input_alone(params, input, progress),
+        };
         let mut out = match source {
             Source::File(mut file) => {
-                let out = self.hash_input(params, Input::File(&file), progress)?;
+                let out = hash(Input::File(&file))?;
                 file.check_unchanged()?;
                 if is_stdin_name(path) {
                     file.seek_past()?;
                 }
                 out
             }
-            Source::Stream(mut file) => {
-                self.hash_input(params, Input::Stream(&mut file), progress)?
-            }
+            Source::Stream(mut file) => hash(Input::Stream(&mut file))?,
         };
         out.timings.open = open_time;
         out.timings.total = start.elapsed();
@@ -278,6 +303,30 @@ impl Hasher {
             timings,
             shares: hashed.shares,
             fallback_note: note,
+        })
+    }
+
+    /// The digest of one input on the CPU, on the calling thread alone (one
+    /// of many inputs hashed side by side).
+    fn hash_input_alone(
+        &self,
+        params: &TreeParams,
+        mut input: Input<'_>,
+        progress: &dyn Progress,
+    ) -> Result<HashOutput, HashError> {
+        let start = Instant::now();
+        let mut timings = Timings::default();
+        let hashed = self
+            .cpu
+            .run_alone(|| self.on_cpu(params, &mut input, progress, &mut timings))?;
+        timings.total = start.elapsed();
+        Ok(HashOutput {
+            digest: hashed.digest,
+            bytes: hashed.bytes,
+            backend: BackendUsed::Cpu,
+            timings,
+            shares: hashed.shares,
+            fallback_note: None,
         })
     }
 
@@ -478,6 +527,16 @@ impl Hasher {
             timings.gpu_init = gpu.info().init;
         }
     }
+}
+
+/// Where one input is hashed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Placement {
+    /// On the engines the options ask for, sharing the leaves.
+    Engines,
+    /// On the CPU, on the calling thread alone: one of many inputs hashed
+    /// side by side, each of which alone would not fill the engines.
+    Alone,
 }
 
 /// The GPUs that become ready while an input is hashed: under `Auto`, or

@@ -5,10 +5,10 @@ use std::path::Path;
 use treehash::checkfile::{tagged_line, untagged_line};
 use treehash::input::is_stdin_name;
 use treehash::params::MIN_KEYED_DIGEST_LEN;
-use treehash::{HashError, HashOutput, Hasher, NoProgress, TreeParams};
+use treehash::{HashError, HashOutput, Hasher, ListInput, NoProgress, TreeParams};
 
 use super::args::{Cli, OutputArgs};
-use super::progress_bar::InputProgress;
+use super::progress_bar::ListProgress;
 use super::{
     Fatal, exit, failure_code, hasher, inputs, name_bytes, note_fallback, note_no_gpu,
     note_timings, plain, report, signals, stdout, tree_params,
@@ -38,7 +38,8 @@ pub fn run(cli: &Cli) -> Result<i32, Fatal> {
     Ok(code)
 }
 
-/// Hashes every input in turn and prints its line; returns the exit code.
+/// Hashes the inputs side by side and prints their lines in order, each as
+/// soon as it and those before it are done; returns the exit code.
 fn hash_each(
     cli: &Cli,
     hasher: &Hasher,
@@ -46,27 +47,42 @@ fn hash_each(
     files: &[std::path::PathBuf],
 ) -> Result<i32, Fatal> {
     let mut code = exit::OK;
-    for path in files {
-        let progress = InputProgress::new(&path.display().to_string(), !cli.output.no_progress);
-        signals::hashing(path);
-        let result = hasher.hash_path(params, path, &progress);
-        progress.finish();
+    let progress = ListProgress::new(files, !cli.output.no_progress);
+    // The SIGBUS handler's last resort names the input only when there is one.
+    if let [only] = files {
+        signals::hashing(only);
+    }
+    let items = files.iter().map(|path| {
+        let input = ListInput {
+            params: params.clone(),
+            path: path.clone(),
+        };
+        (path, Some(input))
+    });
+    let written = hasher.hash_list(items, &progress, |path, result| {
+        progress.input_done();
         match result {
-            Ok(out) => {
-                note_fallback(&cli.output, &out);
-                stdout::write(&digest_line(&cli.output, params, path, &out))
-                    .map_err(|e| Fatal::write(&e, code))?;
-                note_timings(&cli.output, path, &out);
+            Some(Ok(out)) => {
+                progress.suspend(|| {
+                    note_fallback(&cli.output, &out);
+                    stdout::write(&digest_line(&cli.output, params, path, &out))?;
+                    note_timings(&cli.output, path, &out);
+                    Ok::<_, std::io::Error>(())
+                })?;
                 if cli.verify {
                     code = code.max(verify_height_zero(hasher, params, path));
                 }
             }
-            Err(e) => {
-                report(format!("{}: {e}", path.display()));
+            Some(Err(e)) => {
+                progress.suspend(|| report(format!("{}: {e}", path.display())));
                 code = code.max(failure_code(&e));
             }
+            None => {}
         }
-    }
+        Ok(())
+    });
+    progress.finish();
+    written.map_err(|e| Fatal::write(&e, code))?;
     Ok(code)
 }
 
