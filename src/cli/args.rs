@@ -55,10 +55,11 @@ pub struct Cli {
     #[command(flatten)]
     pub tree: TreeArgs,
 
-    /// Backend: `auto` hashes on the CPU at once while the GPUs of --device
-    /// start in the background; each GPU joins when it is ready and the
-    /// leaves are split by measured speed (an input that ends first is the
-    /// CPU's alone). `cpu`; or `gpu`: the GPUs only.
+    /// Backend: `auto` hashes on the CPU at once, and for an input long
+    /// enough to repay it the GPUs of --device start in the background; each
+    /// GPU joins when it is ready and takes the leaves, which go back to the
+    /// CPU only while that makes the input go faster (an input that ends
+    /// first is the CPU's alone). `cpu`; or `gpu`: the GPUs only.
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     pub backend: BackendArg,
 
