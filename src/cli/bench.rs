@@ -136,6 +136,7 @@ impl Phases {
     }
 }
 
+/// Whether a run had a GPU take part.
 fn uses_gpu(backend: BackendUsed) -> bool {
     match backend {
         BackendUsed::Gpu | BackendUsed::CpuGpu => true,
@@ -274,10 +275,7 @@ pub fn run(config: &BenchConfig, status: &dyn Fn(&str)) -> Result<Report, HashEr
         if let Some(params) = warm_params {
             let out = hasher.hash_path(&params, &config.file, &NoProgress)?;
             // Asked only of a hasher that ran on the GPU, so that it starts nothing.
-            let device = match out.backend {
-                BackendUsed::Gpu | BackendUsed::CpuGpu => hasher.gpu().ok(),
-                BackendUsed::Cpu => None,
-            };
+            let device = uses_gpu(out.backend).then(|| hasher.gpu().ok()).flatten();
             let on_gpu = device.is_some();
             report.startup.push(Startup {
                 backend: name.to_string(),
@@ -293,39 +291,37 @@ pub fn run(config: &BenchConfig, status: &dyn Fn(&str)) -> Result<Report, HashEr
                 report.rows.push(Row::skipped(name, height, &params, why));
                 continue;
             }
-            {
-                let mut runs = Vec::with_capacity(config.repeat);
-                for r in 0..config.repeat {
-                    status(&format!(
-                        "{name}: H={height}, run {}/{}",
-                        r + 1,
-                        config.repeat
-                    ));
-                    let start = Instant::now();
-                    let out = hasher.hash_path(&params, &config.file, &NoProgress)?;
-                    runs.push((start.elapsed().as_secs_f64(), out));
-                }
-                let mut times: Vec<f64> = runs.iter().map(|r| r.0).collect();
-                let seconds = Spread::of(&mut times);
-                let (_, out) = runs
-                    .iter()
-                    .find(|r| r.0 == seconds.median)
-                    .expect("the median is one of the runs");
-                report.rows.push(Row {
-                    backend: name.to_string(),
-                    height,
-                    leaves: params.leaf_count(),
-                    skipped: None,
-                    measured: Some(Measurement {
-                        ran_on: out.backend.to_string(),
-                        digest: hex::encode(&out.digest),
-                        seconds,
-                        gb_per_s: rate(bytes, seconds.median),
-                        speedup_vs_h0: None,
-                        phases: Phases::of(out),
-                    }),
-                });
+            let mut runs = Vec::with_capacity(config.repeat);
+            for r in 0..config.repeat {
+                status(&format!(
+                    "{name}: H={height}, run {}/{}",
+                    r + 1,
+                    config.repeat
+                ));
+                let start = Instant::now();
+                let out = hasher.hash_path(&params, &config.file, &NoProgress)?;
+                runs.push((start.elapsed().as_secs_f64(), out));
             }
+            let mut times: Vec<f64> = runs.iter().map(|r| r.0).collect();
+            let seconds = Spread::of(&mut times);
+            let (_, out) = runs
+                .iter()
+                .find(|r| r.0 == seconds.median)
+                .expect("the median is one of the runs");
+            report.rows.push(Row {
+                backend: name.to_string(),
+                height,
+                leaves: params.leaf_count(),
+                skipped: None,
+                measured: Some(Measurement {
+                    ran_on: out.backend.to_string(),
+                    digest: hex::encode(&out.digest),
+                    seconds,
+                    gb_per_s: rate(bytes, seconds.median),
+                    speedup_vs_h0: None,
+                    phases: Phases::of(out),
+                }),
+            });
         }
         set_speedups(&mut report.rows[first_row..]);
         status(&format!("{name}: H=0 verification"));
