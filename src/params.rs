@@ -409,9 +409,14 @@ impl FromStr for Label {
         if keyed {
             parts.pop();
         }
+        // Plain decimal (docs/SPEC.md): digits only, and no leading zero but in `0` itself.
         let field = |part: Option<&&str>, key: &str| -> Result<u64, LabelError> {
             part.and_then(|p| p.strip_prefix(key))
-                .filter(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+                .filter(|v| {
+                    !v.is_empty()
+                        && v.bytes().all(|b| b.is_ascii_digit())
+                        && (v.len() == 1 || !v.starts_with('0'))
+                })
                 .and_then(|v| v.parse().ok())
                 .ok_or_else(bad)
         };
@@ -521,6 +526,11 @@ mod tests {
             "SHA3-256-LI(H=2,D=4,B=136,Q)",
             "SHA3-256-LI(H=+2,D=4,B=136)",
             "SHA3-256-LI(H=99999999999,D=4,B=136)",
+            "SHA3-256-LI(H=02,D=4,B=136)",
+            "SHA3-256-LI(H=2,D=04,B=136)",
+            "SHA3-256-LI(H=2,D=4,B=0136)",
+            "SHA3-256-LI(H=00,P)",
+            "SHA3-256-LI(H=2,D=4,B=00)",
             "MD5",
         ] {
             assert!(bad.parse::<Label>().is_err(), "{bad}");

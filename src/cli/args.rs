@@ -27,9 +27,11 @@ pub fn parse() -> Result<Cli, clap::Error> {
     version,
     about = "Keccak/SHA-3 tree-mode (LI) digests of large files, on all CPU cores or an NVIDIA GPU",
     long_about = "Keccak/SHA-3 tree-mode (LI) digests of large files, on all CPU cores or an NVIDIA GPU.\n\n\
-        The file's blocks are dealt round-robin onto D^H leaves, every leaf is hashed, then the \
-        parent levels up to the root. Height 0 is plain SHA-3 / SHAKE. The tree mode is defined \
-        in docs/SPEC.md.",
+        The input is cut into blocks of B bytes, dealt round-robin onto L = D^H leaves; every \
+        leaf is hashed with the node function, then each level of D children up to the root. \
+        Height 0 is plain SHA-3 / SHAKE of the input. A --tag line's label, such as \
+        SHA3-256-LI(H=8,D=4,B=136), records the parameters that --check needs. The tree mode \
+        (LI v1) is defined in docs/SPEC.md in treehash's source distribution.",
     after_help = "`bench` is the one reserved word: a file named bench must be written ./bench.\n\n\
         Exit codes: 0 all digests made (or, with --check, all matched); 1 an input could not be \
         read, a check failed, or standard output could not be written; 2 usage error or invalid \
@@ -53,10 +55,11 @@ pub struct Cli {
     #[command(flatten)]
     pub tree: TreeArgs,
 
-    /// Backend: `auto` hashes on the CPU at once while the GPUs of --device
-    /// start in the background; each GPU joins when it is ready and the
-    /// leaves are split by measured speed (an input that ends first is the
-    /// CPU's alone). `cpu`; or `gpu`: the GPUs only.
+    /// Backend: `auto` hashes on the CPU at once, and for an input long
+    /// enough to repay it the GPUs of --device start in the background; each
+    /// GPU joins when it is ready and takes the leaves, which go back to the
+    /// CPU only while that makes the input go faster (an input that ends
+    /// first is the CPU's alone). `cpu`; or `gpu`: the GPUs only.
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     pub backend: BackendArg,
 
@@ -117,11 +120,14 @@ pub struct BenchArgs {
     #[arg(long, value_enum, value_delimiter = ',')]
     pub backend: Vec<BackendArg>,
 
-    /// Timed runs per height (their median is reported), after one warm-up per backend.
+    /// Timed runs per height (their median, fastest and slowest are reported),
+    /// after one warm-up per backend.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=MAX_REPEAT))]
     pub repeat: u32,
 
-    /// Add plain single-stream SHA-3 on one CPU core as the baseline row.
+    /// Add plain SHA-3 by the sha3 crate on one thread as a reference row.
+    /// (Each row's speed-up, × H=0, is over the same backend's H = 0 row,
+    /// treehash's own plain SHA-3, whether or not this is given.)
     #[arg(long)]
     pub vs_plain: bool,
 
@@ -129,7 +135,8 @@ pub struct BenchArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// Write a chart of throughput against height (one line per backend) to this SVG file.
+    /// Write a chart of throughput against height (one line per backend) to
+    /// this SVG file (its name must end in .svg).
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
 
@@ -279,16 +286,19 @@ pub struct OutputArgs {
 #[derive(Args, Debug, Clone)]
 pub struct CheckArgs {
     /// Read digest lines from the FILEs and check them. With a prefix, lines
-    /// are held to a MAC's standard (see the README).
+    /// are held to a MAC's standard: a tagged line needs `,P` in its label,
+    /// and a digest shorter than 16 bytes is FAILED.
     #[arg(short, long, conflicts_with_all = ["tag", "json", "no_names", "raw"])]
     pub check: bool,
 
-    /// With --check: don't print OK for each file that matched.
-    #[arg(short, long, requires = "check")]
+    /// With --check: don't print OK for each file that matched. The last of
+    /// --quiet, --status and --warn given wins, as in coreutils.
+    #[arg(short, long, requires = "check", overrides_with_all = ["status", "warn"])]
     pub quiet: bool,
 
-    /// With --check: print nothing; the exit code tells.
-    #[arg(long, requires = "check")]
+    /// With --check: print nothing; the exit code tells. The last of
+    /// --quiet, --status and --warn given wins.
+    #[arg(long, requires = "check", overrides_with_all = ["quiet", "warn"])]
     pub status: bool,
 
     /// With --check: improperly formatted lines make the check fail.
@@ -299,8 +309,9 @@ pub struct CheckArgs {
     #[arg(long, requires = "check")]
     pub ignore_missing: bool,
 
-    /// With --check: warn about each improperly formatted line.
-    #[arg(short, long, requires = "check")]
+    /// With --check: warn about each improperly formatted line. The last of
+    /// --quiet, --status and --warn given wins.
+    #[arg(short, long, requires = "check", overrides_with_all = ["quiet", "status"])]
     pub warn: bool,
 }
 
@@ -313,7 +324,7 @@ pub struct RunArgs {
 
     /// How a mapped file reaches the GPU: `staging` (CPU threads read chunks
     /// into pinned buffers) or `register` (the mapping itself is pinned; slower
-    /// on the machines measured, see docs/PERFORMANCE.md).
+    /// on the machines measured).
     #[arg(long, value_enum, default_value_t = CopyArg::Staging)]
     pub gpu_copy: CopyArg,
 
