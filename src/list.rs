@@ -29,21 +29,27 @@ pub struct ListInput {
 /// nothing for an item that held no input.
 pub type ListResult = Option<Result<HashOutput, HashError>>;
 
-/// Inputs hashed alone at once, per worker thread: one more than the
-/// workers keeps each busy while the caller hands out the next.
-const ALONE_PER_THREAD: usize = 2;
+/// Batches of inputs hashed alone at once, per worker thread: one more
+/// than the workers keeps each busy while the caller hands out the next.
+const BATCHES_PER_THREAD: usize = 2;
+/// A batch of inputs hashed alone, one after the other by one worker, holds
+/// at most this many inputs and about this many bytes: each batch costs a
+/// hand-over to a worker and back (two thread wake-ups), which a small
+/// file's hashing does not repay on its own.
+const BATCH_INPUTS: usize = 64;
+const BATCH_BYTES: u64 = 1 << 20;
 /// Bytes of the inputs hashed alone at once, at most (one input may be
 /// larger): each is mapped or read whole, so this bounds memory.
 const ALONE_BYTES: u64 = 256 << 20;
 /// Items waiting to be given back in order, per worker thread: a slow input
 /// holds back those after it, and this bounds how many.
-const WAITING_PER_THREAD: usize = 8;
+const WAITING_PER_THREAD: usize = 4 * BATCH_INPUTS;
 
 /// Where one item runs.
 enum Lane {
     /// Nothing to hash: given back in its place.
     Nothing,
-    /// On one worker thread, inline; `len` bytes counted against the budget.
+    /// In a batch on one worker thread, inline; `len` bytes long.
     Alone { len: u64 },
     /// On every engine, one such input at a time.
     Engines,
@@ -53,33 +59,50 @@ enum Lane {
 struct Waiting<T> {
     tag: T,
     result: Option<ListResult>,
-    /// Bytes it counts against [`ALONE_BYTES`] while it is hashed alone.
-    alone_len: Option<u64>,
 }
 
-/// Sends an input's result to the list's driver, or, if the hashing
-/// panicked before it could, says so: the driver waits for every input it
-/// started.
+/// Results sent to the list's driver: a batch's, or an input's on every
+/// engine.
+type Finished = Vec<(usize, Result<HashOutput, HashError>)>;
+
+/// Sends results to the list's driver, or, for those the hashing panicked
+/// before it could send, says so: the driver waits for every input it started.
 struct Reply {
-    index: usize,
-    to: mpsc::Sender<(usize, Result<HashOutput, HashError>)>,
-    sent: bool,
+    indices: Vec<usize>,
+    to: mpsc::Sender<(Lane, u64, Finished)>,
+    /// The batch's bytes, or `None` for an input on every engine.
+    alone_bytes: Option<u64>,
+    results: Finished,
 }
 
 impl Reply {
-    fn send(mut self, out: Result<HashOutput, HashError>) {
-        self.sent = true;
-        let _ = self.to.send((self.index, out));
+    fn push(&mut self, index: usize, out: Result<HashOutput, HashError>) {
+        self.results.push((index, out));
     }
 }
 
 impl Drop for Reply {
     fn drop(&mut self) {
-        if !self.sent {
+        let sent: Vec<usize> = self.results.iter().map(|(i, _)| *i).collect();
+        for &index in self.indices.iter().filter(|i| !sent.contains(i)) {
             let bug = HashError::Threads("internal error: hashing this input panicked".into());
-            let _ = self.to.send((self.index, Err(bug)));
+            self.results.push((index, Err(bug)));
         }
+        let (lane, bytes) = match self.alone_bytes {
+            Some(bytes) => (Lane::Alone { len: bytes }, bytes),
+            None => (Lane::Engines, 0),
+        };
+        let _ = self
+            .to
+            .send((lane, bytes, std::mem::take(&mut self.results)));
     }
+}
+
+/// Inputs gathered into the next batch.
+#[derive(Default)]
+struct Batch {
+    inputs: Vec<(usize, ListInput)>,
+    bytes: u64,
 }
 
 /// The driver's account of a list under way.
@@ -87,12 +110,13 @@ struct Driver<T> {
     waiting: VecDeque<Waiting<T>>,
     /// The list index of `waiting`'s first item.
     first: usize,
-    /// Inputs hashed alone now, and their bytes.
+    /// Batches hashed alone now, and their bytes.
     alone: (usize, u64),
     /// An input is on every engine now.
     engines_busy: bool,
     /// Inputs for every engine, waiting for the one before to end.
     for_engines: VecDeque<(usize, ListInput)>,
+    batch: Batch,
     exhausted: bool,
 }
 
@@ -101,16 +125,25 @@ impl<T> Driver<T> {
         self.alone.0 > 0 || self.engines_busy
     }
 
-    /// Takes in the result of item `index`.
-    fn finished(&mut self, index: usize, out: Result<HashOutput, HashError>) {
-        let Some(item) = self.waiting.get_mut(index - self.first) else {
-            return;
-        };
-        match item.alone_len.take() {
-            Some(len) => self.alone = (self.alone.0 - 1, self.alone.1 - len),
-            None => self.engines_busy = false,
+    /// Whether another item may be taken from the list.
+    fn room(&self, threads: usize) -> bool {
+        !self.exhausted
+            && self.waiting.len() < WAITING_PER_THREAD * threads
+            && self.alone.0 < BATCHES_PER_THREAD * threads
+            && self.alone.1 + self.batch.bytes < ALONE_BYTES
+    }
+
+    /// Takes in finished results.
+    fn finished(&mut self, lane: Lane, bytes: u64, results: Finished) {
+        match lane {
+            Lane::Alone { .. } => self.alone = (self.alone.0 - 1, self.alone.1 - bytes),
+            _ => self.engines_busy = false,
         }
-        item.result = Some(Some(out));
+        for (index, out) in results {
+            if let Some(item) = self.waiting.get_mut(index - self.first) {
+                item.result = Some(Some(out));
+            }
+        }
     }
 }
 
@@ -118,11 +151,11 @@ impl Hasher {
     /// Hashes every item of `items` that holds an input, side by side, and
     /// calls `done` with each item's tag and result in the items' order,
     /// from one thread (the calling thread, unless that is a rayon worker,
-    /// which must not wait on this hasher's pool). Items are taken from `items` only as the
-    /// hashing gets to them, so a long list costs no memory. `progress` is
-    /// told the bytes hashed, from all inputs at once. If `done` returns an
-    /// error, no further item is started, and that error is returned once
-    /// the inputs under way have ended.
+    /// which must not wait on this hasher's pool). Items are taken from
+    /// `items` only as the hashing gets to them, so a long list costs no
+    /// memory. `progress` is told the bytes hashed, from all inputs at once.
+    /// If `done` returns an error, no further item is started, and that
+    /// error is returned once the inputs under way have ended.
     pub fn hash_list<T: Send, E: Send>(
         &self,
         items: impl IntoIterator<Item = (T, Option<ListInput>), IntoIter: Send>,
@@ -137,6 +170,7 @@ impl Hasher {
             alone: (0, 0),
             engines_busy: false,
             for_engines: VecDeque::new(),
+            batch: Batch::default(),
             exhausted: false,
         };
         let mut failure = None;
@@ -144,42 +178,50 @@ impl Hasher {
             let (to_driver, results) = mpsc::channel();
             std::thread::scope(|engines_thread| {
                 self.cpu().pool().in_place_scope(|workers| {
+                    // Hands the batch gathered so far to a worker.
+                    let send_batch = |list: &mut Driver<T>| {
+                        let Batch { inputs, bytes } = std::mem::take(&mut list.batch);
+                        if inputs.is_empty() {
+                            return;
+                        }
+                        list.alone = (list.alone.0 + 1, list.alone.1 + bytes);
+                        let mut reply = Reply {
+                            indices: inputs.iter().map(|(i, _)| *i).collect(),
+                            to: to_driver.clone(),
+                            alone_bytes: Some(bytes),
+                            results: Vec::with_capacity(inputs.len()),
+                        };
+                        workers.spawn(move |_| {
+                            for (index, input) in inputs {
+                                let out = self.hash_path_on(
+                                    &input.params,
+                                    &input.path,
+                                    &Advance(progress),
+                                    Placement::Alone,
+                                );
+                                reply.push(index, out);
+                            }
+                        });
+                    };
                     loop {
-                        // Start what the bounds allow.
-                        while failure.is_none()
-                            && !list.exhausted
-                            && list.waiting.len() < WAITING_PER_THREAD * threads
-                            && list.alone.0 < ALONE_PER_THREAD * threads
-                            && list.alone.1 < ALONE_BYTES
-                        {
+                        // Take items while the bounds allow.
+                        while failure.is_none() && list.room(threads) {
                             let Some((tag, input)) = items.next() else {
                                 list.exhausted = true;
                                 break;
                             };
                             let index = list.first + list.waiting.len();
                             let lane = input.as_ref().map_or(Lane::Nothing, |i| self.lane_of(i));
-                            let mut item = Waiting {
-                                tag,
-                                result: None,
-                                alone_len: None,
-                            };
+                            let mut item = Waiting { tag, result: None };
                             match (lane, input) {
                                 (Lane::Alone { len }, Some(input)) => {
-                                    item.alone_len = Some(len);
-                                    list.alone = (list.alone.0 + 1, list.alone.1 + len);
-                                    let reply = Reply {
-                                        index,
-                                        to: to_driver.clone(),
-                                        sent: false,
-                                    };
-                                    workers.spawn(move |_| {
-                                        reply.send(self.hash_path_on(
-                                            &input.params,
-                                            &input.path,
-                                            &Advance(progress),
-                                            Placement::Alone,
-                                        ))
-                                    });
+                                    list.batch.inputs.push((index, input));
+                                    list.batch.bytes += len;
+                                    if list.batch.inputs.len() >= BATCH_INPUTS
+                                        || list.batch.bytes >= BATCH_BYTES
+                                    {
+                                        send_batch(&mut list);
+                                    }
                                 }
                                 (Lane::Engines, Some(input)) => {
                                     list.for_engines.push_back((index, input))
@@ -190,23 +232,28 @@ impl Hasher {
                         }
                         if failure.is_some() {
                             list.for_engines.clear();
+                            list.batch = Batch::default();
                         }
+                        // Nothing more to take for now: what is gathered goes.
+                        send_batch(&mut list);
                         if !list.engines_busy
                             && let Some((index, input)) = list.for_engines.pop_front()
                         {
                             list.engines_busy = true;
-                            let reply = Reply {
-                                index,
+                            let mut reply = Reply {
+                                indices: vec![index],
                                 to: to_driver.clone(),
-                                sent: false,
+                                alone_bytes: None,
+                                results: Vec::with_capacity(1),
                             };
                             engines_thread.spawn(move || {
-                                reply.send(self.hash_path_on(
+                                let out = self.hash_path_on(
                                     &input.params,
                                     &input.path,
                                     &Advance(progress),
                                     Placement::Engines,
-                                ))
+                                );
+                                reply.push(index, out);
                             });
                         }
                         // Give back, in order, what is done.
@@ -214,7 +261,6 @@ impl Hasher {
                             let Some(Waiting {
                                 tag,
                                 result: Some(result),
-                                ..
                             }) = list.waiting.pop_front()
                             else {
                                 unreachable!("the front item has its result");
@@ -233,7 +279,7 @@ impl Hasher {
                             continue;
                         }
                         match results.recv() {
-                            Ok((index, out)) => list.finished(index, out),
+                            Ok((lane, bytes, results)) => list.finished(lane, bytes, results),
                             Err(_) => unreachable!("the driver holds a sender"),
                         }
                     }
