@@ -65,7 +65,7 @@ pub fn bytepad(x: &[u8], w: usize) -> Vec<u8> {
     assert!(w > 0, "bytepad needs w > 0");
     let mut z = left_encode(w as u64);
     z.extend_from_slice(x);
-    while z.len() % w != 0 {
+    while !z.len().is_multiple_of(w) {
         z.push(0);
     }
     z

@@ -25,7 +25,7 @@ pub const fn index(x: usize, y: usize) -> usize {
 
 /// rc(t), FIPS 202 §3.2.5 Algorithm 5: one bit of an 8-bit LFSR.
 const fn rc(t: usize) -> u64 {
-    if t % 255 == 0 {
+    if t.is_multiple_of(255) {
         return 1;
     }
     // R[i] is bit i of `r`; R = 10000000 means R[0] = 1.
@@ -191,7 +191,7 @@ fn xor_into_state(a: &mut State, block: &[u8]) {
 /// `00` or has its top bit set (it would collide with pad10*1's last bit).
 pub fn sponge(rate: usize, rounds: usize, domain: u8, message: &[u8], out_len: usize) -> Vec<u8> {
     assert!(
-        rate > 0 && rate < WIDTH_BYTES && rate % 8 == 0,
+        rate > 0 && rate < WIDTH_BYTES && rate.is_multiple_of(8),
         "rate {rate} is not a whole number of lanes below 200 bytes"
     );
     assert!(

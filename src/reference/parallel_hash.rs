@@ -7,9 +7,12 @@ use super::cshake::{cshake128, cshake256, left_encode, right_encode};
 /// N of the final cSHAKE (SP 800-185 §6.3).
 const FUNCTION_NAME: &[u8] = b"ParallelHash";
 
+/// cSHAKE(X, L, N, S) with L in bytes.
+type CShake = fn(x: &[u8], out_len: usize, n: &[u8], s: &[u8]) -> Vec<u8>;
+
 /// One ParallelHash instance: its cSHAKE and the length of each block's hash.
 struct Instance {
-    cshake: fn(&[u8], usize, &[u8], &[u8]) -> Vec<u8>,
+    cshake: CShake,
     chaining_len: usize,
 }
 

@@ -1,19 +1,23 @@
 #!/usr/bin/env python3
-"""Adds vectors computed by pycryptodome to tests/vectors/rfc9861.json.
+"""Adds vectors computed by pycryptodome to tests/vectors/rfc9861.json and
+tests/vectors/sp800-185.json.
 
-The RFC's own vectors (RFC 9861 Section 5) are few and miss most boundaries:
-a message whose domain byte falls on the last byte of a block, outputs of
-exactly one rate, |S| = n * 8192 +- 1 with a customization string. These come
-from an implementation independent of this project and of RustCrypto:
-pycryptodome's TurboSHAKE128/256 and KangarooTwelve (its KT128; pycryptodome
-has no KT256, which the RFC vectors and RustCrypto's k12 check instead).
+The standards' own vectors are few and miss most boundaries: a message whose
+domain byte falls on the last byte of a block, outputs of exactly one rate,
+|S| = n * 8192 +- 1 with a customization string, a cSHAKE prefix
+bytepad(encode_string(N) || encode_string(S)) that fills whole blocks. These
+come from an implementation independent of this project and of RustCrypto:
+pycryptodome's TurboSHAKE128/256, KangarooTwelve (its KT128; pycryptodome has
+no KT256, which the RFC vectors and RustCrypto's k12 check instead) and
+cSHAKE128/256 (through its module-private _new, which takes the function name
+N, as its KMAC and TupleHash do). pycryptodome has no ParallelHash.
 
     python3 -m venv /tmp/pyc && /tmp/pyc/bin/pip install pycryptodome
-    /tmp/pyc/bin/python scripts/rfc9861-extra-vectors.py
+    /tmp/pyc/bin/python scripts/extra-vectors.py
 
 Re-running replaces the generated groups (those with "generated_by") and keeps
-the RFC's. The lengths are fixed boundary cases plus seeded random ones, so a
-re-run with the same pycryptodome writes the same file.
+the standards'. The lengths are fixed boundary cases plus seeded random ones,
+so a re-run with the same pycryptodome writes the same files.
 """
 
 import json
@@ -21,10 +25,10 @@ import random
 from pathlib import Path
 
 import Crypto
-from Crypto.Hash import KangarooTwelve, TurboSHAKE128, TurboSHAKE256
+from Crypto.Hash import KangarooTwelve, TurboSHAKE128, TurboSHAKE256, cSHAKE128, cSHAKE256
 
-PATH = Path(__file__).resolve().parent.parent / "tests" / "vectors" / "rfc9861.json"
-SCRIPT = "scripts/rfc9861-extra-vectors.py"
+VECTORS = Path(__file__).resolve().parent.parent / "tests" / "vectors"
+SCRIPT = "scripts/extra-vectors.py"
 CHUNK = 8192
 
 
@@ -104,6 +108,46 @@ def kt128_cases(rng):
     return cases
 
 
+def left_encode_len(x):
+    """len(left_encode(x)), SP 800-185 Section 2.3.1."""
+    return 1 + max(1, (x.bit_length() + 7) // 8)
+
+
+def encode_string_len(s_len):
+    """len(encode_string(S)) for |S| = s_len bytes, SP 800-185 Section 2.3.2."""
+    return left_encode_len(8 * s_len) + s_len
+
+
+def cshake_cases(new, rate, rng):
+    """S lengths putting bytepad's input (left_encode(rate) || encode_string(N)
+    || encode_string(S)) at one and two blocks, +- 1, for N = "" and
+    N = "ParallelHash"; then a few random S."""
+    cases = []
+    for name in [b"", b"ParallelHash"]:
+        fixed = left_encode_len(rate) + encode_string_len(len(name))
+        s_lens = [
+            s_len
+            for target in [rate - 1, rate, rate + 1, 2 * rate - 1, 2 * rate, 2 * rate + 1]
+            for s_len in range(target + 1)
+            if fixed + encode_string_len(s_len) == target
+        ]
+        s_lens += [rng.randrange(0, 600) for _ in range(3)]
+        for i, s_len in enumerate(s_lens):
+            x_len = [0, 1, rate - 1, rate, rate + 1, 1000][i % 6]
+            out_len = [32, 64, rate, rate + 1][i % 4]
+            output = new(ptn(x_len), ptn(s_len), name).read(out_len)
+            cases.append(
+                {
+                    "message": {"ptn": x_len},
+                    "output_len": out_len,
+                    "function_name": {"ascii": name.decode()},
+                    "customization": {"ptn": s_len},
+                    "output": output.hex(),
+                }
+            )
+    return cases
+
+
 def dump(doc, path):
     """Top-level keys and groups indented, one case per line."""
     out = ["{"]
@@ -127,11 +171,18 @@ def dump(doc, path):
     path.write_text("\n".join(out) + "\n")
 
 
-def main():
-    doc = json.loads(PATH.read_text())
+def without_generated(path):
+    doc = json.loads(path.read_text())
     doc["groups"] = [g for g in doc["groups"] if "generated_by" not in g]
-    rng = random.Random(9861)
+    return doc
+
+
+def main():
     version = f"pycryptodome {Crypto.__version__}"
+
+    path = VECTORS / "rfc9861.json"
+    doc = without_generated(path)
+    rng = random.Random(9861)
     for function, module, new, rate in [
         ("TurboSHAKE128", "TurboSHAKE128", TurboSHAKE128.new, 168),
         ("TurboSHAKE256", "TurboSHAKE256", TurboSHAKE256.new, 136),
@@ -155,8 +206,28 @@ def main():
             "cases": kt128_cases(rng),
         }
     )
-    dump(doc, PATH)
-    print(f"{PATH}: {sum(len(g['cases']) for g in doc['groups'])} cases")
+    dump(doc, path)
+    print(f"{path}: {sum(len(g['cases']) for g in doc['groups'])} cases")
+
+    path = VECTORS / "sp800-185.json"
+    doc = without_generated(path)
+    rng = random.Random(800185)
+    for function, module, rate in [
+        ("cSHAKE128", cSHAKE128, 168),
+        ("cSHAKE256", cSHAKE256, 136),
+    ]:
+        doc["groups"].append(
+            {
+                "function": function,
+                "source": f"computed by {version} (Crypto.Hash.{function}._new), not from "
+                "the standard: bytepad's input filling one or two blocks exactly, and "
+                "one byte either side (debris/tiny-keccak issue 63 is this case)",
+                "generated_by": SCRIPT,
+                "cases": cshake_cases(module._new, rate, rng),
+            }
+        )
+    dump(doc, path)
+    print(f"{path}: {sum(len(g['cases']) for g in doc['groups'])} cases")
 
 
 if __name__ == "__main__":
