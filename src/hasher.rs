@@ -168,6 +168,17 @@ impl Hasher {
         &self.cpu
     }
 
+    /// The GPUs asked for.
+    pub(crate) fn fleet(&self) -> &Fleet {
+        &self.gpus
+    }
+
+    /// Whether a list may give whole inputs to GPUs beside the CPU: under
+    /// `Auto`, until a GPU failed.
+    pub(crate) fn lists_may_use_gpus(&self) -> bool {
+        self.options.backend == BackendChoice::Auto && !self.gpu_failed.load(Ordering::Relaxed)
+    }
+
     /// Whether inputs that would not fill the engines may be hashed on the
     /// CPU alone, side by side ([`Hasher::hash_list`]): not when only GPUs
     /// are asked for.
@@ -177,7 +188,7 @@ impl Hasher {
 
     /// The digest of a byte slice.
     pub fn hash_bytes(&self, params: &TreeParams, data: &[u8]) -> Result<HashOutput, HashError> {
-        self.hash_input(params, Input::Bytes(data), &NoProgress)
+        self.hash_input(params, Input::Bytes(data), &NoProgress, Placement::Engines)
     }
 
     /// The digest of everything `reader` yields, read in pieces (constant
@@ -187,7 +198,12 @@ impl Hasher {
         params: &TreeParams,
         reader: &mut (dyn Read + Send),
     ) -> Result<HashOutput, HashError> {
-        self.hash_input(params, Input::Stream(reader), &NoProgress)
+        self.hash_input(
+            params,
+            Input::Stream(reader),
+            &NoProgress,
+            Placement::Engines,
+        )
     }
 
     /// The digest of a file (`-` is standard input, from its current
@@ -215,10 +231,7 @@ impl Hasher {
         let mut open_time = Duration::ZERO;
         let source = timed(&mut open_time, || Source::open(path))?;
         progress.start(source.known_len());
-        let hash = |input: Input<'_>| match placement {
-            Placement::Engines => self.hash_input(params, input, progress),
-            Placement::Alone => self.hash_input_alone(params, input, progress),
-        };
+        let hash = |input: Input<'_>| self.hash_input(params, input, progress, placement);
         let mut out = match source {
             Source::File(mut file) => {
                 let out = hash(Input::File(&file))?;
@@ -235,43 +248,52 @@ impl Hasher {
         Ok(out)
     }
 
-    /// The digest of one input on the engines the options ask for. Under
-    /// `Auto`, if a GPU fails, an input that can be read again is redone on
-    /// the CPU, and `Auto` leaves the GPUs alone for later inputs.
+    /// The digest of one input where `placement` says. Under `Auto`, if a
+    /// GPU fails, an input that can be read again is redone on the CPU, and
+    /// `Auto` leaves the GPUs alone for later inputs.
     fn hash_input(
         &self,
         params: &TreeParams,
         mut input: Input<'_>,
         progress: &dyn Progress,
+        placement: Placement,
     ) -> Result<HashOutput, HashError> {
         let start = Instant::now();
         let mut timings = Timings::default();
         let len = input.known_len();
         let first_try = Resumed::new(progress, 0);
-        let on_engines = || match self.options.backend {
-            BackendChoice::Cpu => self.on_cpu(params, &mut input, progress, &mut timings),
-            BackendChoice::Gpu => self.on_gpus(params, &mut input, progress, &mut timings),
-            BackendChoice::Auto => self.on_all(params, &mut input, &first_try, &mut timings),
+        let backend = self.options.backend;
+        let on_engines = || match (placement, backend) {
+            (Placement::Engines, BackendChoice::Gpu) => {
+                self.on_gpus(params, &mut input, progress, &mut timings)
+            }
+            (Placement::Engines, BackendChoice::Auto) => {
+                self.on_all(params, &mut input, &first_try, &mut timings)
+            }
+            (Placement::Gpu(ordinal), _) => {
+                self.on_gpu(ordinal, params, &mut input, &first_try, &mut timings)
+            }
+            _ => self.on_cpu(params, &mut input, progress, &mut timings),
         };
         // An input of one piece is hashed by the CPU in one call
         // (`CpuBackend::run_one_piece`: inline when small). Larger inputs
         // are driven from a thread that is no rayon worker, which would
         // otherwise hold a worker (or steal its own pool's jobs) while it
         // waits for windows and GPUs.
-        let result = match len {
-            Some(len)
-                if self.options.backend != BackendChoice::Gpu
-                    && len <= self.cpu.piece_len(params) as u64 =>
-            {
+        let one_piece = |len: u64| len <= self.cpu.piece_len(params) as u64;
+        let result = match (placement, len) {
+            (Placement::Alone, _) => self.cpu.run_alone(on_engines),
+            (Placement::Engines, Some(len)) if backend != BackendChoice::Gpu && one_piece(len) => {
+                self.cpu.run_one_piece(len, on_engines)
+            }
+            (Placement::Cpu, Some(len)) if one_piece(len) => {
                 self.cpu.run_one_piece(len, on_engines)
             }
             _ => self.cpu.run_pieces(on_engines),
         };
         let (hashed, note) = match result {
             Ok(hashed) => (hashed, None),
-            Err(HashError::Gpu(e))
-                if self.options.backend == BackendChoice::Auto && input.can_reread() =>
-            {
+            Err(HashError::Gpu(e)) if backend == BackendChoice::Auto && input.can_reread() => {
                 // Auto does not come back to a GPU that failed.
                 self.gpu_failed.store(true, Ordering::Relaxed);
                 timings = Timings::default();
@@ -293,7 +315,7 @@ impl Hasher {
         let backend = match (used("cpu"), used("gpu")) {
             (true, true) => BackendUsed::CpuGpu,
             (false, true) => BackendUsed::Gpu,
-            _ if self.options.backend == BackendChoice::Gpu => BackendUsed::Gpu,
+            _ if backend == BackendChoice::Gpu => BackendUsed::Gpu,
             _ => BackendUsed::Cpu,
         };
         Ok(HashOutput {
@@ -303,30 +325,6 @@ impl Hasher {
             timings,
             shares: hashed.shares,
             fallback_note: note,
-        })
-    }
-
-    /// The digest of one input on the CPU, on the calling thread alone (one
-    /// of many inputs hashed side by side).
-    fn hash_input_alone(
-        &self,
-        params: &TreeParams,
-        mut input: Input<'_>,
-        progress: &dyn Progress,
-    ) -> Result<HashOutput, HashError> {
-        let start = Instant::now();
-        let mut timings = Timings::default();
-        let hashed = self
-            .cpu
-            .run_alone(|| self.on_cpu(params, &mut input, progress, &mut timings))?;
-        timings.total = start.elapsed();
-        Ok(HashOutput {
-            digest: hashed.digest,
-            bytes: hashed.bytes,
-            backend: BackendUsed::Cpu,
-            timings,
-            shares: hashed.shares,
-            fallback_note: None,
         })
     }
 
@@ -410,6 +408,40 @@ impl Hasher {
         // error too (one still starting is not waited for).
         joiners.finish(timings)?;
         Ok(hashed)
+    }
+
+    /// The input on the GPU of ordinal `ordinal` alone, which is ready for
+    /// its algorithm (a list's input under `Auto`, beside the CPU's).
+    fn on_gpu(
+        &self,
+        ordinal: usize,
+        params: &TreeParams,
+        input: &mut Input<'_>,
+        progress: &dyn Progress,
+        timings: &mut Timings,
+    ) -> Result<Hashed, HashError> {
+        let gpu = self
+            .gpus
+            .ready(params.algorithm())
+            .into_iter()
+            .find_map(|(o, gpu)| (o == ordinal).then_some(gpu))
+            .ok_or_else(|| {
+                HashError::Threads(format!(
+                    "internal error: GPU {ordinal} is not ready for {}",
+                    params.algorithm()
+                ))
+            })?;
+        self.charge_startup(gpu, timings);
+        let engine = gpu.begin(
+            params,
+            input.known_len(),
+            self.options.copy_mode,
+            self.options.gpu_leaf_kernel,
+            self.cpu.pool(),
+            timings,
+        )?;
+        let members = vec![Member::new(gpu.info().engine_name(), engine)];
+        self.run_without_joiners(params, input, members, progress, timings)
     }
 
     /// The input on the CPU from the first byte, and on every GPU that is
@@ -534,9 +566,14 @@ impl Hasher {
 pub(crate) enum Placement {
     /// On the engines the options ask for, sharing the leaves.
     Engines,
+    /// On every CPU core, with no GPU: one list's input while the GPUs take
+    /// other inputs of it whole.
+    Cpu,
     /// On the CPU, on the calling thread alone: one of many inputs hashed
     /// side by side, each of which alone would not fill the engines.
     Alone,
+    /// On the GPU of this ordinal alone, ready for the input's algorithm.
+    Gpu(usize),
 }
 
 /// The GPUs that become ready while an input is hashed: under `Auto`, or
@@ -569,7 +606,7 @@ const PIECES_MEASURED_BEFORE_GPU_START: u64 = 8;
 /// costs: the CPU goes slower meanwhile, and the process cannot end while
 /// the driver is inside a call (measured: 8 GiB took 0.61 s instead of
 /// 0.45 when a GPU started and never joined, H200 machine).
-const STARTUP_PAYOFF: f64 = 2.0;
+pub(crate) const STARTUP_PAYOFF: f64 = 2.0;
 
 impl GpuJoiners<'_> {
     /// Where every GPU must take part: the first failure to start one, as

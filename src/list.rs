@@ -1,8 +1,11 @@
 //! Many inputs side by side. An input that alone would not fill the engines
 //! (one piece long, or a single sponge at height 0) is hashed on one worker
-//! thread, inline, while the next ones start on the others; an input long
-//! enough to fill them is hashed on every engine, one such input at a time,
-//! beside the small ones. Results come back in the inputs' order, each as
+//! thread, inline, in a batch with the next such inputs, while other batches
+//! run on the other workers; an input long enough to fill the engines is
+//! hashed on every CPU core, one such input at a time, beside the small ones.
+//! Under `Auto`, once the long inputs waiting would take the CPU more than
+//! the GPUs' start-up repays, the GPUs start, and each takes whole long
+//! inputs beside the CPU's. Results come back in the inputs' order, each as
 //! soon as it and every one before it are done, and only a bounded number
 //! of inputs is open, mapped or waiting to be given back at once.
 
@@ -12,7 +15,7 @@ use std::sync::mpsc;
 
 use crate::cpu::off_rayon_workers;
 use crate::error::HashError;
-use crate::hasher::{HashOutput, Hasher, Placement};
+use crate::hasher::{HashOutput, Hasher, Placement, STARTUP_PAYOFF};
 use crate::input::is_stdin_name;
 use crate::params::TreeParams;
 use crate::progress::Progress;
@@ -46,13 +49,15 @@ const ALONE_BYTES: u64 = 256 << 20;
 const WAITING_PER_THREAD: usize = 4 * BATCH_INPUTS;
 
 /// Where one item runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Lane {
-    /// Nothing to hash: given back in its place.
-    Nothing,
-    /// In a batch on one worker thread, inline; `len` bytes long.
-    Alone { len: u64 },
-    /// On every engine, one such input at a time.
+    /// In a batch on one worker thread, inline.
+    Alone,
+    /// On every CPU core (and, for a list's only long input, the GPUs that
+    /// join it), one such input at a time.
     Engines,
+    /// On the GPU of this ordinal alone, one input at a time.
+    Gpu(usize),
 }
 
 /// An item that is not given back yet.
@@ -61,24 +66,19 @@ struct Waiting<T> {
     result: Option<ListResult>,
 }
 
-/// Results sent to the list's driver: a batch's, or an input's on every
-/// engine.
+/// Results sent to the list's driver: a batch's, or one long input's.
 type Finished = Vec<(usize, Result<HashOutput, HashError>)>;
 
-/// Sends results to the list's driver, or, for those the hashing panicked
-/// before it could send, says so: the driver waits for every input it started.
+/// Sends results to the list's driver when dropped, with, for the inputs
+/// whose hashing panicked before it could finish, an error that says so:
+/// the driver waits for every input it started.
 struct Reply {
     indices: Vec<usize>,
     to: mpsc::Sender<(Lane, u64, Finished)>,
-    /// The batch's bytes, or `None` for an input on every engine.
-    alone_bytes: Option<u64>,
+    lane: Lane,
+    /// The inputs' bytes (those counted against [`ALONE_BYTES`]).
+    bytes: u64,
     results: Finished,
-}
-
-impl Reply {
-    fn push(&mut self, index: usize, out: Result<HashOutput, HashError>) {
-        self.results.push((index, out));
-    }
 }
 
 impl Drop for Reply {
@@ -88,13 +88,8 @@ impl Drop for Reply {
             let bug = HashError::Threads("internal error: hashing this input panicked".into());
             self.results.push((index, Err(bug)));
         }
-        let (lane, bytes) = match self.alone_bytes {
-            Some(bytes) => (Lane::Alone { len: bytes }, bytes),
-            None => (Lane::Engines, 0),
-        };
-        let _ = self
-            .to
-            .send((lane, bytes, std::mem::take(&mut self.results)));
+        let results = std::mem::take(&mut self.results);
+        let _ = self.to.send((self.lane, self.bytes, results));
     }
 }
 
@@ -105,6 +100,14 @@ struct Batch {
     bytes: u64,
 }
 
+/// A long input waiting for a lane.
+struct Long {
+    index: usize,
+    input: ListInput,
+    /// Its length when known.
+    len: Option<u64>,
+}
+
 /// The driver's account of a list under way.
 struct Driver<T> {
     waiting: VecDeque<Waiting<T>>,
@@ -112,17 +115,22 @@ struct Driver<T> {
     first: usize,
     /// Batches hashed alone now, and their bytes.
     alone: (usize, u64),
-    /// An input is on every engine now.
-    engines_busy: bool,
-    /// Inputs for every engine, waiting for the one before to end.
-    for_engines: VecDeque<(usize, ListInput)>,
     batch: Batch,
+    /// Long inputs, waiting for a lane in the list's order.
+    long: VecDeque<Long>,
+    /// A long input is on every CPU core now.
+    cpu_busy: bool,
+    /// The GPUs were asked to start, and those hashing an input now.
+    gpus_asked: bool,
+    gpus_busy: Vec<usize>,
+    /// The CPU's rate on long inputs so far, in bytes a second.
+    cpu_rate: Option<f64>,
     exhausted: bool,
 }
 
 impl<T> Driver<T> {
     fn under_way(&self) -> bool {
-        self.alone.0 > 0 || self.engines_busy
+        self.alone.0 > 0 || self.cpu_busy || !self.gpus_busy.is_empty()
     }
 
     /// Whether another item may be taken from the list.
@@ -136,8 +144,17 @@ impl<T> Driver<T> {
     /// Takes in finished results.
     fn finished(&mut self, lane: Lane, bytes: u64, results: Finished) {
         match lane {
-            Lane::Alone { .. } => self.alone = (self.alone.0 - 1, self.alone.1 - bytes),
-            _ => self.engines_busy = false,
+            Lane::Alone => self.alone = (self.alone.0 - 1, self.alone.1 - bytes),
+            Lane::Engines => {
+                self.cpu_busy = false;
+                if let [(_, Ok(out))] = results.as_slice() {
+                    let secs = out.timings.total.as_secs_f64();
+                    if secs > 0.0 && out.bytes > 0 {
+                        self.cpu_rate = Some(out.bytes as f64 / secs);
+                    }
+                }
+            }
+            Lane::Gpu(ordinal) => self.gpus_busy.retain(|&o| o != ordinal),
         }
         for (index, out) in results {
             if let Some(item) = self.waiting.get_mut(index - self.first) {
@@ -168,16 +185,30 @@ impl Hasher {
             waiting: VecDeque::new(),
             first: 0,
             alone: (0, 0),
-            engines_busy: false,
-            for_engines: VecDeque::new(),
             batch: Batch::default(),
+            long: VecDeque::new(),
+            cpu_busy: false,
+            gpus_asked: false,
+            gpus_busy: Vec::new(),
+            cpu_rate: None,
             exhausted: false,
         };
         let mut failure = None;
         off_rayon_workers(|| {
             let (to_driver, results) = mpsc::channel();
-            std::thread::scope(|engines_thread| {
+            std::thread::scope(|lanes| {
                 self.cpu().pool().in_place_scope(|workers| {
+                    let reply = |indices: Vec<usize>, lane: Lane, bytes: u64| Reply {
+                        results: Vec::with_capacity(indices.len()),
+                        indices,
+                        to: to_driver.clone(),
+                        lane,
+                        bytes,
+                    };
+                    let hash = move |input: &ListInput, placement: Placement| {
+                        let progress = &Advance(progress);
+                        self.hash_path_on(&input.params, &input.path, progress, placement)
+                    };
                     // Hands the batch gathered so far to a worker.
                     let send_batch = |list: &mut Driver<T>| {
                         let Batch { inputs, bytes } = std::mem::take(&mut list.batch);
@@ -185,22 +216,21 @@ impl Hasher {
                             return;
                         }
                         list.alone = (list.alone.0 + 1, list.alone.1 + bytes);
-                        let mut reply = Reply {
-                            indices: inputs.iter().map(|(i, _)| *i).collect(),
-                            to: to_driver.clone(),
-                            alone_bytes: Some(bytes),
-                            results: Vec::with_capacity(inputs.len()),
-                        };
+                        let indices = inputs.iter().map(|(i, _)| *i).collect();
+                        let mut reply = reply(indices, Lane::Alone, bytes);
                         workers.spawn(move |_| {
                             for (index, input) in inputs {
-                                let out = self.hash_path_on(
-                                    &input.params,
-                                    &input.path,
-                                    &Advance(progress),
-                                    Placement::Alone,
-                                );
-                                reply.push(index, out);
+                                reply.results.push((index, hash(&input, Placement::Alone)));
                             }
+                        });
+                    };
+                    // Starts a long input on a lane.
+                    let start_long = |long: Long, lane: Lane, placement: Placement| {
+                        let mut reply = reply(vec![long.index], lane, 0);
+                        lanes.spawn(move || {
+                            reply
+                                .results
+                                .push((long.index, hash(&long.input, placement)));
                         });
                     };
                     loop {
@@ -211,10 +241,10 @@ impl Hasher {
                                 break;
                             };
                             let index = list.first + list.waiting.len();
-                            let lane = input.as_ref().map_or(Lane::Nothing, |i| self.lane_of(i));
                             let mut item = Waiting { tag, result: None };
-                            match (lane, input) {
-                                (Lane::Alone { len }, Some(input)) => {
+                            match input.map(|input| (self.lane_of(&input), input)) {
+                                None => item.result = Some(None),
+                                Some(((Lane::Alone, Some(len)), input)) => {
                                     list.batch.inputs.push((index, input));
                                     list.batch.bytes += len;
                                     if list.batch.inputs.len() >= BATCH_INPUTS
@@ -223,38 +253,42 @@ impl Hasher {
                                         send_batch(&mut list);
                                     }
                                 }
-                                (Lane::Engines, Some(input)) => {
-                                    list.for_engines.push_back((index, input))
+                                Some(((_, len), input)) => {
+                                    list.long.push_back(Long { index, input, len })
                                 }
-                                _ => item.result = Some(None),
                             }
                             list.waiting.push_back(item);
                         }
                         if failure.is_some() {
-                            list.for_engines.clear();
+                            list.long.clear();
                             list.batch = Batch::default();
                         }
                         // Nothing more to take for now: what is gathered goes.
                         send_batch(&mut list);
-                        if !list.engines_busy
-                            && let Some((index, input)) = list.for_engines.pop_front()
-                        {
-                            list.engines_busy = true;
-                            let mut reply = Reply {
-                                indices: vec![index],
-                                to: to_driver.clone(),
-                                alone_bytes: None,
-                                results: Vec::with_capacity(1),
+                        self.start_gpus_if_worth_it(&mut list);
+                        for ordinal in self.idle_gpus(&list) {
+                            let gpu_can_take = |l: &Long| {
+                                l.input.params.leaf_count() > 1
+                                    && self.fleet().is_ready(ordinal, l.input.params.algorithm())
                             };
-                            engines_thread.spawn(move || {
-                                let out = self.hash_path_on(
-                                    &input.params,
-                                    &input.path,
-                                    &Advance(progress),
-                                    Placement::Engines,
-                                );
-                                reply.push(index, out);
-                            });
+                            if let Some(at) = list.long.iter().position(gpu_can_take)
+                                && let Some(long) = list.long.remove(at)
+                            {
+                                list.gpus_busy.push(ordinal);
+                                start_long(long, Lane::Gpu(ordinal), Placement::Gpu(ordinal));
+                            }
+                        }
+                        if !list.cpu_busy
+                            && let Some(long) = list.long.pop_front()
+                        {
+                            list.cpu_busy = true;
+                            // Once the GPUs take inputs of their own, the
+                            // CPU's are its own too.
+                            let placement = match list.gpus_asked {
+                                true => Placement::Cpu,
+                                false => Placement::Engines,
+                            };
+                            start_long(long, Lane::Engines, placement);
                         }
                         // Give back, in order, what is done.
                         while list.waiting.front().is_some_and(|w| w.result.is_some()) {
@@ -289,26 +323,61 @@ impl Hasher {
         failure.map_or(Ok(()), Err)
     }
 
-    /// Where an input runs: alone when it would not fill the engines.
-    fn lane_of(&self, input: &ListInput) -> Lane {
-        let cpu = self.cpu();
+    /// Where an input runs, and its length when known: alone when it would
+    /// not fill the engines.
+    fn lane_of(&self, input: &ListInput) -> (Lane, Option<u64>) {
         if is_stdin_name(&input.path) {
-            return Lane::Engines;
+            return (Lane::Engines, None);
         }
         // A name that cannot be looked up fails the same way when opened.
         let Ok(meta) = std::fs::metadata(&input.path) else {
-            return Lane::Alone { len: 0 };
+            return (Lane::Alone, Some(0));
         };
         if !meta.is_file() {
-            return Lane::Alone { len: 0 };
+            return (Lane::Alone, Some(0));
         }
         let len = meta.len();
-        let one_piece = len <= cpu.piece_len(&input.params) as u64;
+        let one_piece = len <= self.cpu().piece_len(&input.params) as u64;
         if self.hashes_alone() && (one_piece || input.params.leaf_count() == 1) {
-            Lane::Alone { len }
+            (Lane::Alone, Some(len))
         } else {
-            Lane::Engines
+            (Lane::Engines, Some(len))
         }
+    }
+
+    /// Under `Auto`, asks the GPUs to start once the long inputs waiting
+    /// would keep the CPU busy for longer than their start-up repays (as
+    /// for one long input: `STARTUP_PAYOFF` times the start-up measured on
+    /// this machine), at the CPU's rate on the list's long inputs so far.
+    fn start_gpus_if_worth_it<T>(&self, list: &mut Driver<T>) {
+        if list.gpus_asked || !self.lists_may_use_gpus() {
+            return;
+        }
+        let Some(rate) = list.cpu_rate else { return };
+        let shareable = || list.long.iter().filter(|l| l.input.params.leaf_count() > 1);
+        let waiting: u64 = shareable().filter_map(|l| l.len).sum();
+        let startup = self.fleet().expected_startup().as_secs_f64();
+        if (waiting as f64 / rate) > STARTUP_PAYOFF * startup
+            && let Some(first) = shareable().next()
+        {
+            let params = &first.input.params;
+            let piece_len = self.cpu().piece_len(params);
+            self.fleet()
+                .start_in_background(params.algorithm(), piece_len);
+            list.gpus_asked = true;
+        }
+    }
+
+    /// The GPUs ready (for some algorithm) and free to take a whole input.
+    fn idle_gpus<T>(&self, list: &Driver<T>) -> Vec<usize> {
+        if !list.gpus_asked || !self.lists_may_use_gpus() {
+            return Vec::new();
+        }
+        self.fleet()
+            .ordinals_ready()
+            .into_iter()
+            .filter(|o| !list.gpus_busy.contains(o))
+            .collect()
     }
 }
 

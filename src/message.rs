@@ -395,7 +395,8 @@ pub(crate) fn for_each_piece_of_stream<E: From<io::Error>>(
     let prefix = params.prefix();
     // The first bytes are read here: a stream that ends within them (an
     // empty file, a short pipe) needs no helper thread and no large buffers.
-    let mut first = vec![0u8; self::piece_len(params.block_size(), SMALL_STREAM_READ).min(piece_len)];
+    let mut first =
+        vec![0u8; self::piece_len(params.block_size(), SMALL_STREAM_READ).min(piece_len)];
     first[..prefix.len()].copy_from_slice(prefix);
     let filled = fill(reader, &mut first, prefix.len())?;
     let mut total = (filled - prefix.len()) as u64;
