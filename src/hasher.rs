@@ -179,6 +179,11 @@ impl Hasher {
         self.options.backend == BackendChoice::Auto && !self.gpu_failed.load(Ordering::Relaxed)
     }
 
+    /// Tests: whether every GPU is to be ready before any input needs it.
+    pub(crate) fn waits_for_gpus(&self) -> bool {
+        self.options.wait_for_gpus
+    }
+
     /// Whether inputs that would not fill the engines may be hashed on the
     /// CPU alone, side by side ([`Hasher::hash_list`]): not when only GPUs
     /// are asked for.

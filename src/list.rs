@@ -353,6 +353,16 @@ impl Hasher {
         if list.gpus_asked || !self.lists_may_use_gpus() {
             return;
         }
+        if self.waits_for_gpus()
+            && let Some(first) = list.long.iter().find(|l| l.input.params.leaf_count() > 1)
+        {
+            // Tests: every GPU ready before the first long input.
+            let params = &first.input.params;
+            self.fleet()
+                .prepare_now(params.algorithm(), self.cpu().piece_len(params));
+            list.gpus_asked = true;
+            return;
+        }
         let Some(rate) = list.cpu_rate else { return };
         let shareable = || list.long.iter().filter(|l| l.input.params.leaf_count() > 1);
         let waiting: u64 = shareable().filter_map(|l| l.len).sum();
