@@ -33,7 +33,7 @@ mod platform;
 mod reduce;
 mod sponges;
 mod walk;
-mod workers;
+pub(crate) mod workers;
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -237,7 +237,7 @@ impl CpuBackend {
 
     /// The threads the engines hash on: the calling thread alone for an
     /// input that [`CpuBackend::run_one_piece`] runs inline, else the pool.
-    fn workers(&self) -> Workers<'_> {
+    pub(crate) fn workers(&self) -> Workers<'_> {
         if INLINE.get() {
             Workers::Inline
         } else {
@@ -268,6 +268,12 @@ impl CpuBackend {
         message_len: u64,
     ) -> Box<dyn LeafEngine + 'a> {
         self.engine(params, 0..0, message_len)
+    }
+
+    /// About how many bytes a piece of a standard function's message holds:
+    /// its chunks, unlike LI's leaves, hold no state from piece to piece.
+    pub(crate) fn standard_piece_target(&self) -> usize {
+        self.piece_bytes.unwrap_or(PIECE_TARGET)
     }
 
     /// The piece length for `params`: a mapped piece costs nothing to hand

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::cpu::{CpuBackend, CpuPath};
 use crate::error::HashError;
+use crate::function::{AsParams, ParamsRef};
 use crate::gpu::{self, CopyMode, Devices, Fleet, GpuBackend, LeafKernel};
 use crate::input::{Source, is_stdin_name};
 use crate::message;
@@ -17,6 +18,7 @@ use crate::progress::{NoProgress, Progress};
 use crate::schedule::{
     self, Balance, EngineShare, Hashed, Input, Joiners, Member, NoJoiners, Standing,
 };
+use crate::standard::{self, StandardParams};
 use crate::timings::{Timings, timed};
 use crate::trace;
 
@@ -192,42 +194,43 @@ impl Hasher {
     }
 
     /// The digest of a byte slice.
-    pub fn hash_bytes(&self, params: &TreeParams, data: &[u8]) -> Result<HashOutput, HashError> {
-        self.hash_input(params, Input::Bytes(data), &NoProgress, Placement::Engines)
+    pub fn hash_bytes<P: AsParams + ?Sized>(
+        &self,
+        params: &P,
+        data: &[u8],
+    ) -> Result<HashOutput, HashError> {
+        let input = Input::Bytes(data);
+        self.hash_any(params.as_params(), input, &NoProgress, Placement::Engines)
     }
 
     /// The digest of everything `reader` yields, read in pieces (constant
     /// memory) on a helper thread while earlier pieces are hashed.
-    pub fn hash_reader(
+    pub fn hash_reader<P: AsParams + ?Sized>(
         &self,
-        params: &TreeParams,
+        params: &P,
         reader: &mut (dyn Read + Send),
     ) -> Result<HashOutput, HashError> {
-        self.hash_input(
-            params,
-            Input::Stream(reader),
-            &NoProgress,
-            Placement::Engines,
-        )
+        let input = Input::Stream(reader);
+        self.hash_any(params.as_params(), input, &NoProgress, Placement::Engines)
     }
 
-    /// The digest of a file (`-` is standard input, from its current
-    /// offset), with `progress` told the bytes done as they are hashed. A
-    /// file whose size or modification time changes meanwhile gets an
-    /// error, not a digest.
-    pub fn hash_path(
+    /// The digest of a file, with `progress` told the bytes done as they are
+    /// hashed. The name `-` is standard input, hashed from its current
+    /// offset (and left at its end, as coreutils leave it). A file whose size
+    /// or modification time changes meanwhile gets an error, not a digest.
+    pub fn hash_path<P: AsParams + ?Sized>(
         &self,
-        params: &TreeParams,
+        params: &P,
         path: &Path,
         progress: &dyn Progress,
     ) -> Result<HashOutput, HashError> {
-        self.hash_path_on(params, path, progress, Placement::Engines)
+        self.hash_path_on(params.as_params(), path, progress, Placement::Engines)
     }
 
-    /// [`Hasher::hash_path`], on every engine or on the calling thread alone.
+    /// [`Hasher::hash_path`] where `placement` says.
     pub(crate) fn hash_path_on(
         &self,
-        params: &TreeParams,
+        params: ParamsRef<'_>,
         path: &Path,
         progress: &dyn Progress,
         placement: Placement,
@@ -236,7 +239,7 @@ impl Hasher {
         let mut open_time = Duration::ZERO;
         let source = timed(&mut open_time, || Source::open(path))?;
         progress.start(source.known_len());
-        let hash = |input: Input<'_>| self.hash_input(params, input, progress, placement);
+        let hash = |input: Input<'_>| self.hash_any(params, input, progress, placement);
         let mut out = match source {
             Source::File(mut file) => {
                 let out = hash(Input::File(&file))?;
@@ -251,6 +254,59 @@ impl Hasher {
         out.timings.open = open_time;
         out.timings.total = start.elapsed();
         Ok(out)
+    }
+
+    /// The digest of one input with parameters of either kind.
+    fn hash_any(
+        &self,
+        params: ParamsRef<'_>,
+        input: Input<'_>,
+        progress: &dyn Progress,
+        placement: Placement,
+    ) -> Result<HashOutput, HashError> {
+        match params {
+            ParamsRef::Tree(params) => self.hash_input(params, input, progress, placement),
+            ParamsRef::Standard(params) => self.hash_standard(params, input, progress, placement),
+        }
+    }
+
+    /// The digest of one input with a standard function, on the CPU.
+    fn hash_standard(
+        &self,
+        params: &StandardParams,
+        mut input: Input<'_>,
+        progress: &dyn Progress,
+        placement: Placement,
+    ) -> Result<HashOutput, HashError> {
+        let start = Instant::now();
+        let mut timings = Timings::default();
+        let piece_target = self.cpu.standard_piece_target();
+        let len = input.known_len();
+        let work = || {
+            timed(&mut timings.leaves, || {
+                let workers = self.cpu.workers();
+                standard::run::hash(params, &mut input, workers, piece_target, progress)
+            })
+        };
+        let (digest, bytes) = match (placement, len) {
+            (Placement::Alone, _) => self.cpu.run_alone(work),
+            (_, Some(len)) if len <= piece_target as u64 => self.cpu.run_one_piece(len, work),
+            _ => self.cpu.run_pieces(work),
+        }?;
+        timings.total = start.elapsed();
+        let share = EngineShare {
+            engine: "cpu".into(),
+            bytes,
+            busy: timings.leaves,
+        };
+        Ok(HashOutput {
+            digest,
+            bytes,
+            backend: BackendUsed::Cpu,
+            timings,
+            shares: vec![share],
+            fallback_note: None,
+        })
     }
 
     /// The digest of one input where `placement` says. Under `Auto`, if a

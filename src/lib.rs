@@ -21,6 +21,7 @@ pub mod checkfile;
 pub mod cpu;
 mod engine;
 pub mod error;
+pub mod function;
 pub mod gpu;
 pub mod hasher;
 pub mod input;
@@ -32,16 +33,19 @@ pub mod reference;
 mod schedule;
 pub mod sigbus;
 pub mod sponge;
+pub mod standard;
 pub mod timings;
 mod trace;
 
 pub use cpu::CpuPath;
 pub use error::HashError;
+pub use function::{AsParams, Function, Label, Params, ParamsRef};
 pub use hasher::{BackendChoice, BackendUsed, HashOutput, Hasher, HasherOptions};
 pub use list::{ListInput, ListResult};
-pub use params::{Algorithm, Label, ParamError, TreeParams};
+pub use params::{Algorithm, ParamError, TreeLabel, TreeParams};
 pub use progress::{NoProgress, Progress};
 pub use schedule::EngineShare;
+pub use standard::{Standard, StandardParams};
 pub use timings::Timings;
 
 /// The largest piece of input handed to a backend at once; larger

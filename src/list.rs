@@ -15,17 +15,37 @@ use std::sync::mpsc;
 
 use crate::cpu::off_rayon_workers;
 use crate::error::HashError;
+use crate::function::{Params, ParamsRef};
 use crate::hasher::{HashOutput, Hasher, Placement, STARTUP_PAYOFF};
 use crate::input::is_stdin_name;
-use crate::params::TreeParams;
 use crate::progress::Progress;
+use crate::standard::Family;
 
 /// One input of a list: a file (`-` is standard input) and the parameters
 /// its digest is made with.
 #[derive(Clone, Debug)]
 pub struct ListInput {
-    pub params: TreeParams,
+    pub params: Params,
     pub path: PathBuf,
+}
+
+impl ListInput {
+    /// Whether the input's digest is one sponge over the whole message (LI
+    /// at height 0, TurboSHAKE), which no more than one thread can hash.
+    fn one_sponge(&self) -> bool {
+        match &self.params {
+            Params::Tree(p) => p.leaf_count() == 1,
+            Params::Standard(p) => p.standard().family() == Family::TurboShake,
+        }
+    }
+
+    /// An LI tree a GPU can share (of more than one leaf).
+    fn gpu_tree(&self) -> Option<&crate::params::TreeParams> {
+        match &self.params {
+            Params::Tree(p) if p.leaf_count() > 1 => Some(p),
+            _ => None,
+        }
+    }
 }
 
 /// What one item of a list came to: the digest or why there is none, or
@@ -207,7 +227,7 @@ impl Hasher {
                     };
                     let hash = move |input: &ListInput, placement: Placement| {
                         let progress = &Advance(progress);
-                        self.hash_path_on(&input.params, &input.path, progress, placement)
+                        self.hash_path_on(input.params.as_ref(), &input.path, progress, placement)
                     };
                     // Hands the batch gathered so far to a worker.
                     let send_batch = |list: &mut Driver<T>| {
@@ -268,8 +288,9 @@ impl Hasher {
                         self.start_gpus_if_worth_it(&mut list);
                         for ordinal in self.idle_gpus(&list) {
                             let gpu_can_take = |l: &Long| {
-                                l.input.params.leaf_count() > 1
-                                    && self.fleet().is_ready(ordinal, l.input.params.algorithm())
+                                l.input
+                                    .gpu_tree()
+                                    .is_some_and(|p| self.fleet().is_ready(ordinal, p.algorithm()))
                             };
                             if let Some(at) = list.long.iter().position(gpu_can_take)
                                 && let Some(long) = list.long.remove(at)
@@ -337,8 +358,11 @@ impl Hasher {
             return (Lane::Alone, Some(0));
         }
         let len = meta.len();
-        let one_piece = len <= self.cpu().piece_len(&input.params) as u64;
-        if self.hashes_alone() && (one_piece || input.params.leaf_count() == 1) {
+        let piece = match input.params.as_ref() {
+            ParamsRef::Tree(p) => self.cpu().piece_len(p),
+            ParamsRef::Standard(_) => self.cpu().standard_piece_target(),
+        };
+        if self.hashes_alone() && (len <= piece as u64 || input.one_sponge()) {
             (Lane::Alone, Some(len))
         } else {
             (Lane::Engines, Some(len))
@@ -354,23 +378,21 @@ impl Hasher {
             return;
         }
         if self.waits_for_gpus()
-            && let Some(first) = list.long.iter().find(|l| l.input.params.leaf_count() > 1)
+            && let Some(params) = list.long.iter().find_map(|l| l.input.gpu_tree())
         {
             // Tests: every GPU ready before the first long input.
-            let params = &first.input.params;
             self.fleet()
                 .prepare_now(params.algorithm(), self.cpu().piece_len(params));
             list.gpus_asked = true;
             return;
         }
         let Some(rate) = list.cpu_rate else { return };
-        let shareable = || list.long.iter().filter(|l| l.input.params.leaf_count() > 1);
+        let shareable = || list.long.iter().filter(|l| l.input.gpu_tree().is_some());
         let waiting: u64 = shareable().filter_map(|l| l.len).sum();
         let startup = self.fleet().expected_startup().as_secs_f64();
         if (waiting as f64 / rate) > STARTUP_PAYOFF * startup
-            && let Some(first) = shareable().next()
+            && let Some(params) = list.long.iter().find_map(|l| l.input.gpu_tree())
         {
-            let params = &first.input.params;
             let piece_len = self.cpu().piece_len(params);
             self.fleet()
                 .start_in_background(params.algorithm(), piece_len);

@@ -55,6 +55,34 @@ pub(crate) fn piece_len(block_size: usize, target: usize) -> usize {
         .next_multiple_of(block_size)
 }
 
+/// How a message is cut: its block size (pieces are whole blocks) and the
+/// prefix it starts with (LI's P; none for the standard functions).
+pub(crate) trait Framing: Sync {
+    fn block_size(&self) -> usize;
+    fn prefix(&self) -> &[u8];
+}
+
+impl Framing for TreeParams {
+    fn block_size(&self) -> usize {
+        TreeParams::block_size(self)
+    }
+    fn prefix(&self) -> &[u8] {
+        TreeParams::prefix(self)
+    }
+}
+
+/// A message of blocks of `.0` bytes with no prefix.
+pub(crate) struct Blocks(pub(crate) usize);
+
+impl Framing for Blocks {
+    fn block_size(&self) -> usize {
+        self.0
+    }
+    fn prefix(&self) -> &[u8] {
+        &[]
+    }
+}
+
 /// A piece of M.
 #[derive(Clone, Copy)]
 pub(crate) enum Piece<'a> {
@@ -102,7 +130,7 @@ pub(crate) enum Access {
 /// byte, completed from the file's first bytes (`read` fills them).
 /// Returns the head and how many file bytes it holds.
 fn head<E>(
-    params: &TreeParams,
+    params: &dyn Framing,
     file_len: u64,
     read: impl FnOnce(&mut [u8]) -> Result<(), E>,
 ) -> Result<(Vec<u8>, usize), E> {
@@ -120,7 +148,7 @@ fn head<E>(
 /// Only the blocks that hold prefix bytes are copied; the rest are borrowed.
 /// `progress` is told the file bytes of each piece once it is absorbed.
 pub(crate) fn for_each_piece_of_slice<E>(
-    params: &TreeParams,
+    params: &dyn Framing,
     file: &[u8],
     piece_len: usize,
     progress: &dyn Progress,
@@ -128,7 +156,7 @@ pub(crate) fn for_each_piece_of_slice<E>(
 ) -> Result<(), E> {
     debug_assert!(piece_len.is_multiple_of(params.block_size()));
     let mut rest = file;
-    if params.has_prefix() {
+    if !params.prefix().is_empty() {
         let (head, from_file) = head(params, file.len() as u64, |dst| {
             dst.copy_from_slice(&file[..dst.len()]);
             Ok(())
@@ -149,7 +177,7 @@ pub(crate) fn for_each_piece_of_slice<E>(
 /// `unmapped` is set the pieces not yet mapped come unread instead (the
 /// engines that own leaves then read the file themselves).
 pub(crate) fn for_each_piece_of_file(
-    params: &TreeParams,
+    params: &dyn Framing,
     input: &InputFile,
     piece_len: usize,
     access: Access,
@@ -164,7 +192,7 @@ pub(crate) fn for_each_piece_of_file(
     };
     let file_len = input.len();
     let mut offset = 0u64;
-    if params.has_prefix() {
+    if !params.prefix().is_empty() {
         let (head, from_file) = head(params, file_len, |dst| input.read_exact_at(dst, 0))?;
         absorb(Piece::Memory(&head))?;
         progress.advance(from_file as u64);
@@ -386,7 +414,7 @@ fn prefetcher<'scope>(
 /// the stream bytes of each piece once it is absorbed. Returns the number of
 /// bytes read from `reader` (the prefix not counted).
 pub(crate) fn for_each_piece_of_stream<E: From<io::Error>>(
-    params: &TreeParams,
+    params: &dyn Framing,
     reader: &mut (dyn Read + Send),
     piece_len: usize,
     progress: &dyn Progress,

@@ -24,7 +24,13 @@ fn mixed_list(dir: &std::path::Path) -> Vec<(ListInput, Option<Vec<u8>>)> {
             let path = dir.join(format!("in{k}"));
             let params = [&tree, &shake, &plain][k % 3].clone();
             if k == 17 {
-                return (ListInput { params, path }, None);
+                return (
+                    ListInput {
+                        params: params.into(),
+                        path,
+                    },
+                    None,
+                );
             }
             let len = match k % 4 {
                 0 | 1 => rng.random_range(8 << 20..24 << 20),
@@ -35,7 +41,13 @@ fn mixed_list(dir: &std::path::Path) -> Vec<(ListInput, Option<Vec<u8>>)> {
             rng.fill_bytes(&mut bytes);
             fs::write(&path, &bytes).unwrap();
             let want = reference::tree_hash(&params, &bytes);
-            (ListInput { params, path }, Some(want))
+            (
+                ListInput {
+                    params: params.into(),
+                    path,
+                },
+                Some(want),
+            )
         })
         .collect()
 }
