@@ -206,6 +206,10 @@ impl InputFile {
                 Err(e) => return Err(self.read_error(e, offset + at as u64)),
             }
         }
+        #[cfg(test)]
+        if let Some(hook) = &*tests::WINDOW_READ_IN.lock().unwrap() {
+            hook(&self.file, offset..offset + len as u64);
+        }
         Ok(map)
     }
 
@@ -323,7 +327,20 @@ impl Stamp {
 mod tests {
     use super::*;
     use std::io::Read;
+    use std::os::unix::fs::MetadataExt;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::mpsc;
     use std::time::Duration;
+
+    use crate::{Algorithm, BackendChoice, Hasher, HasherOptions, Progress, TreeParams};
+
+    /// A hook told (the file, the window's bytes of the input) by
+    /// [`InputFile::map`] each time a window has been mapped and read in, on
+    /// the thread that did it: a test can wait for that instead of for time
+    /// to pass.
+    type WindowHook = Box<dyn Fn(&File, std::ops::Range<u64>) + Send>;
+    pub(super) static WINDOW_READ_IN: Mutex<Option<WindowHook>> = Mutex::new(None);
 
     fn input_file(path: &Path) -> InputFile {
         match Source::open(path).unwrap() {
@@ -440,5 +457,105 @@ mod tests {
         if sys.exists() {
             assert!(matches!(Source::open(sys).unwrap(), Source::Stream(_)));
         }
+    }
+
+    /// The SIGBUS handler of this test binary: what the command-line tool's
+    /// does, counting the faults recovered.
+    static FAULTS: AtomicUsize = AtomicUsize::new(0);
+
+    extern "C" fn on_sigbus(_: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+        // SAFETY: the kernel passes a valid siginfo_t with SA_SIGINFO.
+        let (code, address) = unsafe { ((*info).si_code, (*info).si_addr() as usize) };
+        // SAFETY: a SIGBUS handler, on the thread that took the fault, which
+        // the kernel raised for that thread's access at `address`; it
+        // returns only when `recover` says true.
+        if crate::sigbus::raised_by_an_access(code) && unsafe { crate::sigbus::recover(address) } {
+            FAULTS.fetch_add(1, Ordering::SeqCst);
+            return;
+        }
+        // SAFETY: abort(3) ends the process, as the default action would.
+        unsafe { libc::abort() };
+    }
+
+    /// Cuts the file to `to` bytes when the first piece has been hashed,
+    /// once `ready` says that the window after it has been read in.
+    struct CutWhenReady {
+        path: std::path::PathBuf,
+        to: u64,
+        ready: Mutex<mpsc::Receiver<()>>,
+        done: AtomicBool,
+    }
+
+    impl Progress for CutWhenReady {
+        fn advance(&self, _bytes: u64) {
+            if !self.done.swap(true, Ordering::SeqCst) {
+                // The timeout only keeps a broken test from hanging: the
+                // window is read in within milliseconds.
+                let ready = self
+                    .ready
+                    .lock()
+                    .unwrap()
+                    .recv_timeout(Duration::from_secs(60));
+                ready.expect("the window that holds the cut was never read in");
+                let file = File::options().write(true).open(&self.path).unwrap();
+                file.set_len(self.to).unwrap();
+            }
+        }
+    }
+
+    /// The file is cut while the window after the first is mapped and read
+    /// in but not yet hashed: hashing it reads pages that no longer exist,
+    /// which raises SIGBUS; the fault is recovered and the input ends in an
+    /// error, not a digest and not a crash. Each step waits for the one
+    /// before it (the window read in, then the cut), never for time.
+    #[test]
+    fn a_file_cut_under_the_window_being_hashed_gets_an_error_not_a_crash() {
+        // SAFETY: installs a handler that only calls async-signal-safe code.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_sigbus as *const () as libc::sighandler_t;
+            action.sa_flags = libc::SA_SIGINFO;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut());
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cut.bin");
+        std::fs::write(&path, vec![9u8; 8 << 20]).unwrap();
+        // Windows of about 1 MiB: the second (1 to 2 MiB) is read in by a
+        // helper thread while the first is hashed; the cut at 1.5 MiB takes
+        // half of it.
+        let (piece, cut) = (1usize << 20, 3u64 << 19);
+        let inode = std::fs::metadata(&path).unwrap().ino();
+        let (read_in, ready) = mpsc::channel();
+        let read_in = Mutex::new(read_in);
+        *WINDOW_READ_IN.lock().unwrap() = Some(Box::new(move |file: &File, window| {
+            if window.contains(&cut) && file.metadata().is_ok_and(|m| m.ino() == inode) {
+                let _ = read_in.lock().unwrap().send(());
+            }
+        }));
+        let progress = CutWhenReady {
+            path: path.clone(),
+            to: cut,
+            ready: Mutex::new(ready),
+            done: AtomicBool::new(false),
+        };
+        let hasher = Hasher::new(HasherOptions {
+            backend: BackendChoice::Cpu,
+            piece_bytes: Some(piece),
+            ..Default::default()
+        })
+        .unwrap();
+        let params = TreeParams::new(Algorithm::Sha3_256, 2, 4).unwrap();
+        let result = hasher.hash_path(&params, &path, &progress);
+        *WINDOW_READ_IN.lock().unwrap() = None;
+        let err = result.expect_err("a file cut short has no digest");
+        assert!(
+            err.to_string().contains("shrank from 8388608 to 1572864"),
+            "{err}"
+        );
+        assert!(
+            FAULTS.load(Ordering::SeqCst) >= 1,
+            "the cut was expected to land in the window being hashed"
+        );
     }
 }
