@@ -12,6 +12,7 @@ use std::io::{self, Seek, SeekFrom};
 use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::fs::{FileExt, FileTypeExt};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
 use memmap2::{Advice, Mmap, MmapOptions};
@@ -27,6 +28,55 @@ pub fn is_stdin_name(name: &Path) -> bool {
     name.as_os_str() == STDIN_NAME
 }
 
+/// Standard input, as a file of its own (a duplicate of descriptor 0).
+/// A standard input that was closed when the process started is an error,
+/// `EBADF` ("Bad file descriptor"), as coreutils report it, not an empty
+/// input.
+pub fn open_stdin() -> io::Result<File> {
+    if stdin_closed_at_start() {
+        return Err(io::Error::from_raw_os_error(libc::EBADF));
+    }
+    Ok(File::from(io::stdin().as_fd().try_clone_to_owned()?))
+}
+
+/// Descriptor 0 was closed when the process started.
+static STDIN_CLOSED_AT_START: AtomicBool = AtomicBool::new(false);
+
+/// Runs before `main`, and so before Rust's runtime opens /dev/null on any
+/// of descriptors 0 to 2 that it finds closed (so that files opened later
+/// cannot take their place): after that, a closed standard input would
+/// read as an empty one. The C runtime calls the functions of
+/// `.init_array` (ELF) first; a program that loads the library later
+/// calls it as the library is loaded.
+// SAFETY: `.init_array` holds plain `extern "C" fn()` pointers that the C
+// runtime calls once; this one only asks fcntl about a descriptor.
+#[used]
+#[unsafe(link_section = ".init_array")]
+static PROBE_STDIN: extern "C" fn() = probe_stdin;
+
+extern "C" fn probe_stdin() {
+    // SAFETY: F_GETFD only reads the descriptor's flags; it fails with EBADF
+    // exactly when descriptor 0 is not open.
+    let closed = unsafe { libc::fcntl(libc::STDIN_FILENO, libc::F_GETFD) } == -1;
+    STDIN_CLOSED_AT_START.store(closed, Ordering::Relaxed);
+}
+
+/// Whether standard input was closed when the process started and is still
+/// the /dev/null that Rust's runtime put in its place (a program may have
+/// opened something else there since, which is then its standard input).
+fn stdin_closed_at_start() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if !STDIN_CLOSED_AT_START.load(Ordering::Relaxed) {
+        return false;
+    }
+    // /dev/null is character device 1:3 on Linux.
+    let dev_null = libc::makedev(1, 3);
+    let stdin = io::stdin().as_fd().try_clone_to_owned().map(File::from);
+    stdin
+        .and_then(|file| file.metadata())
+        .is_ok_and(|meta| meta.file_type().is_char_device() && meta.rdev() == dev_null)
+}
+
 /// An opened input, ready to be hashed.
 pub(crate) enum Source {
     /// A regular file, read by ranges.
@@ -40,7 +90,7 @@ impl Source {
     /// ranges too when it is a redirected regular file, from its offset).
     pub(crate) fn open(name: &Path) -> io::Result<Source> {
         let file = if is_stdin_name(name) {
-            File::from(io::stdin().as_fd().try_clone_to_owned()?)
+            open_stdin()?
         } else {
             File::open(name)?
         };

@@ -129,7 +129,9 @@ fn read_prefix_file(path: &Path, inputs: &[std::path::PathBuf]) -> Result<Vec<u8
     let limit = MAX_PREFIX_LEN as u64 + 1;
     let mut bytes = Vec::new();
     let read = if dash {
-        std::io::stdin().lock().take(limit).read_to_end(&mut bytes)
+        // A closed standard input is an error, not an empty prefix.
+        treehash::input::open_stdin()
+            .and_then(|_| std::io::stdin().lock().take(limit).read_to_end(&mut bytes))
     } else {
         std::fs::File::open(path).and_then(|file| file.take(limit).read_to_end(&mut bytes))
     };
