@@ -36,7 +36,7 @@ setup() {
 
 build() {
     set -e
-    cargo build --release --bins --benches
+    cargo build --release --bins --benches --features measure
     rm -rf .devbin && mkdir -p .devbin
     cp target/release/treehash .devbin/
     # Test and bench executables, under stable names.
@@ -51,7 +51,7 @@ for line in sys.stdin:
         elif m["target"]["kind"] == ["lib"] and m["profile"]["test"]:
             shutil.copy(m["executable"], ".devbin/test-lib")  # the unit tests (keccak_x8 too)
 '
-    cargo bench --no-run --message-format=json 2>/dev/null |
+    cargo bench --features measure --no-run --message-format=json 2>/dev/null |
         python3 -c '
 import json, shutil, sys
 for line in sys.stdin:
