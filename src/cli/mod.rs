@@ -24,8 +24,8 @@ use args::TreeArgs;
 pub mod exit {
     /// Every digest made; with --check, every line matched.
     pub const OK: i32 = 0;
-    /// An input could not be read, a check failed, or standard output
-    /// could not be written.
+    /// An input could not be read, a check failed, standard output could
+    /// not be written, or an internal error (a bug in treehash).
     pub const FAILED: i32 = 1;
     /// Usage error or invalid parameters; nothing was read.
     pub const USAGE: i32 = 2;
@@ -273,6 +273,8 @@ pub fn hasher(
 pub fn failure_code(e: &treehash::HashError) -> i32 {
     match e {
         treehash::HashError::Gpu(_) => exit::GPU,
+        // A bug: the input got no digest, as when it cannot be read.
+        treehash::HashError::Internal(_) => exit::FAILED,
         _ => exit::FAILED,
     }
 }
