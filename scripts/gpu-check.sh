@@ -101,8 +101,10 @@ run() {
     if [ "$gpus" -lt 2 ]; then
         summary+=("NOT RUN  the two-GPU tests ($TWO_GPU_TESTS): this machine has $gpus GPU(s)")
     fi
-    # The CPU suites on this host's CPU, with the tests CI's CPU cannot run
-    # (its AVX-512 paths) included.
+    # The CPU suites on this host's CPU, the GPU tests of test-lib included.
+    # Their SIMD tests run where the CPU that built them (here) has the
+    # feature (build.rs): built on an AVX-512 CPU, they fail on a host without
+    # it rather than pass unchecked.
     for t in lib vectors differential empty_subtrees input; do
         step "cpu-$t" "$bin/test-$t" --include-ignored
     done
