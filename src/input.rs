@@ -5,7 +5,7 @@
 //! /proc) is read as a stream.
 //!
 //! Mapping stays inside the crate: a mapping handed out as `&[u8]` could
-//! change under its reader (see [`InputFile::map`]).
+//! change under its reader (see `InputFile::map`).
 
 use std::fs::{File, Metadata};
 use std::io::{self, Seek, SeekFrom};
