@@ -487,8 +487,8 @@ impl Hasher {
             .into_iter()
             .find_map(|(o, gpu)| (o == ordinal).then_some(gpu))
             .ok_or_else(|| {
-                HashError::Threads(format!(
-                    "internal error: GPU {ordinal} is not ready for {}",
+                HashError::Internal(format!(
+                    "GPU {ordinal} is not ready for {}",
                     params.algorithm()
                 ))
             })?;

@@ -17,6 +17,13 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+// Linux only: the input path relies on Linux's mmap, madvise
+// (MADV_POPULATE_READ), posix_fadvise and F_SETPIPE_SZ, SIGBUS recovery on
+// its signal semantics, and the closed-standard-input probe on ELF's
+// .init_array.
+#[cfg(not(target_os = "linux"))]
+compile_error!("treehash supports Linux only");
+
 pub mod checkfile;
 pub mod cpu;
 mod engine;

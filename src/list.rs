@@ -105,7 +105,7 @@ impl Drop for Reply {
     fn drop(&mut self) {
         let sent: Vec<usize> = self.results.iter().map(|(i, _)| *i).collect();
         for &index in self.indices.iter().filter(|i| !sent.contains(i)) {
-            let bug = HashError::Threads("internal error: hashing this input panicked".into());
+            let bug = HashError::Internal("hashing this input panicked".into());
             self.results.push((index, Err(bug)));
         }
         let results = std::mem::take(&mut self.results);

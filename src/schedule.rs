@@ -616,9 +616,7 @@ fn finish(
     owners.sort_by_key(|(r, _)| r.start);
     if owners.len() <= 1 {
         let Some((_, engine)) = owners.pop() else {
-            return Err(HashError::Threads(
-                "internal error: no engine owns a leaf".into(),
-            ));
+            return Err(HashError::Internal("no engine owns a leaf".into()));
         };
         return Ok((engine.finish(times)?, shares));
     }
@@ -640,7 +638,9 @@ fn finish(
         for h in handles {
             parts.push(h.join().unwrap_or_else(|_| {
                 (
-                    Err(HashError::Threads("an engine's thread panicked".into())),
+                    Err(HashError::Internal(
+                        "an engine's thread panicked while finishing its leaves".into(),
+                    )),
                     Timings::default(),
                 )
             }));

@@ -465,6 +465,8 @@ const MAX_LINE_BYTES: usize = 1 << 20;
 
 fn open_list(list: &Path) -> io::Result<Box<dyn BufRead + Send>> {
     if treehash::input::is_stdin_name(list) {
+        // A closed standard input is an error, not an empty list.
+        treehash::input::open_stdin()?;
         return Ok(Box::new(BufReader::new(io::stdin())));
     }
     if list.is_dir() {

@@ -26,8 +26,8 @@ use args::TreeArgs;
 pub mod exit {
     /// Every digest made; with --check, every line matched.
     pub const OK: i32 = 0;
-    /// An input could not be read, a check failed, or standard output
-    /// could not be written.
+    /// An input could not be read, a check failed, standard output could
+    /// not be written, or an internal error (a bug in treehash).
     pub const FAILED: i32 = 1;
     /// Usage error or invalid parameters; nothing was read.
     pub const USAGE: i32 = 2;
@@ -225,7 +225,9 @@ fn read_prefix_file(path: &Path, inputs: &[std::path::PathBuf]) -> Result<Vec<u8
     let limit = MAX_PREFIX_LEN as u64 + 1;
     let mut bytes = Vec::new();
     let read = if dash {
-        std::io::stdin().lock().take(limit).read_to_end(&mut bytes)
+        // A closed standard input is an error, not an empty prefix.
+        treehash::input::open_stdin()
+            .and_then(|_| std::io::stdin().lock().take(limit).read_to_end(&mut bytes))
     } else {
         std::fs::File::open(path).and_then(|file| file.take(limit).read_to_end(&mut bytes))
     };
@@ -367,6 +369,8 @@ pub fn hasher(
 pub fn failure_code(e: &treehash::HashError) -> i32 {
     match e {
         treehash::HashError::Gpu(_) => exit::GPU,
+        // A bug: the input got no digest, as when it cannot be read.
+        treehash::HashError::Internal(_) => exit::FAILED,
         _ => exit::FAILED,
     }
 }

@@ -146,14 +146,19 @@ fn f1600_x8(a: &mut StateX8) {
 #[cfg(test)]
 mod tests {
     use super::super::keccak::{f1600, test_state};
+    use super::super::platform::avx512_for_test;
     use super::*;
 
-    const NEEDS_AVX512: &str = "this test needs AVX-512F (run it with --ignored on such a CPU)";
+    const NEEDS_AVX512: &str = "avx512_for_test fails where this test runs without AVX-512F";
 
     #[test]
-    #[ignore = "needs AVX-512 (run with --ignored on such a CPU; scripts/gpu-check.sh does)"]
+    #[cfg_attr(
+        not(treehash_test_avx512),
+        ignore = "the CPU that built this test has no AVX-512F (build.rs)"
+    )]
     fn eight_lanes_match_the_scalar_permutation() {
-        let avx512 = Avx512::detect().expect(NEEDS_AVX512);
+        let avx512 =
+            avx512_for_test("eight_lanes_match_the_scalar_permutation").expect(NEEDS_AVX512);
         let mut scalar: [[u64; 25]; 8] = std::array::from_fn(|i| test_state(i as u64 + 1));
         let mut group: Group8 = std::array::from_fn(|k| std::array::from_fn(|i| scalar[i][k]));
         for _ in 0..3 {
@@ -168,9 +173,13 @@ mod tests {
     }
 
     #[test]
-    #[ignore = "needs AVX-512 (run with --ignored on such a CPU; scripts/gpu-check.sh does)"]
+    #[cfg_attr(
+        not(treehash_test_avx512),
+        ignore = "the CPU that built this test has no AVX-512F (build.rs)"
+    )]
     fn eight_blocks_absorb_like_eight_scalar_sponges() {
-        let avx512 = Avx512::detect().expect(NEEDS_AVX512);
+        let avx512 =
+            avx512_for_test("eight_blocks_absorb_like_eight_scalar_sponges").expect(NEEDS_AVX512);
         for rate in [72, 104, 136, 144, 168] {
             for b in [rate, 2 * rate, 3 * rate] {
                 let blocks: Vec<u8> = (0..8 * b).map(|k| (k * 7 + rate) as u8).collect();

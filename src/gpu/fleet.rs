@@ -350,7 +350,7 @@ impl Fleet {
     }
 
     /// What starting the GPUs is expected to take: the last start measured
-    /// on this machine (read once per process), else [`UNMEASURED_STARTUP`].
+    /// on this machine (read once per process), else `UNMEASURED_STARTUP`.
     pub fn expected_startup(&self) -> Duration {
         *self
             .0

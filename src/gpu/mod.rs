@@ -9,8 +9,9 @@
 mod engine;
 mod fleet;
 pub mod kernels;
-/// Measurements of the device for the repository's benchmarks (benches/);
-/// not part of the library's API.
+/// Measurements of the device for the repository's benchmarks (benches/),
+/// built with the `measure` feature only; not part of the library's API.
+#[cfg(feature = "measure")]
 #[doc(hidden)]
 pub mod measure;
 mod pipeline;

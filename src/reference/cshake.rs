@@ -13,10 +13,10 @@ const CSHAKE_DOMAIN: u8 = 0x04;
 /// cSHAKE with N = S = "" is SHAKE.
 const SHAKE_DOMAIN: u8 = Algorithm::Shake128.domain_byte();
 
-/// The rate of cSHAKE128 (KECCAK[256]): SHAKE128's, 168 bytes.
+/// The rate of cSHAKE128 (KECCAK\[256\]): SHAKE128's, 168 bytes.
 pub const CSHAKE128_RATE: usize = Algorithm::Shake128.rate();
 
-/// The rate of cSHAKE256 (KECCAK[512]): SHAKE256's, 136 bytes.
+/// The rate of cSHAKE256 (KECCAK\[512\]): SHAKE256's, 136 bytes.
 pub const CSHAKE256_RATE: usize = Algorithm::Shake256.rate();
 
 /// The big-endian bytes x_1 … x_n of x, where n is the smallest *positive*
@@ -92,7 +92,7 @@ pub fn cshake128(x: &[u8], out_len: usize, n: &[u8], s: &[u8]) -> Vec<u8> {
     cshake(CSHAKE128_RATE, x, out_len, n, s)
 }
 
-/// cSHAKE256(X, L, N, S), SP 800-185 §3.3: as [`cshake128`] on KECCAK[512].
+/// cSHAKE256(X, L, N, S), SP 800-185 §3.3: as [`cshake128`] on KECCAK\[512\].
 pub fn cshake256(x: &[u8], out_len: usize, n: &[u8], s: &[u8]) -> Vec<u8> {
     cshake(CSHAKE256_RATE, x, out_len, n, s)
 }

@@ -1,4 +1,4 @@
-//! Keccak-p[1600, n_r] and the sponge over it, from FIPS 202 as written:
+//! Keccak-p\[1600, n_r\] and the sponge over it, from FIPS 202 as written:
 //! slow, plain, and checked against RustCrypto's `keccak`, `sha3` and `shake`.
 //!
 //! The state is FIPS 202's `A[x, y]`: 25 lanes of 64 bits, lane (x, y) at
@@ -15,7 +15,7 @@ const LANE_BITS: u32 = 64;
 /// The width b in bytes.
 pub const WIDTH_BYTES: usize = 200;
 
-/// n_r of Keccak-f[1600] = Keccak-p[1600, 24] (FIPS 202 §3.4): 12 + 2ℓ.
+/// n_r of Keccak-f\[1600\] = Keccak-p\[1600, 24\] (FIPS 202 §3.4): 12 + 2ℓ.
 pub const KECCAK_F_ROUNDS: usize = 24;
 
 /// Where lane (x, y) lives in [`State`]; x and y are taken mod 5.
@@ -44,7 +44,7 @@ const fn rc(t: usize) -> u64 {
     (r & 1) as u64
 }
 
-/// RC for round i_r, FIPS 202 §3.2.5 Algorithm 6: RC[2^j − 1] = rc(j + 7 i_r).
+/// RC for round i_r, FIPS 202 §3.2.5 Algorithm 6: RC\[2^j − 1\] = rc(j + 7 i_r).
 const fn round_constant(round: usize) -> u64 {
     let mut rc_lane = 0;
     let mut j = 0;
@@ -140,8 +140,8 @@ fn round(a: &mut State, round_index: usize) {
     iota(a, round_index);
 }
 
-/// Keccak-p[1600, n_r], FIPS 202 §3.3 Algorithm 7: rounds 12 + 2ℓ − n_r to
-/// 12 + 2ℓ − 1, that is the *last* n_r rounds of Keccak-f[1600] (24 − n_r to 23).
+/// Keccak-p\[1600, n_r\], FIPS 202 §3.3 Algorithm 7: rounds 12 + 2ℓ − n_r to
+/// 12 + 2ℓ − 1, that is the *last* n_r rounds of Keccak-f\[1600\] (24 − n_r to 23).
 ///
 /// # Panics
 /// If `rounds` is more than 24 (FIPS 202 allows more, but no function here uses
@@ -156,7 +156,7 @@ pub fn keccak_p(a: &mut State, rounds: usize) {
     }
 }
 
-/// Keccak-f[1600] = Keccak-p[1600, 24], FIPS 202 §3.4: the permutation of SHA-3.
+/// Keccak-f\[1600\] = Keccak-p\[1600, 24\], FIPS 202 §3.4: the permutation of SHA-3.
 pub fn keccak_f(a: &mut State) {
     keccak_p(a, KECCAK_F_ROUNDS);
 }
@@ -177,7 +177,7 @@ fn xor_into_state(a: &mut State, block: &[u8]) {
     }
 }
 
-/// SPONGE[Keccak-p[1600, n_r], pad10*1, r](M ‖ suffix, 8·out_len), FIPS 202
+/// SPONGE[Keccak-p\[1600, n_r\], pad10*1, r](M ‖ suffix, 8·out_len), FIPS 202
 /// §4 Algorithm 8, on whole bytes: `out_len` bytes of output.
 ///
 /// `domain` is the byte that follows the message: the function's suffix bits

@@ -92,7 +92,7 @@ impl Standard {
         self.shake().rate()
     }
 
-    /// Rounds of Keccak-p[1600]: 12 for TurboSHAKE and KT, 24 for
+    /// Rounds of Keccak-p\[1600\]: 12 for TurboSHAKE and KT, 24 for
     /// ParallelHash (cSHAKE is Keccak-f).
     pub const fn rounds(self) -> u32 {
         match self.family() {

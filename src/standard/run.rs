@@ -111,8 +111,8 @@ impl<'a> Walk<'a> {
         let bytes = match piece {
             Piece::Memory(bytes) | Piece::Mapped { bytes, .. } => bytes,
             Piece::Unread { .. } => {
-                return Err(HashError::Threads(
-                    "internal error: a standard function's piece came unread".into(),
+                return Err(HashError::Internal(
+                    "a standard function's piece came unread".into(),
                 ));
             }
         };
