@@ -13,11 +13,11 @@ use crate::function::{AsParams, ParamsRef};
 use crate::gpu::{self, CopyMode, Devices, Fleet, GpuBackend, LeafKernel};
 use crate::input::{Source, is_stdin_name};
 use crate::message;
+use crate::message::Input;
 use crate::params::TreeParams;
+use crate::progress::EngineShare;
 use crate::progress::{NoProgress, Progress};
-use crate::schedule::{
-    self, Balance, EngineShare, Hashed, Input, Joiners, Member, NoJoiners, Standing,
-};
+use crate::schedule::{self, Balance, Hashed, Joiners, Member, NoJoiners, Standing};
 use crate::standard::{self, StandardParams};
 use crate::timings::{Timings, timed};
 use crate::trace;

@@ -50,8 +50,7 @@ pub use function::{AsParams, Function, Label, Params, ParamsRef};
 pub use hasher::{BackendChoice, BackendUsed, HashOutput, Hasher, HasherOptions};
 pub use list::{ListInput, ListResult};
 pub use params::{Algorithm, ParamError, TreeLabel, TreeParams};
-pub use progress::{NoProgress, Progress};
-pub use schedule::EngineShare;
+pub use progress::{EngineShare, NoProgress, Progress};
 pub use standard::{Standard, StandardParams};
 pub use timings::Timings;
 

@@ -83,6 +83,28 @@ impl Framing for Blocks {
     }
 }
 
+/// One input, as the input path reads it.
+pub(crate) enum Input<'i> {
+    Bytes(&'i [u8]),
+    File(&'i InputFile),
+    Stream(&'i mut (dyn Read + Send)),
+}
+
+impl Input<'_> {
+    pub(crate) fn known_len(&self) -> Option<u64> {
+        match self {
+            Input::Bytes(b) => Some(b.len() as u64),
+            Input::File(f) => Some(f.len()),
+            Input::Stream(_) => None,
+        }
+    }
+
+    /// True when the input can be hashed again from its start.
+    pub(crate) fn can_reread(&self) -> bool {
+        !matches!(self, Input::Stream(_))
+    }
+}
+
 /// A piece of M.
 #[derive(Clone, Copy)]
 pub(crate) enum Piece<'a> {

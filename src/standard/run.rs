@@ -12,9 +12,9 @@ use super::sponge::ByteSponge;
 use super::{Family, StandardParams};
 use crate::cpu::workers::Workers;
 use crate::error::HashError;
+use crate::message::Input;
 use crate::message::{self, Access, Blocks, Piece};
 use crate::progress::Progress;
-use crate::schedule::Input;
 
 /// Chunks per task at most when a piece's chunks are shared out: each task
 /// is a run of neighbouring chunks, read once.
