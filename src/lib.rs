@@ -32,6 +32,7 @@ pub mod reference;
 mod schedule;
 pub mod sigbus;
 pub mod sponge;
+mod stream;
 pub mod timings;
 mod trace;
 
@@ -42,6 +43,7 @@ pub use list::{ListInput, ListResult};
 pub use params::{Algorithm, Label, ParamError, TreeParams};
 pub use progress::{NoProgress, Progress};
 pub use schedule::EngineShare;
+pub use stream::Stream;
 pub use timings::Timings;
 
 /// The largest piece of input handed to a backend at once; larger
