@@ -163,6 +163,11 @@ impl Hasher {
         Ok(self.gpus.open_now()?)
     }
 
+    /// The GPUs asked for (device inputs pick theirs by ordinal).
+    pub(crate) fn fleet(&self) -> &Fleet {
+        &self.gpus
+    }
+
     /// The CPU backend.
     pub(crate) fn cpu(&self) -> &CpuBackend {
         &self.cpu
