@@ -279,6 +279,10 @@ pub fn new(
 /// their start. Returns a :class:`Digest`. The GIL is released meanwhile.
 /// A path is always a file (``"-"`` is the file named ``-``; use
 /// ``"/dev/stdin"`` for standard input).
+/// A file whose size or modification time changes meanwhile raises
+/// ``RuntimeError``, not a digest; one truncated while a window of it is
+/// being hashed can end the process with SIGBUS (the package installs no
+/// signal handler), as with any mapped file.
 #[pyfunction]
 #[pyo3(signature = (
     path, *, algorithm = "sha3-256", height = 8, degree = 4, block_size = None, length = None,

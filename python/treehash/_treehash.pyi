@@ -98,7 +98,8 @@ def file_digest(
 ) -> Digest:
     """The digest of the file at ``path`` by the command line's fast path.
     Raises ``OSError`` (with ``errno`` and ``filename``) when it cannot be
-    read, ``GpuError`` when ``backend="gpu"`` and no GPU works."""
+    read, ``RuntimeError`` when it changes while hashed, ``GpuError`` when
+    ``backend="gpu"`` and no GPU works. ``"-"`` is the file named ``-``."""
 
 def device_digest(
     obj: Any,
