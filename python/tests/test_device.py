@@ -186,7 +186,8 @@ def test_an_empty_array_and_its_null_pointer(rng):
 def test_host_memory_is_refused():
     host = ctypes.create_string_buffer(4096)
     buffer = DeviceBuffer(DRIVER, b"", ptr=ctypes.addressof(host), shape=(4096,))
-    with pytest.raises(treehash.GpuError, match="not memory the CUDA driver knows"):
+    # Unknown to the driver, or host memory where it manages that too (HMM).
+    with pytest.raises(treehash.GpuError, match="not memory the CUDA driver knows|host memory"):
         treehash.device_digest(buffer)
 
 

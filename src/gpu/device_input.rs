@@ -69,8 +69,9 @@ impl Hasher {
     /// `bytes.ptr .. bytes.ptr + bytes.len` must be device memory (or
     /// managed memory) of the device's primary context that stays allocated,
     /// and that nothing writes, until this returns. That the address is
-    /// memory the driver knows, in that context, and that its allocation
-    /// holds the whole range is checked; that it stays allocated is not.
+    /// memory the driver knows, in that context, and (where the driver tells
+    /// the allocation's range) that its allocation holds the whole range is
+    /// checked; that it stays allocated is not.
     pub unsafe fn hash_device(
         &self,
         params: &TreeParams,
@@ -141,6 +142,8 @@ impl Hasher {
     /// hashed: a producer that orders its work before it (DLPack's
     /// `__dlpack__(stream=…)`) needs no other wait. Starts the GPU.
     pub fn device_stream(&self, ordinal: usize) -> Result<u64, HashError> {
+        // Starting a GPU binds its context to this thread.
+        let _kept = KeepCurrentContext::new();
         let gpu = self.fleet().open_device(ordinal)?;
         Ok(gpu.compute.cu_stream() as u64)
     }
@@ -156,7 +159,8 @@ struct Placement {
 
 impl Placement {
     /// Asks the driver about `bytes` (a context must be current): an error
-    /// unless they are device or managed memory, all in one allocation.
+    /// unless they are device or managed memory, all in one allocation
+    /// (where the driver tells the allocation's range).
     fn of(bytes: &DeviceBytes) -> Result<Placement, GpuError> {
         use sys::CUpointer_attribute::*;
         let at = format!("address {:#x}", bytes.ptr);
@@ -175,16 +179,21 @@ impl Placement {
             .context(&format!("asking which GPU holds {at}"))?;
         let context = pointer_attribute(CU_POINTER_ATTRIBUTE_CONTEXT, bytes.ptr, ptr::null_mut())
             .unwrap_or(ptr::null_mut());
-        let start = pointer_attribute(CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, bytes.ptr, 0u64)
-            .context(&format!("asking for the allocation of {at}"))?;
-        let size = pointer_attribute(CU_POINTER_ATTRIBUTE_RANGE_SIZE, bytes.ptr, 0usize)
-            .context(&format!("asking for the allocation of {at}"))?;
-        let end = bytes.ptr.checked_add(bytes.len as u64);
-        if end.is_none_or(|end| end > start.saturating_add(size as u64)) {
-            return Err(GpuError::new(format!(
-                "{at}: {} bytes run past the end of its allocation ({size} bytes from {start:#x})",
-                bytes.len
-            )));
+        // The allocation's range, where the driver tells it (memory mapped
+        // through the virtual memory API may not have one to tell).
+        let range = pointer_attribute(CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, bytes.ptr, 0u64)
+            .and_then(|start| {
+                pointer_attribute(CU_POINTER_ATTRIBUTE_RANGE_SIZE, bytes.ptr, 0usize)
+                    .map(|size| (start, size))
+            });
+        if let Ok((start, size)) = range {
+            let end = bytes.ptr.checked_add(bytes.len as u64);
+            if end.is_none_or(|end| end > start.saturating_add(size as u64)) {
+                return Err(GpuError::new(format!(
+                    "{at}: {} bytes run past the end of its allocation ({size} bytes from {start:#x})",
+                    bytes.len
+                )));
+            }
         }
         Ok(Placement {
             ordinal: ordinal.max(0) as usize,
