@@ -187,4 +187,22 @@ def test_the_gil_is_released_while_large_updates_run(rng):
         stop.set()
         counter.join()
     assert elapsed > 0.02, f"the update took only {elapsed:.3f} s: too short to tell"
-    assert during > 0.25 * alone * elapsed, (during, alone, elapsed)
+    # Held, the GIL would let the other thread count nothing meanwhile;
+    # released, it counts at its own rate, whatever share of a core a busy
+    # machine leaves it.
+    assert during > 0.02 * alone * elapsed, (during, alone, elapsed)
+
+
+def test_parts_longer_than_a_piece_are_absorbed_where_they_lie(rng):
+    """With four threads a piece at H = 8 is four stripes (35.6 MB): parts
+    of 40 MiB are absorbed in place, the bytes of their last unfinished
+    block kept, and the digest is the same as in one part or from a file."""
+    data = random_bytes(rng, (120 << 20) + 12345)
+    want = treehash.new(data=data).digest()
+    h = treehash.new(threads=4)
+    for start, end in [(0, 1000), (1000, 1000 + (40 << 20)), (1000 + (40 << 20), len(data))]:
+        h.update(data[start:end])
+    assert h.digest() == want
+    mid = h.copy()
+    mid.update(b"tail")
+    assert mid.digest() == treehash.new(data=data + b"tail").digest()
