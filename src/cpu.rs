@@ -261,7 +261,6 @@ impl CpuBackend {
     /// An engine for one message that owns no leaf yet, positioned after its
     /// first `message_len` bytes (a whole number of blocks): it takes its
     /// leaves from other engines through `give_leaves`.
-    #[cfg(test)]
     pub(crate) fn begin_at<'a>(
         &'a self,
         params: &'a TreeParams,

@@ -170,7 +170,7 @@ impl Hasher {
         &self.cpu
     }
 
-    /// The GPUs asked for.
+    /// The GPUs asked for (device inputs pick theirs by ordinal).
     pub(crate) fn fleet(&self) -> &Fleet {
         &self.gpus
     }

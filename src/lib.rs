@@ -41,6 +41,7 @@ mod schedule;
 pub mod sigbus;
 pub mod sponge;
 pub mod standard;
+mod stream;
 pub mod timings;
 mod trace;
 
@@ -52,6 +53,7 @@ pub use list::{ListInput, ListResult};
 pub use params::{Algorithm, ParamError, TreeLabel, TreeParams};
 pub use progress::{EngineShare, NoProgress, Progress};
 pub use standard::{Standard, StandardParams};
+pub use stream::Stream;
 pub use timings::Timings;
 
 /// The largest piece of input handed to a backend at once; larger

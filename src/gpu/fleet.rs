@@ -251,6 +251,19 @@ impl Fleet {
         Ok(first)
     }
 
+    /// Device `ordinal`, opened now if it was not: an error unless it is
+    /// one of the devices asked for and it starts.
+    pub fn open_device(&self, ordinal: usize) -> Result<&GpuBackend, GpuError> {
+        let list = self.0.list().as_ref().map_err(Clone::clone)?;
+        let device = list.iter().find(|d| d.ordinal == ordinal).ok_or_else(|| {
+            GpuError::new(format!(
+                "GPU {ordinal} is not among the devices asked for ({})",
+                self.0.devices
+            ))
+        })?;
+        device.open(&self.0.start).as_ref().map_err(Clone::clone)
+    }
+
     /// Starts every device but the first (which the caller readies itself)
     /// in the background, as [`start_in_background`](Self::start_in_background)
     /// does. Their start is not kept as the machine's start-up: the driver

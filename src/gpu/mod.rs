@@ -6,6 +6,7 @@
 //! error becomes a [`GpuError`] with context, and a missing driver or device is
 //! reported before any CUDA call is made.
 
+mod device_input;
 mod engine;
 mod fleet;
 pub mod kernels;
@@ -30,6 +31,7 @@ use crate::params::{Algorithm, TreeParams};
 use crate::timings::{Timings, timed};
 use crate::trace::trace;
 
+pub use device_input::{DeviceBytes, KeepCurrentContext};
 use engine::GpuMessage;
 pub use fleet::{Devices, Fleet, Start};
 use kernels::Kernels;
