@@ -32,6 +32,7 @@ mod lanes;
 mod platform;
 mod reduce;
 mod sponges;
+mod units;
 mod walk;
 
 use std::fmt;
@@ -262,8 +263,9 @@ impl CpuBackend {
     /// The root digest from the outputs of the leaves that hold a block, in
     /// leaf order (H ≥ 1), on the worker threads.
     pub(crate) fn reduce_leaf_outputs(&self, params: &TreeParams, outputs: Vec<u8>) -> Vec<u8> {
+        let nodes = self.platform.node_engine();
         with_sponge!(params.algorithm(), RustCrypto => {
-            reduce::reduce_levels::<fast_sponge::Fast<RustCrypto>>(params, self.workers(), outputs)
+            reduce_on::<RustCrypto>(nodes, params, self.workers(), outputs)
         })
     }
 
@@ -313,27 +315,27 @@ impl CpuBackend {
             piece_len,
         };
         with_sponge!(params.algorithm(), RustCrypto => {
-            type S = fast_sponge::Fast<RustCrypto>;
             match self.platform.engine(params) {
                 Engine::Sponges => {
                     let engine = sponges::Sponges::<RustCrypto>::default();
-                    self.leaves::<S, _>(params, engine, at)
+                    self.leaves::<RustCrypto, _>(params, engine, at)
                 }
                 #[cfg(target_arch = "x86_64")]
                 Engine::Lanes4(avx2) => {
                     let engine = lanes::Lanes::<_, 4>::new(avx2, params);
-                    self.leaves::<S, _>(params, engine, at)
+                    self.leaves::<RustCrypto, _>(params, engine, at)
                 }
                 #[cfg(target_arch = "x86_64")]
                 Engine::Lanes8(avx512) => {
                     let engine = lanes::Lanes::<_, 8>::new(avx512, params);
-                    self.leaves::<S, _>(params, engine, at)
+                    self.leaves::<RustCrypto, _>(params, engine, at)
                 }
             }
         })
     }
 
-    /// The leaves of one message on leaf engine `A`, with node function `S`.
+    /// The leaves of one message on leaf engine `A`, with the function of
+    /// the RustCrypto sponge `S`.
     fn leaves<'a, S: Sponge + 'a, A: Absorb + 'a>(
         &'a self,
         params: &'a TreeParams,
@@ -346,6 +348,7 @@ impl CpuBackend {
             pool: self.workers(),
             piece_len: at.piece_len,
             unread: Vec::new(),
+            nodes: self.platform.node_engine(),
             node: PhantomData,
         })
     }
@@ -360,7 +363,8 @@ struct Position {
 }
 
 /// One message's leaves on a CPU leaf engine `A`, and what finishing it
-/// needs (node function `S`), behind the input path's interface.
+/// needs (the function of the RustCrypto sponge `S`), behind the input
+/// path's interface.
 struct CpuLeaves<'a, S: Sponge, A: Absorb> {
     leaves: Leaves<'a, A>,
     params: &'a TreeParams,
@@ -368,6 +372,8 @@ struct CpuLeaves<'a, S: Sponge, A: Absorb> {
     piece_len: usize,
     /// Where an unread piece's own runs are read to.
     unread: Vec<u8>,
+    /// The engine of the parent levels.
+    nodes: Engine,
     node: PhantomData<S>,
 }
 
@@ -391,7 +397,7 @@ impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
 
     fn absorb(&mut self, piece: Piece<'_>) -> Result<(), HashError> {
         match piece {
-            Piece::Memory(bytes) | Piece::Mapped { bytes, .. } => self.leaves.absorb(bytes),
+            Piece::Memory(bytes) | Piece::Mapped { bytes, .. } => self.leaves.absorb(bytes)?,
             // Owning no leaf (a GPU has them all), it reads nothing.
             Piece::Unread { len, .. } if self.leaves.owned().is_empty() => self.leaves.skip(len),
             // Given leaves while the pieces ahead were left unread for a
@@ -415,7 +421,7 @@ impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
                     (rest, at) = (after, run.end);
                 }
                 self.pool.install(|| input.read_parts_at(parts))?;
-                self.leaves.absorb(&self.unread[..len]);
+                self.leaves.absorb(&self.unread[..len])?;
             }
         }
         Ok(())
@@ -441,7 +447,7 @@ impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
         } else {
             (states, after)
         };
-        self.leaves.set_states(kept, &kept_states);
+        self.leaves.set_states(kept, &kept_states)?;
         Ok(taken)
     }
 
@@ -470,16 +476,16 @@ impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
         } else {
             join_states(self.leaves.states(), own.end - own.start, states)
         };
-        self.leaves.set_states(all, &joined);
+        self.leaves.set_states(all, &joined)?;
         Ok(())
     }
 
     fn finish_leaves(self: Box<Self>, times: &mut Timings) -> Result<Vec<u8>, HashError> {
-        Ok(timed(&mut times.leaves, || self.leaves.finish()))
+        Ok(timed(&mut times.leaves, || self.leaves.finish())?)
     }
 
     fn finish(self: Box<Self>, times: &mut Timings) -> Result<Vec<u8>, HashError> {
-        let (params, pool) = (self.params, self.pool);
+        let (params, pool, nodes) = (self.params, self.pool, self.nodes);
         let own = self.leaves.owned();
         if own != (0..params.leaf_count()) {
             return Err(contract_broken(&format!(
@@ -489,7 +495,7 @@ impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
         }
         let outputs = self.finish_leaves(times)?;
         Ok(timed(&mut times.reduce, || {
-            digest_of_leaves::<S>(params, pool, outputs)
+            digest_of_leaves::<S>(nodes, params, pool, outputs)
         }))
     }
 }
@@ -505,22 +511,53 @@ fn join_states(mut first: LeafStates, first_len: u64, second: LeafStates) -> Lea
     first
 }
 
-/// The digest from the outputs of the leaves that hold a block, in leaf order.
+/// The digest from the outputs of the leaves that hold a block, in leaf
+/// order, for the function of the RustCrypto sponge `S`, the parent levels
+/// on `nodes`.
 fn digest_of_leaves<S: Sponge>(
+    nodes: Engine,
     params: &TreeParams,
     pool: &rayon::ThreadPool,
     outputs: Vec<u8>,
 ) -> Vec<u8> {
     if params.height() > 0 {
-        return reduce::reduce_levels::<S>(params, pool, outputs);
+        return reduce_on::<S>(nodes, params, pool, outputs);
     }
     if outputs.is_empty() {
         // The empty message: its one leaf is empty.
         let mut out = vec![0u8; params.output_len()];
-        S::hash_into(&[], &mut out);
+        fast_sponge::Fast::<S>::hash_into(&[], &mut out);
         return out;
     }
     outputs
+}
+
+/// The root digest from the outputs of the leaves that hold a block (H ≥ 1),
+/// for the function of the RustCrypto sponge `S`: the parent levels on
+/// `nodes`, the root on one core.
+fn reduce_on<S: Sponge>(
+    nodes: Engine,
+    params: &TreeParams,
+    pool: &rayon::ThreadPool,
+    outputs: Vec<u8>,
+) -> Vec<u8> {
+    type Node<S> = fast_sponge::Fast<S>;
+    match nodes {
+        Engine::Sponges => {
+            let nodes = sponges::Sponges::<S>::default();
+            reduce::reduce_levels::<Node<S>, _>(params, pool, &nodes, outputs)
+        }
+        #[cfg(target_arch = "x86_64")]
+        Engine::Lanes4(avx2) => {
+            let nodes = lanes::Lanes::<_, 4>::for_nodes(avx2, params.algorithm());
+            reduce::reduce_levels::<Node<S>, _>(params, pool, &nodes, outputs)
+        }
+        #[cfg(target_arch = "x86_64")]
+        Engine::Lanes8(avx512) => {
+            let nodes = lanes::Lanes::<_, 8>::for_nodes(avx512, params.algorithm());
+            reduce::reduce_levels::<Node<S>, _>(params, pool, &nodes, outputs)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -607,7 +644,7 @@ mod tests {
     /// The digest from leaf outputs, as `finish` makes it.
     fn digest(params: &TreeParams, pool: &rayon::ThreadPool, outputs: Vec<u8>) -> Vec<u8> {
         with_sponge!(params.algorithm(), R => {
-            digest_of_leaves::<fast_sponge::Fast<R>>(params, pool, outputs)
+            digest_of_leaves::<R>(Engine::Sponges, params, pool, outputs)
         })
     }
 
@@ -638,12 +675,11 @@ mod tests {
                 let Piece::Memory(bytes) = p else {
                     unreachable!("a slice is read from memory")
                 };
-                leaves.absorb(bytes);
-                Ok::<_, HashError>(())
+                Ok::<_, HashError>(leaves.absorb(bytes)?)
             })
             .unwrap();
             let sliced = leaves.pieces_in_slices;
-            (leaves.finish(), sliced)
+            (leaves.finish().unwrap(), sliced)
         }
     }
 

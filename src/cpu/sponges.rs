@@ -3,6 +3,7 @@
 use std::marker::PhantomData;
 
 use super::fast_sponge::Fast;
+use super::units::FreshIsZero;
 use super::walk::Absorb;
 use crate::sponge::Sponge;
 
@@ -15,13 +16,14 @@ impl<S> Default for Sponges<S> {
     }
 }
 
+// SAFETY: a `Fast` is a Keccak state (25 words), the position in the rate
+// (a `usize`) and a `PhantomData`: all zero is a value, the sponge that has
+// absorbed nothing (`Fast::default`, checked by a test); no drop glue.
+unsafe impl<S: Sponge> FreshIsZero for Fast<S> {}
+
 impl<S: Sponge> Absorb for Sponges<S> {
     const WIDTH: usize = 1;
     type Unit = Fast<S>;
-
-    fn new_unit(&self) -> Fast<S> {
-        Fast::default()
-    }
 
     fn absorb_blocks(&self, unit: &mut Fast<S>, blocks: &[u8]) {
         unit.absorb(blocks);
