@@ -683,6 +683,62 @@ mod tests {
         }
     }
 
+    /// The node engine of every path this CPU has, by name.
+    fn node_engines() -> Vec<(&'static str, Engine)> {
+        #[allow(unused_mut)]
+        let mut engines = vec![("portable", Engine::Sponges)];
+        #[cfg(target_arch = "x86_64")]
+        {
+            let test = "parent_levels_on_every_engine_give_the_reference_digest";
+            if let Some(avx2) = platform::avx2_for_test(test) {
+                engines.push(("avx2", Engine::Lanes4(avx2)));
+            }
+            if let Some(avx512) = platform::Avx512::detect() {
+                engines.push(("avx512", Engine::Lanes8(avx512)));
+            }
+        }
+        engines
+    }
+
+    /// Parent levels W nodes at a time on every engine: nodes shorter than a
+    /// rate block (D·c = 128 < 136), of whole rate blocks (17 · 32 = 4 · 136),
+    /// and both (5 · 64 = 4 · 72 + 32); levels of no node, of fewer than a
+    /// unit's width, of a width and one more; a last parent with empty
+    /// children; a root longer than the rate (SHAKE256, 300 bytes).
+    #[test]
+    fn parent_levels_on_every_engine_give_the_reference_digest() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        let p = |a, h, d, n| TreeParams::with_options(a, h, d, None, vec![], n).unwrap();
+        let cases = [
+            p(Algorithm::Sha3_256, 5, 4, None),
+            p(Algorithm::Sha3_256, 2, 17, None),
+            p(Algorithm::Sha3_512, 3, 5, None),
+            p(Algorithm::Shake256, 4, 3, Some(300)),
+            p(Algorithm::Sha3_224, 7, 2, None),
+        ];
+        let engines = node_engines();
+        for params in cases {
+            let (b, l) = (params.block_size(), params.leaf_count() as usize);
+            let mut holding = vec![0, 1, 7, 8, 9, 17, 65, l - 1, l];
+            holding.retain(|&n| n <= l);
+            for leaves in holding {
+                // `leaves` leaves hold a block, the last one a short one.
+                let file = file((leaves * b).saturating_sub(b / 2), leaves as u64);
+                let want = reference::tree_hash(&params, &file);
+                let outputs = reference_leaf_outputs(&params, &file);
+                for &(name, nodes) in &engines {
+                    let got = with_sponge!(params.algorithm(), R => {
+                        digest_of_leaves::<R>(nodes, &params, &pool, outputs.clone())
+                    });
+                    assert_eq!(got, want, "{name}: {}, {leaves} leaves", params.label());
+                }
+            }
+        }
+    }
+
     /// Few units for many threads (L = 256 on 16 threads, as at H = 4 on
     /// the 16-core host): pieces that start mid-stripe, absorbed in slices
     /// of one stripe or several by whichever thread is free, give the

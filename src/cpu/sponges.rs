@@ -45,3 +45,31 @@ impl<S: Sponge> Absorb for Sponges<S> {
         *unit = Fast::from_state(state, absorbed);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sponge::with_sponge;
+
+    /// All zero bytes are the sponge that has absorbed nothing, as
+    /// `FreshIsZero` promises: it absorbs and squeezes as `Fast::default`,
+    /// from position 0 and mid-rate alike.
+    #[test]
+    fn a_zeroed_sponge_is_a_fresh_one() {
+        for algorithm in crate::params::Algorithm::ALL {
+            with_sponge!(algorithm, R => {
+                for len in [0, 1, algorithm.rate() - 1, algorithm.rate(), 1000] {
+                    let data: Vec<u8> = (0..len).map(|k| (k * 31 + 7) as u8).collect();
+                    let (mut zeroed, mut fresh) = (Fast::<R>::fresh(), Fast::<R>::default());
+                    assert_eq!(zeroed.state(), [0; 25]);
+                    zeroed.absorb(&data);
+                    fresh.absorb(&data);
+                    let (mut a, mut b) = ([0u8; 64], [0u8; 64]);
+                    zeroed.squeeze_into(&mut a);
+                    fresh.squeeze_into(&mut b);
+                    assert_eq!(a, b, "{algorithm:?}, {len} bytes");
+                }
+            });
+        }
+    }
+}

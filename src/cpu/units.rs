@@ -215,3 +215,101 @@ fn page_size() -> usize {
         usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(1 << 16)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A unit of 200 bytes, as a lane group's leaf: no multiple of a page.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct Words([u64; 25]);
+
+    // SAFETY: 25 words: all zero is a value; no drop glue; aligned to 8.
+    unsafe impl FreshIsZero for Words {}
+
+    fn numbered(k: usize) -> Words {
+        Words(std::array::from_fn(|i| (k * 25 + i) as u64 + 1))
+    }
+
+    /// Units keep their values while the mapping grows (by `mremap` on
+    /// Linux, moved or not), new ones are fresh, and the growth doubles but
+    /// stops at the most asked for.
+    #[test]
+    fn units_survive_growth_and_new_ones_are_fresh() {
+        let mut store = UnitStore::<Words>::new();
+        assert_eq!((store.len(), store.capacity()), (0, 0));
+        let most = 200_000;
+        let mut len = 0;
+        for step in [1, 2, 100, 5_000, 20_000, 60_000, 114_897] {
+            store.grow_to(len + step, most).unwrap();
+            let units = store.as_mut();
+            assert!(units[len..].iter().all(|u| *u == Words::fresh()));
+            for (k, unit) in units.iter_mut().enumerate().skip(len) {
+                *unit = numbered(k);
+            }
+            len += step;
+            assert!(store.capacity() >= len && store.capacity() <= most);
+            // Something mapped behind it, so that the next growth may have to move.
+            let _neighbour = MmapOptions::new().len(4096).map_anon().unwrap();
+            assert!(
+                store
+                    .as_ref()
+                    .iter()
+                    .enumerate()
+                    .all(|(k, u)| *u == numbered(k))
+            );
+        }
+        assert_eq!(len, most);
+        assert_eq!(store.capacity(), most);
+        // Growing to the length it has changes nothing.
+        store.grow_to(most, most).unwrap();
+        assert_eq!(store.len(), most);
+    }
+
+    /// A chunk gives back only the pages that lie wholly within it: those
+    /// units read as fresh, every other unit keeps its value.
+    #[test]
+    fn released_chunks_give_back_only_their_own_pages() {
+        let mut store = UnitStore::<Words>::new();
+        let len = 10_000;
+        store.grow_to(len, len).unwrap();
+        for (k, unit) in store.as_mut().iter_mut().enumerate() {
+            *unit = numbered(k);
+        }
+        // Chunks of 100 units (20,000 bytes): each holds some whole pages.
+        let per_chunk = 100;
+        store
+            .par_chunks_mut(per_chunk)
+            .enumerate()
+            .filter(|(c, _)| c % 2 == 1)
+            .for_each(|(_, chunk)| chunk.release());
+        let base = store.as_ref().as_ptr() as usize;
+        let unit = size_of::<Words>();
+        for (k, value) in store.as_ref().iter().enumerate() {
+            let chunk = k / per_chunk;
+            let (start, end) = (base + k * unit, base + (k + 1) * unit);
+            let chunk_start = base + chunk * per_chunk * unit;
+            let chunk_end = chunk_start + per_chunk * unit;
+            #[cfg(target_os = "linux")]
+            let page = page_size();
+            #[cfg(not(target_os = "linux"))]
+            let page = 4096;
+            // Bytes on a page that lies wholly within the chunk.
+            let first_page = chunk_start.next_multiple_of(page);
+            let last_page = chunk_end - chunk_end % page;
+            let wholly_released = chunk % 2 == 1 && start >= first_page && end <= last_page;
+            let untouched = chunk % 2 == 0 || end <= first_page || start >= last_page;
+            if cfg!(target_os = "linux") && wholly_released {
+                assert_eq!(*value, Words::fresh(), "unit {k}");
+            } else if untouched || !cfg!(target_os = "linux") {
+                assert_eq!(*value, numbered(k), "unit {k}");
+            } else {
+                // Straddles a page edge inside a released chunk: part zero,
+                // part kept, word by word.
+                for (i, word) in value.0.iter().enumerate() {
+                    assert!(*word == 0 || *word == numbered(k).0[i], "unit {k}");
+                }
+            }
+        }
+    }
+}

@@ -429,10 +429,18 @@ fn run_in_slices<A: Absorb>(
         })
         .collect();
     let work = || {
+        // Neighbouring units share a cache line where their size is no
+        // multiple of it (a portable sponge is 208 bytes), and other workers
+        // absorb into them at the same time: each slice runs on a copy on
+        // this worker's stack, or both cores would write that line at every
+        // round of the permutation.
+        let mut local = [A::Unit::fresh()];
         while let Some((u, mut unit)) = next_free(&chains, slices.len()) {
             let chain = &chains[u];
             let s = chain.done.load(Ordering::Relaxed);
-            slices[s].run(engine, first_unit + u, std::slice::from_mut(&mut **unit));
+            std::mem::swap(&mut local[0], &mut **unit);
+            slices[s].run(engine, first_unit + u, &mut local);
+            std::mem::swap(&mut local[0], &mut **unit);
             chain.done.store(s + 1, Ordering::Relaxed);
         }
     };
