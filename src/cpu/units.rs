@@ -72,11 +72,16 @@ impl<U: FreshIsZero> UnitStore<U> {
 
     /// Makes `len` units (never fewer than now) in use: the new ones fresh,
     /// in memory not yet touched. Where the mapping must grow, it grows to
-    /// twice its size or more (streams), but never past `most` units.
+    /// twice its size (amortised, for inputs that come piece by piece), but
+    /// never past `most` units, and only as far as needed where the system
+    /// refuses that much address space.
     pub fn grow_to(&mut self, len: usize, most: usize) -> io::Result<()> {
         debug_assert!(len >= self.len && len <= most);
         if len > self.capacity() {
-            self.reserve(len.max(2 * self.capacity()).min(most).max(len))?;
+            let doubled = (2 * self.capacity()).min(most);
+            if doubled <= len || self.reserve(doubled).is_err() {
+                self.reserve(len)?;
+            }
         }
         self.len = self.len.max(len);
         Ok(())
@@ -117,8 +122,8 @@ impl<U: FreshIsZero> UnitStore<U> {
         Ok(())
     }
 
-    /// The units in use, in `tasks` chunks (the last perhaps shorter) whose
-    /// pages [`Chunk::release`] can give back once they are done with.
+    /// The units in use, in chunks of `units` (the last perhaps shorter),
+    /// whose pages [`Chunk::release`] gives back once a task is done with them.
     pub fn par_chunks_mut(
         &mut self,
         units: usize,
