@@ -65,6 +65,14 @@ const STRIPES_PER_PIECE: u64 = 4;
 /// to 2.04 GB/s with 128 MiB pieces on one machine and from 1.76 to 2.10
 /// on another; at four threads longer pieces gained nothing.
 const LEAVES_CACHED_PER_THREAD: u64 = 16384;
+/// The piece where even one stripe is longer than the longest piece (from
+/// H = 10 at SHA3-256, D = 4): every leaf then absorbs one block per piece
+/// at most, however long the piece, so a long one gains nothing. Half the
+/// longest keeps the windows mapped at once (read ahead, hashed, being
+/// unmapped: six at most) within 384 MiB next to the leaves' states, which
+/// fill the memory at these heights (3.2 GiB at 2^24 leaves); with four
+/// windows of the longest, peak RSS would reach the states plus 512 MiB.
+const ONE_BLOCK_PER_LEAF_PIECE: usize = message::MAX_PIECE / 2;
 
 /// Which CPU code path hashes the leaves. Every path gives the same digests;
 /// they differ in speed and in what the CPU must have.
@@ -291,6 +299,9 @@ impl CpuBackend {
     /// leaves than its cache keeps.
     pub(crate) fn piece_len(&self, params: &TreeParams) -> usize {
         let target = self.piece_bytes.unwrap_or_else(|| {
+            if params.stripe_len() > message::MAX_PIECE as u64 {
+                return ONE_BLOCK_PER_LEAF_PIECE;
+            }
             let cached = self.threads() as u64 * LEAVES_CACHED_PER_THREAD;
             let shares = params.leaf_count().div_ceil(cached);
             let stripes = params
@@ -857,6 +868,17 @@ mod tests {
         let one = CpuBackend::new(Some(1), None, CpuPath::Portable).unwrap();
         // 32 MiB rounded up to whole blocks of 136 bytes.
         assert_eq!(one.piece_len(&h4), 33_554_464);
+        // A stripe longer than the longest piece (H = 10: 142,606,336 bytes;
+        // 4^10 · 136): 64 MiB rounded up to whole blocks, whatever the threads.
+        for h in [10, 12] {
+            let wide = TreeParams::new(Algorithm::Sha3_256, h, 4).unwrap();
+            assert_eq!(one.piece_len(&wide), 67_108_928, "H = {h}");
+            let sixteen = CpuBackend::new(Some(16), None, CpuPath::Portable).unwrap();
+            assert_eq!(sixteen.piece_len(&wide), 67_108_928, "H = {h}");
+        }
+        // H = 9: four stripes of 35,651,584 bytes, the longest piece at one thread.
+        let h9 = TreeParams::new(Algorithm::Sha3_256, 9, 4).unwrap();
+        assert_eq!(one.piece_len(&h9), 134_217_720);
     }
 
     /// Two engines of different paths own [0, k) and [k, L) from the start
