@@ -105,8 +105,8 @@ done
 
 # Milliseconds with three decimals, from nanoseconds.
 ms() { printf '%d.%03d' $(( $1 / 1000000 )) $(( $1 / 1000 % 1000 )); }
-# Bytes per nanosecond (GB/s) with two decimals.
-gbps() { local c=$(( size * 100 / $1 )); printf '%d.%02d' $(( c / 100 )) $(( c % 100 )); }
+# Bytes per nanosecond (GB/s), rounded to two decimals.
+gbps() { local c=$(( (size * 100 + $1 / 2) / $1 )); printf '%d.%02d' $(( c / 100 )) $(( c % 100 )); }
 
 echo
 echo "| H | leaves | median ms | GB/s | × H = ${heights[0]} | runs (ms) | peak RSS MiB | states MiB | ≤ states + 512 MiB |"
@@ -125,7 +125,7 @@ for h in "${heights[@]}"; do
     rss_bytes=$(( peak[$h] * 1024 ))
     within=no
     (( rss_bytes <= states + (512 << 20) )) && within=yes
-    ratio=$(( base * 100 / median ))
+    ratio=$(( (base * 100 + median / 2) / median ))
     printf '| %s | %s | %s | %s | %d.%02d | %s| %d | %d | %s |\n' "$h" "$leaves" \
         "$(ms "$median")" "$(gbps "$median")" $(( ratio / 100 )) $(( ratio % 100 )) \
         "$all" $(( peak[$h] / 1024 )) $(( states >> 20 )) "$within"
