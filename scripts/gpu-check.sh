@@ -15,6 +15,9 @@
 #   scripts/gpu-check.sh cores   # on the GPU machine: the CPU engine by threads
 #                                # with its pieces and with 4-stripe ones, and
 #                                # whether its vCPUs behave as separate cores
+#   scripts/gpu-check.sh lists   # on the GPU machine: lists of files (issue 22),
+#                                # whole processes next to sha256sum and b3sum,
+#                                # -c, peak RSS and the open-file limit
 #   scripts/gpu-check.sh multi   # on a machine of several GPUs: the host's
 #                                # ceiling for feeding them, the tests that
 #                                # share leaves, whole processes on 32 GiB
@@ -367,6 +370,15 @@ cores() {
     } 2>&1 | tee "$md"
 }
 
+# Lists of files (issue 22): scripts/bench-lists.py, with the 8 GiB file for
+# the single-file rates the list targets are set against.
+lists() {
+    setup
+    random_file /tmp/big-8.bin 8
+    python3 scripts/bench-lists.py "$bin/treehash" --b3sum "$bin/b3sum" \
+        --big-file /tmp/big-8.bin --repeat "${REPS:-5}" | tee "$out/lists.md"
+}
+
 case "${1:-}" in
     build) build ;;
     run) run ;;
@@ -375,5 +387,6 @@ case "${1:-}" in
     auto) auto_table ;;
     multi) multi ;;
     cores) cores ;;
-    *) echo "usage: $0 build|run|input|tables|auto|multi|cores" >&2; exit 2 ;;
+    lists) lists ;;
+    *) echo "usage: $0 build|run|input|tables|auto|multi|cores|lists" >&2; exit 2 ;;
 esac

@@ -34,13 +34,12 @@ mod reduce;
 mod sponges;
 mod units;
 mod walk;
+pub(crate) mod workers;
 
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::Range;
 use std::str::FromStr;
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::engine::{LeafEngine, LeafStates, kept_after_taking, owned_after_giving, owned_runs};
 use crate::error::HashError;
@@ -51,6 +50,7 @@ use crate::timings::{Timings, timed};
 
 use platform::{Engine, Platform};
 use walk::{Absorb, Leaves};
+use workers::Workers;
 
 /// Bytes handed to the thread pool at a time: large enough that a dispatch
 /// costs nothing, small enough for a smooth progress bar.
@@ -128,57 +128,50 @@ impl FromStr for CpuPath {
     }
 }
 
-/// Inputs up to this size are hashed on one worker, not the pool: below it
-/// waking the pool costs more than it saves, above it the pool's cores win
-/// (500 files of 200 KB: 0.37 s on one worker against 0.29 s on a pool of
-/// two; 16, 64 and 256 KiB measured alike on 16 cores within their noise:
-/// docs/PERFORMANCE.md, "Many small files").
-pub(crate) const ONE_WORKER_MAX: u64 = 64 << 10;
+/// Inputs up to this size are hashed inline, on the calling thread alone:
+/// below it waking the pool costs more than it saves, above it the pool's
+/// cores win (500 files of 200 KB: 0.37 s on one thread against 0.29 s on a
+/// pool of two; 16, 64 and 256 KiB measured alike on 16 cores within their
+/// noise: docs/PERFORMANCE.md, "Many small files").
+pub(crate) const INLINE_MAX: u64 = 64 << 10;
 
 thread_local! {
-    /// Set on the own worker while it hashes an input given to it alone.
-    static HASHING_ALONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Set while this thread hashes an input inline: the engines begun
+    /// meanwhile loop on it alone.
+    static INLINE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Runs `work` with [`HASHING_ALONE`] set to `alone` on this thread, and
-/// restores the value it had (also when `work` panics).
-fn hashing_alone<R>(alone: bool, work: impl FnOnce() -> R) -> R {
+/// Runs `work` with [`INLINE`] set to `inline` on this thread, and restores
+/// the value it had (also when `work` panics).
+fn with_inline<R>(inline: bool, work: impl FnOnce() -> R) -> R {
     struct Restore(bool);
     impl Drop for Restore {
         fn drop(&mut self) {
-            HASHING_ALONE.set(self.0);
+            INLINE.set(self.0);
         }
     }
-    let _restore = Restore(HASHING_ALONE.replace(alone));
+    let _restore = Restore(INLINE.replace(inline));
     work()
 }
 
-/// The own worker, taken by one input at a time: another caller meanwhile
-/// uses the pool rather than queue behind it.
-struct OwnWorkerTaken<'a>(&'a AtomicBool);
-
-impl<'a> OwnWorkerTaken<'a> {
-    fn try_take(busy: &'a AtomicBool) -> Option<Self> {
-        busy.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .ok()
-            .map(|_| OwnWorkerTaken(busy))
+/// Runs `work` on a thread of its own and waits for it: a rayon worker that
+/// waited for another pool (or for windows and GPUs) itself would either
+/// take a worker from the hashing or, if it is another pool's, run that
+/// pool's next jobs while it waits, nesting the caller's work inside ours.
+/// A plain thread's join waits without running anything.
+pub(crate) fn off_rayon_workers<R: Send>(work: impl FnOnce() -> R + Send) -> R {
+    if rayon::current_thread_index().is_none() {
+        return work();
     }
-}
-
-impl Drop for OwnWorkerTaken<'_> {
-    fn drop(&mut self) {
-        self.0.store(false, Ordering::Release);
-    }
+    std::thread::scope(|s| match s.spawn(work).join() {
+        Ok(out) => out,
+        Err(panic) => std::panic::resume_unwind(panic),
+    })
 }
 
 /// The CPU backend: a pool of worker threads and the code path they run.
 pub struct CpuBackend {
     pool: rayon::ThreadPool,
-    /// One worker of its own, for small inputs ([`CpuBackend::run_one_piece`]);
-    /// started on first use.
-    own_worker: OnceLock<Option<rayon::ThreadPool>>,
-    /// Set while an input has the own worker.
-    own_worker_busy: AtomicBool,
     /// Set by the caller (tests), else chosen per input.
     piece_bytes: Option<usize>,
     platform: Platform,
@@ -203,8 +196,6 @@ impl CpuBackend {
             .map_err(|e| HashError::Threads(e.to_string()))?;
         Ok(CpuBackend {
             pool,
-            own_worker: OnceLock::new(),
-            own_worker_busy: AtomicBool::new(false),
             piece_bytes,
             platform,
         })
@@ -221,50 +212,45 @@ impl CpuBackend {
     }
 
     /// Runs `work`, the hashing of an input of one piece (`len` bytes), in
-    /// one call: up to [`ONE_WORKER_MAX`] bytes on the backend's own single
-    /// worker, where the engines begun inside `work` use that worker alone
-    /// (if another input has it, on the pool instead); larger, on the pool,
-    /// where the steps' own calls into the pool are then direct. Called step
-    /// by step from outside, each step (the piece, the leaves' padding, each
-    /// parent level) would wake the pool's workers and leave them spinning,
-    /// which costs more than a small file's hashing (docs/PERFORMANCE.md,
-    /// "Many small files").
+    /// one call: up to [`INLINE_MAX`] bytes inline on the calling thread,
+    /// where the engines begun inside `work` loop on it alone; larger, on
+    /// the pool, where the steps' own calls into the pool are then direct.
+    /// Called step by step from outside, each step (the piece, the leaves'
+    /// padding, each parent level) would wake the pool's workers and leave
+    /// them spinning, which costs more than a small file's hashing
+    /// (docs/PERFORMANCE.md, "Many small files").
     pub(crate) fn run_one_piece<R: Send>(&self, len: u64, work: impl FnOnce() -> R + Send) -> R {
-        if len <= ONE_WORKER_MAX
-            && let Some(own) = self.own_worker()
-            && let Some(_taken) = OwnWorkerTaken::try_take(&self.own_worker_busy)
-        {
-            return own.install(|| hashing_alone(true, work));
+        if len <= INLINE_MAX {
+            return with_inline(true, work);
         }
-        self.pool.install(|| hashing_alone(false, work))
+        if self.pool.current_thread_index().is_some() {
+            return with_inline(false, work);
+        }
+        off_rayon_workers(|| self.pool.install(|| with_inline(false, work)))
     }
 
-    /// Runs `work`, the hashing of an input of several pieces, from the
-    /// calling thread, its engines on the pool (even when called on the own
-    /// worker, for instance from a progress callback there).
-    pub(crate) fn run_pieces<R>(&self, work: impl FnOnce() -> R) -> R {
-        hashing_alone(false, work)
+    /// Runs `work`, the hashing of an input of several pieces, which waits
+    /// for windows, GPUs and the pool: from the calling thread, or from a
+    /// thread of its own when the caller is a rayon worker; its engines use
+    /// the pool.
+    pub(crate) fn run_pieces<R: Send>(&self, work: impl FnOnce() -> R + Send) -> R {
+        off_rayon_workers(|| with_inline(false, work))
     }
 
-    /// The one worker of its own, started on first use.
-    fn own_worker(&self) -> Option<&rayon::ThreadPool> {
-        self.own_worker
-            .get_or_init(|| {
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(1)
-                    .thread_name(|_| "treehash-own".into())
-                    .build()
-                    .ok()
-            })
-            .as_ref()
+    /// Runs `work`, the hashing of an input of any length, on the calling
+    /// thread alone, its engines looping there (one input of many hashed
+    /// side by side, each on its own thread).
+    pub(crate) fn run_alone<R>(&self, work: impl FnOnce() -> R) -> R {
+        with_inline(true, work)
     }
 
-    /// The threads the engines hash on: the own worker alone for an input
-    /// that [`CpuBackend::run_one_piece`] gave it, else the pool.
-    fn workers(&self) -> &rayon::ThreadPool {
-        match self.own_worker.get() {
-            Some(Some(own)) if HASHING_ALONE.get() && own.current_thread_index().is_some() => own,
-            _ => &self.pool,
+    /// The threads the engines hash on: the calling thread alone for an
+    /// input that [`CpuBackend::run_one_piece`] runs inline, else the pool.
+    pub(crate) fn workers(&self) -> Workers<'_> {
+        if INLINE.get() {
+            Workers::Inline
+        } else {
+            Workers::Pool(&self.pool)
         }
     }
 
@@ -292,6 +278,12 @@ impl CpuBackend {
         message_len: u64,
     ) -> Box<dyn LeafEngine + 'a> {
         self.engine(params, 0..0, message_len)
+    }
+
+    /// About how many bytes a piece of a standard function's message holds:
+    /// its chunks, unlike LI's leaves, hold no state from piece to piece.
+    pub(crate) fn standard_piece_target(&self) -> usize {
+        self.piece_bytes.unwrap_or(PIECE_TARGET)
     }
 
     /// The piece length for `params`: a mapped piece costs nothing to hand
@@ -356,7 +348,7 @@ impl CpuBackend {
         Box::new(CpuLeaves::<S, A> {
             leaves: Leaves::new(params, self.workers(), engine, at.owned, at.message_len),
             params,
-            pool: self.workers(),
+            workers: self.workers(),
             piece_len: at.piece_len,
             unread: Vec::new(),
             nodes: self.platform.node_engine(),
@@ -379,7 +371,7 @@ struct Position {
 struct CpuLeaves<'a, S: Sponge, A: Absorb> {
     leaves: Leaves<'a, A>,
     params: &'a TreeParams,
-    pool: &'a rayon::ThreadPool,
+    workers: Workers<'a>,
     piece_len: usize,
     /// Where an unread piece's own runs are read to.
     unread: Vec<u8>,
@@ -431,7 +423,14 @@ impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
                     parts.push((part, offset + run.start as u64));
                     (rest, at) = (after, run.end);
                 }
-                self.pool.install(|| input.read_parts_at(parts))?;
+                match self.workers {
+                    Workers::Pool(pool) => pool.install(|| input.read_parts_at(parts))?,
+                    Workers::Inline => {
+                        for (part, at) in parts {
+                            input.read_exact_at(part, at)?;
+                        }
+                    }
+                }
                 self.leaves.absorb(&self.unread[..len])?;
             }
         }
@@ -496,7 +495,7 @@ impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
     }
 
     fn finish(self: Box<Self>, times: &mut Timings) -> Result<Vec<u8>, HashError> {
-        let (params, pool, nodes) = (self.params, self.pool, self.nodes);
+        let (params, workers, nodes) = (self.params, self.workers, self.nodes);
         let own = self.leaves.owned();
         if own != (0..params.leaf_count()) {
             return Err(contract_broken(&format!(
@@ -506,7 +505,7 @@ impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
         }
         let outputs = self.finish_leaves(times)?;
         Ok(timed(&mut times.reduce, || {
-            digest_of_leaves::<S>(nodes, params, pool, outputs)
+            digest_of_leaves::<S>(nodes, params, workers, outputs)
         }))
     }
 }
@@ -528,11 +527,11 @@ fn join_states(mut first: LeafStates, first_len: u64, second: LeafStates) -> Lea
 fn digest_of_leaves<S: Sponge>(
     nodes: Engine,
     params: &TreeParams,
-    pool: &rayon::ThreadPool,
+    workers: Workers<'_>,
     outputs: Vec<u8>,
 ) -> Vec<u8> {
     if params.height() > 0 {
-        return reduce_on::<S>(nodes, params, pool, outputs);
+        return reduce_on::<S>(nodes, params, workers, outputs);
     }
     if outputs.is_empty() {
         // The empty message: its one leaf is empty.
@@ -549,24 +548,24 @@ fn digest_of_leaves<S: Sponge>(
 fn reduce_on<S: Sponge>(
     nodes: Engine,
     params: &TreeParams,
-    pool: &rayon::ThreadPool,
+    workers: Workers<'_>,
     outputs: Vec<u8>,
 ) -> Vec<u8> {
     type Node<S> = fast_sponge::Fast<S>;
     match nodes {
         Engine::Sponges => {
             let nodes = sponges::Sponges::<S>::default();
-            reduce::reduce_levels::<Node<S>, _>(params, pool, &nodes, outputs)
+            reduce::reduce_levels::<Node<S>, _>(params, workers, &nodes, outputs)
         }
         #[cfg(target_arch = "x86_64")]
         Engine::Lanes4(avx2) => {
             let nodes = lanes::Lanes::<_, 4>::for_nodes(avx2, params.algorithm());
-            reduce::reduce_levels::<Node<S>, _>(params, pool, &nodes, outputs)
+            reduce::reduce_levels::<Node<S>, _>(params, workers, &nodes, outputs)
         }
         #[cfg(target_arch = "x86_64")]
         Engine::Lanes8(avx512) => {
             let nodes = lanes::Lanes::<_, 8>::for_nodes(avx512, params.algorithm());
-            reduce::reduce_levels::<Node<S>, _>(params, pool, &nodes, outputs)
+            reduce::reduce_levels::<Node<S>, _>(params, workers, &nodes, outputs)
         }
     }
 }
@@ -655,7 +654,7 @@ mod tests {
     /// The digest from leaf outputs, as `finish` makes it.
     fn digest(params: &TreeParams, pool: &rayon::ThreadPool, outputs: Vec<u8>) -> Vec<u8> {
         with_sponge!(params.algorithm(), R => {
-            digest_of_leaves::<R>(Engine::Sponges, params, pool, outputs)
+            digest_of_leaves::<R>(Engine::Sponges, params, Workers::Pool(pool), outputs)
         })
     }
 
@@ -680,8 +679,14 @@ mod tests {
         /// how many pieces were absorbed in slices.
         fn outputs<A: Absorb>(&self, engine: A) -> (Vec<u8>, usize) {
             let params = self.params;
-            let mut leaves = Leaves::new(params, self.pool, engine, self.owned.clone(), 0)
-                .with_slice_bytes(self.slice_bytes);
+            let mut leaves = Leaves::new(
+                params,
+                Workers::Pool(self.pool),
+                engine,
+                self.owned.clone(),
+                0,
+            )
+            .with_slice_bytes(self.slice_bytes);
             message::for_each_piece_of_slice(params, self.file, self.piece_len, &NoProgress, |p| {
                 let Piece::Memory(bytes) = p else {
                     unreachable!("a slice is read from memory")
@@ -741,10 +746,13 @@ mod tests {
                 let want = reference::tree_hash(&params, &file);
                 let outputs = reference_leaf_outputs(&params, &file);
                 for &(name, nodes) in &engines {
-                    let got = with_sponge!(params.algorithm(), R => {
-                        digest_of_leaves::<R>(nodes, &params, &pool, outputs.clone())
-                    });
-                    assert_eq!(got, want, "{name}: {}, {leaves} leaves", params.label());
+                    for workers in [Workers::Pool(&pool), Workers::Inline] {
+                        let got = with_sponge!(params.algorithm(), R => {
+                            digest_of_leaves::<R>(nodes, &params, workers, outputs.clone())
+                        });
+                        let case = format!("{name}, {workers:?}: {}", params.label());
+                        assert_eq!(got, want, "{case}, {leaves} leaves");
+                    }
                 }
             }
         }
@@ -1119,58 +1127,51 @@ mod tests {
         assert!(engine.finish(&mut times).is_err());
     }
 
-    /// Where [`CpuBackend::run_one_piece`] runs an input and which threads
-    /// its engines get: the own worker alone for a small input, the pool for
-    /// a larger one or when another input has the own worker, and the pool
-    /// for an input of several pieces even when begun on the own worker.
+    /// Where [`CpuBackend::run_one_piece`] and [`CpuBackend::run_pieces`]
+    /// run an input and which threads its engines get: a small input inline
+    /// on the calling thread, whatever thread that is; a larger one on the
+    /// pool; an input of several pieces on the calling thread, or on a
+    /// thread of its own when the caller is a worker of a rayon pool (ours
+    /// or another), and never with anything left set afterwards.
     #[test]
-    fn one_piece_inputs_go_to_the_own_worker_when_small_and_free() {
+    fn inputs_run_inline_on_the_pool_or_off_rayon_workers() {
         let cpu = CpuBackend::new(Some(2), None, CpuPath::Portable).unwrap();
-        let thread = || {
-            std::thread::current()
-                .name()
-                .unwrap_or_default()
-                .to_string()
-        };
-        let on_own = || std::ptr::eq(cpu.workers(), cpu.own_worker().unwrap());
-        let on_pool = || std::ptr::eq(cpu.workers(), cpu.pool());
+        let thread = || std::thread::current().id();
+        let inline = || matches!(cpu.workers(), Workers::Inline);
+        let in_pool = || cpu.pool().current_thread_index().is_some();
+        let on_rayon = || rayon::current_thread_index().is_some();
+        let here = thread();
 
-        let (name, alone, own) =
-            cpu.run_one_piece(ONE_WORKER_MAX, || (thread(), HASHING_ALONE.get(), on_own()));
-        assert_eq!(name, "treehash-own");
-        assert!(alone && own);
-        assert!(
-            !HASHING_ALONE.get() && on_pool(),
-            "nothing is left set here"
-        );
+        let (at, small_inline) = cpu.run_one_piece(INLINE_MAX, || (thread(), inline()));
+        assert!(at == here && small_inline);
+        assert!(!inline(), "nothing is left set here");
 
-        let (name, pool) = cpu.run_one_piece(ONE_WORKER_MAX + 1, || (thread(), on_pool()));
-        assert!(
-            name.starts_with("treehash-") && name != "treehash-own",
-            "{name}"
-        );
-        assert!(pool);
+        let (larger_in_pool, larger_inline) =
+            cpu.run_one_piece(INLINE_MAX + 1, || (in_pool(), inline()));
+        assert!(larger_in_pool && !larger_inline);
 
-        // While one input has the own worker, another goes to the pool.
-        std::thread::scope(|s| {
-            let (started, wait_started) = std::sync::mpsc::channel();
-            let (release, wait_release) = std::sync::mpsc::channel::<()>();
-            let holder = s.spawn(|| {
-                cpu.run_one_piece(1, move || {
-                    started.send(()).unwrap();
-                    wait_release.recv().unwrap();
-                    thread()
-                })
-            });
-            wait_started.recv().unwrap();
-            let (name, pool) = cpu.run_one_piece(1, || (thread(), on_pool()));
-            assert!(name != "treehash-own" && pool, "{name}");
-            release.send(()).unwrap();
-            assert_eq!(holder.join().unwrap(), "treehash-own");
+        let (at, pieces_inline) = cpu.run_pieces(|| (thread(), inline()));
+        assert!(at == here && !pieces_inline);
+
+        // From a worker of another pool, the caller's thread never waits
+        // on ours: a small input stays on it, the rest leave it.
+        let foreign = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        foreign.install(|| {
+            let caller = thread();
+            assert!(cpu.run_one_piece(1, || thread() == caller && inline()));
+            assert!(cpu.run_one_piece(INLINE_MAX + 1, in_pool));
+            assert!(cpu.run_pieces(|| thread() != caller && !on_rayon()));
         });
-
-        // Several pieces begun on the own worker (from a callback there).
-        assert!(cpu.run_one_piece(1, || cpu.run_pieces(on_pool)));
-        assert!(cpu.run_one_piece(1, on_own), "and alone again after it");
+        // From one of our own workers, several pieces leave it too.
+        let left = cpu
+            .pool()
+            .install(|| cpu.run_pieces(|| !on_rayon() && !inline()));
+        assert!(left);
+        // Several pieces begun inside an inline input (a progress callback there).
+        assert!(cpu.run_one_piece(1, || cpu.run_pieces(|| !inline())));
+        assert!(cpu.run_one_piece(1, inline), "and inline again after it");
     }
 }

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::cpu::{CpuBackend, CpuPath};
 use crate::error::HashError;
+use crate::function::{AsParams, ParamsRef};
 use crate::gpu::{self, CopyMode, Devices, Fleet, GpuBackend, LeafKernel};
 use crate::input::{Source, is_stdin_name};
 use crate::message;
@@ -17,6 +18,7 @@ use crate::progress::{NoProgress, Progress};
 use crate::schedule::{
     self, Balance, EngineShare, Hashed, Input, Joiners, Member, NoJoiners, Standing,
 };
+use crate::standard::{self, StandardParams};
 use crate::timings::{Timings, timed};
 use crate::trace;
 
@@ -104,11 +106,10 @@ pub struct HashOutput {
 
 /// Hashes inputs with the backend the options ask for. Keep one for the
 /// whole process: it owns the worker threads and, once started, the GPU.
-/// Several threads may hash with it at once. Hash from threads of your own,
-/// not from inside another rayon pool's parallel loop: a worker of that pool
-/// that waits for this hasher's workers may take up the loop's next item
-/// meanwhile, and so nest one input inside another until its stack runs out (seen
-/// with thousands of small inputs; a larger `RUST_MIN_STACK` hides it).
+/// Several threads may hash with it at once, a caller's own rayon
+/// `par_iter` included: a small input is hashed on the calling thread, and
+/// a worker of another pool never waits on this hasher's pool (where rayon
+/// would let it run its own pool's next job meanwhile, and nest).
 ///
 /// ```
 /// use treehash::{Algorithm, Hasher, HasherOptions, TreeParams};
@@ -164,89 +165,196 @@ impl Hasher {
         Ok(self.gpus.open_now()?)
     }
 
+    /// The CPU backend.
+    pub(crate) fn cpu(&self) -> &CpuBackend {
+        &self.cpu
+    }
+
+    /// The GPUs asked for.
+    pub(crate) fn fleet(&self) -> &Fleet {
+        &self.gpus
+    }
+
+    /// Whether a list may give whole inputs to GPUs beside the CPU: under
+    /// `Auto`, until a GPU failed.
+    pub(crate) fn lists_may_use_gpus(&self) -> bool {
+        self.options.backend == BackendChoice::Auto && !self.gpu_failed.load(Ordering::Relaxed)
+    }
+
+    /// Tests: whether every GPU is to be ready before any input needs it.
+    pub(crate) fn waits_for_gpus(&self) -> bool {
+        self.options.wait_for_gpus
+    }
+
+    /// Whether inputs that would not fill the engines may be hashed on the
+    /// CPU alone, side by side ([`Hasher::hash_list`]): not when only GPUs
+    /// are asked for.
+    pub(crate) fn hashes_alone(&self) -> bool {
+        self.options.backend != BackendChoice::Gpu
+    }
+
     /// The digest of a byte slice.
-    pub fn hash_bytes(&self, params: &TreeParams, data: &[u8]) -> Result<HashOutput, HashError> {
-        self.hash_input(params, Input::Bytes(data), &NoProgress)
+    pub fn hash_bytes<P: AsParams + ?Sized>(
+        &self,
+        params: &P,
+        data: &[u8],
+    ) -> Result<HashOutput, HashError> {
+        let input = Input::Bytes(data);
+        self.hash_any(params.as_params(), input, &NoProgress, Placement::Engines)
     }
 
     /// The digest of everything `reader` yields, read in pieces (constant
     /// memory) on a helper thread while earlier pieces are hashed.
-    pub fn hash_reader(
+    pub fn hash_reader<P: AsParams + ?Sized>(
         &self,
-        params: &TreeParams,
+        params: &P,
         reader: &mut (dyn Read + Send),
     ) -> Result<HashOutput, HashError> {
-        self.hash_input(params, Input::Stream(reader), &NoProgress)
+        let input = Input::Stream(reader);
+        self.hash_any(params.as_params(), input, &NoProgress, Placement::Engines)
     }
 
-    /// The digest of a file (`-` is standard input, from its current
-    /// offset), with `progress` told the bytes done as they are hashed. A
-    /// file whose size or modification time changes meanwhile gets an
-    /// error, not a digest.
-    pub fn hash_path(
+    /// The digest of a file, with `progress` told the bytes done as they are
+    /// hashed. The name `-` is standard input, hashed from its current
+    /// offset (and left at its end, as coreutils leave it). A file whose size
+    /// or modification time changes meanwhile gets an error, not a digest.
+    pub fn hash_path<P: AsParams + ?Sized>(
         &self,
-        params: &TreeParams,
+        params: &P,
         path: &Path,
         progress: &dyn Progress,
+    ) -> Result<HashOutput, HashError> {
+        self.hash_path_on(params.as_params(), path, progress, Placement::Engines)
+    }
+
+    /// [`Hasher::hash_path`] where `placement` says.
+    pub(crate) fn hash_path_on(
+        &self,
+        params: ParamsRef<'_>,
+        path: &Path,
+        progress: &dyn Progress,
+        placement: Placement,
     ) -> Result<HashOutput, HashError> {
         let start = Instant::now();
         let mut open_time = Duration::ZERO;
         let source = timed(&mut open_time, || Source::open(path))?;
         progress.start(source.known_len());
+        let hash = |input: Input<'_>| self.hash_any(params, input, progress, placement);
         let mut out = match source {
             Source::File(mut file) => {
-                let out = self.hash_input(params, Input::File(&file), progress)?;
+                let out = hash(Input::File(&file))?;
                 file.check_unchanged()?;
                 if is_stdin_name(path) {
                     file.seek_past()?;
                 }
                 out
             }
-            Source::Stream(mut file) => {
-                self.hash_input(params, Input::Stream(&mut file), progress)?
-            }
+            Source::Stream(mut file) => hash(Input::Stream(&mut file))?,
         };
         out.timings.open = open_time;
         out.timings.total = start.elapsed();
         Ok(out)
     }
 
-    /// The digest of one input on the engines the options ask for. Under
-    /// `Auto`, if a GPU fails, an input that can be read again is redone on
-    /// the CPU, and `Auto` leaves the GPUs alone for later inputs.
+    /// The digest of one input with parameters of either kind.
+    fn hash_any(
+        &self,
+        params: ParamsRef<'_>,
+        input: Input<'_>,
+        progress: &dyn Progress,
+        placement: Placement,
+    ) -> Result<HashOutput, HashError> {
+        match params {
+            ParamsRef::Tree(params) => self.hash_input(params, input, progress, placement),
+            ParamsRef::Standard(params) => self.hash_standard(params, input, progress, placement),
+        }
+    }
+
+    /// The digest of one input with a standard function, on the CPU.
+    fn hash_standard(
+        &self,
+        params: &StandardParams,
+        mut input: Input<'_>,
+        progress: &dyn Progress,
+        placement: Placement,
+    ) -> Result<HashOutput, HashError> {
+        let start = Instant::now();
+        let mut timings = Timings::default();
+        let piece_target = self.cpu.standard_piece_target();
+        let len = input.known_len();
+        let work = || {
+            timed(&mut timings.leaves, || {
+                let workers = self.cpu.workers();
+                standard::run::hash(params, &mut input, workers, piece_target, progress)
+            })
+        };
+        let (digest, bytes) = match (placement, len) {
+            (Placement::Alone, _) => self.cpu.run_alone(work),
+            (_, Some(len)) if len <= piece_target as u64 => self.cpu.run_one_piece(len, work),
+            _ => self.cpu.run_pieces(work),
+        }?;
+        timings.total = start.elapsed();
+        let share = EngineShare {
+            engine: "cpu".into(),
+            bytes,
+            busy: timings.leaves,
+        };
+        Ok(HashOutput {
+            digest,
+            bytes,
+            backend: BackendUsed::Cpu,
+            timings,
+            shares: vec![share],
+            fallback_note: None,
+        })
+    }
+
+    /// The digest of one input where `placement` says. Under `Auto`, if a
+    /// GPU fails, an input that can be read again is redone on the CPU, and
+    /// `Auto` leaves the GPUs alone for later inputs.
     fn hash_input(
         &self,
         params: &TreeParams,
         mut input: Input<'_>,
         progress: &dyn Progress,
+        placement: Placement,
     ) -> Result<HashOutput, HashError> {
         let start = Instant::now();
         let mut timings = Timings::default();
         let len = input.known_len();
         let first_try = Resumed::new(progress, 0);
-        let on_engines = || match self.options.backend {
-            BackendChoice::Cpu => self.on_cpu(params, &mut input, progress, &mut timings),
-            BackendChoice::Gpu => self.on_gpus(params, &mut input, progress, &mut timings),
-            BackendChoice::Auto => self.on_all(params, &mut input, &first_try, &mut timings),
+        let backend = self.options.backend;
+        let on_engines = || match (placement, backend) {
+            (Placement::Engines, BackendChoice::Gpu) => {
+                self.on_gpus(params, &mut input, progress, &mut timings)
+            }
+            (Placement::Engines, BackendChoice::Auto) => {
+                self.on_all(params, &mut input, &first_try, &mut timings)
+            }
+            (Placement::Gpu(ordinal), _) => {
+                self.on_gpu(ordinal, params, &mut input, &first_try, &mut timings)
+            }
+            _ => self.on_cpu(params, &mut input, progress, &mut timings),
         };
         // An input of one piece is hashed by the CPU in one call
-        // (`CpuBackend::run_one_piece`). Larger inputs are driven from the
-        // calling thread, which would otherwise hold a worker while it waits
-        // for windows and GPUs.
-        let result = match len {
-            Some(len)
-                if self.options.backend != BackendChoice::Gpu
-                    && len <= self.cpu.piece_len(params) as u64 =>
-            {
+        // (`CpuBackend::run_one_piece`: inline when small). Larger inputs
+        // are driven from a thread that is no rayon worker, which would
+        // otherwise hold a worker (or steal its own pool's jobs) while it
+        // waits for windows and GPUs.
+        let one_piece = |len: u64| len <= self.cpu.piece_len(params) as u64;
+        let result = match (placement, len) {
+            (Placement::Alone, _) => self.cpu.run_alone(on_engines),
+            (Placement::Engines, Some(len)) if backend != BackendChoice::Gpu && one_piece(len) => {
+                self.cpu.run_one_piece(len, on_engines)
+            }
+            (Placement::Cpu, Some(len)) if one_piece(len) => {
                 self.cpu.run_one_piece(len, on_engines)
             }
             _ => self.cpu.run_pieces(on_engines),
         };
         let (hashed, note) = match result {
             Ok(hashed) => (hashed, None),
-            Err(HashError::Gpu(e))
-                if self.options.backend == BackendChoice::Auto && input.can_reread() =>
-            {
+            Err(HashError::Gpu(e)) if backend == BackendChoice::Auto && input.can_reread() => {
                 // Auto does not come back to a GPU that failed.
                 self.gpu_failed.store(true, Ordering::Relaxed);
                 timings = Timings::default();
@@ -268,7 +376,7 @@ impl Hasher {
         let backend = match (used("cpu"), used("gpu")) {
             (true, true) => BackendUsed::CpuGpu,
             (false, true) => BackendUsed::Gpu,
-            _ if self.options.backend == BackendChoice::Gpu => BackendUsed::Gpu,
+            _ if backend == BackendChoice::Gpu => BackendUsed::Gpu,
             _ => BackendUsed::Cpu,
         };
         Ok(HashOutput {
@@ -361,6 +469,40 @@ impl Hasher {
         // error too (one still starting is not waited for).
         joiners.finish(timings)?;
         Ok(hashed)
+    }
+
+    /// The input on the GPU of ordinal `ordinal` alone, which is ready for
+    /// its algorithm (a list's input under `Auto`, beside the CPU's).
+    fn on_gpu(
+        &self,
+        ordinal: usize,
+        params: &TreeParams,
+        input: &mut Input<'_>,
+        progress: &dyn Progress,
+        timings: &mut Timings,
+    ) -> Result<Hashed, HashError> {
+        let gpu = self
+            .gpus
+            .ready(params.algorithm())
+            .into_iter()
+            .find_map(|(o, gpu)| (o == ordinal).then_some(gpu))
+            .ok_or_else(|| {
+                HashError::Threads(format!(
+                    "internal error: GPU {ordinal} is not ready for {}",
+                    params.algorithm()
+                ))
+            })?;
+        self.charge_startup(gpu, timings);
+        let engine = gpu.begin(
+            params,
+            input.known_len(),
+            self.options.copy_mode,
+            self.options.gpu_leaf_kernel,
+            self.cpu.pool(),
+            timings,
+        )?;
+        let members = vec![Member::new(gpu.info().engine_name(), engine)];
+        self.run_without_joiners(params, input, members, progress, timings)
     }
 
     /// The input on the CPU from the first byte, and on every GPU that is
@@ -480,6 +622,21 @@ impl Hasher {
     }
 }
 
+/// Where one input is hashed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Placement {
+    /// On the engines the options ask for, sharing the leaves.
+    Engines,
+    /// On every CPU core, with no GPU: one list's input while the GPUs take
+    /// other inputs of it whole.
+    Cpu,
+    /// On the CPU, on the calling thread alone: one of many inputs hashed
+    /// side by side, each of which alone would not fill the engines.
+    Alone,
+    /// On the GPU of this ordinal alone, ready for the input's algorithm.
+    Gpu(usize),
+}
+
 /// The GPUs that become ready while an input is hashed: under `Auto`, or
 /// under `Gpu` after the first.
 struct GpuJoiners<'h> {
@@ -510,7 +667,7 @@ const PIECES_MEASURED_BEFORE_GPU_START: u64 = 8;
 /// costs: the CPU goes slower meanwhile, and the process cannot end while
 /// the driver is inside a call (measured: 8 GiB took 0.61 s instead of
 /// 0.45 when a GPU started and never joined, H200 machine).
-const STARTUP_PAYOFF: f64 = 2.0;
+pub(crate) const STARTUP_PAYOFF: f64 = 2.0;
 
 impl GpuJoiners<'_> {
     /// Where every GPU must take part: the first failure to start one, as

@@ -21,9 +21,11 @@ pub mod checkfile;
 pub mod cpu;
 mod engine;
 pub mod error;
+pub mod function;
 pub mod gpu;
 pub mod hasher;
 pub mod input;
+mod list;
 mod message;
 pub mod params;
 pub mod progress;
@@ -31,15 +33,19 @@ pub mod reference;
 mod schedule;
 pub mod sigbus;
 pub mod sponge;
+pub mod standard;
 pub mod timings;
 mod trace;
 
 pub use cpu::CpuPath;
 pub use error::HashError;
+pub use function::{AsParams, Function, Label, Params, ParamsRef};
 pub use hasher::{BackendChoice, BackendUsed, HashOutput, Hasher, HasherOptions};
-pub use params::{Algorithm, Label, ParamError, TreeParams};
+pub use list::{ListInput, ListResult};
+pub use params::{Algorithm, ParamError, TreeLabel, TreeParams};
 pub use progress::{NoProgress, Progress};
 pub use schedule::EngineShare;
+pub use standard::{Standard, StandardParams};
 pub use timings::Timings;
 
 /// The largest piece of input handed to a backend at once; larger
@@ -51,6 +57,7 @@ pub const MAX_PIECE_BYTES: usize = message::MAX_PIECE;
 pub mod thresholds {
     /// Files of one piece up to this size are read, not mapped.
     pub const SMALL_FILE_READ: usize = crate::message::SMALL_FILE_READ;
-    /// Inputs of one piece up to this size are hashed on one worker.
-    pub const ONE_WORKER_MAX: u64 = crate::cpu::ONE_WORKER_MAX;
+    /// Inputs of one piece up to this size are hashed inline, on the
+    /// calling thread alone.
+    pub const INLINE_MAX: u64 = crate::cpu::INLINE_MAX;
 }

@@ -712,24 +712,73 @@ fn improperly_formatted_lines_are_counted_and_fail_only_with_strict() {
     assert_no_digest_lines(&check_file(dir.path(), "nothing here\n"));
 }
 
+/// As in coreutils (`sha256sum -c`), the last of --quiet, --status and
+/// --warn given wins: each turns the other two off.
+#[test]
+fn the_last_of_quiet_status_and_warn_wins() {
+    let (dir, a, _) = fixture();
+    let good = stdout_of(treehash().arg(&a));
+    let list = check_file(dir.path(), &format!("{good}not a digest line\n"));
+    let ok = format!("{}: OK\n", a.display());
+    let line_warning = format!("treehash: {}: 2: improperly formatted line", list.display());
+    let count_warning = "treehash: WARNING: 1 line is improperly formatted\n";
+    // What each mode prints: (standard output, the line's warning, the count).
+    let warn = (ok.as_str(), true, true);
+    let quiet = ("", false, true);
+    let status = ("", false, false);
+    let normal = (ok.as_str(), false, true);
+    for (args, (stdout, warns_line, counts)) in [
+        (&[][..], normal),
+        (&["--warn"], warn),
+        (&["--quiet"], quiet),
+        (&["--status"], status),
+        (&["--status", "--warn"], warn),
+        (&["--warn", "--status"], status),
+        (&["--quiet", "--warn"], warn),
+        (&["--warn", "--quiet"], quiet),
+        (&["--status", "--quiet"], quiet),
+        (&["--quiet", "--status"], status),
+        (&["-w", "--quiet", "--status", "-w"], warn),
+        (&["--status", "-w", "-q"], quiet),
+        (&["-q", "--warn", "--status"], status),
+    ] {
+        let out = treehash().arg("-c").args(args).arg(&list).output().unwrap();
+        let what = format!("{args:?}");
+        assert_eq!(out.status.code(), Some(0), "{what}: {out:?}");
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), stdout, "{what}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(
+            stderr.contains(&line_warning),
+            warns_line,
+            "{what}: {stderr}"
+        );
+        assert_eq!(stderr.contains(count_warning), counts, "{what}: {stderr}");
+        let lines = usize::from(warns_line) + usize::from(counts);
+        assert_eq!(stderr.lines().count(), lines, "{what}: {stderr}");
+    }
+    // Overridden or not, each still needs --check.
+    treehash()
+        .args(["--status", "--quiet"])
+        .arg(&a)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--check"));
+}
+
+/// `--backend gpu` in check mode with no usable GPU: device 999 exists on no
+/// machine, so this holds with a CUDA driver or without one.
 #[test]
 fn gpu_backend_without_a_gpu_in_check_mode_is_exit_3() {
-    if treehash::gpu::driver_present() {
-        eprintln!(
-            "SKIPPED gpu_backend_without_a_gpu_in_check_mode: this machine has a CUDA driver"
-        );
-        return;
-    }
     let (dir, a, _) = fixture();
     let list = check_file(dir.path(), &stdout_of(treehash().arg(&a)));
     Command::new(env!("CARGO_BIN_EXE_treehash"))
-        .args(["--backend", "gpu", "-c"])
+        .args(["--backend", "gpu", "--device", "999", "-c"])
         .arg(&list)
         .assert()
         .code(3)
         .stdout("")
-        .stderr(predicate::str::contains(
-            "--backend gpu: GPU: no CUDA driver found",
+        .stderr(predicate::str::starts_with(
+            "treehash: --backend gpu: GPU: ",
         ));
 }
 
@@ -826,8 +875,28 @@ fn bench_prints_one_row_per_height_and_verifies_height_zero() {
         assert!(row.starts_with(&format!("| cpu | {height} | {} |", params.leaf_count())));
         assert!(row.contains(&digest[..16]), "{row}");
     }
-    assert!(out.contains("| plain SHA3-256 (sha3 crate, 1 thread) |"));
+    // The speed-up is over the same backend's H = 0 row, which is 1.00 over
+    // itself; the sha3 crate is a reference row apart, its speed-up none.
+    assert!(
+        out.contains("| backend | H | leaves | ms median | ms min–max | GB/s | × H=0 | leaf phase ms | reduce ms | digest |"),
+        "{out}"
+    );
+    assert_eq!(rows[0].split(" | ").nth(6), Some("1.00"), "{out}");
+    assert!(
+        out.contains("| reference: plain SHA3-256 by the sha3 crate, 1 thread | – | – |"),
+        "{out}"
+    );
     assert!(out.contains("H=0 on cpu: PASS"));
+    // No GPU took part: no GPU columns.
+    assert!(!out.contains("copies") && !out.contains("kernels"), "{out}");
+    // The spread: min–max around the median.
+    for row in &rows {
+        let cells: Vec<&str> = row.split(" | ").collect();
+        let median: f64 = cells[3].parse().unwrap();
+        let (min, max) = cells[4].split_once('–').unwrap();
+        let (min, max): (f64, f64) = (min.parse().unwrap(), max.parse().unwrap());
+        assert!(min <= median && median <= max, "{row}");
+    }
 }
 
 #[test]
@@ -852,9 +921,15 @@ fn bench_json_parses_and_has_the_documented_fields() {
     assert_eq!(report["degree"], 4);
     assert_eq!(report["repeat"], 1);
     assert_eq!(report["verification"][0]["verdict"], "PASS");
-    assert_eq!(report["plain"]["label"], "SHAKE128");
+    assert_eq!(report["sha3_crate"]["label"], "SHAKE128");
+    assert!(report["sha3_crate"]["median_seconds"].as_f64().unwrap() > 0.0);
+    // The CPU started no GPU: its start-up costs are null, not 0.
+    assert_eq!(report["startup"][0]["backend"], "cpu");
+    assert!(report["startup"][0]["gpu_init_ms"].is_null());
+    assert!(report["startup"][0]["compile_ms"].is_null());
     let rows = report["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 3);
+    let h0_seconds = rows[0]["median_seconds"].as_f64().unwrap();
     for (row, height) in rows.iter().zip([0u32, 2, 5]) {
         let params =
             TreeParams::with_options(Algorithm::Shake128, height, 4, None, vec![], Some(40))
@@ -863,50 +938,186 @@ fn bench_json_parses_and_has_the_documented_fields() {
         assert_eq!(row["height"], height);
         assert_eq!(row["leaves"], params.leaf_count());
         assert_eq!(row["digest"], digest_hex(&params, &a));
-        assert!(row["median_seconds"].as_f64().unwrap() > 0.0);
-        assert!(row["gb_per_s"].as_f64().unwrap() > 0.0);
-        assert!(row["speedup_vs_plain"].as_f64().unwrap() > 0.0);
+        let seconds =
+            ["min_seconds", "median_seconds", "max_seconds"].map(|key| row[key].as_f64().unwrap());
+        assert!(0.0 < seconds[0] && seconds[0] <= seconds[1] && seconds[1] <= seconds[2]);
+        let rate = 100_003.0 / seconds[1] / 1e9;
+        assert!(
+            (row["gb_per_s"].as_f64().unwrap() / rate - 1.0).abs() < 1e-9,
+            "{row}"
+        );
+        // Over this backend's own H = 0 row.
+        let speedup = row["speedup_vs_h0"].as_f64().unwrap();
+        assert!(
+            (speedup / (h0_seconds / seconds[1]) - 1.0).abs() < 1e-9,
+            "{row}"
+        );
         assert!(row["phases"]["leaves_ms"].as_f64().unwrap() >= 0.0);
+        // GPU phases are null where no GPU ran, not 0.
+        assert!(row["phases"]["copies_busy_ms"].is_null(), "{row}");
+        assert!(row["phases"]["kernels_busy_ms"].is_null(), "{row}");
     }
+    assert_eq!(rows[0]["speedup_vs_h0"], 1.0);
+}
+
+/// Without H = 0 among the heights there is nothing to take a speed-up over.
+#[test]
+fn bench_without_height_zero_has_no_speedup() {
+    let (_dir, a, _) = fixture();
+    let out = stdout_of(
+        bench()
+            .args(["--heights", "2,3", "--repeat", "1", "--json"])
+            .arg(&a),
+    );
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    for row in report["rows"].as_array().unwrap() {
+        assert!(row["speedup_vs_h0"].is_null(), "{row}");
+        assert!(row["gb_per_s"].as_f64().unwrap() > 0.0, "{row}");
+    }
+    assert!(report["sha3_crate"].is_null());
+    // H = 0 is still checked against plain SHA-3.
+    assert_eq!(report["verification"][0]["verdict"], "PASS");
 }
 
 /// A chart small enough to sit in plotters' buffer used to lose its write
 /// error; it is written by us now.
 #[test]
 fn a_chart_that_cannot_be_written_is_an_error_however_small() {
-    let (_dir, a, _) = fixture();
+    let (dir, a, _) = fixture();
+    let full = dir.path().join("full.svg");
+    std::os::unix::fs::symlink("/dev/full", &full).unwrap();
     bench()
-        .args(["--heights", "0", "--repeat", "1", "--plot", "/dev/full"])
+        .args(["--heights", "0", "--repeat", "1", "--plot"])
+        .arg(&full)
         .arg(&a)
         .assert()
         .code(1)
-        .stderr(predicate::str::contains(
-            "--plot /dev/full: No space left on device",
-        ));
+        .stderr(predicate::str::contains(format!(
+            "--plot {}: No space left on device",
+            full.display()
+        )));
 }
 
+/// The chart's every height is labelled, and its log axis has a labelled
+/// tick below the slowest run and above the fastest (the reference row's
+/// too), with neighbouring ticks at most 2.5 × apart over this range, so
+/// that every value drawn can be read off it.
 #[test]
-fn bench_plot_is_well_formed_svg_showing_every_height() {
+fn bench_plot_is_well_formed_svg_whose_every_value_can_be_read() {
     let (dir, a, _) = fixture();
     let svg = dir.path().join("chart.svg");
-    bench()
-        .args(["--heights", "0..=6", "--repeat", "1", "--plot"])
-        .arg(&svg)
-        .arg(&a)
-        .assert()
-        .success();
+    let out = stdout_of(
+        bench()
+            .args([
+                "--heights",
+                "0..=6",
+                "--repeat",
+                "2",
+                "--vs-plain",
+                "--json",
+            ])
+            .arg("--plot")
+            .arg(&svg)
+            .arg(&a),
+    );
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let rates: Vec<f64> = report["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain([&report["sha3_crate"]])
+        .flat_map(|row| ["min_seconds", "max_seconds"].map(|k| row[k].as_f64().unwrap()))
+        .map(|seconds| 100_003.0 / seconds / 1e9)
+        .collect();
     let text = fs::read_to_string(&svg).unwrap();
     let doc = roxmltree::Document::parse(&text).expect("well-formed XML");
     assert_eq!(doc.root_element().tag_name().name(), "svg");
-    let labels: Vec<String> = doc
-        .descendants()
-        .filter(|n| n.has_tag_name("text"))
-        .filter_map(|n| n.text().map(|t| t.trim().to_string()))
-        .collect();
+    let texts = doc.descendants().filter(|n| n.has_tag_name("text"));
+    let label = |n: roxmltree::Node| n.text().map(|t| t.trim().to_string());
+    let labels: Vec<String> = texts.clone().filter_map(label).collect();
     for height in 0..=6 {
         assert!(labels.contains(&height.to_string()), "{labels:?}");
     }
     assert!(labels.iter().any(|l| l == "cpu"), "{labels:?}");
+    assert!(
+        labels
+            .iter()
+            .any(|l| l.starts_with("reference: plain SHA3-256")),
+        "{labels:?}"
+    );
+    // The y axis's labels are the ones drawn to the left of it (end-anchored).
+    let mut ticks: Vec<f64> = texts
+        .filter(|n| n.attribute("text-anchor") == Some("end"))
+        .filter_map(label)
+        .map(|l| l.parse().unwrap())
+        .collect();
+    ticks.sort_by(f64::total_cmp);
+    let (bottom, top) = (ticks[0], ticks[ticks.len() - 1]);
+    for rate in rates {
+        assert!(bottom < rate && rate < top, "{rate} outside {ticks:?}");
+    }
+    assert!(
+        ticks.windows(2).all(|w| w[1] / w[0] <= 2.5 + 1e-9),
+        "{ticks:?}"
+    );
+}
+
+/// The chart is SVG: another extension is a usage error before anything is
+/// measured or any file made.
+#[test]
+fn bench_refuses_a_chart_name_that_is_not_svg() {
+    let (dir, a, _) = fixture();
+    for name in ["chart.png", "chart", "chart.svg.pdf"] {
+        let chart = dir.path().join(name);
+        bench()
+            .args(["--heights", "0", "--repeat", "1", "--plot"])
+            .arg(&chart)
+            .arg(&a)
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(format!(
+                "treehash: --plot {}: the chart is written as SVG; give a file name ending in .svg\n",
+                chart.display()
+            ));
+        assert!(!chart.exists(), "{name}");
+    }
+    let upper = dir.path().join("CHART.SVG");
+    bench()
+        .args(["--heights", "0", "--repeat", "1", "--plot"])
+        .arg(&upper)
+        .arg(&a)
+        .assert()
+        .success();
+    assert!(fs::read_to_string(&upper).unwrap().starts_with("<svg"));
+}
+
+/// An empty file has no throughput: it is refused before anything runs,
+/// with or without a chart, and no chart file is left behind.
+#[test]
+fn bench_refuses_an_empty_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty");
+    fs::write(&empty, b"").unwrap();
+    let chart = dir.path().join("chart.svg");
+    for plot in [false, true] {
+        let mut cmd = bench();
+        if plot {
+            cmd.arg("--plot").arg(&chart);
+        }
+        cmd.arg(&empty).assert().code(1).stdout("").stderr(format!(
+            "treehash: {}: the file is empty: bench has nothing to time (--verify checks an \
+                 empty file's H = 0 digest)\n",
+            empty.display()
+        ));
+    }
+    assert!(!chart.exists());
+    treehash()
+        .arg("--verify")
+        .arg(&empty)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("PASS"));
 }
 
 #[test]
@@ -915,12 +1126,15 @@ fn height_zero_verification_passes_on_many_sizes() {
     for size in [0usize, 1, 135, 136, 137, 4096, 100_003] {
         let path = dir.path().join(format!("f{size}"));
         fs::write(&path, common::spec_input(size)).unwrap();
-        bench()
-            .args(["--heights", "0", "--repeat", "1"])
-            .arg(&path)
-            .assert()
-            .success()
-            .stdout(predicate::str::contains("H=0 on cpu: PASS"));
+        // bench refuses an empty file (bench_refuses_an_empty_file).
+        if size > 0 {
+            bench()
+                .args(["--heights", "0", "--repeat", "1"])
+                .arg(&path)
+                .assert()
+                .success()
+                .stdout(predicate::str::contains("H=0 on cpu: PASS"));
+        }
         treehash()
             .args(["--verify", "-a", "sha3-384", "--prefix-hex", "0102"])
             .arg(&path)
@@ -1037,6 +1251,16 @@ fn bench_measures_the_cpu_and_skips_a_gpu_that_cannot_start() {
                 .starts_with("unavailable: GPU: "),
             "{row}"
         );
+        // Nothing measured: no times, rates or phases, rather than zeros.
+        for key in [
+            "median_seconds",
+            "gb_per_s",
+            "speedup_vs_h0",
+            "phases",
+            "digest",
+        ] {
+            assert!(row.get(key).is_none(), "{key}: {row}");
+        }
     }
     let verdicts: Vec<&str> = report["verification"]
         .as_array()
@@ -1045,6 +1269,25 @@ fn bench_measures_the_cpu_and_skips_a_gpu_that_cannot_start() {
         .map(|v| v["verdict"].as_str().unwrap())
         .collect();
     assert_eq!(verdicts, ["PASS", "SKIPPED"]);
+    // The table: the GPU's rows say why, and no GPU columns appear.
+    let out = Command::new(env!("CARGO_BIN_EXE_treehash"))
+        .args(["bench", "--backend", "cpu,gpu", "--device", "999"])
+        .args(["--heights", "0", "--repeat", "1"])
+        .arg(&a)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        !table.contains("copies") && !table.contains("kernels"),
+        "{table}"
+    );
+    let gpu_row = table.lines().find(|l| l.starts_with("| gpu |")).unwrap();
+    assert!(
+        gpu_row.starts_with("| gpu | 0 | 1 | skipped: unavailable: GPU: "),
+        "{gpu_row}"
+    );
+    assert!(!gpu_row.contains("0.0"), "{gpu_row}");
 }
 
 #[test]

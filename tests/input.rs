@@ -147,18 +147,17 @@ fn a_file_cut_under_the_window_being_hashed_gets_an_error_not_a_crash() {
 }
 
 /// A file of one piece is read into memory when small and mapped when not
-/// (`SMALL_FILE_READ`), and hashed on one worker when smaller still
-/// (`ONE_WORKER_MAX`), else on the pool: the same
-/// digests as the reference on both sides of those sizes, with and without
-/// a prefix, on either backend choice that hashes on the CPU, from one
-/// thread and from several at once (which share the one worker or spill
-/// over to the pool).
+/// (`SMALL_FILE_READ`), and hashed inline on the calling thread when
+/// smaller still (`INLINE_MAX`), else on the pool: the same digests as the
+/// reference on both sides of those sizes, with and without a prefix, on
+/// either backend choice that hashes on the CPU, from one thread and from
+/// several at once.
 #[test]
 fn files_of_one_piece_read_or_mapped_give_the_reference_digest() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("one-piece");
     let read = treehash::thresholds::SMALL_FILE_READ;
-    let alone = treehash::thresholds::ONE_WORKER_MAX as usize;
+    let alone = treehash::thresholds::INLINE_MAX as usize;
     let sizes = [
         0,
         1,

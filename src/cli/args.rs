@@ -7,8 +7,7 @@ use clap::{ArgAction, Args, CommandFactory, FromArgMatches, Parser};
 use std::str::FromStr;
 
 use treehash::gpu::{CopyMode, Devices};
-use treehash::params::{DEFAULT_DEGREE, DEFAULT_HEIGHT};
-use treehash::{Algorithm, BackendChoice};
+use treehash::{BackendChoice, Function};
 
 /// The command: `--help`, the man page and the completions come from it.
 pub fn command() -> clap::Command {
@@ -27,9 +26,11 @@ pub fn parse() -> Result<Cli, clap::Error> {
     version,
     about = "Keccak/SHA-3 tree-mode (LI) digests of large files, on all CPU cores or an NVIDIA GPU",
     long_about = "Keccak/SHA-3 tree-mode (LI) digests of large files, on all CPU cores or an NVIDIA GPU.\n\n\
-        The file's blocks are dealt round-robin onto D^H leaves, every leaf is hashed, then the \
-        parent levels up to the root. Height 0 is plain SHA-3 / SHAKE. The tree mode is defined \
-        in docs/SPEC.md.",
+        The input is cut into blocks of B bytes, dealt round-robin onto L = D^H leaves; every \
+        leaf is hashed with the node function, then each level of D children up to the root. \
+        Height 0 is plain SHA-3 / SHAKE of the input. A --tag line's label, such as \
+        SHA3-256-LI(H=8,D=4,B=136), records the parameters that --check needs. The tree mode \
+        (LI v1) is defined in docs/SPEC.md in treehash's source distribution.",
     after_help = "`bench` is the one reserved word: a file named bench must be written ./bench.\n\n\
         Exit codes: 0 all digests made (or, with --check, all matched); 1 an input could not be \
         read, a check failed, or standard output could not be written; 2 usage error or invalid \
@@ -46,17 +47,19 @@ pub struct Cli {
     #[arg(value_name = "FILE", value_parser = any_path())]
     pub files: Vec<PathBuf>,
 
-    /// Tree height H (0 = plain SHA-3 of the whole input).
-    #[arg(short = 'H', long, default_value_t = DEFAULT_HEIGHT)]
-    pub height: u32,
+    /// Tree height H (0 = plain SHA-3 of the whole input) [default: 8]. Not for
+    /// the standard functions, whose trees their documents fix.
+    #[arg(short = 'H', long, value_name = "HEIGHT")]
+    pub height: Option<u32>,
 
     #[command(flatten)]
     pub tree: TreeArgs,
 
-    /// Backend: `auto` hashes on the CPU at once while the GPUs of --device
-    /// start in the background; each GPU joins when it is ready and the
-    /// leaves are split by measured speed (an input that ends first is the
-    /// CPU's alone). `cpu`; or `gpu`: the GPUs only.
+    /// Backend: `auto` hashes on the CPU at once, and for an input long
+    /// enough to repay it the GPUs of --device start in the background; each
+    /// GPU joins when it is ready and takes the leaves, which go back to the
+    /// CPU only while that makes the input go faster (an input that ends
+    /// first is the CPU's alone). `cpu`; or `gpu`: the GPUs only.
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     pub backend: BackendArg,
 
@@ -117,11 +120,14 @@ pub struct BenchArgs {
     #[arg(long, value_enum, value_delimiter = ',')]
     pub backend: Vec<BackendArg>,
 
-    /// Timed runs per height (their median is reported), after one warm-up per backend.
+    /// Timed runs per height (their median, fastest and slowest are reported),
+    /// after one warm-up per backend.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=MAX_REPEAT))]
     pub repeat: u32,
 
-    /// Add plain single-stream SHA-3 on one CPU core as the baseline row.
+    /// Add plain SHA-3 by the sha3 crate on one thread as a reference row.
+    /// (Each row's speed-up, × H=0, is over the same backend's H = 0 row,
+    /// treehash's own plain SHA-3, whether or not this is given.)
     #[arg(long)]
     pub vs_plain: bool,
 
@@ -129,7 +135,8 @@ pub struct BenchArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// Write a chart of throughput against height (one line per backend) to this SVG file.
+    /// Write a chart of throughput against height (one line per backend) to
+    /// this SVG file (its name must end in .svg).
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
 
@@ -209,21 +216,41 @@ fn parse_heights(s: &str) -> Result<Heights, String> {
 /// The tree's shape and function (docs/SPEC.md); the height is given apart.
 #[derive(Args, Debug, Clone)]
 pub struct TreeArgs {
-    /// Node function.
+    /// The function: an LI tree of sha3-224, sha3-256, sha3-384, sha3-512,
+    /// shake128 or shake256 (plain SHA-3 / SHAKE at -H 0), or a standard
+    /// function with its own fixed tree: kt128, kt256 (KangarooTwelve, RFC
+    /// 9861), parallelhash128, parallelhash256 (NIST SP 800-185),
+    /// turboshake128, turboshake256 (RFC 9861).
     #[arg(short, long, default_value = "sha3-256", ignore_case = true, value_parser = algorithm())]
-    pub algorithm: Algorithm,
+    pub algorithm: Function,
 
-    /// Tree degree D: children per inner node (L = D^H leaves, at most 2^24).
-    #[arg(short = 'D', long, default_value_t = DEFAULT_DEGREE)]
-    pub degree: u64,
+    /// Tree degree D: children per inner node (L = D^H leaves, at most 2^24) [default: 4].
+    #[arg(short = 'D', long, value_name = "DEGREE")]
+    pub degree: Option<u64>,
 
-    /// Leaf block size B in bytes, a multiple of 8 [default: the algorithm's rate].
+    /// Leaf block size B in bytes, a multiple of 8 [default: the algorithm's
+    /// rate]; for parallelhash128/256, its block size B (1 to 2^24) [default: 8192].
     #[arg(short = 'B', long)]
     pub block_size: Option<usize>,
 
-    /// Output length in bytes (SHAKE only; 1 to 65536) [default: 32 for shake128, 64 for shake256].
+    /// Output length in bytes (SHAKE and the standard functions; 1 to 65536)
+    /// [default: 32 for shake128, kt128, parallelhash128 and turboshake128; 64
+    /// for shake256, kt256, parallelhash256 and turboshake256].
     #[arg(short, long)]
     pub length: Option<usize>,
+
+    /// The customization string (KT's C, ParallelHash's S), as text: at most
+    /// 255 bytes. It is recorded, in hex, in --tag labels.
+    #[arg(long, value_name = "TEXT", conflicts_with = "customization_hex")]
+    pub customization: Option<String>,
+
+    /// The customization string in hex.
+    #[arg(long, value_name = "HEX")]
+    pub customization_hex: Option<String>,
+
+    /// TurboSHAKE's domain byte D in hex, 01 to 7F [default: 1F].
+    #[arg(long, value_name = "HEX", value_parser = parse_domain)]
+    pub domain: Option<u8>,
 
     /// Prefix P (a key or salt, 1 to 255 bytes) in hex. Never printed.
     #[arg(long, value_name = "HEX", conflicts_with = "prefix_file")]
@@ -279,16 +306,19 @@ pub struct OutputArgs {
 #[derive(Args, Debug, Clone)]
 pub struct CheckArgs {
     /// Read digest lines from the FILEs and check them. With a prefix, lines
-    /// are held to a MAC's standard (see the README).
+    /// are held to a MAC's standard: a tagged line needs `,P` in its label,
+    /// and a digest shorter than 16 bytes is FAILED.
     #[arg(short, long, conflicts_with_all = ["tag", "json", "no_names", "raw"])]
     pub check: bool,
 
-    /// With --check: don't print OK for each file that matched.
-    #[arg(short, long, requires = "check")]
+    /// With --check: don't print OK for each file that matched. The last of
+    /// --quiet, --status and --warn given wins, as in coreutils.
+    #[arg(short, long, requires = "check", overrides_with_all = ["status", "warn"])]
     pub quiet: bool,
 
-    /// With --check: print nothing; the exit code tells.
-    #[arg(long, requires = "check")]
+    /// With --check: print nothing; the exit code tells. The last of
+    /// --quiet, --status and --warn given wins.
+    #[arg(long, requires = "check", overrides_with_all = ["quiet", "warn"])]
     pub status: bool,
 
     /// With --check: improperly formatted lines make the check fail.
@@ -299,8 +329,9 @@ pub struct CheckArgs {
     #[arg(long, requires = "check")]
     pub ignore_missing: bool,
 
-    /// With --check: warn about each improperly formatted line.
-    #[arg(short, long, requires = "check")]
+    /// With --check: warn about each improperly formatted line. The last of
+    /// --quiet, --status and --warn given wins.
+    #[arg(short, long, requires = "check", overrides_with_all = ["quiet", "status"])]
     pub warn: bool,
 }
 
@@ -313,7 +344,7 @@ pub struct RunArgs {
 
     /// How a mapped file reaches the GPU: `staging` (CPU threads read chunks
     /// into pinned buffers) or `register` (the mapping itself is pinned; slower
-    /// on the machines measured, see docs/PERFORMANCE.md).
+    /// on the machines measured).
     #[arg(long, value_enum, default_value_t = CopyArg::Staging)]
     pub gpu_copy: CopyArg,
 
@@ -365,6 +396,18 @@ fn any_path() -> impl clap::builder::TypedValueParser<Value = PathBuf> {
     clap::builder::OsStringValueParser::new().map(PathBuf::from)
 }
 
+/// A domain byte in hex: `1F`, `0x1f`, `6`.
+fn parse_domain(s: &str) -> Result<u8, String> {
+    let digits = s
+        .strip_prefix("0x")
+        .or_else(|| s.strip_prefix("0X"))
+        .unwrap_or(s);
+    if digits.is_empty() || digits.len() > 2 {
+        return Err(format!("'{s}' is not a byte in hex (such as 1F)"));
+    }
+    u8::from_str_radix(digits, 16).map_err(|_| format!("'{s}' is not a byte in hex (such as 1F)"))
+}
+
 fn parse_chunk_bytes(s: &str) -> Result<usize, String> {
     let most = treehash::MAX_PIECE_BYTES;
     s.parse::<usize>()
@@ -375,8 +418,8 @@ fn parse_chunk_bytes(s: &str) -> Result<usize, String> {
 
 /// The six functions by name (what --help, the man page and completions
 /// list), parsed by the library.
-fn algorithm() -> impl clap::builder::TypedValueParser<Value = Algorithm> {
+fn algorithm() -> impl clap::builder::TypedValueParser<Value = Function> {
     use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(Algorithm::ALL.map(Algorithm::name))
-        .try_map(|name| name.parse::<Algorithm>())
+    let names: Vec<&'static str> = Function::all().map(Function::name).collect();
+    clap::builder::PossibleValuesParser::new(names).try_map(|name| name.parse::<Function>())
 }

@@ -1,8 +1,10 @@
 //! The measurements of `treehash bench`: one file hashed at every height on
-//! every backend asked for, timed (median of N runs after a warm-up), with
-//! the H = 0 digest checked against plain SHA-3 computed independently
-//! ([`super::plain`]), and the results as a table, JSON and an SVG chart.
-//! The command itself (arguments, progress, output) is `bench_cmd`.
+//! every backend asked for, timed (median, fastest and slowest of N runs
+//! after a warm-up), with the H = 0 digest checked against plain SHA-3
+//! computed independently ([`super::plain`]), and the results as a table,
+//! JSON and an SVG chart. Each row's speed-up is over the same backend's
+//! H = 0 row: treehash's own plain SHA-3. The command itself (arguments,
+//! progress, output) is `bench_cmd`.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -10,7 +12,8 @@ use std::time::Instant;
 use serde::Serialize;
 use treehash::timings::{Timings, ms};
 use treehash::{
-    BackendChoice, BackendUsed, HashError, Hasher, HasherOptions, NoProgress, TreeParams,
+    BackendChoice, BackendUsed, HashError, HashOutput, Hasher, HasherOptions, NoProgress,
+    TreeParams,
 };
 
 use super::plain;
@@ -32,85 +35,135 @@ pub struct BenchConfig {
     pub backends: Vec<BackendChoice>,
     /// Timed runs per height (after one warm-up per backend).
     pub repeat: usize,
-    /// Time plain single-stream SHA-3 on the CPU as the baseline row.
+    /// Time plain SHA-3 by the sha3 crate on one thread as a reference row.
     pub vs_plain: bool,
     /// Options for every backend's hasher (threads, device, copy mode); the
     /// backend field is replaced by each entry of `backends`.
     pub hasher: HasherOptions,
 }
 
-/// One backend at one height.
+/// One backend at one height: measured, or skipped and why.
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
     /// The backend asked for (`cpu`, `gpu`, `auto`).
     pub backend: String,
-    /// The backend that ran (differs from `backend` only for `auto`).
-    pub ran_on: String,
     pub height: u32,
     pub leaves: u64,
     /// Why the row was not measured, if it was not.
     pub skipped: Option<String>,
-    pub digest: String,
-    pub median_seconds: f64,
-    pub gb_per_s: f64,
-    /// Throughput over the plain SHA-3 baseline's, with `--vs-plain`.
-    pub speedup_vs_plain: Option<f64>,
-    pub phases: Phases,
+    /// What was measured (in JSON, its fields are the row's; absent when skipped).
+    #[serde(flatten)]
+    pub measured: Option<Measurement>,
 }
 
 impl Row {
-    /// A row with nothing measured yet; `skipped` says why, if it will stay so.
-    fn unmeasured(backend: &str, height: u32, params: &TreeParams, skipped: Option<String>) -> Row {
+    /// A row that was not measured, and why.
+    fn skipped(backend: &str, height: u32, params: &TreeParams, why: String) -> Row {
         Row {
             backend: backend.to_string(),
-            ran_on: String::new(),
             height,
             leaves: params.leaf_count(),
-            skipped,
-            digest: String::new(),
-            median_seconds: 0.0,
-            gb_per_s: 0.0,
-            speedup_vs_plain: None,
-            phases: Phases::default(),
+            skipped: Some(why),
+            measured: None,
         }
     }
 }
 
-/// The phases of the run whose time was the median, in milliseconds.
+/// One backend's timed runs at one height.
+#[derive(Clone, Debug, Serialize)]
+pub struct Measurement {
+    /// The backend that ran (differs from the row's only for `auto`).
+    pub ran_on: String,
+    pub digest: String,
+    #[serde(flatten)]
+    pub seconds: Spread,
+    /// Throughput of the median run.
+    pub gb_per_s: f64,
+    /// Throughput over the same backend's H = 0 row (plain SHA-3 on that
+    /// backend); none when H = 0 was not measured on it.
+    pub speedup_vs_h0: Option<f64>,
+    pub phases: Phases,
+}
+
+/// The median, fastest and slowest of a set of timed runs, in seconds.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Spread {
+    #[serde(rename = "median_seconds")]
+    pub median: f64,
+    #[serde(rename = "min_seconds")]
+    pub min: f64,
+    #[serde(rename = "max_seconds")]
+    pub max: f64,
+}
+
+impl Spread {
+    /// The spread of `times` (at least one).
+    fn of(times: &mut [f64]) -> Spread {
+        times.sort_by(f64::total_cmp);
+        Spread {
+            median: times[times.len() / 2],
+            min: times[0],
+            max: times[times.len() - 1],
+        }
+    }
+}
+
+/// Gigabytes per second.
+fn rate(bytes: u64, seconds: f64) -> f64 {
+    bytes as f64 / seconds / 1e9
+}
+
+/// The phases of the run whose time was the median, in milliseconds. The
+/// copy and kernel times are a GPU's: none when no GPU took part.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct Phases {
     pub leaves_ms: f64,
-    pub copies_busy_ms: f64,
-    pub kernels_busy_ms: f64,
+    pub copies_busy_ms: Option<f64>,
+    pub kernels_busy_ms: Option<f64>,
     pub reduce_ms: f64,
 }
 
-impl From<&Timings> for Phases {
-    fn from(t: &Timings) -> Self {
+impl Phases {
+    fn of(out: &HashOutput) -> Phases {
+        let t: &Timings = &out.timings;
+        let on_gpu = uses_gpu(out.backend);
         Phases {
             leaves_ms: ms(t.leaves),
-            copies_busy_ms: ms(t.copy_busy),
-            kernels_busy_ms: ms(t.kernel_busy),
+            copies_busy_ms: on_gpu.then(|| ms(t.copy_busy)),
+            kernels_busy_ms: on_gpu.then(|| ms(t.kernel_busy)),
             reduce_ms: ms(t.reduce),
         }
     }
 }
 
-/// One-time costs of a backend, shown apart from the rows.
+/// Whether a run had a GPU take part.
+fn uses_gpu(backend: BackendUsed) -> bool {
+    match backend {
+        BackendUsed::Gpu | BackendUsed::CpuGpu => true,
+        BackendUsed::Cpu => false,
+    }
+}
+
+/// One-time costs of a backend, shown apart from the rows: a GPU's (none
+/// when the backend ran on no GPU).
 #[derive(Clone, Debug, Serialize)]
 pub struct Startup {
     pub backend: String,
     pub device: Option<String>,
-    pub gpu_init_ms: f64,
-    pub compile_ms: f64,
+    pub gpu_init_ms: Option<f64>,
+    pub compile_ms: Option<f64>,
 }
 
-/// Plain single-stream SHA-3 / SHAKE of the file by RustCrypto on one core.
+/// The reference row of `--vs-plain`: plain single-stream SHA-3 / SHAKE of
+/// the file by RustCrypto's sha3 crate on one thread (slower than
+/// treehash's own H = 0, which no row's speed-up is taken over).
 #[derive(Clone, Debug, Serialize)]
-pub struct Plain {
+pub struct Sha3Crate {
     pub label: String,
     pub digest: String,
-    pub median_seconds: f64,
+    #[serde(flatten)]
+    pub seconds: Spread,
+    /// Throughput of the median run.
     pub gb_per_s: f64,
 }
 
@@ -145,7 +198,8 @@ pub struct Report {
     /// Backends asked for by name that could not start: nothing was measured
     /// on them, and their rows say why.
     pub unavailable: Vec<Unavailable>,
-    pub plain: Option<Plain>,
+    /// With `--vs-plain`: the sha3 crate's plain SHA-3, for reference.
+    pub sha3_crate: Option<Sha3Crate>,
     pub verification: Vec<Verification>,
     pub rows: Vec<Row>,
 }
@@ -165,11 +219,6 @@ fn backend_name(b: BackendChoice) -> &'static str {
     }
 }
 
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
 /// Runs the bench; `status` is told what is being measured.
 pub fn run(config: &BenchConfig, status: &dyn Fn(&str)) -> Result<Report, HashError> {
     let bytes = std::fs::metadata(&config.file)?.len();
@@ -178,11 +227,11 @@ pub fn run(config: &BenchConfig, status: &dyn Fn(&str)) -> Result<Report, HashEr
         let runs = if config.vs_plain { config.repeat } else { 1 };
         plain_of_file(&config.params, &config.file, runs)?
     };
-    let plain = config.vs_plain.then(|| Plain {
+    let sha3_crate = config.vs_plain.then(|| Sha3Crate {
         label: config.params.algorithm().fips_name().to_string(),
         digest: plain_digest.0.clone(),
-        median_seconds: plain_digest.1,
-        gb_per_s: bytes as f64 / plain_digest.1 / 1e9,
+        seconds: plain_digest.1,
+        gb_per_s: rate(bytes, plain_digest.1.median),
     });
     let mut report = Report {
         file: config.file.display().to_string(),
@@ -193,7 +242,7 @@ pub fn run(config: &BenchConfig, status: &dyn Fn(&str)) -> Result<Report, HashEr
         repeat: config.repeat,
         startup: Vec::new(),
         unavailable: Vec::new(),
-        plain,
+        sha3_crate,
         verification: Vec::new(),
         rows: Vec::new(),
     };
@@ -226,47 +275,55 @@ pub fn run(config: &BenchConfig, status: &dyn Fn(&str)) -> Result<Report, HashEr
         if let Some(params) = warm_params {
             let out = hasher.hash_path(&params, &config.file, &NoProgress)?;
             // Asked only of a hasher that ran on the GPU, so that it starts nothing.
-            let device = match out.backend {
-                BackendUsed::Gpu | BackendUsed::CpuGpu => hasher.gpu().ok(),
-                BackendUsed::Cpu => None,
-            };
+            let device = uses_gpu(out.backend).then(|| hasher.gpu().ok()).flatten();
+            let on_gpu = device.is_some();
             report.startup.push(Startup {
                 backend: name.to_string(),
                 device: device.map(|g| format!("{} ({})", g.info().name, g.info().arch)),
-                gpu_init_ms: ms(out.timings.gpu_init),
-                compile_ms: ms(out.timings.compile),
+                gpu_init_ms: on_gpu.then(|| ms(out.timings.gpu_init)),
+                compile_ms: on_gpu.then(|| ms(out.timings.compile)),
             });
         }
+        let first_row = report.rows.len();
         for &height in &config.heights {
             let params = config.params.at_height(height)?;
-            let mut row = Row::unmeasured(name, height, &params, skip(&params));
-            if row.skipped.is_none() {
-                let mut runs = Vec::with_capacity(config.repeat);
-                for r in 0..config.repeat {
-                    status(&format!(
-                        "{name}: H={height}, run {}/{}",
-                        r + 1,
-                        config.repeat
-                    ));
-                    let start = Instant::now();
-                    let out = hasher.hash_path(&params, &config.file, &NoProgress)?;
-                    runs.push((start.elapsed().as_secs_f64(), out));
-                }
-                let mut times: Vec<f64> = runs.iter().map(|r| r.0).collect();
-                let mid = median(&mut times);
-                let (_, out) = runs
-                    .iter()
-                    .find(|r| r.0 == mid)
-                    .expect("the median is one of the runs");
-                row.ran_on = out.backend.to_string();
-                row.digest = hex::encode(&out.digest);
-                row.median_seconds = mid;
-                row.gb_per_s = bytes as f64 / mid / 1e9;
-                row.speedup_vs_plain = report.plain.as_ref().map(|p| p.median_seconds / mid);
-                row.phases = Phases::from(&out.timings);
+            if let Some(why) = skip(&params) {
+                report.rows.push(Row::skipped(name, height, &params, why));
+                continue;
             }
-            report.rows.push(row);
+            let mut runs = Vec::with_capacity(config.repeat);
+            for r in 0..config.repeat {
+                status(&format!(
+                    "{name}: H={height}, run {}/{}",
+                    r + 1,
+                    config.repeat
+                ));
+                let start = Instant::now();
+                let out = hasher.hash_path(&params, &config.file, &NoProgress)?;
+                runs.push((start.elapsed().as_secs_f64(), out));
+            }
+            let mut times: Vec<f64> = runs.iter().map(|r| r.0).collect();
+            let seconds = Spread::of(&mut times);
+            let (_, out) = runs
+                .iter()
+                .find(|r| r.0 == seconds.median)
+                .expect("the median is one of the runs");
+            report.rows.push(Row {
+                backend: name.to_string(),
+                height,
+                leaves: params.leaf_count(),
+                skipped: None,
+                measured: Some(Measurement {
+                    ran_on: out.backend.to_string(),
+                    digest: hex::encode(&out.digest),
+                    seconds,
+                    gb_per_s: rate(bytes, seconds.median),
+                    speedup_vs_h0: None,
+                    phases: Phases::of(out),
+                }),
+            });
         }
+        set_speedups(&mut report.rows[first_row..]);
         status(&format!("{name}: H=0 verification"));
         report.verification.push(verify_h0(
             &hasher,
@@ -278,6 +335,19 @@ pub fn run(config: &BenchConfig, status: &dyn Fn(&str)) -> Result<Report, HashEr
         )?);
     }
     Ok(report)
+}
+
+/// Each measured row's speed-up over the H = 0 row among `rows` (one
+/// backend's), if H = 0 was measured.
+fn set_speedups(rows: &mut [Row]) {
+    let h0 = rows
+        .iter()
+        .filter(|r| r.height == 0)
+        .find_map(|r| r.measured.as_ref())
+        .map(|m| m.seconds.median);
+    for m in rows.iter_mut().filter_map(|r| r.measured.as_mut()) {
+        m.speedup_vs_h0 = h0.map(|h0| h0 / m.seconds.median);
+    }
 }
 
 /// A backend to measure, and its hasher or why it could not start.
@@ -326,7 +396,7 @@ fn record_unavailable(
         let params = config.params.at_height(height)?;
         report
             .rows
-            .push(Row::unmeasured(name, height, &params, Some(why.clone())));
+            .push(Row::skipped(name, height, &params, why.clone()));
     }
     report.verification.push(Verification {
         backend: name.to_string(),
@@ -355,8 +425,9 @@ fn verify_h0(
     let h0 = config.params.at_height(0)?;
     let measured = rows
         .iter()
-        .find(|r| r.backend == name && r.height == 0 && r.skipped.is_none())
-        .map(|r| r.digest.clone());
+        .filter(|r| r.backend == name && r.height == 0)
+        .find_map(|r| r.measured.as_ref())
+        .map(|m| m.digest.clone());
     let digest = match measured {
         Some(d) => Some(d),
         None if skip(&h0).is_some() => None,
@@ -379,12 +450,12 @@ fn verify_h0(
 }
 
 /// Plain single-stream SHA-3 / SHAKE of prefix ‖ file ([`plain`]): the
-/// digest in hex and the median time of `runs`.
+/// digest in hex and the spread of `runs`.
 fn plain_of_file(
     params: &TreeParams,
     path: &Path,
     runs: usize,
-) -> Result<(String, f64), HashError> {
+) -> Result<(String, Spread), HashError> {
     let mut times = Vec::with_capacity(runs);
     let mut digest = Vec::new();
     for _ in 0..runs.max(1) {
@@ -392,20 +463,24 @@ fn plain_of_file(
         digest = plain::digest_of_file(params, path)?;
         times.push(start.elapsed().as_secs_f64());
     }
-    Ok((hex::encode(digest), median(&mut times)))
+    Ok((hex::encode(digest), Spread::of(&mut times)))
 }
 
-/// The report as a markdown table with its header lines.
+/// The report as a markdown table with its header lines. The GPU's copy
+/// and kernel columns appear only when a row ran on a GPU.
 pub fn to_markdown(r: &Report) -> String {
     let mut s = format!(
-        "treehash bench: {} ({} bytes), {}, D={}, B={}, median of {} run(s) after a warm-up\n",
+        "treehash bench: {} ({} bytes), {}, D={}, B={}, median (and min–max) of {} run(s) \
+         after a warm-up; × H=0 is the speed-up over the same backend's H = 0 row\n",
         r.file, r.bytes, r.algorithm, r.degree, r.block_size, r.repeat
     );
     for st in &r.startup {
-        if let Some(device) = &st.device {
+        if let (Some(device), Some(init), Some(compile)) =
+            (&st.device, st.gpu_init_ms, st.compile_ms)
+        {
             s += &format!(
-                "{}: {device}: GPU init {:.0} ms, kernel compile/load {:.0} ms (once, not in the rows)\n",
-                st.backend, st.gpu_init_ms, st.compile_ms
+                "{}: {device}: GPU init {init:.0} ms, kernel compile/load {compile:.0} ms (once, not in the rows)\n",
+                st.backend
             );
         }
     }
@@ -422,49 +497,96 @@ pub fn to_markdown(r: &Report) -> String {
                 .unwrap_or_default()
         );
     }
-    s += "\n| backend | H | leaves | time ms | GB/s | × plain | leaf phase ms | copies busy ms | kernels busy ms | reduce ms | digest |\n";
-    s += "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
-    if let Some(p) = &r.plain {
-        s += &format!(
-            "| plain {} (sha3 crate, 1 thread) | – | – | {:.1} | {:.3} | 1.00 | | | | | {} |\n",
-            p.label,
-            p.median_seconds * 1e3,
-            p.gb_per_s,
-            short(&p.digest)
-        );
+    let gpu = r
+        .rows
+        .iter()
+        .filter_map(|row| row.measured.as_ref())
+        .any(|m| m.phases.copies_busy_ms.is_some());
+    let mut header = vec![
+        "backend",
+        "H",
+        "leaves",
+        "ms median",
+        "ms min–max",
+        "GB/s",
+        "× H=0",
+        "leaf phase ms",
+    ];
+    if gpu {
+        header.extend(["copies busy ms", "kernels busy ms"]);
+    }
+    header.extend(["reduce ms", "digest"]);
+    let columns = header.len();
+    s += "\n";
+    s += &table_line(header.iter().map(|h| h.to_string()));
+    s += &table_line((0..columns).map(|i| match i {
+        0 => "---".to_string(),
+        _ if i == columns - 1 => "---".to_string(),
+        _ => "---:".to_string(),
+    }));
+    let optional = |x: Option<f64>, decimals: usize| {
+        x.map_or_else(|| "–".to_string(), |x| format!("{x:.decimals$}"))
+    };
+    let timing = |t: &Spread| {
+        [
+            format!("{:.1}", t.median * 1e3),
+            format!("{:.1}–{:.1}", t.min * 1e3, t.max * 1e3),
+        ]
+    };
+    if let Some(p) = &r.sha3_crate {
+        let mut cells = vec![
+            format!("reference: plain {} by the sha3 crate, 1 thread", p.label),
+            "–".into(),
+            "–".into(),
+        ];
+        cells.extend(timing(&p.seconds));
+        cells.extend([format!("{:.3}", p.gb_per_s), "–".into()]);
+        cells.resize(columns - 1, String::new());
+        cells.push(short(&p.digest).to_string());
+        s += &table_line(cells);
     }
     for row in &r.rows {
-        let backend = if row.ran_on.is_empty() || row.ran_on == row.backend {
-            row.backend.clone()
-        } else {
-            format!("{} ({})", row.backend, row.ran_on)
+        let backend = match &row.measured {
+            Some(m) if m.ran_on != row.backend => format!("{} ({})", row.backend, m.ran_on),
+            _ => row.backend.clone(),
         };
-        if let Some(why) = &row.skipped {
-            s += &format!(
-                "| {backend} | {} | {} | skipped: {why} | | | | | | | |\n",
-                row.height, row.leaves
-            );
+        let mut cells = vec![backend, row.height.to_string(), row.leaves.to_string()];
+        let Some(m) = &row.measured else {
+            let why = row.skipped.as_deref().unwrap_or("not measured");
+            cells.push(format!("skipped: {why}"));
+            cells.resize(columns, String::new());
+            s += &table_line(cells);
             continue;
+        };
+        let p = &m.phases;
+        cells.extend(timing(&m.seconds));
+        cells.extend([
+            format!("{:.3}", m.gb_per_s),
+            optional(m.speedup_vs_h0, 2),
+            format!("{:.1}", p.leaves_ms),
+        ]);
+        if gpu {
+            cells.extend([
+                optional(p.copies_busy_ms, 1),
+                optional(p.kernels_busy_ms, 1),
+            ]);
         }
-        let p = &row.phases;
-        let speedup = row
-            .speedup_vs_plain
-            .map(|x| format!("{x:.2}"))
-            .unwrap_or_else(|| "–".into());
-        s += &format!(
-            "| {backend} | {} | {} | {:.1} | {:.3} | {speedup} | {:.1} | {:.1} | {:.1} | {:.2} | {} |\n",
-            row.height,
-            row.leaves,
-            row.median_seconds * 1e3,
-            row.gb_per_s,
-            p.leaves_ms,
-            p.copies_busy_ms,
-            p.kernels_busy_ms,
-            p.reduce_ms,
-            short(&row.digest)
-        );
+        cells.extend([format!("{:.2}", p.reduce_ms), short(&m.digest).to_string()]);
+        s += &table_line(cells);
     }
     s
+}
+
+/// One line of a markdown table.
+fn table_line(cells: impl IntoIterator<Item = String>) -> String {
+    let mut line = String::from("|");
+    for cell in cells {
+        line.push(' ');
+        line.push_str(&cell);
+        line.push_str(" |");
+    }
+    line.push('\n');
+    line
 }
 
 /// The first 16 hex digits, enough to compare digests across rows.
@@ -473,18 +595,29 @@ fn short(digest: &str) -> &str {
 }
 
 /// Writes an SVG chart of throughput against height, one line per backend
-/// (and the plain baseline as a flat line), with a logarithmic y axis.
+/// measured (a backend that could not start has none), each point's bar
+/// spanning its slowest to fastest run, and the sha3 crate's reference as a
+/// flat line. The y axis is logarithmic, labelled at [`log_ticks`].
 pub fn plot_svg(r: &Report, path: &Path) -> Result<(), String> {
     use plotters::prelude::*;
-    let measured: Vec<&Row> = r.rows.iter().filter(|row| row.skipped.is_none()).collect();
-    let mut all_rates: Vec<f64> = measured.iter().map(|row| row.gb_per_s).collect();
-    all_rates.extend(r.plain.iter().map(|p| p.gb_per_s));
-    let (lo, hi) = all_rates
+    let measured: Vec<(&Row, &Measurement)> = r
+        .rows
         .iter()
-        .fold((f64::MAX, f64::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)));
-    if measured.is_empty() || lo <= 0.0 {
+        .filter_map(|row| row.measured.as_ref().map(|m| (row, m)))
+        .collect();
+    if measured.is_empty() || r.bytes == 0 {
         return Err("nothing was measured".into());
     }
+    // Every rate drawn: each run's slowest and fastest.
+    let spreads = measured
+        .iter()
+        .map(|(_, m)| m.seconds)
+        .chain(r.sha3_crate.iter().map(|p| p.seconds));
+    let (lo, hi) = spreads.fold((f64::MAX, f64::MIN), |(lo, hi), t| {
+        (lo.min(rate(r.bytes, t.max)), hi.max(rate(r.bytes, t.min)))
+    });
+    let ticks = log_ticks(lo, hi);
+    let (bottom, top) = (ticks[0], ticks[ticks.len() - 1]);
     let heights: Vec<u32> = r.rows.iter().map(|row| row.height).collect();
     let (h_min, h_max) = (
         *heights.iter().min().expect("rows"),
@@ -509,29 +642,33 @@ pub fn plot_svg(r: &Report, path: &Path) -> Result<(), String> {
         .y_label_area_size(70)
         .build_cartesian_2d(
             (h_min as f64 - 0.2)..(h_max as f64 + 0.2),
-            // At least a decade, so that the log axis has labelled ticks.
-            ((lo / 1.5).min(hi / 10.0)..(hi * 1.5)).log_scale(),
+            (bottom..top).log_scale().with_key_points(ticks),
         )
         .map_err(|e| draw(&e))?;
     chart
         .configure_mesh()
         .x_desc("tree height H (leaves = D^H)")
-        .y_desc("throughput, GB/s (log scale)")
+        .y_desc("throughput, GB/s (log scale; bars: slowest to fastest run)")
         .x_labels((h_max - h_min + 1) as usize)
-        .y_labels(12)
         .x_label_formatter(&|x| format!("{x:.0}"))
-        .y_label_formatter(&|y| format!("{y:.2}"))
+        .y_label_formatter(&|y| tick_label(*y))
         .draw()
         .map_err(|e| draw(&e))?;
-    let mut backends: Vec<&str> = measured.iter().map(|row| row.backend.as_str()).collect();
+    let mut backends: Vec<&str> = measured
+        .iter()
+        .map(|(row, _)| row.backend.as_str())
+        .collect();
     backends.dedup();
     let palette = [RED, BLUE, GREEN, MAGENTA, CYAN];
     for (i, backend) in backends.iter().enumerate() {
         let color = palette[i % palette.len()];
-        let points: Vec<(f64, f64)> = measured
+        let rows: Vec<&(&Row, &Measurement)> = measured
             .iter()
-            .filter(|row| row.backend == *backend)
-            .map(|row| (f64::from(row.height), row.gb_per_s))
+            .filter(|(row, _)| row.backend == *backend)
+            .collect();
+        let points: Vec<(f64, f64)> = rows
+            .iter()
+            .map(|(row, m)| (f64::from(row.height), m.gb_per_s))
             .collect();
         chart
             .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
@@ -547,13 +684,28 @@ pub fn plot_svg(r: &Report, path: &Path) -> Result<(), String> {
                     .map(|p| Circle::new(p, 4, color.filled())),
             )
             .map_err(|e| draw(&e))?;
+        chart
+            .draw_series(rows.iter().map(|(row, m)| {
+                let h = f64::from(row.height);
+                PathElement::new(
+                    vec![
+                        (h, rate(r.bytes, m.seconds.max)),
+                        (h, rate(r.bytes, m.seconds.min)),
+                    ],
+                    color.stroke_width(1),
+                )
+            }))
+            .map_err(|e| draw(&e))?;
     }
-    if let Some(p) = &r.plain {
+    if let Some(p) = &r.sha3_crate {
         let line = vec![(h_min as f64, p.gb_per_s), (h_max as f64, p.gb_per_s)];
         chart
             .draw_series(LineSeries::new(line, BLACK.stroke_width(1)))
             .map_err(|e| draw(&e))?
-            .label(format!("plain {} (1 thread)", p.label))
+            .label(format!(
+                "reference: plain {} by the sha3 crate, 1 thread",
+                p.label
+            ))
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
     }
     chart
@@ -567,4 +719,118 @@ pub fn plot_svg(r: &Report, path: &Path) -> Result<(), String> {
     drop(chart);
     drop(root);
     std::fs::write(path, svg).map_err(|e| treehash::error::io_reason(&e))
+}
+
+/// The most labelled ticks on the chart's y axis.
+const MAX_TICKS: usize = 12;
+
+/// Mantissas of the ticks in each decade, finest first: the finest that
+/// keeps the axis within [`MAX_TICKS`] is used.
+const TICK_MANTISSAS: [&[f64]; 4] = [
+    &[1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0],
+    &[1.0, 2.0, 3.0, 5.0],
+    &[1.0, 2.0, 5.0],
+    &[1.0],
+];
+
+/// The labelled ticks of a log axis that shows `lo..=hi` (both above 0):
+/// the first lies below `lo` and the last above `hi`, so that they are the
+/// axis's ends and every value drawn lies between two labelled ticks (at
+/// most 10 × apart, and at most 2.5 × apart where the range allows).
+pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    // Room between the outermost value and the axis's end.
+    const MARGIN: f64 = 1.05;
+    let (first, last) = (lo.log10().floor() as i32 - 1, hi.log10().ceil() as i32 + 1);
+    let mut ticks = Vec::new();
+    for mantissas in TICK_MANTISSAS {
+        let candidates: Vec<f64> = (first..=last)
+            .flat_map(|e| mantissas.iter().map(move |m| m * 10f64.powi(e)))
+            .collect();
+        let start = candidates
+            .iter()
+            .rposition(|&t| t < lo / MARGIN)
+            .unwrap_or(0);
+        let end = candidates
+            .iter()
+            .position(|&t| t > hi * MARGIN)
+            .unwrap_or(candidates.len() - 1);
+        ticks = candidates[start..=end].to_vec();
+        if ticks.len() <= MAX_TICKS {
+            break;
+        }
+    }
+    ticks
+}
+
+/// A tick's label: its one or two significant digits (`0.15`, `2`, `40`).
+fn tick_label(y: f64) -> String {
+    let decimals = (1 - y.log10().floor() as i32).max(0) as usize;
+    let text = format!("{y:.decimals$}");
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The ratio of the widest gap between neighbouring ticks.
+    fn widest_gap(ticks: &[f64]) -> f64 {
+        ticks.windows(2).map(|w| w[1] / w[0]).fold(0.0, f64::max)
+    }
+
+    #[test]
+    fn log_ticks_frame_every_value_and_stay_few() {
+        // The issue's chart: 0.345 GB/s (the sha3 crate) to about 5 GB/s.
+        for (lo, hi) in [
+            (0.345, 5.0),
+            (2.6, 2.7),
+            (1.0, 1.0),
+            (0.01, 500.0),
+            (1e-4, 1e4),
+            (40.0, 60.0),
+            (0.469, 0.469),
+        ] {
+            let ticks = log_ticks(lo, hi);
+            assert!(
+                ticks.len() >= 2 && ticks.len() <= MAX_TICKS,
+                "{lo} {hi}: {ticks:?}"
+            );
+            assert!(ticks.windows(2).all(|w| w[0] < w[1]), "{ticks:?}");
+            assert!(
+                ticks[0] < lo && hi < ticks[ticks.len() - 1],
+                "{lo} {hi}: {ticks:?}"
+            );
+            assert!(widest_gap(&ticks) <= 10.0 + 1e-9, "{ticks:?}");
+            if hi / lo < 100.0 {
+                assert!(widest_gap(&ticks) <= 2.5 + 1e-9, "{lo} {hi}: {ticks:?}");
+            }
+        }
+        let labels: Vec<String> = log_ticks(0.345, 5.0).into_iter().map(tick_label).collect();
+        assert_eq!(
+            labels,
+            [
+                "0.3", "0.4", "0.5", "0.6", "0.8", "1", "1.5", "2", "3", "4", "5", "6"
+            ]
+        );
+    }
+
+    #[test]
+    fn tick_labels_show_one_or_two_significant_digits() {
+        for (y, label) in [
+            (0.15, "0.15"),
+            (0.1 * 3.0, "0.3"),
+            (1.0, "1"),
+            (1.5, "1.5"),
+            (2.0, "2"),
+            (40.0, "40"),
+            (1500.0, "1500"),
+            (0.0005, "0.0005"),
+        ] {
+            assert_eq!(tick_label(y), label);
+        }
+    }
 }

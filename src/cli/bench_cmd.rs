@@ -13,11 +13,20 @@ use super::bench::{self, BenchConfig};
 use super::{Fatal, exit, failure_code, report, signals, stdout, tree_params};
 
 pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {
-    let params = tree_params(&args.tree, 0, std::slice::from_ref(&args.file))?;
+    let treehash::Function::Tree(algorithm) = args.tree.algorithm else {
+        return Err(Fatal::usage(format!(
+            "bench measures LI trees by height; {} has no height",
+            args.tree.algorithm
+        )));
+    };
+    let params = tree_params(&args.tree, algorithm, 0, std::slice::from_ref(&args.file))?;
     for &height in &args.heights.0 {
         params
             .at_height(height)
             .map_err(|e| Fatal::usage(format!("--heights: H={height}: {e}")))?;
+    }
+    if let Some(plot) = &args.plot {
+        check_svg_name(plot)?;
     }
     if treehash::input::is_stdin_name(&args.file) {
         return Err(Fatal::usage(
@@ -25,6 +34,17 @@ pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {
         ));
     }
     match std::fs::metadata(&args.file) {
+        // No throughput can be measured on no bytes.
+        Ok(meta) if meta.is_file() && meta.len() == 0 => {
+            return Err(Fatal {
+                message: format!(
+                    "{}: the file is empty: bench has nothing to time (--verify checks \
+                     an empty file's H = 0 digest)",
+                    args.file.display()
+                ),
+                code: exit::FAILED,
+            });
+        }
         Ok(meta) if meta.is_file() => {}
         Ok(_) => {
             return Err(Fatal {
@@ -119,6 +139,22 @@ pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {
         code = exit::FAILED;
     }
     Ok(code)
+}
+
+/// The chart is SVG: a name that says otherwise (`chart.png`) would get
+/// SVG under another type's name, so it is refused before anything runs.
+fn check_svg_name(path: &Path) -> Result<(), Fatal> {
+    let svg = path
+        .extension()
+        .is_some_and(|ext| ext.eq_ignore_ascii_case("svg"));
+    if svg {
+        Ok(())
+    } else {
+        Err(Fatal::usage(format!(
+            "--plot {}: the chart is written as SVG; give a file name ending in .svg",
+            path.display()
+        )))
+    }
 }
 
 /// The chart's file, checked before the benchmark runs so that a bad path

@@ -7,17 +7,17 @@ use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use treehash::checkfile::{CheckLine, digests_equal, escape_name, parse_line};
 use treehash::params::MIN_KEYED_DIGEST_LEN;
-use treehash::{HashError, Hasher, TreeParams};
+use treehash::{HashError, Hasher, ListInput, ListResult, Params};
 
 use super::args::{CheckArgs, Cli, OutputArgs, TreeArgs};
-use super::progress_bar::InputProgress;
+use super::progress_bar::ListProgress;
 use super::{
-    Fatal, exit, failure_code, hasher, inputs, note_fallback, note_no_gpu, note_timings, report,
-    signals, stdout, tree_params,
+    Fatal, exit, failure_code, hasher, inputs, note_fallback, note_no_gpu, note_timings, params,
+    report, stdout,
 };
 
 /// What one check file's lines came to.
@@ -38,7 +38,7 @@ struct Tally {
 }
 
 pub fn run(cli: &Cli) -> Result<i32, Fatal> {
-    let params = tree_params(&cli.tree, cli.height, &inputs(&cli.files))?;
+    let params = params(&cli.tree, cli.height, &inputs(&cli.files))?;
     let hasher = hasher(&cli.run, cli.backend)?;
     let checker = Checker {
         hasher,
@@ -74,72 +74,162 @@ fn is_comment_or_empty(line: &[u8], nul_ended: bool) -> bool {
 struct Checker<'a> {
     hasher: &'a Hasher,
     /// The command line's parameters, for untagged lines.
-    params: &'a TreeParams,
+    params: &'a Params,
     tree: &'a TreeArgs,
     opts: &'a CheckArgs,
     output: &'a OutputArgs,
     progress: bool,
 }
 
+/// One line of a check file, as the reader classified it.
+enum Line {
+    /// A digest line whose file is hashed.
+    Check { line: CheckLine },
+    /// Not a usable digest line (counted, reported with --warn).
+    Malformed {
+        number: usize,
+        why: String,
+        /// The line held a NUL byte (a hint that the list was written with -z).
+        nul: bool,
+    },
+    /// A line that the keyed-check rules refuse: reported FAILED.
+    Refused {
+        line: CheckLine,
+        number: usize,
+        why: String,
+    },
+    /// Reading the list failed here; nothing after it is read.
+    ReadError(io::Error),
+}
+
+/// The lines of a check file, one at a time (a list on a pipe is checked as
+/// it arrives, and a large file given as a list by mistake costs no
+/// memory), comments and empty lines skipped, as coreutils skips them.
+struct Lines<'c> {
+    checker: &'c Checker<'c>,
+    reader: Box<dyn BufRead + Send>,
+    buffer: Vec<u8>,
+    number: usize,
+    ended: bool,
+}
+
+impl Iterator for Lines<'_> {
+    type Item = (Line, Option<ListInput>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let zero = self.checker.output.zero;
+        let line = &mut self.buffer;
+        while !self.ended {
+            self.number += 1;
+            let number = self.number;
+            let parsed = match read_line(&mut self.reader, self.checker.line_end(), line) {
+                Err(e) => {
+                    self.ended = true;
+                    return Some((Line::ReadError(e), None));
+                }
+                Ok(LineRead::End) => {
+                    self.ended = true;
+                    return None;
+                }
+                Ok(LineRead::Line) if is_comment_or_empty(line, zero) => continue,
+                Ok(LineRead::TooLong) => Err(format!("longer than {MAX_LINE_BYTES} bytes")),
+                // parse_line drops one trailing CR (of a CRLF line); a
+                // NUL-ended line has none, so a CR is added for it to drop,
+                // and a name that ends with CR keeps it.
+                Ok(LineRead::Line) if zero => {
+                    line.push(b'\r');
+                    parse_line(line).map_err(|why| why.to_string())
+                }
+                Ok(LineRead::Line) => parse_line(line).map_err(|why| why.to_string()),
+            };
+            let item = match parsed {
+                Err(why) => Line::Malformed {
+                    number,
+                    why: format!("improperly formatted line ({why})"),
+                    // However it failed, a NUL in the line points to -z.
+                    nul: !zero && line.contains(&0),
+                },
+                Ok(parsed) => match self.checker.line_params(&parsed) {
+                    Ok(params) => {
+                        let path = PathBuf::from(OsStr::from_bytes(&parsed.name));
+                        let input = ListInput { params, path };
+                        return Some((Line::Check { line: parsed }, Some(input)));
+                    }
+                    Err(LineProblem::Malformed(why)) => Line::Malformed {
+                        number,
+                        why,
+                        nul: false,
+                    },
+                    Err(LineProblem::Refused(why)) => Line::Refused {
+                        line: parsed,
+                        number,
+                        why,
+                    },
+                },
+            };
+            return Some((item, None));
+        }
+        None
+    }
+}
+
 impl Checker<'_> {
-    /// Checks every line of one check file; returns the exit code it calls
-    /// for, or the error of a write to standard output.
+    /// Checks every line of one check file, the files hashed side by side
+    /// and the verdicts printed in the lines' order; returns the exit code
+    /// it calls for, or the error of a write to standard output.
     fn check_list(&self, list: &Path) -> io::Result<i32> {
-        let mut reader = match open_list(list) {
+        let reader = match open_list(list) {
             Ok(reader) => reader,
             Err(e) => {
                 report_list_error(list, &e);
                 return Ok(exit::FAILED);
             }
         };
+        let lines = Lines {
+            checker: self,
+            reader,
+            buffer: Vec::new(),
+            number: 0,
+            ended: false,
+        };
         let mut tally = Tally::default();
-        let end = self.line_end();
-        let mut line = Vec::new();
-        for number in 1.. {
-            // Line by line: a list on a pipe is checked as it arrives, and a
-            // large file given as a list by mistake costs no memory.
-            let read = match read_line(&mut reader, end, &mut line) {
-                Ok(read) => read,
-                Err(e) => {
-                    report_list_error(list, &e);
-                    // The lines before it were checked: their warnings too.
-                    let code = match tally.formatted {
-                        0 => exit::FAILED,
-                        _ => self.summarise(list, &tally),
-                    };
-                    return Ok(code.max(exit::FAILED));
-                }
-            };
-            let parsed = match read {
-                LineRead::End => break,
-                // Comments and empty lines are skipped, as coreutils skips them.
-                LineRead::Line if is_comment_or_empty(&line, self.output.zero) => continue,
-                LineRead::TooLong => Err(format!("longer than {MAX_LINE_BYTES} bytes")),
-                // parse_line drops one trailing CR (of a CRLF line); a
-                // NUL-ended line has none, so a CR is added for it to drop,
-                // and a name that ends with CR keeps it.
-                LineRead::Line if self.output.zero => {
-                    line.push(b'\r');
-                    parse_line(&line).map_err(|why| why.to_string())
-                }
-                LineRead::Line => parse_line(&line).map_err(|why| {
-                    // However it failed, a NUL in the line points to -z.
-                    tally.nul_lines += usize::from(line.contains(&0));
-                    why.to_string()
-                }),
-            };
-            match parsed {
-                Ok(parsed) => self.check_line(list, number, &parsed, &mut tally)?,
-                Err(why) => {
+        let mut read_failed = false;
+        let progress = ListProgress::unknown(self.progress);
+        self.hasher.hash_list(lines, &progress, |item, result| {
+            progress.input_done();
+            progress.suspend(|| match item {
+                Line::Check { line } => self.verdict(&line, result, &mut tally),
+                Line::Malformed { number, why, nul } => {
                     tally.malformed += 1;
+                    tally.nul_lines += usize::from(nul);
                     if self.opts.warn {
-                        report(format!(
-                            "{}: {number}: improperly formatted line ({why})",
-                            list.display(),
-                        ));
+                        report(format!("{}: {number}: {why}", list.display()));
                     }
+                    Ok(())
                 }
-            }
+                Line::Refused { line, number, why } => {
+                    tally.formatted += 1;
+                    tally.refused += 1;
+                    if !self.opts.status {
+                        report(format!("{}: {number}: {why}", list.display()));
+                    }
+                    self.say(&line, "FAILED")
+                }
+                Line::ReadError(e) => {
+                    report_list_error(list, &e);
+                    read_failed = true;
+                    Ok(())
+                }
+            })
+        })?;
+        progress.finish();
+        if read_failed {
+            // The lines before it were checked: their warnings too.
+            let code = match tally.formatted {
+                0 => exit::FAILED,
+                _ => self.summarise(list, &tally),
+            };
+            return Ok(code.max(exit::FAILED));
         }
         Ok(self.summarise(list, &tally))
     }
@@ -149,39 +239,12 @@ impl Checker<'_> {
         if self.output.zero { b'\0' } else { b'\n' }
     }
 
-    fn check_line(
-        &self,
-        list: &Path,
-        number: usize,
-        line: &CheckLine,
-        tally: &mut Tally,
-    ) -> io::Result<()> {
-        let params = match self.line_params(line) {
-            Ok(params) => params,
-            Err(LineProblem::Malformed(why)) => {
-                tally.malformed += 1;
-                if self.opts.warn {
-                    report(format!("{}: {number}: {why}", list.display()));
-                }
-                return Ok(());
-            }
-            Err(LineProblem::Refused(why)) => {
-                tally.formatted += 1;
-                tally.refused += 1;
-                if !self.opts.status {
-                    report(format!("{}: {number}: {why}", list.display()));
-                }
-                return self.say(line, "FAILED");
-            }
-        };
+    /// Counts and prints a digest line's verdict, from its file's digest.
+    fn verdict(&self, line: &CheckLine, result: ListResult, tally: &mut Tally) -> io::Result<()> {
         tally.formatted += 1;
         let path = Path::new(OsStr::from_bytes(&line.name));
-        let progress = InputProgress::new(&path.display().to_string(), self.progress);
-        signals::hashing(path);
-        let result = self.hasher.hash_path(&params, path, &progress);
-        progress.finish();
         match result {
-            Ok(out) => {
+            Some(Ok(out)) => {
                 note_fallback(self.output, &out);
                 note_timings(self.output, path, &out);
                 if digests_equal(&out.digest, &line.digest) {
@@ -194,15 +257,16 @@ impl Checker<'_> {
                     self.say(line, "FAILED")?;
                 }
             }
-            Err(HashError::Io(e))
+            Some(Err(HashError::Io(e)))
                 if self.opts.ignore_missing && e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => {
+            Some(Err(e)) => {
                 let verdict = tally.count_failure(&e);
                 if !self.opts.status {
                     report(format!("{}: {e}", path.display()));
                 }
                 self.say(line, verdict)?;
             }
+            None => unreachable!("a digest line's file is hashed"),
         }
         Ok(())
     }
@@ -210,9 +274,9 @@ impl Checker<'_> {
     /// The parameters a line is checked with: its own if it is tagged, the
     /// command line's otherwise; with a prefix given, only if the line meets
     /// the keyed-check rules.
-    fn line_params(&self, line: &CheckLine) -> Result<TreeParams, LineProblem> {
+    fn line_params(&self, line: &CheckLine) -> Result<Params, LineProblem> {
         let params = self.unkeyed_line_params(line)?;
-        if params.has_prefix() && line.digest.len() < MIN_KEYED_DIGEST_LEN {
+        if params.keyed() && line.digest.len() < MIN_KEYED_DIGEST_LEN {
             return Err(LineProblem::Refused(format!(
                 "a keyed digest of {} bytes is refused: a keyed check needs at least \
                  {MIN_KEYED_DIGEST_LEN} bytes ({} hex digits)",
@@ -224,11 +288,11 @@ impl Checker<'_> {
     }
 
     /// [`Self::line_params`] before the length rule.
-    fn unkeyed_line_params(&self, line: &CheckLine) -> Result<TreeParams, LineProblem> {
+    fn unkeyed_line_params(&self, line: &CheckLine) -> Result<Params, LineProblem> {
         let malformed = |e: treehash::ParamError| LineProblem::Malformed(e.to_string());
         match &line.label {
             Some(label) => {
-                let prefix = match (label.keyed, self.params.has_prefix()) {
+                let prefix = match (label.keyed(), self.params.keyed()) {
                     (true, true) => self.params.prefix().to_vec(),
                     (false, false) => Vec::new(),
                     (true, false) => {
@@ -250,8 +314,8 @@ impl Checker<'_> {
                     .to_params(prefix, line.digest.len())
                     .map_err(malformed)
             }
-            // A SHAKE length not given on the command line is read off the line.
-            None if self.params.algorithm().is_xof() && self.tree.length.is_none() => self
+            // A free length not given on the command line is read off the line.
+            None if self.params.free_output_len() && self.tree.length.is_none() => self
                 .params
                 .with_output_len(line.digest.len())
                 .map_err(malformed),
@@ -399,9 +463,9 @@ fn report_list_error(list: &Path, e: &io::Error) {
 /// malformed, and is skipped without being held in memory.
 const MAX_LINE_BYTES: usize = 1 << 20;
 
-fn open_list(list: &Path) -> io::Result<Box<dyn BufRead>> {
+fn open_list(list: &Path) -> io::Result<Box<dyn BufRead + Send>> {
     if treehash::input::is_stdin_name(list) {
-        return Ok(Box::new(io::stdin().lock()));
+        return Ok(Box::new(BufReader::new(io::stdin())));
     }
     if list.is_dir() {
         return Err(io::Error::from_raw_os_error(libc::EISDIR));

@@ -5,18 +5,20 @@ use std::path::Path;
 use treehash::checkfile::{tagged_line, untagged_line};
 use treehash::input::is_stdin_name;
 use treehash::params::MIN_KEYED_DIGEST_LEN;
-use treehash::{HashError, HashOutput, Hasher, NoProgress, TreeParams};
+use treehash::{
+    HashError, HashOutput, Hasher, ListInput, NoProgress, Params, StandardParams, TreeParams,
+};
 
 use super::args::{Cli, OutputArgs};
-use super::progress_bar::InputProgress;
+use super::progress_bar::ListProgress;
 use super::{
     Fatal, exit, failure_code, hasher, inputs, name_bytes, note_fallback, note_no_gpu,
-    note_timings, plain, report, signals, stdout, tree_params,
+    note_timings, params, plain, report, signals, stdout,
 };
 
 pub fn run(cli: &Cli) -> Result<i32, Fatal> {
     let files = inputs(&cli.files);
-    let params = tree_params(&cli.tree, cli.height, &files)?;
+    let params = params(&cli.tree, cli.height, &files)?;
     if cli.output.raw && files.len() != 1 {
         return Err(Fatal::usage("--raw takes exactly one input"));
     }
@@ -25,7 +27,7 @@ pub fn run(cli: &Cli) -> Result<i32, Fatal> {
             "--verify reads each file twice; it cannot take standard input",
         ));
     }
-    if params.has_prefix() && params.output_len() < MIN_KEYED_DIGEST_LEN {
+    if params.keyed() && params.output_len() < MIN_KEYED_DIGEST_LEN {
         report(format!(
             "warning: a keyed digest of {} bytes is shorter than the {MIN_KEYED_DIGEST_LEN} \
              that --check accepts for a keyed line",
@@ -38,36 +40,96 @@ pub fn run(cli: &Cli) -> Result<i32, Fatal> {
     Ok(code)
 }
 
-/// Hashes every input in turn and prints its line; returns the exit code.
+/// Hashes the inputs side by side and prints their lines in order, each as
+/// soon as it and those before it are done; returns the exit code.
 fn hash_each(
     cli: &Cli,
     hasher: &Hasher,
-    params: &TreeParams,
+    params: &Params,
     files: &[std::path::PathBuf],
 ) -> Result<i32, Fatal> {
     let mut code = exit::OK;
-    for path in files {
-        let progress = InputProgress::new(&path.display().to_string(), !cli.output.no_progress);
-        signals::hashing(path);
-        let result = hasher.hash_path(params, path, &progress);
-        progress.finish();
+    let progress = ListProgress::new(files, !cli.output.no_progress);
+    // The SIGBUS handler's last resort names the input only when there is one.
+    if let [only] = files {
+        signals::hashing(only);
+    }
+    let items = files.iter().map(|path| {
+        let input = ListInput {
+            params: params.clone(),
+            path: path.clone(),
+        };
+        (path, Some(input))
+    });
+    let written = hasher.hash_list(items, &progress, |path, result| {
+        progress.input_done();
         match result {
-            Ok(out) => {
-                note_fallback(&cli.output, &out);
-                stdout::write(&digest_line(&cli.output, params, path, &out))
-                    .map_err(|e| Fatal::write(&e, code))?;
-                note_timings(&cli.output, path, &out);
+            Some(Ok(out)) => {
+                progress.suspend(|| {
+                    note_fallback(&cli.output, &out);
+                    stdout::write(&digest_line(&cli.output, params, path, &out))?;
+                    note_timings(&cli.output, path, &out);
+                    Ok::<_, std::io::Error>(())
+                })?;
                 if cli.verify {
-                    code = code.max(verify_height_zero(hasher, params, path));
+                    code = code.max(verify(hasher, params, path));
                 }
             }
-            Err(e) => {
-                report(format!("{}: {e}", path.display()));
+            Some(Err(e)) => {
+                progress.suspend(|| report(format!("{}: {e}", path.display())));
                 code = code.max(failure_code(&e));
             }
+            None => {}
+        }
+        Ok(())
+    });
+    progress.finish();
+    written.map_err(|e| Fatal::write(&e, code))?;
+    Ok(code)
+}
+
+/// `--verify`: checks the backend against an independent computation of
+/// the same function; returns the exit code.
+fn verify(hasher: &Hasher, params: &Params, path: &Path) -> i32 {
+    match params {
+        Params::Tree(p) => verify_height_zero(hasher, p, path),
+        Params::Standard(p) => verify_standard(hasher, p, path),
+        _ => unreachable!("the command line makes tree or standard parameters"),
+    }
+}
+
+/// Hashes `path` with a standard function on the hasher's backend and with
+/// the project's reference code for it (which reads the whole file into
+/// memory); reports PASS or FAIL. Returns the exit code.
+fn verify_standard(hasher: &Hasher, params: &StandardParams, path: &Path) -> i32 {
+    let result = hasher.hash_path(params, path, &NoProgress).and_then(|out| {
+        let reference = plain::reference_of_file(params, path)?;
+        Ok((out, hex::encode(reference)))
+    });
+    let name = params.standard().standard_name();
+    match result {
+        Ok((out, reference)) => {
+            let digest = hex::encode(&out.digest);
+            let (verdict, code) = if digest == reference {
+                (format!("equals the reference's ({name}): PASS"), exit::OK)
+            } else {
+                (
+                    format!("is {digest}, the reference's ({name}) is {reference}: FAIL"),
+                    exit::FAILED,
+                )
+            };
+            report(format!(
+                "{}: the digest on {} {verdict}",
+                path.display(),
+                out.backend
+            ));
+            code
+        }
+        Err(e) => {
+            report(format!("{}: --verify: {e}", path.display()));
+            failure_code(&e)
         }
     }
-    Ok(code)
 }
 
 /// Hashes `path` at H = 0 on the hasher's backend and, independently, with
@@ -111,7 +173,7 @@ fn verify_height_zero(hasher: &Hasher, params: &TreeParams, path: &Path) -> i32 
 }
 
 /// One input's digest in the form the options ask for, with its line end.
-fn digest_line(output: &OutputArgs, params: &TreeParams, path: &Path, out: &HashOutput) -> Vec<u8> {
+fn digest_line(output: &OutputArgs, params: &Params, path: &Path, out: &HashOutput) -> Vec<u8> {
     if output.raw {
         return out.digest.clone();
     }
@@ -153,16 +215,12 @@ fn unescaped_line(label: Option<&str>, hex_digest: &str, name: &[u8]) -> Vec<u8>
 /// One JSON object on one line. The prefix itself is never included. A name
 /// that is not UTF-8 cannot be a JSON string as it is: `name` then has U+FFFD
 /// for each bad sequence, and `name_hex` the name's exact bytes.
-fn json_record(params: &TreeParams, path: &Path, out: &HashOutput, hex_digest: &str) -> String {
+fn json_record(params: &Params, path: &Path, out: &HashOutput, hex_digest: &str) -> String {
     let mut record = serde_json::json!({
         "name": path.to_string_lossy(),
         "label": params.label(),
-        "algorithm": params.algorithm().name(),
-        "height": params.height(),
-        "degree": params.degree(),
-        "block_size": params.block_size(),
-        "leaves": params.leaf_count(),
-        "keyed": params.has_prefix(),
+        "algorithm": params.function().name(),
+        "keyed": params.keyed(),
         "output_len": params.output_len(),
         "digest": hex_digest,
         "bytes": out.bytes,
@@ -174,6 +232,25 @@ fn json_record(params: &TreeParams, path: &Path, out: &HashOutput, hex_digest: &
             "busy_seconds": s.busy.as_secs_f64(),
         })).collect::<Vec<_>>(),
     });
+    match params {
+        Params::Tree(p) => {
+            record["height"] = p.height().into();
+            record["degree"] = p.degree().into();
+            record["block_size"] = p.block_size().into();
+            record["leaves"] = p.leaf_count().into();
+        }
+        Params::Standard(p) => {
+            use treehash::standard::Family;
+            match p.standard().family() {
+                Family::Kangaroo | Family::ParallelHash => {
+                    record["block_size"] = p.block_size().into();
+                    record["customization_hex"] = hex::encode(p.customization()).into();
+                }
+                Family::TurboShake => record["domain"] = format!("{:02X}", p.domain()).into(),
+            }
+        }
+        _ => {}
+    }
     if path.to_str().is_none() {
         record["name_hex"] = hex::encode(name_bytes(path)).into();
     }

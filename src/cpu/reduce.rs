@@ -9,10 +9,9 @@
 //! engines. One at a time, the parent levels of 2^24 leaves cost about as
 //! much as absorbing 8 GiB into them (docs/PERFORMANCE.md, "Large trees").
 
-use rayon::prelude::*;
-
 use super::units::FreshIsZero;
 use super::walk::Absorb;
+use super::workers::Workers;
 use crate::params::TreeParams;
 use crate::sponge::Sponge;
 
@@ -27,7 +26,7 @@ const TASK_BYTES: usize = 64 << 10;
 /// and each level's last parent, whose children end with empty subtrees.
 pub fn reduce_levels<S: Sponge, A: Absorb>(
     params: &TreeParams,
-    pool: &rayon::ThreadPool,
+    workers: Workers<'_>,
     nodes: &A,
     mut level: Vec<u8>,
 ) -> Vec<u8> {
@@ -44,15 +43,12 @@ pub fn reduce_levels<S: Sponge, A: Absorb>(
         let full = level.len() / node_len;
         let mut parents = vec![0u8; (level.len() / c).div_ceil(d) * c];
         let (whole, last) = parents.split_at_mut(full * c);
-        pool.install(|| {
-            whole
-                .par_chunks_mut(w * c)
-                .zip(level[..full * node_len].par_chunks(w * node_len))
-                .with_min_len(groups_per_task)
-                .for_each_init(Vec::new, |gathered, (out, children)| {
-                    hash_nodes(nodes, rate, children, node_len, gathered, out);
-                });
-        });
+        workers.for_each_pair(
+            (whole, w * c),
+            (&level[..full * node_len], w * node_len),
+            groups_per_task,
+            |_, out, children| hash_nodes(nodes, rate, children, node_len, out),
+        );
         if !last.is_empty() {
             hash_node::<S>(&level[full * node_len..], &empty, d, last);
         }
@@ -67,29 +63,27 @@ pub fn reduce_levels<S: Sponge, A: Absorb>(
 
 /// Up to `WIDTH` nodes side by side on one unit of `engine`: `children`
 /// holds their messages back to back, `node_len` bytes each, and `out`
-/// gets their `out.len() / nodes` byte outputs. `gathered` is room for one
-/// rate block of each node.
+/// gets their `out.len() / nodes` byte outputs.
 fn hash_nodes<A: Absorb>(
     engine: &A,
     rate: usize,
     children: &[u8],
     node_len: usize,
-    gathered: &mut Vec<u8>,
     out: &mut [u8],
 ) {
     const { assert!(A::WIDTH <= MAX_WIDTH) };
     let count = children.len() / node_len;
     let unit = &mut A::Unit::fresh();
     let whole = node_len - node_len % rate;
+    // One rate block of each node, side by side (only where a node holds
+    // whole blocks: D·c ≥ rate); lanes without a node absorb zeros, and give
+    // no output.
+    let mut gathered = vec![0u8; if whole > 0 { A::WIDTH * rate } else { 0 }];
     for start in (0..whole).step_by(rate) {
-        // Block `start / rate` of each node, side by side; lanes without a
-        // node absorb zeros, and give no output.
-        gathered.clear();
-        gathered.resize(A::WIDTH * rate, 0);
         for (node, block) in children.chunks(node_len).zip(gathered.chunks_mut(rate)) {
             block.copy_from_slice(&node[start..start + rate]);
         }
-        engine.absorb_blocks(unit, gathered);
+        engine.absorb_blocks(unit, &gathered);
     }
     for (lane, node) in children.chunks(node_len).enumerate() {
         engine.absorb_leaf(unit, lane, &node[whole..]);

@@ -13,7 +13,6 @@ use std::io;
 use std::marker::PhantomData;
 
 use memmap2::{MmapMut, MmapOptions};
-use rayon::prelude::*;
 
 /// A unit type whose fresh value (leaves that have absorbed nothing) is all
 /// zero bytes.
@@ -124,11 +123,8 @@ impl<U: FreshIsZero> UnitStore<U> {
 
     /// The units in use, in chunks of `units` (the last perhaps shorter),
     /// whose pages [`Chunk::release`] gives back once a task is done with them.
-    pub fn par_chunks_mut(
-        &mut self,
-        units: usize,
-    ) -> impl IndexedParallelIterator<Item = Chunk<'_, U>> {
-        self.as_mut().par_chunks_mut(units.max(1)).map(Chunk)
+    pub fn chunks_mut(&mut self, units: usize) -> impl Iterator<Item = Chunk<'_, U>> {
+        self.as_mut().chunks_mut(units.max(1)).map(Chunk)
     }
 }
 
@@ -284,7 +280,7 @@ mod tests {
         // Chunks of 100 units (20,000 bytes): each holds some whole pages.
         let per_chunk = 100;
         store
-            .par_chunks_mut(per_chunk)
+            .chunks_mut(per_chunk)
             .enumerate()
             .filter(|(c, _)| c % 2 == 1)
             .for_each(|(_, chunk)| chunk.release());

@@ -18,9 +18,8 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
-use rayon::prelude::*;
-
 use super::units::{FreshIsZero, UnitStore};
+use super::workers::Workers;
 use crate::params::TreeParams;
 
 /// Leaves per rayon task at most: 1024 states are about 208 KiB, an L2's worth.
@@ -81,7 +80,7 @@ pub trait Absorb: Send + Sync {
 /// absorbed, piece by piece. Unit u holds leaves `owned.start + u·WIDTH` on.
 pub struct Leaves<'a, A: Absorb> {
     params: &'a TreeParams,
-    pool: &'a rayon::ThreadPool,
+    workers: Workers<'a>,
     engine: A,
     owned: Range<u64>,
     /// The units of the owned leaves that hold a block (at least).
@@ -101,14 +100,14 @@ impl<'a, A: Absorb> Leaves<'a, A> {
     /// fresh: [`set_states`](Self::set_states) gives them what they hold.
     pub fn new(
         params: &'a TreeParams,
-        pool: &'a rayon::ThreadPool,
+        workers: Workers<'a>,
         engine: A,
         owned: Range<u64>,
         message_len: u64,
     ) -> Self {
         Leaves {
             params,
-            pool,
+            workers,
             engine,
             owned,
             units: UnitStore::new(),
@@ -173,7 +172,7 @@ impl<'a, A: Absorb> Leaves<'a, A> {
             // workers that just finished spin for a while, and one more busy
             // thread than cores would halve this single sponge's speed.
             if let Some(unit) = units.first_mut() {
-                self.pool.install(|| engine.absorb_leaf(unit, 0, piece));
+                self.workers.run(|| engine.absorb_leaf(unit, 0, piece));
             }
             return Ok(());
         }
@@ -187,17 +186,17 @@ impl<'a, A: Absorb> Leaves<'a, A> {
         };
         let ranges = touched_units(first, end, leaf_count, &self.owned, A::WIDTH);
         let touched: usize = ranges.iter().map(|r| r.len()).sum();
-        let threads = self.pool.current_num_threads();
-        if let [range, rest] = &ranges
+        let threads = self.workers.threads();
+        if let ([range, rest], Workers::Pool(pool)) = (&ranges, self.workers)
             && rest.is_empty()
+            && threads > 1
             && touched < threads * TASKS_PER_THREAD
         {
             let slices = walk.slices::<A>(self.slice_bytes);
             if slices.len() > 1 {
                 let start = range.start;
                 let units = &mut units[range.clone()];
-                self.pool
-                    .install(|| run_in_slices(&slices, engine, start, units, threads));
+                pool.install(|| run_in_slices(&slices, engine, start, units, threads));
                 #[cfg(test)]
                 {
                     self.pieces_in_slices += 1;
@@ -210,23 +209,19 @@ impl<'a, A: Absorb> Leaves<'a, A> {
         let per_task = touched
             .div_ceil(threads * TASKS_PER_THREAD)
             .clamp(1, (MAX_TASK_LEAVES / A::WIDTH).max(1));
-        self.pool.install(|| {
-            for range in ranges.into_iter().filter(|r| !r.is_empty()) {
-                let start = range.start;
-                units[range]
-                    .par_chunks_mut(per_task)
-                    .enumerate()
-                    .for_each(|(t, task)| {
-                        let first_unit = start + t * per_task;
-                        // A new unit's pages are first written, not read:
-                        // read first, a page would fault twice (the zero
-                        // page, then its copy).
-                        let new = fresh.saturating_sub(first_unit).min(task.len());
-                        A::Unit::make_fresh(&mut task[new..]);
-                        walk.run(engine, first_unit, task);
-                    });
-            }
-        });
+        for range in ranges.into_iter().filter(|r| !r.is_empty()) {
+            let start = range.start;
+            self.workers
+                .for_each_chunk(&mut units[range], per_task, |t, task| {
+                    let first_unit = start + t * per_task;
+                    // A new unit's pages are first written, not read: read
+                    // first, a page would fault twice (the zero page, then
+                    // its copy).
+                    let new = fresh.saturating_sub(first_unit).min(task.len());
+                    A::Unit::make_fresh(&mut task[new..]);
+                    walk.run(engine, first_unit, task)
+                });
+        }
         Ok(())
     }
 
@@ -286,33 +281,35 @@ impl<'a, A: Absorb> Leaves<'a, A> {
         let holding = self.holding(self.blocks());
         self.grow_for(self.blocks())?;
         let mut out = vec![0u8; (holding.end - holding.start) as usize * out_len];
-        let threads = self.pool.current_num_threads();
+        let threads = self.workers.threads();
         let per_task = (FINISH_TASK_BYTES / size_of::<A::Unit>())
             .min(self.units.len().div_ceil(threads * TASKS_PER_THREAD))
             .max((64 / w).max(1));
         let (engine, message_len) = (&self.engine, self.message_len);
-        let units = &mut self.units;
-        self.pool.install(|| {
-            out.par_chunks_mut(per_task * w * out_len)
-                .zip(units.par_chunks_mut(per_task))
-                .enumerate()
-                .for_each(|(t, (outs, task))| {
-                    let mut lens = Vec::with_capacity(w);
-                    let first = holding.start + (t * per_task * w) as u64;
-                    for (u, (outs, unit)) in
-                        outs.chunks_mut(w * out_len).zip(task.units()).enumerate()
-                    {
-                        let first = first + (u * w) as u64;
-                        lens.clear();
-                        lens.extend(
-                            (first..first + (outs.len() / out_len) as u64)
-                                .map(|leaf| leaf_len(params, message_len, leaf)),
-                        );
-                        engine.finish_unit(unit, &lens, outs);
-                    }
-                    task.release();
-                });
+        // Each task: its outputs and its units, taken out once.
+        let mut tasks: Vec<_> = out
+            .chunks_mut(per_task * w * out_len)
+            .zip(self.units.chunks_mut(per_task))
+            .map(Some)
+            .collect();
+        self.workers.for_each_chunk(&mut tasks, 1, |t, task| {
+            let Some((outs, units)) = task[0].take() else {
+                return;
+            };
+            let mut lens = Vec::with_capacity(w);
+            let first = holding.start + (t * per_task * w) as u64;
+            for (u, (outs, unit)) in outs.chunks_mut(w * out_len).zip(units.units()).enumerate() {
+                let first = first + (u * w) as u64;
+                lens.clear();
+                lens.extend(
+                    (first..first + (outs.len() / out_len) as u64)
+                        .map(|leaf| leaf_len(params, message_len, leaf)),
+                );
+                engine.finish_unit(unit, &lens, outs);
+            }
+            units.release();
         });
+        drop(tasks);
         Ok(out)
     }
 }

@@ -372,6 +372,23 @@ impl Fleet {
             .collect()
     }
 
+    /// Whether the device of ordinal `ordinal` is ready for `algorithm` now
+    /// (never waits).
+    pub fn is_ready(&self, ordinal: usize, algorithm: Algorithm) -> bool {
+        self.ready(algorithm).iter().any(|&(o, _)| o == ordinal)
+    }
+
+    /// The ordinals of the devices ready for some algorithm now (never waits).
+    pub fn ordinals_ready(&self) -> Vec<usize> {
+        let Some(Ok(list)) = self.0.list.get() else {
+            return Vec::new();
+        };
+        list.iter()
+            .filter(|d| d.ready.load(Ordering::Acquire) != 0)
+            .map(|d| d.ordinal)
+            .collect()
+    }
+
     /// The first failure met in the background, if any.
     pub fn failure(&self) -> Option<String> {
         self.0.failure.lock().ok().and_then(|f| f.clone())

@@ -91,3 +91,24 @@ pub fn plain_vectors() -> Vec<PlainVector> {
     assert_eq!(file.cases.len(), 54, "the plain vector file lost cases");
     file.cases
 }
+
+/// The reference digest of `message` with parameters of either kind.
+pub fn reference_digest(params: &treehash::Params, message: &[u8]) -> Vec<u8> {
+    use treehash::reference::{kangaroo, parallel_hash, turboshake};
+    use treehash::standard::Standard;
+    let p = match params {
+        treehash::Params::Tree(p) => return treehash::reference::tree_hash(p, message),
+        treehash::Params::Standard(p) => p,
+        _ => unreachable!("parameters are of a tree or a standard function"),
+    };
+    let (c, n) = (p.customization(), p.output_len());
+    match p.standard() {
+        Standard::Kt128 => kangaroo::kt128(message, c, n),
+        Standard::Kt256 => kangaroo::kt256(message, c, n),
+        Standard::ParallelHash128 => parallel_hash::parallel_hash128(message, p.block_size(), n, c),
+        Standard::ParallelHash256 => parallel_hash::parallel_hash256(message, p.block_size(), n, c),
+        Standard::TurboShake128 => turboshake::turboshake128(message, p.domain(), n),
+        Standard::TurboShake256 => turboshake::turboshake256(message, p.domain(), n),
+        other => unreachable!("{other} has a reference"),
+    }
+}

@@ -1,0 +1,87 @@
+//! Where the CPU engines' loops run: spread over the backend's pool, or one
+//! after the other on the calling thread.
+//!
+//! A small input runs inline: waking a pool costs more than its hashing,
+//! and a thread that waits for a pool it is not part of may, if it is a
+//! worker of another rayon pool, take up that pool's next job meanwhile
+//! (rayon's `install` lets a waiting worker steal). A caller's own
+//! `par_iter` over thousands of inputs then nests one hash inside another
+//! until the stack overflows. Inline loops call into no pool at all.
+
+use rayon::prelude::*;
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Workers<'a> {
+    /// The backend's pool; the caller is one of its threads, or a thread
+    /// that waits for it without stealing (not another pool's worker).
+    Pool(&'a rayon::ThreadPool),
+    /// The calling thread alone.
+    Inline,
+}
+
+impl Workers<'_> {
+    /// The threads that share the work.
+    pub(crate) fn threads(self) -> usize {
+        match self {
+            Workers::Pool(pool) => pool.current_num_threads(),
+            Workers::Inline => 1,
+        }
+    }
+
+    /// Runs `work`, which holds no parallel loop of its own, on one of the
+    /// workers.
+    pub(crate) fn run<R: Send>(self, work: impl FnOnce() -> R + Send) -> R {
+        match self {
+            Workers::Pool(pool) => pool.install(work),
+            Workers::Inline => work(),
+        }
+    }
+
+    /// Calls `f(k, chunk)` for every chunk `k` of `items`, `chunk_len` items
+    /// each (the last may be shorter).
+    pub(crate) fn for_each_chunk<T: Send>(
+        self,
+        items: &mut [T],
+        chunk_len: usize,
+        f: impl Fn(usize, &mut [T]) + Sync + Send,
+    ) {
+        match self {
+            Workers::Pool(pool) => pool.install(|| {
+                items
+                    .par_chunks_mut(chunk_len)
+                    .enumerate()
+                    .for_each(|(k, chunk)| f(k, chunk))
+            }),
+            Workers::Inline => items
+                .chunks_mut(chunk_len)
+                .enumerate()
+                .for_each(|(k, chunk)| f(k, chunk)),
+        }
+    }
+
+    /// Calls `f(k, out, input)` for every pair of the `k`-th chunk of `outs`
+    /// (`out_len` items) and of `inputs` (`input_len` items), in tasks of at
+    /// least `min_pairs` pairs.
+    pub(crate) fn for_each_pair<O: Send, I: Sync>(
+        self,
+        (outs, out_len): (&mut [O], usize),
+        (inputs, input_len): (&[I], usize),
+        min_pairs: usize,
+        f: impl Fn(usize, &mut [O], &[I]) + Sync + Send,
+    ) {
+        match self {
+            Workers::Pool(pool) => pool.install(|| {
+                outs.par_chunks_mut(out_len)
+                    .zip(inputs.par_chunks(input_len))
+                    .enumerate()
+                    .with_min_len(min_pairs.max(1))
+                    .for_each(|(k, (out, input))| f(k, out, input))
+            }),
+            Workers::Inline => outs
+                .chunks_mut(out_len)
+                .zip(inputs.chunks(input_len))
+                .enumerate()
+                .for_each(|(k, (out, input))| f(k, out, input)),
+        }
+    }
+}
