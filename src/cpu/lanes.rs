@@ -16,6 +16,7 @@ use super::keccak::f1600;
 use super::keccak_x4;
 use super::keccak_x8;
 use super::platform::{Avx2, Avx512};
+use super::units::FreshIsZero;
 use super::walk::Absorb;
 use crate::params::{Algorithm, TreeParams};
 use crate::sponge::pad;
@@ -70,6 +71,10 @@ impl<const W: usize> Group<W> {
     }
 }
 
+// SAFETY: 25·W words: all zero is a value, and `W` leaves that have
+// absorbed nothing; no drop glue; aligned to 64 bytes.
+unsafe impl<const W: usize> FreshIsZero for Group<W> {}
+
 /// The engine of `W`-leaf groups run by kernel `K`.
 pub struct Lanes<K, const W: usize> {
     kernel: K,
@@ -78,6 +83,7 @@ pub struct Lanes<K, const W: usize> {
 }
 
 impl<K: LaneKernel<W>, const W: usize> Lanes<K, W> {
+    /// The engine for the leaves of `params` (blocks of B bytes).
     pub fn new(kernel: K, params: &TreeParams) -> Self {
         debug_assert!(
             params
@@ -90,15 +96,21 @@ impl<K: LaneKernel<W>, const W: usize> Lanes<K, W> {
             block_size: params.block_size(),
         }
     }
+
+    /// The engine for parent nodes of `algorithm`, `W` at a time: its whole
+    /// blocks are rate blocks.
+    pub fn for_nodes(kernel: K, algorithm: Algorithm) -> Self {
+        Lanes {
+            kernel,
+            algorithm,
+            block_size: algorithm.rate(),
+        }
+    }
 }
 
 impl<K: LaneKernel<W>, const W: usize> Absorb for Lanes<K, W> {
     const WIDTH: usize = W;
     type Unit = Group<W>;
-
-    fn new_unit(&self) -> Self::Unit {
-        Group([[0; W]; 25])
-    }
 
     fn absorb_blocks(&self, unit: &mut Self::Unit, blocks: &[u8]) {
         let rate = self.algorithm.rate();

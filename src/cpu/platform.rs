@@ -129,6 +129,18 @@ impl Platform {
             _ => Engine::Sponges,
         }
     }
+
+    /// The engine for parent nodes: lanes wherever the CPU has them, as
+    /// every node of a level hashes the same number of bytes.
+    pub fn node_engine(self) -> Engine {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Platform::Avx512(avx512) => Engine::Lanes8(avx512),
+            #[cfg(target_arch = "x86_64")]
+            Platform::Avx2(avx2) => Engine::Lanes4(avx2),
+            Platform::Portable => Engine::Sponges,
+        }
+    }
 }
 
 /// How the leaves of one tree are absorbed.
