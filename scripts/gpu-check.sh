@@ -18,6 +18,9 @@
 #   scripts/gpu-check.sh lists   # on the GPU machine: lists of files (issue 22),
 #                                # whole processes next to sha256sum and b3sum,
 #                                # -c, peak RSS and the open-file limit
+#   scripts/gpu-check.sh python  # on the GPU machine: the Python package's tests
+#                                # (device_digest on driver-made buffers) and targets
+#   scripts/gpu-check.sh trees   # on the GPU machine: large trees, H = 8 to 12
 #   scripts/gpu-check.sh multi   # on a machine of several GPUs: the host's
 #                                # ceiling for feeding them, the tests that
 #                                # share leaves, whole processes on 32 GiB
@@ -70,7 +73,13 @@ for line in sys.stdin:
     # b3sum for the peers table, if this machine has one (cargo install b3sum).
     b3=$(command -v b3sum || ls /tmp/b3/bin/b3sum 2>/dev/null || true)
     [ -n "$b3" ] && cp "$b3" .devbin/
-    strip .devbin/*   # the device tool carries at most 64 MiB
+    # The Python package's wheel (abi3: the device's Python 3.12 installs it).
+    if [ -z "${GPU_CHECK_NO_WHEEL:-}" ]; then
+        [ -x .venv-build/bin/maturin ] ||
+            { python3 -m venv .venv-build && .venv-build/bin/pip install --quiet maturin; }
+        .venv-build/bin/maturin build --release -m python/Cargo.toml -o .devbin/wheels
+    fi
+    strip .devbin/* 2>/dev/null   # the device tool carries at most 64 MiB
     ls -la .devbin
     du -sh .devbin
 }
@@ -100,7 +109,9 @@ run() {
     if [ "$gpus" -lt 2 ]; then
         for t in $TWO_GPU_TESTS; do skips+=(--skip "$t"); done
     fi
-    step gpu-tests "$bin/test-gpu" --ignored --test-threads=1 "${skips[@]}"
+    step gpu-tests "$bin/test-gpu" --ignored --test-threads=1
+    step gpu-list-tests "$bin/test-gpu_list" --ignored --test-threads=1
+    step gpu-device-tests "$bin/test-gpu_device" --ignored --test-threads=1 "${skips[@]}"
     if [ "$gpus" -lt 2 ]; then
         summary+=("NOT RUN  the two-GPU tests ($TWO_GPU_TESTS): this machine has $gpus GPU(s)")
     fi
@@ -108,7 +119,8 @@ run() {
     # Their SIMD tests run where the CPU that built them (here) has the
     # feature (build.rs): built on an AVX-512 CPU, they fail on a host without
     # it rather than pass unchecked.
-    for t in lib vectors differential empty_subtrees input; do
+    for t in lib vectors differential empty_subtrees input large_trees list nesting \
+             standard_vectors standard_differential; do
         step "cpu-$t" "$bin/test-$t" --include-ignored
     done
     step kernel-compile "$bin/test-kernels_compile" --ignored
@@ -396,6 +408,29 @@ lists() {
         --big-file /tmp/big-8.bin --repeat "${REPS:-5}" | tee "$out/lists.md"
 }
 
+# The Python package on the GPU machine (its own Python, which has pytest):
+# the wheel installed into a folder of its own, every test (the GPU ones
+# included, which use the driver through ctypes), then python/bench.py's
+# targets on an 8 GiB file.
+python_pkg() {
+    setup
+    site=/tmp/treehash-site
+    rm -rf "$site"
+    python3 -m pip install --quiet --no-index --no-deps --target "$site" "$bin"/wheels/treehash-*.whl
+    export PYTHONPATH="$site"
+    TREEHASH_CLI="$PWD/$bin/treehash" python3 -m pytest -q -rs python/tests 2>&1 | tee "$out/python-tests.log"
+    random_file /tmp/big-8.bin 8
+    python3 python/bench.py /tmp/big-8.bin --cli "$bin/treehash" --repeat 5 --device-gib 8 2>&1 |
+        tee "$out/python-bench.log"
+}
+
+# Large trees (issue 21): scripts/large-trees.sh on an 8 GiB page-cached file.
+trees() {
+    setup
+    random_file /tmp/big-8.bin 8
+    scripts/large-trees.sh "$bin/treehash" /tmp/big-8.bin "${REPS:-5}" | tee "$out/large-trees.md"
+}
+
 case "${1:-}" in
     build) build ;;
     run) run ;;
@@ -405,5 +440,7 @@ case "${1:-}" in
     multi) multi ;;
     cores) cores ;;
     lists) lists ;;
-    *) echo "usage: $0 build|run|input|tables|auto|multi|cores|lists" >&2; exit 2 ;;
+    python) python_pkg ;;
+    trees) trees ;;
+    *) echo "usage: $0 build|run|input|tables|auto|multi|cores|lists|python|trees" >&2; exit 2 ;;
 esac
