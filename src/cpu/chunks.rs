@@ -45,15 +45,15 @@ pub struct LeafSpec {
 
 impl LeafSpec {
     /// KT128's leaves: TurboSHAKE128 with domain byte 0x0B, 32-byte
-    /// chaining values (RFC 9861, section 3.2).
+    /// chaining values (RFC 9861).
     pub const KT128: LeafSpec =
         LeafSpec::new(Rounds::Turbo12, Algorithm::Shake128.rate(), 0x0B, 32);
     /// KT256's leaves: TurboSHAKE256 with domain byte 0x0B, 64-byte
-    /// chaining values (RFC 9861, section 4).
+    /// chaining values (RFC 9861).
     pub const KT256: LeafSpec =
         LeafSpec::new(Rounds::Turbo12, Algorithm::Shake256.rate(), 0x0B, 64);
     /// ParallelHash128's blocks: cSHAKE128 with empty N and S, which is
-    /// SHAKE128, to 256 bits (SP 800-185, section 6.3).
+    /// SHAKE128, to 256 bits (SP 800-185).
     pub const PARALLEL_HASH128: LeafSpec = LeafSpec::shake(Algorithm::Shake128, 32);
     /// ParallelHash256's blocks: SHAKE256 to 512 bits.
     pub const PARALLEL_HASH256: LeafSpec = LeafSpec::shake(Algorithm::Shake256, 64);
@@ -149,7 +149,7 @@ pub(crate) fn chaining_values_on(
             (chunks, out) = hash_groups::<_, 4>(avx2, spec, chunks, chunk_len, out);
         }
     }
-    let _ = kernels;
+    let _ = kernels; // no SIMD kernel off x86-64
     for (j, cv) in out.chunks_exact_mut(c).enumerate() {
         hash_one(spec, &chunks[j * chunk_len..(j + 1) * chunk_len], cv);
     }
