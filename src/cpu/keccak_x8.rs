@@ -110,6 +110,12 @@ struct Runs<'a> {
     len: usize,
 }
 
+/// How far ahead within its run each state's block is prefetched. On the
+/// 2-core EPYC (Zen 5), KT128 leaves streamed from memory went from 9.1-9.3
+/// to 10.5-10.8 GB/s (thread CPU time) at 512 bytes; 256 and 2048 gained
+/// less. Runs of one block (the trees' default B) prefetch nothing.
+const PREFETCH_AHEAD: usize = 512;
+
 /// [`absorb_blocks`] for one rate, so that the lane loop has a constant bound.
 #[target_feature(enable = "avx512f")]
 fn absorb_rate<const RATE: usize>(group: &mut Group8, runs: Runs<'_>, rounds: Rounds) {
@@ -121,6 +127,17 @@ fn absorb_rate<const RATE: usize>(group: &mut Group8, runs: Runs<'_>, rounds: Ro
     assert!(stride.checked_mul(7).and_then(|s| s.checked_add(len)) <= Some(data.len()));
     let mut a = load(group);
     for start in (0..len).step_by(RATE) {
+        // Eight streams at once outrun the hardware prefetchers: ask for the
+        // lines of the block PREFETCH_AHEAD bytes on in each run.
+        let ahead = start + PREFETCH_AHEAD;
+        if ahead < len {
+            for j in 0..8 {
+                for line in (0..RATE).step_by(64) {
+                    let at = data.as_ptr().wrapping_add(j * stride + ahead + line);
+                    _mm_prefetch::<_MM_HINT_T0>(at.cast());
+                }
+            }
+        }
         // SAFETY: start + RATE <= len (start < len, both multiples of RATE)
         // and 7·stride + len <= data.len(), asserted above.
         unsafe { xor_block::<RATE>(&mut a, runs, start) };
