@@ -21,6 +21,8 @@
 //! The states are plain Keccak states, so any two engines (another CPU path,
 //! a GPU) can swap leaves.
 
+#[doc(hidden)]
+pub mod chunks;
 mod fast_sponge;
 mod keccak;
 #[cfg(target_arch = "x86_64")]
@@ -48,6 +50,7 @@ use crate::params::TreeParams;
 use crate::sponge::{Sponge, with_sponge};
 use crate::timings::{Timings, timed};
 
+pub(crate) use keccak::Rounds;
 use platform::{Engine, Platform};
 use walk::{Absorb, Leaves};
 use workers::Workers;

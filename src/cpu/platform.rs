@@ -143,6 +143,40 @@ impl Platform {
     }
 }
 
+/// The kernels that hash runs of whole chunks ([`super::chunks`]), widest
+/// first: each takes the groups it can, and the chunks left over go to the
+/// next, the last ones to the scalar permutation.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ChunkKernels {
+    /// Eight chunks per permutation.
+    #[cfg(target_arch = "x86_64")]
+    pub x8: Option<Avx512>,
+    /// Four chunks per permutation.
+    #[cfg(target_arch = "x86_64")]
+    pub x4: Option<Avx2>,
+}
+
+impl Platform {
+    /// The chunk kernels of this platform: AVX-512's eight lanes with
+    /// AVX2's four for the leftovers (every CPU with AVX-512F has AVX2,
+    /// but it is detected all the same), AVX2's alone, or none.
+    pub fn chunk_kernels(self) -> ChunkKernels {
+        match self {
+            Platform::Portable => ChunkKernels::default(),
+            #[cfg(target_arch = "x86_64")]
+            Platform::Avx2(avx2) => ChunkKernels {
+                x8: None,
+                x4: Some(avx2),
+            },
+            #[cfg(target_arch = "x86_64")]
+            Platform::Avx512(avx512) => ChunkKernels {
+                x8: Some(avx512),
+                x4: Avx2::detect(),
+            },
+        }
+    }
+}
+
 /// How the leaves of one tree are absorbed.
 #[derive(Clone, Copy, Debug)]
 pub enum Engine {
