@@ -24,7 +24,7 @@
 #[doc(hidden)]
 pub mod chunks;
 mod fast_sponge;
-mod keccak;
+pub(crate) mod keccak;
 #[cfg(target_arch = "x86_64")]
 mod keccak_x4;
 #[cfg(target_arch = "x86_64")]
@@ -280,6 +280,19 @@ impl CpuBackend {
         message_len: u64,
     ) -> Box<dyn LeafEngine + 'a> {
         self.engine(params, 0..0, message_len)
+    }
+
+    /// The chaining values of whole chunks (`chunk_len` bytes each, back to
+    /// back) through `spec`'s sponge, on this backend's code path, on the
+    /// calling thread.
+    pub(crate) fn chaining_values(
+        &self,
+        spec: &chunks::LeafSpec,
+        chunks: &[u8],
+        chunk_len: usize,
+        out: &mut [u8],
+    ) {
+        chunks::chaining_values_on(self.platform, spec, chunks, chunk_len, out);
     }
 
     /// About how many bytes a piece of a standard function's message holds:

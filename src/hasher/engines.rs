@@ -29,8 +29,7 @@ impl Hasher {
         let len = input.known_len();
         let work = || {
             timed(&mut timings.leaves, || {
-                let workers = self.cpu.workers();
-                standard::run::hash(params, &mut input, workers, piece_target, progress)
+                standard::run::hash(params, &mut input, &self.cpu, piece_target, progress)
             })
         };
         let (digest, bytes) = match (placement, len) {

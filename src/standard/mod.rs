@@ -18,6 +18,7 @@ pub(crate) mod sponge;
 use std::fmt;
 use std::str::FromStr;
 
+use crate::cpu::chunks::{LeafSpec, Rounds};
 use crate::params::{Algorithm, MAX_XOF_OUTPUT_LEN, ParamError};
 
 /// KT's chunk length (RFC 9861 §3.2).
@@ -94,10 +95,22 @@ impl Standard {
 
     /// Rounds of Keccak-p\[1600\]: 12 for TurboSHAKE and KT, 24 for
     /// ParallelHash (cSHAKE is Keccak-f).
-    pub const fn rounds(self) -> u32 {
+    pub const fn rounds(self) -> Rounds {
         match self.family() {
-            Family::Kangaroo | Family::TurboShake => 12,
-            Family::ParallelHash => 24,
+            Family::Kangaroo | Family::TurboShake => Rounds::Turbo12,
+            Family::ParallelHash => Rounds::Keccak24,
+        }
+    }
+
+    /// The sponge each chunk goes through (KT's leaves, ParallelHash's
+    /// blocks); TurboSHAKE has no chunks.
+    pub(crate) const fn leaf_spec(self) -> Option<LeafSpec> {
+        match self {
+            Standard::Kt128 => Some(LeafSpec::KT128),
+            Standard::Kt256 => Some(LeafSpec::KT256),
+            Standard::ParallelHash128 => Some(LeafSpec::PARALLEL_HASH128),
+            Standard::ParallelHash256 => Some(LeafSpec::PARALLEL_HASH256),
+            Standard::TurboShake128 | Standard::TurboShake256 => None,
         }
     }
 

@@ -6,28 +6,18 @@ use super::encode::{bytepad, encode_string, left_encode, length_encode, right_en
 use super::sponge::ByteSponge;
 use super::{Family, StandardParams};
 
-/// KT: D of the single node (|S| ≤ 8192), of the chaining values, and of
-/// the final node (RFC 9861 §3.2).
+/// KT: D of the single node (|S| ≤ 8192) and of the final node (RFC 9861
+/// §3.2); the chunks' own is in their leaf spec (`cpu::chunks`).
 const KT_SINGLE_NODE_DOMAIN: u8 = 0x07;
-pub(crate) const KT_CHUNK_DOMAIN: u8 = 0x0b;
 const KT_FINAL_NODE_DOMAIN: u8 = 0x06;
 /// What follows S_0 in KT's final node, and the final node's last bytes.
 const KT_SEPARATOR: [u8; 8] = [0x03, 0, 0, 0, 0, 0, 0, 0];
 const KT_END: [u8; 2] = [0xff, 0xff];
-/// ParallelHash: the blocks are hashed by cSHAKE with N = S = "", which is
-/// SHAKE (domain `1F`); the last node is cSHAKE (domain `04`) with N =
-/// "ParallelHash" (SP 800-185 §3.3, §6.3).
-pub(crate) const SHAKE_DOMAIN: u8 = 0x1f;
+/// ParallelHash: the last node is cSHAKE (domain `04`) with N =
+/// "ParallelHash" (SP 800-185 §3.3, §6.3); the blocks' sponge (SHAKE) is
+/// in their leaf spec.
 const CSHAKE_DOMAIN: u8 = 0x04;
 const PARALLEL_HASH_NAME: &[u8] = b"ParallelHash";
-
-/// The domain byte that pads each chunk's chaining value.
-pub(crate) fn chunk_domain(params: &StandardParams) -> u8 {
-    match params.standard().family() {
-        Family::Kangaroo => KT_CHUNK_DOMAIN,
-        _ => SHAKE_DOMAIN,
-    }
-}
 
 /// The last node of one digest, as its parts arrive.
 pub(crate) struct LastNode {

@@ -7,9 +7,10 @@
 
 use std::sync::atomic::AtomicBool;
 
-use super::node::{LastNode, chunk_domain};
-use super::sponge::ByteSponge;
+use super::node::LastNode;
 use super::{Family, StandardParams};
+use crate::cpu::CpuBackend;
+use crate::cpu::chunks::LeafSpec;
 use crate::cpu::workers::Workers;
 use crate::error::HashError;
 use crate::message::Input;
@@ -28,14 +29,14 @@ const TASKS_PER_THREAD: usize = 4;
 pub(crate) fn hash(
     params: &StandardParams,
     input: &mut Input<'_>,
-    workers: Workers<'_>,
+    cpu: &CpuBackend,
     piece_target: usize,
     progress: &dyn Progress,
 ) -> Result<(Vec<u8>, u64), HashError> {
     let chunk_len = chunk_len(params);
     let framing = Blocks(chunk_len);
     let piece_len = message::piece_len(chunk_len, piece_target);
-    let mut walk = Walk::new(params, workers);
+    let mut walk = Walk::new(params, cpu);
     let bytes = match input {
         Input::Bytes(data) => {
             message::for_each_piece_of_slice::<HashError>(
@@ -84,7 +85,10 @@ fn chunk_len(params: &StandardParams) -> usize {
 /// One message under way.
 struct Walk<'a> {
     params: &'a StandardParams,
+    cpu: &'a CpuBackend,
     workers: Workers<'a>,
+    /// The chunks' sponge (none for TurboSHAKE).
+    leaf: Option<LeafSpec>,
     node: LastNode,
     chunk_len: usize,
     /// The bytes of a last chunk that is not whole (only the message's last
@@ -95,15 +99,22 @@ struct Walk<'a> {
 }
 
 impl<'a> Walk<'a> {
-    fn new(params: &'a StandardParams, workers: Workers<'a>) -> Self {
+    fn new(params: &'a StandardParams, cpu: &'a CpuBackend) -> Self {
         Walk {
             params,
-            workers,
+            cpu,
+            workers: cpu.workers(),
+            leaf: params.standard().leaf_spec(),
             node: LastNode::new(params),
             chunk_len: chunk_len(params),
             tail: Vec::new(),
             values: Vec::new(),
         }
+    }
+
+    /// The chunks' sponge.
+    fn leaf(&self) -> LeafSpec {
+        self.leaf.expect("only functions with chunks absorb them")
     }
 
     /// Absorbs the next piece of M (which starts on a chunk boundary).
@@ -149,12 +160,12 @@ impl<'a> Walk<'a> {
         let per_task = count
             .div_ceil(self.workers.threads() * TASKS_PER_THREAD)
             .clamp(1, CHUNKS_PER_TASK);
-        let (params, chunk_len) = (self.params, self.chunk_len);
+        let (cpu, leaf, chunk_len) = (self.cpu, self.leaf(), self.chunk_len);
         self.workers.for_each_pair(
             (&mut self.values[..], per_task * cv_len),
             (chunks, per_task * chunk_len),
             1,
-            |_, values, chunks| chaining_values(params, chunks, chunk_len, values),
+            |_, values, chunks| cpu.chaining_values(&leaf, chunks, chunk_len, values),
         );
         self.node.absorb_chaining_values(&self.values, count as u64);
     }
@@ -172,27 +183,12 @@ impl<'a> Walk<'a> {
             if self.node.wants_first_chunk() {
                 self.node.absorb_message(chunk);
             } else {
-                let cv_len = self.params.standard().chaining_len();
-                let mut value = vec![0u8; cv_len];
-                chaining_values(self.params, chunk, chunk.len(), &mut value);
+                let mut value = vec![0u8; self.params.standard().chaining_len()];
+                self.cpu
+                    .chaining_values(&self.leaf(), chunk, chunk.len(), &mut value);
                 self.node.absorb_chaining_values(&value, 1);
             }
         }
         self.node.finish(self.params)
-    }
-}
-
-/// The chaining values of `chunks` (back to back, `chunk_len` bytes each,
-/// the last perhaps shorter), written one after another to `out`.
-fn chaining_values(params: &StandardParams, chunks: &[u8], chunk_len: usize, out: &mut [u8]) {
-    let standard = params.standard();
-    let (rate, rounds, domain) = (standard.rate(), standard.rounds(), chunk_domain(params));
-    for (chunk, value) in chunks
-        .chunks(chunk_len)
-        .zip(out.chunks_mut(standard.chaining_len()))
-    {
-        let mut sponge = ByteSponge::new(rate, rounds);
-        sponge.absorb(chunk);
-        sponge.finish(domain, value);
     }
 }

@@ -10,22 +10,13 @@ pub(crate) struct ByteSponge {
     /// Bytes absorbed into the current rate block.
     pos: usize,
     rate: usize,
-    rounds: u32,
+    rounds: Rounds,
 }
 
-/// Keccak-p[1600, `rounds`] (the last `rounds` rounds of Keccak-f), by the
-/// `keccak` crate: 12 for TurboSHAKE and KT, 24 for everything else.
-pub(crate) fn permute(state: &mut [u64; 25], rounds: u32) {
-    let keccak = keccak::Keccak::new();
-    match rounds {
-        12 => keccak.with_p1600::<12>(|p| p(state)),
-        24 => keccak.with_p1600::<24>(|p| p(state)),
-        _ => unreachable!("rounds are 12 or 24"),
-    }
-}
+use crate::cpu::keccak::{Rounds, p1600};
 
 impl ByteSponge {
-    pub(crate) fn new(rate: usize, rounds: u32) -> ByteSponge {
+    pub(crate) fn new(rate: usize, rounds: Rounds) -> ByteSponge {
         ByteSponge {
             state: [0; 25],
             pos: 0,
@@ -43,7 +34,7 @@ impl ByteSponge {
                 for (word, bytes) in self.state.iter_mut().zip(block.chunks_exact(8)) {
                     *word ^= u64::from_le_bytes(bytes.try_into().expect("8 bytes"));
                 }
-                permute(&mut self.state, self.rounds);
+                p1600(&mut self.state, self.rounds);
                 data = rest;
                 continue;
             }
@@ -54,7 +45,7 @@ impl ByteSponge {
             self.pos += take;
             data = &data[take..];
             if self.pos == self.rate {
-                permute(&mut self.state, self.rounds);
+                p1600(&mut self.state, self.rounds);
                 self.pos = 0;
             }
         }
@@ -69,10 +60,10 @@ impl ByteSponge {
     pub(crate) fn finish(mut self, domain: u8, out: &mut [u8]) {
         self.xor_byte(self.pos, domain);
         self.xor_byte(self.rate - 1, 0x80);
-        permute(&mut self.state, self.rounds);
+        p1600(&mut self.state, self.rounds);
         for (k, block) in out.chunks_mut(self.rate).enumerate() {
             if k > 0 {
-                permute(&mut self.state, self.rounds);
+                p1600(&mut self.state, self.rounds);
             }
             for (i, byte) in block.iter_mut().enumerate() {
                 *byte = (self.state[i / 8] >> (8 * (i % 8))) as u8;
@@ -89,7 +80,12 @@ mod tests {
     #[test]
     fn matches_the_reference_sponge_however_fed() {
         let data: Vec<u8> = (0..1000u32).map(|i| (i * 7 + 3) as u8).collect();
-        for (rate, rounds, domain) in [(168, 12, 0x0b), (136, 24, 0x1f), (136, 12, 0x07)] {
+        use Rounds::{Keccak24, Turbo12};
+        for (rate, rounds, domain) in [
+            (168, Turbo12, 0x0b),
+            (136, Keccak24, 0x1f),
+            (136, Turbo12, 0x07),
+        ] {
             for len in [0, 1, rate - 1, rate, rate + 1, 2 * rate, 999] {
                 for split in [0, 1, len / 2, len] {
                     let mut s = ByteSponge::new(rate, rounds);
@@ -97,7 +93,7 @@ mod tests {
                     s.absorb(&data[split.min(len)..len]);
                     let mut out = vec![0u8; 2 * rate + 5];
                     s.finish(domain, &mut out);
-                    let want = sponge(rate, rounds as usize, domain, &data[..len], out.len());
+                    let want = sponge(rate, rounds.count(), domain, &data[..len], out.len());
                     assert_eq!(
                         out, want,
                         "rate {rate}, rounds {rounds}, len {len}, split {split}"
