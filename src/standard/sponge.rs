@@ -96,7 +96,7 @@ mod tests {
                     let want = sponge(rate, rounds.count(), domain, &data[..len], out.len());
                     assert_eq!(
                         out, want,
-                        "rate {rate}, rounds {rounds}, len {len}, split {split}"
+                        "rate {rate}, rounds {rounds:?}, len {len}, split {split}"
                     );
                 }
             }
