@@ -52,7 +52,7 @@ pub use hasher::{BackendChoice, BackendUsed, HashOutput, Hasher, HasherOptions};
 pub use list::{ListInput, ListResult};
 pub use params::{Algorithm, ParamError, TreeLabel, TreeParams};
 pub use progress::{EngineShare, NoProgress, Progress};
-pub use standard::{Standard, StandardParams};
+pub use standard::{Standard, StandardLabel, StandardParams};
 pub use stream::Stream;
 pub use timings::Timings;
 

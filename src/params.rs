@@ -158,7 +158,7 @@ pub enum ParamError {
         option: &'static str,
         function: &'static str,
     },
-    #[error("customization string of {0} bytes is too long (at most 255)")]
+    #[error("customization string of {0} bytes is too long (at most 262144)")]
     CustomizationLen(usize),
     #[error("block size {0} is out of range for ParallelHash (1 to 2^24 bytes)")]
     StandardBlockSize(usize),

@@ -168,3 +168,56 @@ fn references_reproduce_every_sp_800_185_vector() {
     assert!(from_the_standard(&counts, "ParallelHashXOF128") >= 3);
     assert!(from_the_standard(&counts, "ParallelHashXOF256") >= 3);
 }
+
+/// The standard function and parameters a case describes, where treehash
+/// computes it (not cSHAKE alone, not the XOF variants).
+fn engine_params(function: &str, case: &Case) -> Option<treehash::StandardParams> {
+    use treehash::standard::Standard;
+    let standard = Standard::from_name(function)?;
+    let mut params = treehash::StandardParams::new(standard)
+        .with_output_len(case.output_len)
+        .unwrap();
+    if let Some(c) = &case.customization {
+        params = params.with_customization(c.bytes()).unwrap();
+    }
+    if let Some(d) = &case.domain {
+        params = params
+            .with_domain(u8::from_str_radix(d, 16).unwrap())
+            .unwrap();
+    }
+    if let Some(b) = case.block_size {
+        params = params.with_block_size(b).unwrap();
+    }
+    Some(params)
+}
+
+/// Every vector of both files that treehash's engines compute, on every CPU
+/// path this build tests and in pieces of several sizes, from memory.
+#[test]
+fn every_cpu_path_reproduces_the_standards_vectors() {
+    let mut checked = 0;
+    for file in [
+        load(include_str!("vectors/rfc9861.json")),
+        load(include_str!("vectors/sp800-185.json")),
+    ] {
+        for group in &file.groups {
+            for case in &group.cases {
+                let Some(params) = engine_params(&group.function, case) else {
+                    continue;
+                };
+                let message = case.message.bytes();
+                for hasher in common::cpu_hashers_of_every_path(&[None, Some(8192), Some(16384)]) {
+                    let out = hasher.hash_bytes(&params, &message).unwrap();
+                    assert_eq!(
+                        hex::encode(&out.digest[case.skip..]),
+                        case.output,
+                        "{}: {case:?}",
+                        group.function
+                    );
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 200, "only {checked} vectors reached the engines");
+}

@@ -240,7 +240,7 @@ pub struct TreeArgs {
     pub length: Option<usize>,
 
     /// The customization string (KT's C, ParallelHash's S), as text: at most
-    /// 255 bytes. It is recorded, in hex, in --tag labels.
+    /// 256 KiB. It is recorded, in hex, in --tag labels.
     #[arg(long, value_name = "TEXT", conflicts_with = "customization_hex")]
     pub customization: Option<String>,
 

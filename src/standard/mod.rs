@@ -29,8 +29,11 @@ pub const DEFAULT_PARALLEL_HASH_BLOCK: usize = 8192;
 pub const MAX_PARALLEL_HASH_BLOCK: usize = 1 << 24;
 /// TurboSHAKE's default domain byte D (RFC 9861 §2.1).
 pub const DEFAULT_TURBOSHAKE_DOMAIN: u8 = 0x1f;
-/// The longest customization string (KT's C, ParallelHash's S) in bytes.
-pub const MAX_CUSTOMIZATION_LEN: usize = 255;
+/// The longest customization string (KT's C, ParallelHash's S) in bytes:
+/// 256 KiB, whose hex in a tagged line's label still fits the longest line
+/// a check reads (1 MiB). The standards allow any length; RFC 9861's
+/// longest test C is 68,921 bytes.
+pub const MAX_CUSTOMIZATION_LEN: usize = 256 << 10;
 
 /// The standard functions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -210,11 +213,12 @@ impl StandardParams {
         }
     }
 
-    /// With KT's C or ParallelHash's S (at most 255 bytes; TurboSHAKE has none).
+    /// With KT's C or ParallelHash's S (at most [`MAX_CUSTOMIZATION_LEN`]
+    /// bytes; TurboSHAKE has none).
     pub fn with_customization(self, customization: Vec<u8>) -> Result<Self, ParamError> {
         if !customization.is_empty() && self.standard.family() == Family::TurboShake {
             return Err(ParamError::NotFor {
-                option: "a customization string",
+                option: "customization string",
                 function: self.standard.name(),
             });
         }
@@ -231,7 +235,7 @@ impl StandardParams {
     pub fn with_block_size(self, block_size: usize) -> Result<Self, ParamError> {
         if self.standard.family() != Family::ParallelHash {
             return Err(ParamError::NotFor {
-                option: "a block size",
+                option: "block size",
                 function: self.standard.name(),
             });
         }
@@ -245,7 +249,7 @@ impl StandardParams {
     pub fn with_domain(self, domain: u8) -> Result<Self, ParamError> {
         if self.standard.family() != Family::TurboShake {
             return Err(ParamError::NotFor {
-                option: "a domain byte",
+                option: "domain byte",
                 function: self.standard.name(),
             });
         }
@@ -478,8 +482,10 @@ mod tests {
     #[test]
     fn out_of_range_parameters_are_refused() {
         let kt = StandardParams::new(Standard::Kt128);
-        assert!(kt.clone().with_customization(vec![0; 255]).is_ok());
-        assert!(kt.clone().with_customization(vec![0; 256]).is_err());
+        let longest = vec![0; MAX_CUSTOMIZATION_LEN];
+        assert!(kt.clone().with_customization(longest).is_ok());
+        let too_long = vec![0; MAX_CUSTOMIZATION_LEN + 1];
+        assert!(kt.clone().with_customization(too_long).is_err());
         assert!(kt.clone().with_block_size(8192).is_err());
         assert!(kt.clone().with_domain(0x1f).is_err());
         assert!(kt.clone().with_output_len(0).is_err());

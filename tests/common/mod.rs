@@ -112,3 +112,32 @@ pub fn reference_digest(params: &treehash::Params, message: &[u8]) -> Vec<u8> {
         other => unreachable!("{other} has a reference"),
     }
 }
+
+/// CPU hashers of every code path this build tests (the portable one, and
+/// AVX2 and AVX-512 where build.rs says the building CPU has them; a path
+/// the CPU lacks then fails the test), each with each of `pieces` (piece
+/// lengths; `None` is the tuned default), on two threads.
+pub fn cpu_hashers_of_every_path(pieces: &[Option<usize>]) -> Vec<treehash::Hasher> {
+    let mut paths = vec![treehash::CpuPath::Portable];
+    if cfg!(treehash_test_avx2) {
+        paths.push(treehash::CpuPath::Avx2);
+    }
+    if cfg!(treehash_test_avx512) {
+        paths.push(treehash::CpuPath::Avx512);
+    }
+    paths
+        .into_iter()
+        .flat_map(|cpu_path| {
+            pieces.iter().map(move |&piece_bytes| {
+                treehash::Hasher::new(treehash::HasherOptions {
+                    backend: treehash::BackendChoice::Cpu,
+                    threads: Some(2),
+                    piece_bytes,
+                    cpu_path,
+                    ..Default::default()
+                })
+                .unwrap_or_else(|e| panic!("the {cpu_path} path: {e}"))
+            })
+        })
+        .collect()
+}
