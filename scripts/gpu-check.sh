@@ -410,7 +410,7 @@ cores() {
 lists() {
     setup
     random_file /tmp/big-8.bin 8
-    python3 scripts/bench-lists.py "$bin/treehash" --b3sum "$bin/b3sum" \
+    python3 scripts/bench-lists.py "$PWD/$bin/treehash" --b3sum "$PWD/$bin/b3sum" \
         --big-file /tmp/big-8.bin --repeat "${REPS:-5}" | tee "$out/lists.md"
 }
 
@@ -426,7 +426,8 @@ python_pkg() {
     export PYTHONPATH="$site"
     TREEHASH_CLI="$PWD/$bin/treehash" python3 -m pytest -q -rs python/tests 2>&1 | tee "$out/python-tests.log"
     random_file /tmp/big-8.bin 8
-    python3 python/bench.py /tmp/big-8.bin --cli "$bin/treehash" --repeat 5 --device-gib 8 2>&1 |
+    # -P: the package is the installed one, not python/treehash beside the script.
+    python3 -P python/bench.py /tmp/big-8.bin --cli "$bin/treehash" --repeat 5 --device-gib 8 2>&1 |
         tee "$out/python-bench.log"
 }
 
