@@ -260,8 +260,8 @@ impl CpuBackend {
 
     /// An engine for one message that owns no leaf yet, positioned after its
     /// first `message_len` bytes (a whole number of blocks): it takes its
-    /// leaves from other engines through `give_leaves`.
-    #[cfg(test)]
+    /// leaves from other engines through `give_leaves` (or a part's leaves
+    /// at 0, `crate::parts`).
     pub(crate) fn begin_at<'a>(
         &'a self,
         params: &'a TreeParams,

@@ -168,6 +168,11 @@ impl Hasher {
         &self.cpu
     }
 
+    /// The options it was made with.
+    pub(crate) fn options(&self) -> &HasherOptions {
+        &self.options
+    }
+
     /// Whether inputs that would not fill the engines may be hashed on the
     /// CPU alone, side by side ([`Hasher::hash_list`]): not when only GPUs
     /// are asked for.
@@ -670,14 +675,14 @@ impl<'h> Joiners<'h> for GpuJoiners<'h> {
 
 /// Passes progress on, less the first `skip` bytes: a redo after a failed
 /// attempt does not count again what the bar already shows.
-struct Resumed<'p> {
+pub(crate) struct Resumed<'p> {
     inner: &'p dyn Progress,
     skip: u64,
     done: AtomicU64,
 }
 
 impl<'p> Resumed<'p> {
-    fn new(inner: &'p dyn Progress, skip: u64) -> Self {
+    pub(crate) fn new(inner: &'p dyn Progress, skip: u64) -> Self {
         Resumed {
             inner,
             skip,
@@ -686,7 +691,7 @@ impl<'p> Resumed<'p> {
     }
 
     /// Bytes reported so far, skipped ones included.
-    fn done(&self) -> u64 {
+    pub(crate) fn done(&self) -> u64 {
         self.done.load(Ordering::Relaxed)
     }
 }
