@@ -5,7 +5,7 @@ use std::path::Path;
 use treehash::checkfile::{tagged_line, untagged_line};
 use treehash::input::is_stdin_name;
 use treehash::params::MIN_KEYED_DIGEST_LEN;
-use treehash::{HashError, HashOutput, Hasher, ListInput, NoProgress, TreeParams};
+use treehash::{HashError, HashOutput, Hasher, Label, ListInput, NoProgress, TreeParams};
 
 use super::args::{Cli, OutputArgs};
 use super::progress_bar::ListProgress;
@@ -65,7 +65,8 @@ fn hash_each(
             Some(Ok(out)) => {
                 progress.suspend(|| {
                     note_fallback(&cli.output, &out);
-                    stdout::write(&digest_line(&cli.output, params, path, &out))?;
+                    let label = Label::of(params);
+                    stdout::write(&digest_line(&cli.output, params, &label, path, &out))?;
                     note_timings(&cli.output, path, &out);
                     Ok::<_, std::io::Error>(())
                 })?;
@@ -126,23 +127,31 @@ fn verify_height_zero(hasher: &Hasher, params: &TreeParams, path: &Path) -> i32 
     }
 }
 
-/// One input's digest in the form the options ask for, with its line end.
-fn digest_line(output: &OutputArgs, params: &TreeParams, path: &Path, out: &HashOutput) -> Vec<u8> {
+/// One input's digest in the form the options ask for, with its line end;
+/// `label` is that of `params` (`treehash join` knows a prefix was used
+/// without knowing the prefix).
+pub fn digest_line(
+    output: &OutputArgs,
+    params: &TreeParams,
+    label: &Label,
+    path: &Path,
+    out: &HashOutput,
+) -> Vec<u8> {
     if output.raw {
         return out.digest.clone();
     }
     let hex_digest = hex::encode(&out.digest);
     let name = name_bytes(path);
     let mut line = if output.json {
-        json_record(params, path, out, &hex_digest).into_bytes()
+        json_record(params, label, path, out, &hex_digest).into_bytes()
     } else if output.no_names {
         hex_digest.into_bytes()
     } else if output.zero {
         // -z: names are written as they are; the NUL ends the line.
-        let label = output.tag.then(|| params.label());
+        let label = output.tag.then(|| label.to_string());
         unescaped_line(label.as_deref(), &hex_digest, name)
     } else if output.tag {
-        tagged_line(&params.label(), &hex_digest, name)
+        tagged_line(&label.to_string(), &hex_digest, name)
     } else {
         untagged_line(&hex_digest, name)
     };
@@ -169,16 +178,22 @@ fn unescaped_line(label: Option<&str>, hex_digest: &str, name: &[u8]) -> Vec<u8>
 /// One JSON object on one line. The prefix itself is never included. A name
 /// that is not UTF-8 cannot be a JSON string as it is: `name` then has U+FFFD
 /// for each bad sequence, and `name_hex` the name's exact bytes.
-fn json_record(params: &TreeParams, path: &Path, out: &HashOutput, hex_digest: &str) -> String {
+fn json_record(
+    params: &TreeParams,
+    label: &Label,
+    path: &Path,
+    out: &HashOutput,
+    hex_digest: &str,
+) -> String {
     let mut record = serde_json::json!({
         "name": path.to_string_lossy(),
-        "label": params.label(),
+        "label": label.to_string(),
         "algorithm": params.algorithm().name(),
         "height": params.height(),
         "degree": params.degree(),
         "block_size": params.block_size(),
         "leaves": params.leaf_count(),
-        "keyed": params.has_prefix(),
+        "keyed": label.keyed,
         "output_len": params.output_len(),
         "digest": hex_digest,
         "bytes": out.bytes,

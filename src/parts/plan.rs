@@ -130,25 +130,27 @@ pub struct PartPlan {
 }
 
 /// The plan of a file of `file_len` bytes (if known) split into `count`
-/// parts under `params`.
-pub fn plan(params: &TreeParams, count: u64, file_len: Option<u64>) -> Vec<PartPlan> {
+/// parts under `params`, part by part.
+pub fn plan(
+    params: &TreeParams,
+    count: u64,
+    file_len: Option<u64>,
+) -> impl Iterator<Item = PartPlan> + '_ {
     let leaf_count = params.leaf_count();
-    (0..count)
-        .map(|index| {
-            let leaves = part_leaves(leaf_count, count, index);
-            let values = subtrees(params, leaves.clone())
-                .iter()
-                .map(|t| t.count)
-                .sum();
-            PartPlan {
-                index,
-                run_len: (leaves.end - leaves.start) * params.block_size() as u64,
-                read_len: file_len.map(|len| bytes_read(params, &leaves, len)),
-                values,
-                leaves,
-            }
-        })
-        .collect()
+    (0..count).map(move |index| {
+        let leaves = part_leaves(leaf_count, count, index);
+        let values = subtrees(params, leaves.clone())
+            .iter()
+            .map(|t| t.count)
+            .sum();
+        PartPlan {
+            index,
+            run_len: (leaves.end - leaves.start) * params.block_size() as u64,
+            read_len: file_len.map(|len| bytes_read(params, &leaves, len)),
+            values,
+            leaves,
+        }
+    })
 }
 
 /// The bytes of M = P ‖ F that hold prefix bytes, completed with the
@@ -292,7 +294,7 @@ mod tests {
         assert_eq!(block, Some(272));
         let q = params(4, 4);
         assert_eq!(max_parts_with_long_runs(&q), 1);
-        let plans = plan(&p, 16, Some(10 * p.stripe_len()));
+        let plans: Vec<_> = plan(&p, 16, Some(10 * p.stripe_len())).collect();
         assert_eq!(plans[3].leaves, 12288..16384);
         assert_eq!(plans[3].run_len, 4096 * 136);
         assert_eq!(plans[3].read_len, Some(10 * 4096 * 136));
