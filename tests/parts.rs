@@ -545,3 +545,157 @@ fn a_part_needs_a_regular_file_and_an_index_below_the_count() {
             .is_err()
     );
 }
+
+/// Every level of the tree of `data` under `params`, leaves first (level
+/// H), the root last (level 0): the spec's steps 1 to 6, kept.
+fn reference_levels(params: &TreeParams, data: &[u8]) -> Vec<Vec<Vec<u8>>> {
+    let a = params.algorithm();
+    let m: Vec<u8> = params.prefix().iter().chain(data).copied().collect();
+    let leaf_count = params.leaf_count() as usize;
+    if params.height() == 0 {
+        return vec![vec![reference::node_function(a, &m, params.output_len())]];
+    }
+    let mut leaves = vec![Vec::new(); leaf_count];
+    for (i, block) in m.chunks(params.block_size()).enumerate() {
+        leaves[i % leaf_count].extend_from_slice(block);
+    }
+    let c = a.chaining_len();
+    let mut levels = vec![
+        leaves
+            .iter()
+            .map(|leaf| reference::node_function(a, leaf, c))
+            .collect::<Vec<_>>(),
+    ];
+    for h in (0..params.height()).rev() {
+        let len = if h == 0 { params.output_len() } else { c };
+        let below = levels.last().unwrap();
+        let level = below
+            .chunks(params.degree() as usize)
+            .map(|children| reference::node_function(a, &children.concat(), len))
+            .collect();
+        levels.push(level);
+    }
+    levels
+}
+
+/// Each field of a part at the offset docs/SPEC.md gives, decoded here and
+/// compared with what the spec says it holds: the parameters, the key
+/// check, the file's size, time and name, the range, W, and the values of
+/// the whole subtrees that tile the range (from the spec's tree, kept level
+/// by level), then the check value.
+#[test]
+fn the_format_is_the_one_the_spec_states() {
+    let dir = tempfile::tempdir().unwrap();
+    let hasher = hasher(4096);
+    let prefix = b"seven!!".to_vec();
+    let cases = [
+        (
+            Algorithm::Sha3_256,
+            3,
+            3,
+            Some(16),
+            prefix.clone(),
+            None,
+            700,
+            4,
+        ),
+        (
+            Algorithm::Shake128,
+            3,
+            3,
+            Some(16),
+            Vec::new(),
+            Some(20),
+            100,
+            5,
+        ),
+        (
+            Algorithm::Sha3_512,
+            2,
+            4,
+            None,
+            prefix.clone(),
+            None,
+            3000,
+            1,
+        ),
+        (Algorithm::Sha3_224, 0, 2, None, Vec::new(), None, 50, 2),
+    ];
+    for (algorithm, height, degree, block, prefix, n, len, count) in cases {
+        let params =
+            TreeParams::with_options(algorithm, height, degree, block, prefix.clone(), n).unwrap();
+        let data = common::spec_input(len);
+        let path = write(dir.path(), "spec", &data);
+        let modified = std::fs::metadata(&path).unwrap().modified().unwrap();
+        let levels = reference_levels(&params, &data);
+        let l = params.leaf_count();
+        let b = params.block_size() as u64;
+        let holding = (prefix.len() as u64 + len as u64).div_ceil(b).min(l);
+        for (index, bytes) in parts(&hasher, &params, &path, count).iter().enumerate() {
+            let u8_at = |at: usize| bytes[at];
+            let u16_at = |at: usize| u16::from_le_bytes(bytes[at..at + 2].try_into().unwrap());
+            let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+            let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
+            assert_eq!(&bytes[..8], b"\x89THPART\n");
+            assert_eq!((u8_at(8), u8_at(9)), (1, 1));
+            let code = Algorithm::ALL.iter().position(|&a| a == algorithm).unwrap() as u8 + 1;
+            assert_eq!(u8_at(10), code);
+            let keyed = !prefix.is_empty();
+            assert_eq!(u8_at(11), u8::from(keyed) | 2);
+            assert_eq!(u32_at(12), height);
+            assert_eq!(u64_at(16), degree);
+            assert_eq!(u32_at(24) as u64, b);
+            assert_eq!(u32_at(28) as usize, params.output_len());
+            let key_check = if keyed {
+                sha3::Sha3_256::new()
+                    .chain_update(b"treehash part key check v1\0")
+                    .chain_update(&prefix)
+                    .finalize()[..16]
+                    .to_vec()
+            } else {
+                vec![0; 16]
+            };
+            assert_eq!(&bytes[32..48], &key_check[..]);
+            assert_eq!(u64_at(48), len as u64);
+            let ns = modified
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64;
+            assert_eq!(u64_at(56), ns);
+            assert_eq!((u64_at(64), u64_at(72)), (count, index as u64));
+            let (a, e) = (index as u64 * l / count, (index as u64 + 1) * l / count);
+            assert_eq!((u64_at(80), u64_at(88)), (a, e));
+            assert_eq!(u64_at(96), holding);
+            let name_len = u16_at(112) as usize;
+            assert_eq!(
+                &bytes[114..114 + name_len],
+                path.as_os_str().as_encoded_bytes()
+            );
+            // The tiling, greedily: the largest aligned subtree that fits.
+            let mut want = Vec::new();
+            let mut at = a;
+            while at < e {
+                let mut k = 0;
+                while k < height && at % degree.pow(k + 1) == 0 && at + degree.pow(k + 1) <= e {
+                    k += 1;
+                }
+                let size = degree.pow(k);
+                let node = at / size;
+                let level = height - k;
+                if level == 0 || node < holding.div_ceil(size) {
+                    want.push(levels[k as usize][node as usize].clone());
+                }
+                at += size;
+            }
+            assert_eq!(u64_at(104), want.len() as u64);
+            let values = &bytes[114 + name_len..bytes.len() - 16];
+            assert_eq!(
+                hex::encode(values),
+                hex::encode(want.concat()),
+                "part {index}"
+            );
+            let (body, check) = bytes.split_at(bytes.len() - 16);
+            assert_eq!(check, &sha3::Sha3_256::digest(body)[..16]);
+        }
+    }
+}
