@@ -699,3 +699,52 @@ fn the_format_is_the_one_the_spec_states() {
         }
     }
 }
+
+/// Parts hashed on the GPU (`--backend gpu`): the engine owns the part's
+/// leaves and reads only their runs, with either leaf kernel; the set joins
+/// to the reference. Needs a CUDA GPU: `cargo test --release --test parts
+/// -- --ignored` on the GPU machine.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_parts_join_to_the_reference() {
+    use treehash::gpu::LeafKernel;
+    let mut rng = StdRng::seed_from_u64(2525);
+    let dir = tempfile::tempdir().unwrap();
+    for kernel in [
+        None,
+        Some(LeafKernel::ThreadPerLeaf),
+        Some(LeafKernel::WarpPerLeaf),
+    ] {
+        let hasher = Hasher::new(HasherOptions {
+            backend: BackendChoice::Gpu,
+            piece_bytes: Some(1 << 16),
+            gpu_leaf_kernel: kernel,
+            ..Default::default()
+        })
+        .unwrap();
+        hasher.gpu().expect("a usable CUDA GPU");
+        for algorithm in Algorithm::ALL {
+            for round in 0..6 {
+                let params = random_params(&mut rng, algorithm, 4096);
+                let len = random_size(&mut rng, &params);
+                let data: Vec<u8> = (0..len).map(|_| rng.random()).collect();
+                let path = write(dir.path(), &format!("g{round}"), &data);
+                let count = random_count(&mut rng, params.leaf_count());
+                let label = format!("{}, {len} bytes, {count} parts, {kernel:?}", params.label());
+                let mut set = Vec::new();
+                for index in 0..count {
+                    let out = hasher
+                        .hash_part(&params, &path, index, count, &NoProgress)
+                        .unwrap_or_else(|e| panic!("{label}: part {index}: {e}"));
+                    if out.bytes_read > 0 {
+                        assert_eq!(out.backend, treehash::BackendUsed::Gpu, "{label}");
+                    }
+                    set.push(out.part);
+                }
+                let joined = join(&set).unwrap_or_else(|e| panic!("{label}: {e}"));
+                let want = reference::tree_hash(&params, &data);
+                assert_eq!(hex::encode(joined.digest), hex::encode(want), "{label}");
+            }
+        }
+    }
+}
