@@ -119,10 +119,13 @@ impl Hasher {
             Opened::File(file) => file.check_unchanged()?,
             Opened::Empty(file) => unchanged_empty(file, modified)?,
         }
+        let cpu = self.cpu();
         let values = timed(&mut timings.reduce, || {
-            self.cpu()
-                .pool()
-                .install(|| part_values(params, &leaves, holding, made.leaves))
+            // From a thread that is no rayon worker, as every wait on the pool.
+            cpu.run_pieces(|| {
+                cpu.pool()
+                    .install(|| part_values(params, &leaves, holding, made.leaves))
+            })
         });
         timings.total = start.elapsed();
         let part = Part {
