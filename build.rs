@@ -1,6 +1,8 @@
 //! Joins the CUDA sources under kernels/ into the one translation unit that
 //! NVRTC compiles at run time (NVRTC has no file system to resolve includes
 //! from). No CUDA toolkit is needed to build the crate.
+//!
+//! Also says which SIMD paths the tests must test (see `simd_test_cfgs`).
 
 use std::path::Path;
 use std::{env, fs};
@@ -21,4 +23,72 @@ fn main() {
     }
     let out = Path::new(&env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("kernels.cu");
     fs::write(&out, source).unwrap_or_else(|e| panic!("writing {}: {e}", out.display()));
+    simd_test_cfgs();
+    cuda_driver_cfg();
+}
+
+/// `cfg(treehash_test_cuda_driver)`: the machine that builds the tests has
+/// a CUDA driver (libcuda.so.1 in the dynamic linker's cache), so the tests
+/// of a machine without one are listed as ignored there; where they run
+/// and find a driver after all, they fail.
+fn cuda_driver_cfg() {
+    println!("cargo::rustc-check-cfg=cfg(treehash_test_cuda_driver)");
+    let cache = ["/sbin/ldconfig", "/usr/sbin/ldconfig", "ldconfig"]
+        .iter()
+        .find_map(|ldconfig| std::process::Command::new(ldconfig).arg("-p").output().ok());
+    if cache.is_some_and(|out| String::from_utf8_lossy(&out.stdout).contains("libcuda.so.1")) {
+        println!("cargo::rustc-cfg=treehash_test_cuda_driver");
+    }
+}
+
+/// `cfg(treehash_test_avx2)` and `cfg(treehash_test_avx512)`: the tests of
+/// a SIMD path run in this build. libtest can mark a test ignored only when
+/// it is compiled, so it is decided here: a path's tests run where the CPU
+/// that builds them has its feature (the CPU that runs them, unless the
+/// test binaries are carried to another machine), or where a variable
+/// requires them: `TREEHASH_REQUIRE_AVX2` (or `CI`) and
+/// `TREEHASH_REQUIRE_AVX512`. Elsewhere they are listed as ignored. A test
+/// that runs on a CPU without its feature fails; none passes unchecked.
+fn simd_test_cfgs() {
+    const PATHS: [(&str, &str, &[&str]); 2] = [
+        (
+            "treehash_test_avx2",
+            "avx2",
+            &["TREEHASH_REQUIRE_AVX2", "CI"],
+        ),
+        (
+            "treehash_test_avx512",
+            "avx512f",
+            &["TREEHASH_REQUIRE_AVX512"],
+        ),
+    ];
+    let native = env::var("HOST") == env::var("TARGET")
+        && env::var("CARGO_CFG_TARGET_ARCH").as_deref() == Ok("x86_64");
+    for (cfg, feature, required_by) in PATHS {
+        println!("cargo::rustc-check-cfg=cfg({cfg})");
+        for var in required_by {
+            println!("cargo::rerun-if-env-changed={var}");
+        }
+        let required = required_by.iter().any(|var| env::var_os(var).is_some());
+        if required || (native && cpu_has(feature)) {
+            println!("cargo::rustc-cfg={cfg}");
+        }
+    }
+}
+
+/// Whether the CPU running this build script has `feature`.
+fn cpu_has(feature: &str) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        match feature {
+            "avx2" => std::arch::is_x86_feature_detected!("avx2"),
+            "avx512f" => std::arch::is_x86_feature_detected!("avx512f"),
+            _ => false,
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = feature;
+        false
+    }
 }

@@ -1,8 +1,10 @@
 //! CPU benchmark, one run, same in-memory data for every row: each CPU path
 //! forced (portable, AVX2, AVX-512 where the CPU has them) on one thread and
 //! on all, at H = 8, 6 and 4; the host's memory-read ceiling; height 0 (plain
-//! SHA3-256) against the `sha3` crate; the reference. Prints a markdown table
-//! (docs/PERFORMANCE.md).
+//! SHA3-256) against the `sha3` crate; the reference; the chunk kernels of
+//! the standard parallel hashes (KT128/256 leaves, ParallelHash blocks) on
+//! one thread per path, with the `k12` crate's KT128 beside them, and their
+//! permutation rate. Prints a markdown table (docs/PERFORMANCE.md).
 //!
 //! TREEHASH_BENCH_MIB sets the data size (default 512); the reference runs
 //! on a quarter of it (it holds every leaf in memory).
@@ -11,6 +13,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 use sha3::Digest;
+use treehash::cpu::chunks::{LeafSpec, chaining_values};
 use treehash::{Algorithm, BackendChoice, CpuPath, Hasher, HasherOptions, TreeParams, reference};
 
 const GB: f64 = 1e9;
@@ -121,4 +124,80 @@ fn main() {
         std::hint::black_box(reference::tree_hash(&sha3_256(8), part));
     });
     row("reference, H=8, D=4", 1, r);
+
+    chunk_kernels(&data, &row);
+}
+
+/// The chunk kernels (`treehash::cpu::chunks`) on one thread: 8192-byte
+/// chunks of the standard modes on each path (the portable one on a quarter
+/// of the data), the `k12` crate's whole KT128 beside them; then the
+/// permutations per second, on empty chunks (one padded block each).
+fn chunk_kernels(data: &[u8], row: &dyn Fn(&str, usize, f64)) {
+    use k12::digest::{ExtendableOutput, Update, XofReader};
+
+    const CHUNK: usize = 8192;
+    let specs = [
+        ("KT128 leaves (TurboSHAKE128, 12 rounds)", LeafSpec::KT128),
+        ("KT256 leaves (TurboSHAKE256, 12 rounds)", LeafSpec::KT256),
+        (
+            "ParallelHash128 blocks (SHAKE128, 24 rounds)",
+            LeafSpec::PARALLEL_HASH128,
+        ),
+        (
+            "ParallelHash256 blocks (SHAKE256, 24 rounds)",
+            LeafSpec::PARALLEL_HASH256,
+        ),
+    ];
+    let paths = [CpuPath::Portable, CpuPath::Avx2, CpuPath::Avx512];
+    for (name, spec) in specs {
+        for path in paths {
+            let part = if path == CpuPath::Portable {
+                &data[..data.len() / 4]
+            } else {
+                data
+            };
+            let count = part.len() / CHUNK;
+            let chunks = &part[..count * CHUNK];
+            let mut out = vec![0u8; count * spec.output_len()];
+            if chaining_values(path, &spec, chunks, CHUNK, &mut out).is_err() {
+                println!("| {name}, {path}: not on this CPU | 1 | | | |");
+                continue;
+            }
+            let r = rate(chunks.len(), 3, || {
+                chaining_values(path, &spec, chunks, CHUNK, &mut out).unwrap();
+                std::hint::black_box(&out);
+            });
+            row(
+                &format!("chunk outputs: {name}, {CHUNK}-byte chunks, {path}"),
+                1,
+                r,
+            );
+        }
+    }
+    let part = &data[..data.len() / 4];
+    let r = rate(part.len(), 3, || {
+        let mut kt = k12::Kt128::default();
+        kt.update(part);
+        let mut digest = [0u8; 32];
+        kt.finalize_xof().read(&mut digest);
+        std::hint::black_box(digest);
+    });
+    row("KT128, whole message (k12 crate, RustCrypto)", 1, r);
+
+    println!("\n| permutations on one thread (empty chunks) | path | M states/s |");
+    println!("|---|---|---:|");
+    const EMPTY: usize = 1 << 20;
+    for (name, spec) in [specs[0], specs[2]] {
+        for path in paths {
+            let mut out = vec![0u8; EMPTY * spec.output_len()];
+            if chaining_values(path, &spec, &[], 0, &mut out).is_err() {
+                continue;
+            }
+            let r = rate(EMPTY, 3, || {
+                chaining_values(path, &spec, &[], 0, &mut out).unwrap();
+                std::hint::black_box(&out);
+            });
+            println!("| {name} | {path} | {:.1} |", r / 1e6);
+        }
+    }
 }

@@ -96,12 +96,9 @@ fn registered_windows(gpu: &GpuBackend, file: &File, path: &std::path::Path, len
     for window_mib in [8usize, 32, 128] {
         for threads in [1usize, 2, 4, 8] {
             let r = (0..3)
-                // SAFETY: `map` is a read-only file mapping that outlives the call.
                 .map(|_| {
-                    unsafe {
-                        measure::registered_windows_copy_rate(gpu, &map, window_mib << 20, threads)
-                    }
-                    .unwrap()
+                    measure::registered_windows_copy_rate(gpu, &map, window_mib << 20, threads)
+                        .unwrap()
                 })
                 .fold(0.0, f64::max);
             println!(

@@ -1,6 +1,6 @@
 // Few leaves: one warp per leaf. With one thread per leaf, a tree of 256
 // leaves runs 8 warps on a GPU built for thousands, and each leaf's sponge
-// waits on one thread's 24 rounds. Here lane i (< 25) of a warp holds lane
+// waits on one thread's rounds. Here lane i (< 25) of a warp holds lane
 // A[i] = A[x + 5y] of one leaf's state, and a round costs two levels of warp
 // shuffles:
 //   theta:    every lane gathers the other four lanes of its column (its
@@ -49,9 +49,9 @@ struct LaneRotation {
 __device__ __forceinline__ u64 keccak_f1600_warp(u64 a, const int theta_src[6],
                                                  LaneRotation rho, const int chi_src[3],
                                                  bool first_lane) {
-    // Unrolled: 24 short rounds, the round constants immediates.
+    // Unrolled: short rounds, the round constants immediates.
 #pragma unroll
-    for (int round = 0; round < 24; ++round) {
+    for (int round = KECCAK_FIRST_ROUND; round < KECCAK_F_ROUNDS; ++round) {
         // theta: a ^= C[x-1] ^ rotl(C[x+1], 1)
         u64 c = a;
 #pragma unroll

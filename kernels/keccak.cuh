@@ -9,7 +9,8 @@ typedef unsigned long long u64;
 typedef unsigned int u32;
 typedef unsigned char u8;
 
-__device__ __constant__ u64 KECCAK_RC[24] = {
+// The round constants of iota, round 0 first.
+__device__ __constant__ u64 KECCAK_RC[] = {
     0x0000000000000001ULL, 0x0000000000008082ULL, 0x800000000000808aULL,
     0x8000000080008000ULL, 0x000000000000808bULL, 0x0000000080000001ULL,
     0x8000000080008081ULL, 0x8000000000008009ULL, 0x000000000000008aULL,
@@ -18,6 +19,17 @@ __device__ __constant__ u64 KECCAK_RC[24] = {
     0x8000000000008003ULL, 0x8000000000008002ULL, 0x8000000000000080ULL,
     0x000000000000800aULL, 0x800000008000000aULL, 0x8000000080008081ULL,
     0x8000000000008080ULL, 0x0000000080000001ULL, 0x8000000080008008ULL};
+
+// Keccak-p[1600, n_r] runs the last n_r rounds of Keccak-f[1600] (FIPS 202,
+// section 3.3), so it starts at KECCAK_RC[KECCAK_FIRST_ROUND]. n_r comes
+// from the host's table (Rounds in src/cpu/keccak.rs) as a -D define, so
+// every loop over the rounds has constant bounds.
+#ifndef TREEHASH_ROUNDS
+#error "compile with -DTREEHASH_ROUNDS (12 or 24)"
+#endif
+constexpr int KECCAK_F_ROUNDS = sizeof(KECCAK_RC) / sizeof(KECCAK_RC[0]);
+constexpr int KECCAK_FIRST_ROUND = KECCAK_F_ROUNDS - TREEHASH_ROUNDS;
+static_assert(TREEHASH_ROUNDS > 0 && TREEHASH_ROUNDS <= KECCAK_F_ROUNDS, "1 to 24 rounds");
 
 // The rho rotation of lane x + 5y, stated once for both permutations.
 #define KECCAK_RHO_OFFSETS                                                                  \
@@ -28,12 +40,12 @@ __device__ __forceinline__ u64 rotl64(u64 x, int n) {
     return n == 0 ? x : (x << n) | (x >> (64 - n));
 }
 
-// The permutation: 24 rounds of theta, rho, pi, chi and iota.
+// The permutation: TREEHASH_ROUNDS rounds of theta, rho, pi, chi and iota.
 __device__ __forceinline__ void keccak_f1600(u64 a[25]) {
     // rho offsets, indexed by lane x + 5y.
     constexpr int RHO[25] = KECCAK_RHO_OFFSETS;
 #pragma unroll 1
-    for (int round = 0; round < 24; ++round) {
+    for (int round = KECCAK_FIRST_ROUND; round < KECCAK_F_ROUNDS; ++round) {
         u64 c[5], b[25];
 #pragma unroll
         for (int x = 0; x < 5; ++x)

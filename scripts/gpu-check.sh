@@ -15,6 +15,12 @@
 #   scripts/gpu-check.sh cores   # on the GPU machine: the CPU engine by threads
 #                                # with its pieces and with 4-stripe ones, and
 #                                # whether its vCPUs behave as separate cores
+#   scripts/gpu-check.sh lists   # on the GPU machine: lists of files (issue 22),
+#                                # whole processes next to sha256sum and b3sum,
+#                                # -c, peak RSS and the open-file limit
+#   scripts/gpu-check.sh python  # on the GPU machine: the Python package's tests
+#                                # (device_digest on driver-made buffers) and targets
+#   scripts/gpu-check.sh trees   # on the GPU machine: large trees, H = 8 to 12
 #   scripts/gpu-check.sh multi   # on a machine of several GPUs: the host's
 #                                # ceiling for feeding them, the tests that
 #                                # share leaves, whole processes on 32 GiB
@@ -24,6 +30,10 @@
 # of the end-to-end benchmark file (default 8).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+
+# The tests of tests/gpu.rs that need two GPUs (`#[ignore = "needs two CUDA
+# GPUs"]`).
+TWO_GPU_TESTS="every_gpu_takes_a_share gpus_that_start_late_join_a_gpu_only_run"
 
 # Every device mode: outputs under $OUT (or ./gpu-check-out), the binaries
 # in .devbin, whole processes timed by measure.py.
@@ -36,7 +46,7 @@ setup() {
 
 build() {
     set -e
-    cargo build --release --bins --benches
+    cargo build --release --bins --benches --features measure
     rm -rf .devbin && mkdir -p .devbin
     cp target/release/treehash .devbin/
     # Test and bench executables, under stable names.
@@ -51,7 +61,7 @@ for line in sys.stdin:
         elif m["target"]["kind"] == ["lib"] and m["profile"]["test"]:
             shutil.copy(m["executable"], ".devbin/test-lib")  # the unit tests (keccak_x8 too)
 '
-    cargo bench --no-run --message-format=json 2>/dev/null |
+    cargo bench --features measure --no-run --message-format=json 2>/dev/null |
         python3 -c '
 import json, shutil, sys
 for line in sys.stdin:
@@ -63,7 +73,13 @@ for line in sys.stdin:
     # b3sum for the peers table, if this machine has one (cargo install b3sum).
     b3=$(command -v b3sum || ls /tmp/b3/bin/b3sum 2>/dev/null || true)
     [ -n "$b3" ] && cp "$b3" .devbin/
-    strip .devbin/*   # the device tool carries at most 64 MiB
+    # The Python package's wheel (abi3: the device's Python 3.12 installs it).
+    if [ -z "${GPU_CHECK_NO_WHEEL:-}" ]; then
+        [ -x .venv-build/bin/maturin ] ||
+            { python3 -m venv .venv-build && .venv-build/bin/pip install --quiet maturin; }
+        .venv-build/bin/maturin build --release -m python/Cargo.toml -o .devbin/wheels
+    fi
+    strip .devbin/* 2>/dev/null   # the device tool carries at most 64 MiB
     ls -la .devbin
     du -sh .devbin
 }
@@ -85,10 +101,26 @@ run() {
       lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket"; } >"$out/machine.log" 2>&1
     cat "$out/machine.log"
 
+    # The tests of two GPUs (ignored with "needs two CUDA GPUs") fail where
+    # there is one: there they are left out by name, and the summary says
+    # that they were not run.
+    local gpus skips=()
+    gpus=$(nvidia-smi -L 2>/dev/null | grep -c "^GPU")
+    if [ "$gpus" -lt 2 ]; then
+        for t in $TWO_GPU_TESTS; do skips+=(--skip "$t"); done
+    fi
     step gpu-tests "$bin/test-gpu" --ignored --test-threads=1
-    # The CPU suites on this host's CPU, with the tests CI's CPU cannot run
-    # (its AVX-512 paths) included.
-    for t in lib vectors differential empty_subtrees input; do
+    step gpu-list-tests "$bin/test-gpu_list" --ignored --test-threads=1
+    step gpu-device-tests "$bin/test-gpu_device" --ignored --test-threads=1 "${skips[@]}"
+    if [ "$gpus" -lt 2 ]; then
+        summary+=("NOT RUN  the two-GPU tests ($TWO_GPU_TESTS): this machine has $gpus GPU(s)")
+    fi
+    # The CPU suites on this host's CPU, the GPU tests of test-lib included.
+    # Their SIMD tests run where the CPU that built them (here) has the
+    # feature (build.rs): built on an AVX-512 CPU, they fail on a host without
+    # it rather than pass unchecked.
+    for t in lib vectors differential empty_subtrees input large_trees list nesting \
+             standard_vectors standard_differential; do
         step "cpu-$t" "$bin/test-$t" --include-ignored
     done
     step kernel-compile "$bin/test-kernels_compile" --ignored
@@ -367,6 +399,38 @@ cores() {
     } 2>&1 | tee "$md"
 }
 
+# Lists of files (issue 22): scripts/bench-lists.py, with the 8 GiB file for
+# the single-file rates the list targets are set against.
+lists() {
+    setup
+    random_file /tmp/big-8.bin 8
+    python3 scripts/bench-lists.py "$bin/treehash" --b3sum "$bin/b3sum" \
+        --big-file /tmp/big-8.bin --repeat "${REPS:-5}" | tee "$out/lists.md"
+}
+
+# The Python package on the GPU machine (its own Python, which has pytest):
+# the wheel installed into a folder of its own, every test (the GPU ones
+# included, which use the driver through ctypes), then python/bench.py's
+# targets on an 8 GiB file.
+python_pkg() {
+    setup
+    site=/tmp/treehash-site
+    rm -rf "$site"
+    python3 -m pip install --quiet --no-index --no-deps --target "$site" "$bin"/wheels/treehash-*.whl
+    export PYTHONPATH="$site"
+    TREEHASH_CLI="$PWD/$bin/treehash" python3 -m pytest -q -rs python/tests 2>&1 | tee "$out/python-tests.log"
+    random_file /tmp/big-8.bin 8
+    python3 python/bench.py /tmp/big-8.bin --cli "$bin/treehash" --repeat 5 --device-gib 8 2>&1 |
+        tee "$out/python-bench.log"
+}
+
+# Large trees (issue 21): scripts/large-trees.sh on an 8 GiB page-cached file.
+trees() {
+    setup
+    random_file /tmp/big-8.bin 8
+    scripts/large-trees.sh "$bin/treehash" /tmp/big-8.bin "${REPS:-5}" | tee "$out/large-trees.md"
+}
+
 case "${1:-}" in
     build) build ;;
     run) run ;;
@@ -375,5 +439,8 @@ case "${1:-}" in
     auto) auto_table ;;
     multi) multi ;;
     cores) cores ;;
-    *) echo "usage: $0 build|run|input|tables|auto|multi|cores" >&2; exit 2 ;;
+    lists) lists ;;
+    python) python_pkg ;;
+    trees) trees ;;
+    *) echo "usage: $0 build|run|input|tables|auto|multi|cores|lists|python|trees" >&2; exit 2 ;;
 esac

@@ -21,8 +21,10 @@
 //! The states are plain Keccak states, so any two engines (another CPU path,
 //! a GPU) can swap leaves.
 
+#[doc(hidden)]
+pub mod chunks;
 mod fast_sponge;
-mod keccak;
+pub(crate) mod keccak;
 #[cfg(target_arch = "x86_64")]
 mod keccak_x4;
 #[cfg(target_arch = "x86_64")]
@@ -32,8 +34,9 @@ mod lanes;
 mod platform;
 mod reduce;
 mod sponges;
+mod units;
 mod walk;
-mod workers;
+pub(crate) mod workers;
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -47,6 +50,7 @@ use crate::params::TreeParams;
 use crate::sponge::{Sponge, with_sponge};
 use crate::timings::{Timings, timed};
 
+pub(crate) use keccak::Rounds;
 use platform::{Engine, Platform};
 use walk::{Absorb, Leaves};
 use workers::Workers;
@@ -64,6 +68,14 @@ const STRIPES_PER_PIECE: u64 = 4;
 /// to 2.04 GB/s with 128 MiB pieces on one machine and from 1.76 to 2.10
 /// on another; at four threads longer pieces gained nothing.
 const LEAVES_CACHED_PER_THREAD: u64 = 16384;
+/// The piece where even one stripe is longer than the longest piece (from
+/// H = 10 at SHA3-256, D = 4): every leaf then absorbs one block per piece
+/// at most, however long the piece, so a long one gains nothing. Half the
+/// longest keeps the windows mapped at once (read ahead, hashed, being
+/// unmapped: six at most) within 384 MiB next to the leaves' states, which
+/// fill the memory at these heights (3.2 GiB at 2^24 leaves); with four
+/// windows of the longest, peak RSS would reach the states plus 512 MiB.
+const ONE_BLOCK_PER_LEAF_PIECE: usize = message::MAX_PIECE / 2;
 
 /// Which CPU code path hashes the leaves. Every path gives the same digests;
 /// they differ in speed and in what the CPU must have.
@@ -237,7 +249,7 @@ impl CpuBackend {
 
     /// The threads the engines hash on: the calling thread alone for an
     /// input that [`CpuBackend::run_one_piece`] runs inline, else the pool.
-    fn workers(&self) -> Workers<'_> {
+    pub(crate) fn workers(&self) -> Workers<'_> {
         if INLINE.get() {
             Workers::Inline
         } else {
@@ -248,8 +260,9 @@ impl CpuBackend {
     /// The root digest from the outputs of the leaves that hold a block, in
     /// leaf order (H ≥ 1), on the worker threads.
     pub(crate) fn reduce_leaf_outputs(&self, params: &TreeParams, outputs: Vec<u8>) -> Vec<u8> {
+        let nodes = self.platform.node_engine();
         with_sponge!(params.algorithm(), RustCrypto => {
-            reduce::reduce_levels::<fast_sponge::Fast<RustCrypto>>(params, self.workers(), outputs)
+            reduce_on::<RustCrypto>(nodes, params, self.workers(), outputs)
         })
     }
 
@@ -270,11 +283,33 @@ impl CpuBackend {
         self.engine(params, 0..0, message_len)
     }
 
+    /// The chaining values of whole chunks (`chunk_len` bytes each, back to
+    /// back) through `spec`'s sponge, on this backend's code path, on the
+    /// calling thread.
+    pub(crate) fn chaining_values(
+        &self,
+        spec: &chunks::LeafSpec,
+        chunks: &[u8],
+        chunk_len: usize,
+        out: &mut [u8],
+    ) {
+        chunks::chaining_values_on(self.platform, spec, chunks, chunk_len, out);
+    }
+
+    /// About how many bytes a piece of a standard function's message holds:
+    /// its chunks, unlike LI's leaves, hold no state from piece to piece.
+    pub(crate) fn standard_piece_target(&self) -> usize {
+        self.piece_bytes.unwrap_or(PIECE_TARGET)
+    }
+
     /// The piece length for `params`: a mapped piece costs nothing to hand
     /// out, so it spans a few stripes, more where each thread owns more
     /// leaves than its cache keeps.
     pub(crate) fn piece_len(&self, params: &TreeParams) -> usize {
         let target = self.piece_bytes.unwrap_or_else(|| {
+            if params.stripe_len() > message::MAX_PIECE as u64 {
+                return ONE_BLOCK_PER_LEAF_PIECE;
+            }
             let cached = self.threads() as u64 * LEAVES_CACHED_PER_THREAD;
             let shares = params.leaf_count().div_ceil(cached);
             let stripes = params
@@ -299,27 +334,27 @@ impl CpuBackend {
             piece_len,
         };
         with_sponge!(params.algorithm(), RustCrypto => {
-            type S = fast_sponge::Fast<RustCrypto>;
             match self.platform.engine(params) {
                 Engine::Sponges => {
                     let engine = sponges::Sponges::<RustCrypto>::default();
-                    self.leaves::<S, _>(params, engine, at)
+                    self.leaves::<RustCrypto, _>(params, engine, at)
                 }
                 #[cfg(target_arch = "x86_64")]
                 Engine::Lanes4(avx2) => {
                     let engine = lanes::Lanes::<_, 4>::new(avx2, params);
-                    self.leaves::<S, _>(params, engine, at)
+                    self.leaves::<RustCrypto, _>(params, engine, at)
                 }
                 #[cfg(target_arch = "x86_64")]
                 Engine::Lanes8(avx512) => {
                     let engine = lanes::Lanes::<_, 8>::new(avx512, params);
-                    self.leaves::<S, _>(params, engine, at)
+                    self.leaves::<RustCrypto, _>(params, engine, at)
                 }
             }
         })
     }
 
-    /// The leaves of one message on leaf engine `A`, with node function `S`.
+    /// The leaves of one message on leaf engine `A`, with the function of
+    /// the RustCrypto sponge `S`.
     fn leaves<'a, S: Sponge + 'a, A: Absorb + 'a>(
         &'a self,
         params: &'a TreeParams,
@@ -332,6 +367,7 @@ impl CpuBackend {
             workers: self.workers(),
             piece_len: at.piece_len,
             unread: Vec::new(),
+            nodes: self.platform.node_engine(),
             node: PhantomData,
         })
     }
@@ -346,7 +382,8 @@ struct Position {
 }
 
 /// One message's leaves on a CPU leaf engine `A`, and what finishing it
-/// needs (node function `S`), behind the input path's interface.
+/// needs (the function of the RustCrypto sponge `S`), behind the input
+/// path's interface.
 struct CpuLeaves<'a, S: Sponge, A: Absorb> {
     leaves: Leaves<'a, A>,
     params: &'a TreeParams,
@@ -354,12 +391,14 @@ struct CpuLeaves<'a, S: Sponge, A: Absorb> {
     piece_len: usize,
     /// Where an unread piece's own runs are read to.
     unread: Vec<u8>,
+    /// The engine of the parent levels.
+    nodes: Engine,
     node: PhantomData<S>,
 }
 
 /// A caller broke the `LeafEngine` contract (a bug, never the input's fault).
 fn contract_broken(what: &str) -> HashError {
-    HashError::Io(std::io::Error::other(format!("internal error: {what}")))
+    HashError::Internal(what.to_string())
 }
 
 impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
@@ -377,7 +416,7 @@ impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
 
     fn absorb(&mut self, piece: Piece<'_>) -> Result<(), HashError> {
         match piece {
-            Piece::Memory(bytes) | Piece::Mapped { bytes, .. } => self.leaves.absorb(bytes),
+            Piece::Memory(bytes) | Piece::Mapped { bytes, .. } => self.leaves.absorb(bytes)?,
             // Owning no leaf (a GPU has them all), it reads nothing.
             Piece::Unread { len, .. } if self.leaves.owned().is_empty() => self.leaves.skip(len),
             // Given leaves while the pieces ahead were left unread for a
@@ -408,7 +447,7 @@ impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
                         }
                     }
                 }
-                self.leaves.absorb(&self.unread[..len]);
+                self.leaves.absorb(&self.unread[..len])?;
             }
         }
         Ok(())
@@ -434,7 +473,7 @@ impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
         } else {
             (states, after)
         };
-        self.leaves.set_states(kept, &kept_states);
+        self.leaves.set_states(kept, &kept_states)?;
         Ok(taken)
     }
 
@@ -463,16 +502,16 @@ impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
         } else {
             join_states(self.leaves.states(), own.end - own.start, states)
         };
-        self.leaves.set_states(all, &joined);
+        self.leaves.set_states(all, &joined)?;
         Ok(())
     }
 
     fn finish_leaves(self: Box<Self>, times: &mut Timings) -> Result<Vec<u8>, HashError> {
-        Ok(timed(&mut times.leaves, || self.leaves.finish()))
+        Ok(timed(&mut times.leaves, || self.leaves.finish())?)
     }
 
     fn finish(self: Box<Self>, times: &mut Timings) -> Result<Vec<u8>, HashError> {
-        let (params, workers) = (self.params, self.workers);
+        let (params, workers, nodes) = (self.params, self.workers, self.nodes);
         let own = self.leaves.owned();
         if own != (0..params.leaf_count()) {
             return Err(contract_broken(&format!(
@@ -482,7 +521,7 @@ impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
         }
         let outputs = self.finish_leaves(times)?;
         Ok(timed(&mut times.reduce, || {
-            digest_of_leaves::<S>(params, workers, outputs)
+            digest_of_leaves::<S>(nodes, params, workers, outputs)
         }))
     }
 }
@@ -498,22 +537,53 @@ fn join_states(mut first: LeafStates, first_len: u64, second: LeafStates) -> Lea
     first
 }
 
-/// The digest from the outputs of the leaves that hold a block, in leaf order.
+/// The digest from the outputs of the leaves that hold a block, in leaf
+/// order, for the function of the RustCrypto sponge `S`, the parent levels
+/// on `nodes`.
 fn digest_of_leaves<S: Sponge>(
+    nodes: Engine,
     params: &TreeParams,
     workers: Workers<'_>,
     outputs: Vec<u8>,
 ) -> Vec<u8> {
     if params.height() > 0 {
-        return reduce::reduce_levels::<S>(params, workers, outputs);
+        return reduce_on::<S>(nodes, params, workers, outputs);
     }
     if outputs.is_empty() {
         // The empty message: its one leaf is empty.
         let mut out = vec![0u8; params.output_len()];
-        S::hash_into(&[], &mut out);
+        fast_sponge::Fast::<S>::hash_into(&[], &mut out);
         return out;
     }
     outputs
+}
+
+/// The root digest from the outputs of the leaves that hold a block (H ≥ 1),
+/// for the function of the RustCrypto sponge `S`: the parent levels on
+/// `nodes`, the root on one core.
+fn reduce_on<S: Sponge>(
+    nodes: Engine,
+    params: &TreeParams,
+    workers: Workers<'_>,
+    outputs: Vec<u8>,
+) -> Vec<u8> {
+    type Node<S> = fast_sponge::Fast<S>;
+    match nodes {
+        Engine::Sponges => {
+            let nodes = sponges::Sponges::<S>::default();
+            reduce::reduce_levels::<Node<S>, _>(params, workers, &nodes, outputs)
+        }
+        #[cfg(target_arch = "x86_64")]
+        Engine::Lanes4(avx2) => {
+            let nodes = lanes::Lanes::<_, 4>::for_nodes(avx2, params.algorithm());
+            reduce::reduce_levels::<Node<S>, _>(params, workers, &nodes, outputs)
+        }
+        #[cfg(target_arch = "x86_64")]
+        Engine::Lanes8(avx512) => {
+            let nodes = lanes::Lanes::<_, 8>::for_nodes(avx512, params.algorithm());
+            reduce::reduce_levels::<Node<S>, _>(params, workers, &nodes, outputs)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -600,7 +670,7 @@ mod tests {
     /// The digest from leaf outputs, as `finish` makes it.
     fn digest(params: &TreeParams, pool: &rayon::ThreadPool, outputs: Vec<u8>) -> Vec<u8> {
         with_sponge!(params.algorithm(), R => {
-            digest_of_leaves::<fast_sponge::Fast<R>>(params, Workers::Pool(pool), outputs)
+            digest_of_leaves::<R>(Engine::Sponges, params, Workers::Pool(pool), outputs)
         })
     }
 
@@ -637,12 +707,70 @@ mod tests {
                 let Piece::Memory(bytes) = p else {
                     unreachable!("a slice is read from memory")
                 };
-                leaves.absorb(bytes);
-                Ok::<_, HashError>(())
+                Ok::<_, HashError>(leaves.absorb(bytes)?)
             })
             .unwrap();
             let sliced = leaves.pieces_in_slices;
-            (leaves.finish(), sliced)
+            (leaves.finish().unwrap(), sliced)
+        }
+    }
+
+    /// The node engine of every path this CPU has, by name.
+    fn node_engines() -> Vec<(&'static str, Engine)> {
+        #[allow(unused_mut)]
+        let mut engines = vec![("portable", Engine::Sponges)];
+        #[cfg(target_arch = "x86_64")]
+        {
+            let test = "parent_levels_on_every_engine_give_the_reference_digest";
+            if let Some(avx2) = platform::avx2_for_test(test) {
+                engines.push(("avx2", Engine::Lanes4(avx2)));
+            }
+            if let Some(avx512) = platform::Avx512::detect() {
+                engines.push(("avx512", Engine::Lanes8(avx512)));
+            }
+        }
+        engines
+    }
+
+    /// Parent levels W nodes at a time on every engine: nodes shorter than a
+    /// rate block (D·c = 128 < 136), of whole rate blocks (17 · 32 = 4 · 136),
+    /// and both (5 · 64 = 4 · 72 + 32); levels of no node, of fewer than a
+    /// unit's width, of a width and one more; a last parent with empty
+    /// children; a root longer than the rate (SHAKE256, 300 bytes).
+    #[test]
+    fn parent_levels_on_every_engine_give_the_reference_digest() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        let p = |a, h, d, n| TreeParams::with_options(a, h, d, None, vec![], n).unwrap();
+        let cases = [
+            p(Algorithm::Sha3_256, 5, 4, None),
+            p(Algorithm::Sha3_256, 2, 17, None),
+            p(Algorithm::Sha3_512, 3, 5, None),
+            p(Algorithm::Shake256, 4, 3, Some(300)),
+            p(Algorithm::Sha3_224, 7, 2, None),
+        ];
+        let engines = node_engines();
+        for params in cases {
+            let (b, l) = (params.block_size(), params.leaf_count() as usize);
+            let mut holding = vec![0, 1, 7, 8, 9, 17, 65, l - 1, l];
+            holding.retain(|&n| n <= l);
+            for leaves in holding {
+                // `leaves` leaves hold a block, the last one a short one.
+                let file = file((leaves * b).saturating_sub(b / 2), leaves as u64);
+                let want = reference::tree_hash(&params, &file);
+                let outputs = reference_leaf_outputs(&params, &file);
+                for &(name, nodes) in &engines {
+                    for workers in [Workers::Pool(&pool), Workers::Inline] {
+                        let got = with_sponge!(params.algorithm(), R => {
+                            digest_of_leaves::<R>(nodes, &params, workers, outputs.clone())
+                        });
+                        let case = format!("{name}, {workers:?}: {}", params.label());
+                        assert_eq!(got, want, "{case}, {leaves} leaves");
+                    }
+                }
+            }
         }
     }
 
@@ -722,7 +850,7 @@ mod tests {
                                     4,
                                 );
                             }
-                            if let Some(avx512) = platform::Avx512::detect()
+                            if let Some(avx512) = platform::avx512_for_test(test)
                                 && l >= 8
                             {
                                 sliced_pieces += run(
@@ -764,6 +892,17 @@ mod tests {
         let one = CpuBackend::new(Some(1), None, CpuPath::Portable).unwrap();
         // 32 MiB rounded up to whole blocks of 136 bytes.
         assert_eq!(one.piece_len(&h4), 33_554_464);
+        // A stripe longer than the longest piece (H = 10: 142,606,336 bytes;
+        // 4^10 · 136): 64 MiB rounded up to whole blocks, whatever the threads.
+        for h in [10, 12] {
+            let wide = TreeParams::new(Algorithm::Sha3_256, h, 4).unwrap();
+            assert_eq!(one.piece_len(&wide), 67_108_928, "H = {h}");
+            let sixteen = CpuBackend::new(Some(16), None, CpuPath::Portable).unwrap();
+            assert_eq!(sixteen.piece_len(&wide), 67_108_928, "H = {h}");
+        }
+        // H = 9: four stripes of 35,651,584 bytes, the longest piece at one thread.
+        let h9 = TreeParams::new(Algorithm::Sha3_256, 9, 4).unwrap();
+        assert_eq!(one.piece_len(&h9), 134_217_720);
     }
 
     /// Two engines of different paths own [0, k) and [k, L) from the start
@@ -901,6 +1040,10 @@ mod tests {
     /// at random piece boundaries (the second engine starts mid-stream, with
     /// no leaves); the leaves' outputs and the digest are the reference's.
     #[test]
+    #[cfg_attr(
+        all(target_arch = "x86_64", not(treehash_test_avx2)),
+        ignore = "the CPU that built this test has no AVX2 (build.rs)"
+    )]
     fn leaves_handed_over_mid_stream_give_the_reference_digest() {
         #[cfg(target_arch = "x86_64")]
         if platform::avx2_for_test("leaves_handed_over_mid_stream_give_the_reference_digest")
@@ -978,30 +1121,33 @@ mod tests {
     }
 
     /// Ranges that are not a prefix or suffix, not adjacent, or longer than
-    /// the message's leaves are errors, not panics; so is a digest asked of
-    /// an engine that owns only some leaves.
+    /// the message's leaves are internal errors (bugs), not panics; so is a
+    /// digest asked of an engine that owns only some leaves.
     #[test]
     fn broken_hand_overs_are_errors() {
+        fn is_bug<T>(result: Result<T, HashError>) -> bool {
+            matches!(result, Err(HashError::Internal(_)))
+        }
         let params = TreeParams::new(Algorithm::Sha3_256, 2, 4).unwrap();
         let cpu = backend(CpuPath::Portable, 1);
         let mut times = Timings::default();
         let mut engine = cpu.begin_at(&params, 0);
-        assert!(engine.give_leaves(3..20, vec![]).is_err());
+        assert!(is_bug(engine.give_leaves(3..20, vec![])));
         let reversed = |start, end| Range { start, end };
-        assert!(engine.give_leaves(reversed(4, 2), vec![]).is_err());
-        assert!(engine.give_leaves(0..1, vec![[0; 25]; 2]).is_err());
+        assert!(is_bug(engine.give_leaves(reversed(4, 2), vec![])));
+        assert!(is_bug(engine.give_leaves(0..1, vec![[0; 25]; 2])));
         engine.give_leaves(4..8, vec![]).unwrap();
-        assert!(engine.give_leaves(9..12, vec![]).is_err());
-        assert!(engine.give_leaves(0..3, vec![]).is_err());
-        assert!(engine.take_leaves(5..7).is_err());
-        assert!(engine.take_leaves(3..8).is_err());
-        assert!(engine.take_leaves(reversed(6, 5)).is_err());
+        assert!(is_bug(engine.give_leaves(9..12, vec![])));
+        assert!(is_bug(engine.give_leaves(0..3, vec![])));
+        assert!(is_bug(engine.take_leaves(5..7)));
+        assert!(is_bug(engine.take_leaves(3..8)));
+        assert!(is_bug(engine.take_leaves(reversed(6, 5))));
         engine.give_leaves(8..16, vec![]).unwrap();
         engine.absorb(Piece::Memory(&[1; 1000])).unwrap();
         assert!(engine.take_leaves(14..16).unwrap().is_empty());
         assert_eq!(engine.take_leaves(4..6).unwrap().len(), 2);
         assert_eq!(engine.leaves(), 6..14);
-        assert!(engine.finish(&mut times).is_err());
+        assert!(is_bug(engine.finish(&mut times)));
     }
 
     /// Where [`CpuBackend::run_one_piece`] and [`CpuBackend::run_pieces`]

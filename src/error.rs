@@ -5,6 +5,7 @@ use std::io;
 
 /// Why an input got no digest.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum HashError {
     /// Opening, mapping or reading the input failed.
     #[error("{}", io_reason(.0))]
@@ -31,6 +32,11 @@ pub enum HashError {
     /// The CPU thread pool could not be built.
     #[error("could not start the CPU threads: {0}")]
     Threads(String),
+    /// A bug in treehash: one part of it broke its contract with another,
+    /// or a thread of its own panicked. Never the input's fault, never a
+    /// GPU's failure: nothing is redone elsewhere, and no digest is made.
+    #[error("internal error (a bug in treehash, please report it): {0}")]
+    Internal(String),
 }
 
 /// The reason of an I/O error as coreutils prints it: "No such file or
@@ -53,5 +59,14 @@ mod tests {
         assert_eq!(HashError::from(e).to_string(), "No such file or directory");
         let custom = io::Error::other("short read");
         assert_eq!(io_reason(&custom), "short read");
+    }
+
+    #[test]
+    fn an_internal_error_says_it_is_a_bug() {
+        let e = HashError::Internal("no engine owns a leaf".into());
+        assert_eq!(
+            e.to_string(),
+            "internal error (a bug in treehash, please report it): no engine owns a leaf"
+        );
     }
 }

@@ -5,13 +5,14 @@
 //! /proc) is read as a stream.
 //!
 //! Mapping stays inside the crate: a mapping handed out as `&[u8]` could
-//! change under its reader (see [`InputFile::map`]).
+//! change under its reader (see `InputFile::map`).
 
 use std::fs::{File, Metadata};
 use std::io::{self, Seek, SeekFrom};
 use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::fs::{FileExt, FileTypeExt};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
 use memmap2::{Advice, Mmap, MmapOptions};
@@ -27,6 +28,55 @@ pub fn is_stdin_name(name: &Path) -> bool {
     name.as_os_str() == STDIN_NAME
 }
 
+/// Standard input, as a file of its own (a duplicate of descriptor 0).
+/// A standard input that was closed when the process started is an error,
+/// `EBADF` ("Bad file descriptor"), as coreutils report it, not an empty
+/// input.
+pub fn open_stdin() -> io::Result<File> {
+    if stdin_closed_at_start() {
+        return Err(io::Error::from_raw_os_error(libc::EBADF));
+    }
+    Ok(File::from(io::stdin().as_fd().try_clone_to_owned()?))
+}
+
+/// Descriptor 0 was closed when the process started.
+static STDIN_CLOSED_AT_START: AtomicBool = AtomicBool::new(false);
+
+/// Runs before `main`, and so before Rust's runtime opens /dev/null on any
+/// of descriptors 0 to 2 that it finds closed (so that files opened later
+/// cannot take their place): after that, a closed standard input would
+/// read as an empty one. The C runtime calls the functions of
+/// `.init_array` (ELF) first; a program that loads the library later
+/// calls it as the library is loaded.
+// SAFETY: `.init_array` holds plain `extern "C" fn()` pointers that the C
+// runtime calls once; this one only asks fcntl about a descriptor.
+#[used]
+#[unsafe(link_section = ".init_array")]
+static PROBE_STDIN: extern "C" fn() = probe_stdin;
+
+extern "C" fn probe_stdin() {
+    // SAFETY: F_GETFD only reads the descriptor's flags; it fails with EBADF
+    // exactly when descriptor 0 is not open.
+    let closed = unsafe { libc::fcntl(libc::STDIN_FILENO, libc::F_GETFD) } == -1;
+    STDIN_CLOSED_AT_START.store(closed, Ordering::Relaxed);
+}
+
+/// Whether standard input was closed when the process started and is still
+/// the /dev/null that Rust's runtime put in its place (a program may have
+/// opened something else there since, which is then its standard input).
+fn stdin_closed_at_start() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if !STDIN_CLOSED_AT_START.load(Ordering::Relaxed) {
+        return false;
+    }
+    // /dev/null is character device 1:3 on Linux.
+    let dev_null = libc::makedev(1, 3);
+    let stdin = io::stdin().as_fd().try_clone_to_owned().map(File::from);
+    stdin
+        .and_then(|file| file.metadata())
+        .is_ok_and(|meta| meta.file_type().is_char_device() && meta.rdev() == dev_null)
+}
+
 /// An opened input, ready to be hashed.
 pub(crate) enum Source {
     /// A regular file, read by ranges.
@@ -40,7 +90,7 @@ impl Source {
     /// ranges too when it is a redirected regular file, from its offset).
     pub(crate) fn open(name: &Path) -> io::Result<Source> {
         let file = if is_stdin_name(name) {
-            File::from(io::stdin().as_fd().try_clone_to_owned()?)
+            open_stdin()?
         } else {
             File::open(name)?
         };
@@ -211,6 +261,10 @@ impl InputFile {
                 Err(e) => return Err(self.read_error(e, offset + at as u64)),
             }
         }
+        #[cfg(test)]
+        if let Some(hook) = &*tests::WINDOW_READ_IN.lock().unwrap() {
+            hook(&self.file, offset..offset + len as u64);
+        }
         Ok(map)
     }
 
@@ -328,7 +382,20 @@ impl Stamp {
 mod tests {
     use super::*;
     use std::io::Read;
+    use std::os::unix::fs::MetadataExt;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::mpsc;
     use std::time::Duration;
+
+    use crate::{Algorithm, BackendChoice, Hasher, HasherOptions, Progress, TreeParams};
+
+    /// A hook told (the file, the window's bytes of the input) by
+    /// [`InputFile::map`] each time a window has been mapped and read in, on
+    /// the thread that did it: a test can wait for that instead of for time
+    /// to pass.
+    type WindowHook = Box<dyn Fn(&File, std::ops::Range<u64>) + Send>;
+    pub(super) static WINDOW_READ_IN: Mutex<Option<WindowHook>> = Mutex::new(None);
 
     fn input_file(path: &Path) -> InputFile {
         match Source::open(path).unwrap() {
@@ -445,5 +512,105 @@ mod tests {
         if sys.exists() {
             assert!(matches!(Source::open(sys).unwrap(), Source::Stream(_)));
         }
+    }
+
+    /// The SIGBUS handler of this test binary: what the command-line tool's
+    /// does, counting the faults recovered.
+    static FAULTS: AtomicUsize = AtomicUsize::new(0);
+
+    extern "C" fn on_sigbus(_: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+        // SAFETY: the kernel passes a valid siginfo_t with SA_SIGINFO.
+        let (code, address) = unsafe { ((*info).si_code, (*info).si_addr() as usize) };
+        // SAFETY: a SIGBUS handler, on the thread that took the fault, which
+        // the kernel raised for that thread's access at `address`; it
+        // returns only when `recover` says true.
+        if crate::sigbus::raised_by_an_access(code) && unsafe { crate::sigbus::recover(address) } {
+            FAULTS.fetch_add(1, Ordering::SeqCst);
+            return;
+        }
+        // SAFETY: abort(3) ends the process, as the default action would.
+        unsafe { libc::abort() };
+    }
+
+    /// Cuts the file to `to` bytes when the first piece has been hashed,
+    /// once `ready` says that the window after it has been read in.
+    struct CutWhenReady {
+        path: std::path::PathBuf,
+        to: u64,
+        ready: Mutex<mpsc::Receiver<()>>,
+        done: AtomicBool,
+    }
+
+    impl Progress for CutWhenReady {
+        fn advance(&self, _bytes: u64) {
+            if !self.done.swap(true, Ordering::SeqCst) {
+                // The timeout only keeps a broken test from hanging: the
+                // window is read in within milliseconds.
+                let ready = self
+                    .ready
+                    .lock()
+                    .unwrap()
+                    .recv_timeout(Duration::from_secs(60));
+                ready.expect("the window that holds the cut was never read in");
+                let file = File::options().write(true).open(&self.path).unwrap();
+                file.set_len(self.to).unwrap();
+            }
+        }
+    }
+
+    /// The file is cut while the window after the first is mapped and read
+    /// in but not yet hashed: hashing it reads pages that no longer exist,
+    /// which raises SIGBUS; the fault is recovered and the input ends in an
+    /// error, not a digest and not a crash. Each step waits for the one
+    /// before it (the window read in, then the cut), never for time.
+    #[test]
+    fn a_file_cut_under_the_window_being_hashed_gets_an_error_not_a_crash() {
+        // SAFETY: installs a handler that only calls async-signal-safe code.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_sigbus as *const () as libc::sighandler_t;
+            action.sa_flags = libc::SA_SIGINFO;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut());
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cut.bin");
+        std::fs::write(&path, vec![9u8; 8 << 20]).unwrap();
+        // Windows of about 1 MiB: the second (1 to 2 MiB) is read in by a
+        // helper thread while the first is hashed; the cut at 1.5 MiB takes
+        // half of it.
+        let (piece, cut) = (1usize << 20, 3u64 << 19);
+        let inode = std::fs::metadata(&path).unwrap().ino();
+        let (read_in, ready) = mpsc::channel();
+        let read_in = Mutex::new(read_in);
+        *WINDOW_READ_IN.lock().unwrap() = Some(Box::new(move |file: &File, window| {
+            if window.contains(&cut) && file.metadata().is_ok_and(|m| m.ino() == inode) {
+                let _ = read_in.lock().unwrap().send(());
+            }
+        }));
+        let progress = CutWhenReady {
+            path: path.clone(),
+            to: cut,
+            ready: Mutex::new(ready),
+            done: AtomicBool::new(false),
+        };
+        let hasher = Hasher::new(HasherOptions {
+            backend: BackendChoice::Cpu,
+            piece_bytes: Some(piece),
+            ..Default::default()
+        })
+        .unwrap();
+        let params = TreeParams::new(Algorithm::Sha3_256, 2, 4).unwrap();
+        let result = hasher.hash_path(&params, &path, &progress);
+        *WINDOW_READ_IN.lock().unwrap() = None;
+        let err = result.expect_err("a file cut short has no digest");
+        assert!(
+            err.to_string().contains("shrank from 8388608 to 1572864"),
+            "{err}"
+        );
+        assert!(
+            FAULTS.load(Ordering::SeqCst) >= 1,
+            "the cut was expected to land in the window being hashed"
+        );
     }
 }

@@ -17,10 +17,18 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+// Linux only: the input path relies on Linux's mmap, madvise
+// (MADV_POPULATE_READ), posix_fadvise and F_SETPIPE_SZ, SIGBUS recovery on
+// its signal semantics, and the closed-standard-input probe on ELF's
+// .init_array.
+#[cfg(not(target_os = "linux"))]
+compile_error!("treehash supports Linux only");
+
 pub mod checkfile;
 pub mod cpu;
 mod engine;
 pub mod error;
+pub mod function;
 pub mod gpu;
 pub mod hasher;
 pub mod input;
@@ -33,17 +41,21 @@ pub mod reference;
 mod schedule;
 pub mod sigbus;
 pub mod sponge;
+pub mod standard;
+mod stream;
 pub mod timings;
 mod trace;
 
 pub use cpu::CpuPath;
 pub use error::HashError;
+pub use function::{AsParams, Function, Label, Params, ParamsRef};
 pub use hasher::{BackendChoice, BackendUsed, HashOutput, Hasher, HasherOptions};
 pub use list::{ListInput, ListResult};
-pub use params::{Algorithm, Label, ParamError, TreeParams};
+pub use params::{Algorithm, ParamError, TreeLabel, TreeParams};
 pub use parts::{JoinError, Joined, Part, PartError, PartOutput};
-pub use progress::{NoProgress, Progress};
-pub use schedule::EngineShare;
+pub use progress::{EngineShare, NoProgress, Progress};
+pub use standard::{Standard, StandardLabel, StandardParams};
+pub use stream::Stream;
 pub use timings::Timings;
 
 /// The largest piece of input handed to a backend at once; larger

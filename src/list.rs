@@ -1,8 +1,11 @@
 //! Many inputs side by side. An input that alone would not fill the engines
 //! (one piece long, or a single sponge at height 0) is hashed on one worker
-//! thread, inline, while the next ones start on the others; an input long
-//! enough to fill them is hashed on every engine, one such input at a time,
-//! beside the small ones. Results come back in the inputs' order, each as
+//! thread, inline, in a batch with the next such inputs, while other batches
+//! run on the other workers; an input long enough to fill the engines is
+//! hashed on every CPU core, one such input at a time, beside the small ones.
+//! Under `Auto`, once the long inputs waiting would take the CPU more than
+//! the GPUs' start-up repays, the GPUs start, and each takes whole long
+//! inputs beside the CPU's. Results come back in the inputs' order, each as
 //! soon as it and every one before it are done, and only a bounded number
 //! of inputs is open, mapped or waiting to be given back at once.
 
@@ -12,74 +15,117 @@ use std::sync::mpsc;
 
 use crate::cpu::off_rayon_workers;
 use crate::error::HashError;
-use crate::hasher::{HashOutput, Hasher, Placement};
+use crate::function::{Params, ParamsRef};
+use crate::hasher::{HashOutput, Hasher, Placement, STARTUP_PAYOFF};
 use crate::input::is_stdin_name;
-use crate::params::TreeParams;
 use crate::progress::Progress;
+use crate::standard::Family;
 
 /// One input of a list: a file (`-` is standard input) and the parameters
 /// its digest is made with.
 #[derive(Clone, Debug)]
 pub struct ListInput {
-    pub params: TreeParams,
+    pub params: Params,
     pub path: PathBuf,
+}
+
+impl ListInput {
+    /// Whether the input's digest is one sponge over the whole message (LI
+    /// at height 0, TurboSHAKE), which no more than one thread can hash.
+    fn one_sponge(&self) -> bool {
+        match &self.params {
+            Params::Tree(p) => p.leaf_count() == 1,
+            Params::Standard(p) => p.standard().family() == Family::TurboShake,
+        }
+    }
+
+    /// An LI tree a GPU can share (of more than one leaf).
+    fn gpu_tree(&self) -> Option<&crate::params::TreeParams> {
+        match &self.params {
+            Params::Tree(p) if p.leaf_count() > 1 => Some(p),
+            _ => None,
+        }
+    }
 }
 
 /// What one item of a list came to: the digest or why there is none, or
 /// nothing for an item that held no input.
 pub type ListResult = Option<Result<HashOutput, HashError>>;
 
-/// Inputs hashed alone at once, per worker thread: one more than the
-/// workers keeps each busy while the caller hands out the next.
-const ALONE_PER_THREAD: usize = 2;
+/// Batches of inputs hashed alone at once, per worker thread: one more
+/// than the workers keeps each busy while the caller hands out the next.
+const BATCHES_PER_THREAD: usize = 2;
+/// A batch of inputs hashed alone, one after the other by one worker, holds
+/// at most this many inputs and about this many bytes: each batch costs a
+/// hand-over to a worker and back (two thread wake-ups), which a small
+/// file's hashing does not repay on its own.
+const BATCH_INPUTS: usize = 64;
+const BATCH_BYTES: u64 = 1 << 20;
 /// Bytes of the inputs hashed alone at once, at most (one input may be
 /// larger): each is mapped or read whole, so this bounds memory.
 const ALONE_BYTES: u64 = 256 << 20;
 /// Items waiting to be given back in order, per worker thread: a slow input
 /// holds back those after it, and this bounds how many.
-const WAITING_PER_THREAD: usize = 8;
+const WAITING_PER_THREAD: usize = 4 * BATCH_INPUTS;
 
 /// Where one item runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Lane {
-    /// Nothing to hash: given back in its place.
-    Nothing,
-    /// On one worker thread, inline; `len` bytes counted against the budget.
-    Alone { len: u64 },
-    /// On every engine, one such input at a time.
+    /// In a batch on one worker thread, inline.
+    Alone,
+    /// On every CPU core (and, for a list's only long input, the GPUs that
+    /// join it), one such input at a time.
     Engines,
+    /// On the GPU of this ordinal alone, one input at a time.
+    Gpu(usize),
 }
 
 /// An item that is not given back yet.
 struct Waiting<T> {
     tag: T,
     result: Option<ListResult>,
-    /// Bytes it counts against [`ALONE_BYTES`] while it is hashed alone.
-    alone_len: Option<u64>,
 }
 
-/// Sends an input's result to the list's driver, or, if the hashing
-/// panicked before it could, says so: the driver waits for every input it
-/// started.
+/// Results sent to the list's driver: a batch's, or one long input's.
+type Finished = Vec<(usize, Result<HashOutput, HashError>)>;
+
+/// Sends results to the list's driver when dropped, with, for the inputs
+/// whose hashing panicked before it could finish, an error that says so:
+/// the driver waits for every input it started.
 struct Reply {
-    index: usize,
-    to: mpsc::Sender<(usize, Result<HashOutput, HashError>)>,
-    sent: bool,
-}
-
-impl Reply {
-    fn send(mut self, out: Result<HashOutput, HashError>) {
-        self.sent = true;
-        let _ = self.to.send((self.index, out));
-    }
+    indices: Vec<usize>,
+    to: mpsc::Sender<(Lane, u64, Finished)>,
+    lane: Lane,
+    /// The inputs' bytes (those counted against [`ALONE_BYTES`]).
+    bytes: u64,
+    results: Finished,
 }
 
 impl Drop for Reply {
     fn drop(&mut self) {
-        if !self.sent {
-            let bug = HashError::Threads("internal error: hashing this input panicked".into());
-            let _ = self.to.send((self.index, Err(bug)));
+        let sent: Vec<usize> = self.results.iter().map(|(i, _)| *i).collect();
+        for &index in self.indices.iter().filter(|i| !sent.contains(i)) {
+            let bug = HashError::Internal("hashing this input panicked".into());
+            self.results.push((index, Err(bug)));
         }
+        let results = std::mem::take(&mut self.results);
+        let _ = self.to.send((self.lane, self.bytes, results));
     }
+}
+
+/// Inputs gathered into the next batch.
+#[derive(Default)]
+struct Batch {
+    inputs: Vec<(usize, ListInput)>,
+    bytes: u64,
+}
+
+/// A long input waiting for a lane.
+struct Long {
+    index: usize,
+    input: ListInput,
+    /// Its length when known.
+    len: Option<u64>,
 }
 
 /// The driver's account of a list under way.
@@ -87,30 +133,54 @@ struct Driver<T> {
     waiting: VecDeque<Waiting<T>>,
     /// The list index of `waiting`'s first item.
     first: usize,
-    /// Inputs hashed alone now, and their bytes.
+    /// Batches hashed alone now, and their bytes.
     alone: (usize, u64),
-    /// An input is on every engine now.
-    engines_busy: bool,
-    /// Inputs for every engine, waiting for the one before to end.
-    for_engines: VecDeque<(usize, ListInput)>,
+    batch: Batch,
+    /// Long inputs, waiting for a lane in the list's order.
+    long: VecDeque<Long>,
+    /// A long input is on every CPU core now.
+    cpu_busy: bool,
+    /// The GPUs were asked to start, and those hashing an input now.
+    gpus_asked: bool,
+    gpus_busy: Vec<usize>,
+    /// The CPU's rate on long inputs so far, in bytes a second.
+    cpu_rate: Option<f64>,
     exhausted: bool,
 }
 
 impl<T> Driver<T> {
     fn under_way(&self) -> bool {
-        self.alone.0 > 0 || self.engines_busy
+        self.alone.0 > 0 || self.cpu_busy || !self.gpus_busy.is_empty()
     }
 
-    /// Takes in the result of item `index`.
-    fn finished(&mut self, index: usize, out: Result<HashOutput, HashError>) {
-        let Some(item) = self.waiting.get_mut(index - self.first) else {
-            return;
-        };
-        match item.alone_len.take() {
-            Some(len) => self.alone = (self.alone.0 - 1, self.alone.1 - len),
-            None => self.engines_busy = false,
+    /// Whether another item may be taken from the list.
+    fn room(&self, threads: usize) -> bool {
+        !self.exhausted
+            && self.waiting.len() < WAITING_PER_THREAD * threads
+            && self.alone.0 < BATCHES_PER_THREAD * threads
+            && self.alone.1 + self.batch.bytes < ALONE_BYTES
+    }
+
+    /// Takes in finished results.
+    fn finished(&mut self, lane: Lane, bytes: u64, results: Finished) {
+        match lane {
+            Lane::Alone => self.alone = (self.alone.0 - 1, self.alone.1 - bytes),
+            Lane::Engines => {
+                self.cpu_busy = false;
+                if let [(_, Ok(out))] = results.as_slice() {
+                    let secs = out.timings.total.as_secs_f64();
+                    if secs > 0.0 && out.bytes > 0 {
+                        self.cpu_rate = Some(out.bytes as f64 / secs);
+                    }
+                }
+            }
+            Lane::Gpu(ordinal) => self.gpus_busy.retain(|&o| o != ordinal),
         }
-        item.result = Some(Some(out));
+        for (index, out) in results {
+            if let Some(item) = self.waiting.get_mut(index - self.first) {
+                item.result = Some(Some(out));
+            }
+        }
     }
 }
 
@@ -118,11 +188,11 @@ impl Hasher {
     /// Hashes every item of `items` that holds an input, side by side, and
     /// calls `done` with each item's tag and result in the items' order,
     /// from one thread (the calling thread, unless that is a rayon worker,
-    /// which must not wait on this hasher's pool). Items are taken from `items` only as the
-    /// hashing gets to them, so a long list costs no memory. `progress` is
-    /// told the bytes hashed, from all inputs at once. If `done` returns an
-    /// error, no further item is started, and that error is returned once
-    /// the inputs under way have ended.
+    /// which must not wait on this hasher's pool). Items are taken from
+    /// `items` only as the hashing gets to them, so a long list costs no
+    /// memory. `progress` is told the bytes hashed, from all inputs at once.
+    /// If `done` returns an error, no further item is started, and that
+    /// error is returned once the inputs under way have ended.
     pub fn hash_list<T: Send, E: Send>(
         &self,
         items: impl IntoIterator<Item = (T, Option<ListInput>), IntoIter: Send>,
@@ -135,86 +205,117 @@ impl Hasher {
             waiting: VecDeque::new(),
             first: 0,
             alone: (0, 0),
-            engines_busy: false,
-            for_engines: VecDeque::new(),
+            batch: Batch::default(),
+            long: VecDeque::new(),
+            cpu_busy: false,
+            gpus_asked: false,
+            gpus_busy: Vec::new(),
+            cpu_rate: None,
             exhausted: false,
         };
         let mut failure = None;
         off_rayon_workers(|| {
             let (to_driver, results) = mpsc::channel();
-            std::thread::scope(|engines_thread| {
+            std::thread::scope(|lanes| {
                 self.cpu().pool().in_place_scope(|workers| {
+                    let reply = |indices: Vec<usize>, lane: Lane, bytes: u64| Reply {
+                        results: Vec::with_capacity(indices.len()),
+                        indices,
+                        to: to_driver.clone(),
+                        lane,
+                        bytes,
+                    };
+                    let hash = move |input: &ListInput, placement: Placement| {
+                        let progress = &Advance(progress);
+                        self.hash_path_on(input.params.as_ref(), &input.path, progress, placement)
+                    };
+                    // Hands the batch gathered so far to a worker.
+                    let send_batch = |list: &mut Driver<T>| {
+                        let Batch { inputs, bytes } = std::mem::take(&mut list.batch);
+                        if inputs.is_empty() {
+                            return;
+                        }
+                        list.alone = (list.alone.0 + 1, list.alone.1 + bytes);
+                        let indices = inputs.iter().map(|(i, _)| *i).collect();
+                        let mut reply = reply(indices, Lane::Alone, bytes);
+                        workers.spawn(move |_| {
+                            for (index, input) in inputs {
+                                reply.results.push((index, hash(&input, Placement::Alone)));
+                            }
+                        });
+                    };
+                    // Starts a long input on a lane.
+                    let start_long = |long: Long, lane: Lane, placement: Placement| {
+                        let mut reply = reply(vec![long.index], lane, 0);
+                        lanes.spawn(move || {
+                            reply
+                                .results
+                                .push((long.index, hash(&long.input, placement)));
+                        });
+                    };
                     loop {
-                        // Start what the bounds allow.
-                        while failure.is_none()
-                            && !list.exhausted
-                            && list.waiting.len() < WAITING_PER_THREAD * threads
-                            && list.alone.0 < ALONE_PER_THREAD * threads
-                            && list.alone.1 < ALONE_BYTES
-                        {
+                        // Take items while the bounds allow.
+                        while failure.is_none() && list.room(threads) {
                             let Some((tag, input)) = items.next() else {
                                 list.exhausted = true;
                                 break;
                             };
                             let index = list.first + list.waiting.len();
-                            let lane = input.as_ref().map_or(Lane::Nothing, |i| self.lane_of(i));
-                            let mut item = Waiting {
-                                tag,
-                                result: None,
-                                alone_len: None,
-                            };
-                            match (lane, input) {
-                                (Lane::Alone { len }, Some(input)) => {
-                                    item.alone_len = Some(len);
-                                    list.alone = (list.alone.0 + 1, list.alone.1 + len);
-                                    let reply = Reply {
-                                        index,
-                                        to: to_driver.clone(),
-                                        sent: false,
-                                    };
-                                    workers.spawn(move |_| {
-                                        reply.send(self.hash_path_on(
-                                            &input.params,
-                                            &input.path,
-                                            &Advance(progress),
-                                            Placement::Alone,
-                                        ))
-                                    });
+                            let mut item = Waiting { tag, result: None };
+                            match input.map(|input| (self.lane_of(&input), input)) {
+                                None => item.result = Some(None),
+                                Some(((Lane::Alone, Some(len)), input)) => {
+                                    list.batch.inputs.push((index, input));
+                                    list.batch.bytes += len;
+                                    if list.batch.inputs.len() >= BATCH_INPUTS
+                                        || list.batch.bytes >= BATCH_BYTES
+                                    {
+                                        send_batch(&mut list);
+                                    }
                                 }
-                                (Lane::Engines, Some(input)) => {
-                                    list.for_engines.push_back((index, input))
+                                Some(((_, len), input)) => {
+                                    list.long.push_back(Long { index, input, len })
                                 }
-                                _ => item.result = Some(None),
                             }
                             list.waiting.push_back(item);
                         }
                         if failure.is_some() {
-                            list.for_engines.clear();
+                            list.long.clear();
+                            list.batch = Batch::default();
                         }
-                        if !list.engines_busy
-                            && let Some((index, input)) = list.for_engines.pop_front()
-                        {
-                            list.engines_busy = true;
-                            let reply = Reply {
-                                index,
-                                to: to_driver.clone(),
-                                sent: false,
+                        // Nothing more to take for now: what is gathered goes.
+                        send_batch(&mut list);
+                        self.start_gpus_if_worth_it(&mut list);
+                        for ordinal in self.idle_gpus(&list) {
+                            let gpu_can_take = |l: &Long| {
+                                l.input
+                                    .gpu_tree()
+                                    .is_some_and(|p| self.fleet().is_ready(ordinal, p.algorithm()))
                             };
-                            engines_thread.spawn(move || {
-                                reply.send(self.hash_path_on(
-                                    &input.params,
-                                    &input.path,
-                                    &Advance(progress),
-                                    Placement::Engines,
-                                ))
-                            });
+                            if let Some(at) = list.long.iter().position(gpu_can_take)
+                                && let Some(long) = list.long.remove(at)
+                            {
+                                list.gpus_busy.push(ordinal);
+                                start_long(long, Lane::Gpu(ordinal), Placement::Gpu(ordinal));
+                            }
+                        }
+                        if !list.cpu_busy
+                            && let Some(long) = list.long.pop_front()
+                        {
+                            list.cpu_busy = true;
+                            // Once the GPUs take inputs of their own, the
+                            // CPU's are its own too.
+                            let placement = match list.gpus_asked {
+                                true => Placement::Cpu,
+                                false => Placement::Engines,
+                            };
+                            start_long(long, Lane::Engines, placement);
                         }
                         // Give back, in order, what is done.
                         while list.waiting.front().is_some_and(|w| w.result.is_some()) {
                             let Some(Waiting {
                                 tag,
                                 result: Some(result),
-                                ..
                             }) = list.waiting.pop_front()
                             else {
                                 unreachable!("the front item has its result");
@@ -233,7 +334,7 @@ impl Hasher {
                             continue;
                         }
                         match results.recv() {
-                            Ok((index, out)) => list.finished(index, out),
+                            Ok((lane, bytes, results)) => list.finished(lane, bytes, results),
                             Err(_) => unreachable!("the driver holds a sender"),
                         }
                     }
@@ -243,26 +344,72 @@ impl Hasher {
         failure.map_or(Ok(()), Err)
     }
 
-    /// Where an input runs: alone when it would not fill the engines.
-    fn lane_of(&self, input: &ListInput) -> Lane {
-        let cpu = self.cpu();
+    /// Where an input runs, and its length when known: alone when it would
+    /// not fill the engines.
+    fn lane_of(&self, input: &ListInput) -> (Lane, Option<u64>) {
         if is_stdin_name(&input.path) {
-            return Lane::Engines;
+            return (Lane::Engines, None);
         }
         // A name that cannot be looked up fails the same way when opened.
         let Ok(meta) = std::fs::metadata(&input.path) else {
-            return Lane::Alone { len: 0 };
+            return (Lane::Alone, Some(0));
         };
         if !meta.is_file() {
-            return Lane::Alone { len: 0 };
+            return (Lane::Alone, Some(0));
         }
         let len = meta.len();
-        let one_piece = len <= cpu.piece_len(&input.params) as u64;
-        if self.hashes_alone() && (one_piece || input.params.leaf_count() == 1) {
-            Lane::Alone { len }
+        let piece = match input.params.as_ref() {
+            ParamsRef::Tree(p) => self.cpu().piece_len(p),
+            ParamsRef::Standard(_) => self.cpu().standard_piece_target(),
+        };
+        if self.hashes_alone() && (len <= piece as u64 || input.one_sponge()) {
+            (Lane::Alone, Some(len))
         } else {
-            Lane::Engines
+            (Lane::Engines, Some(len))
         }
+    }
+
+    /// Under `Auto`, asks the GPUs to start once the long inputs waiting
+    /// would keep the CPU busy for longer than their start-up repays (as
+    /// for one long input: `STARTUP_PAYOFF` times the start-up measured on
+    /// this machine), at the CPU's rate on the list's long inputs so far.
+    fn start_gpus_if_worth_it<T>(&self, list: &mut Driver<T>) {
+        if list.gpus_asked || !self.lists_may_use_gpus() {
+            return;
+        }
+        if self.waits_for_gpus()
+            && let Some(params) = list.long.iter().find_map(|l| l.input.gpu_tree())
+        {
+            // Tests: every GPU ready before the first long input.
+            self.fleet()
+                .prepare_now(params.algorithm(), self.cpu().piece_len(params));
+            list.gpus_asked = true;
+            return;
+        }
+        let Some(rate) = list.cpu_rate else { return };
+        let shareable = || list.long.iter().filter(|l| l.input.gpu_tree().is_some());
+        let waiting: u64 = shareable().filter_map(|l| l.len).sum();
+        let startup = self.fleet().expected_startup().as_secs_f64();
+        if (waiting as f64 / rate) > STARTUP_PAYOFF * startup
+            && let Some(params) = list.long.iter().find_map(|l| l.input.gpu_tree())
+        {
+            let piece_len = self.cpu().piece_len(params);
+            self.fleet()
+                .start_in_background(params.algorithm(), piece_len);
+            list.gpus_asked = true;
+        }
+    }
+
+    /// The GPUs ready (for some algorithm) and free to take a whole input.
+    fn idle_gpus<T>(&self, list: &Driver<T>) -> Vec<usize> {
+        if !list.gpus_asked || !self.lists_may_use_gpus() {
+            return Vec::new();
+        }
+        self.fleet()
+            .ordinals_ready()
+            .into_iter()
+            .filter(|o| !list.gpus_busy.contains(o))
+            .collect()
     }
 }
 

@@ -38,6 +38,9 @@ const MAX_MAPPERS: usize = 4;
 const PREFETCH_STEP: u64 = 8 << 20;
 /// Files of one piece up to this size are read into memory, not mapped.
 pub(crate) const SMALL_FILE_READ: usize = 256 << 10;
+/// A stream's first bytes, up to about this many, are read on the calling
+/// thread: one that ends within them is hashed without a helper thread.
+const SMALL_STREAM_READ: usize = 64 << 10;
 
 /// A piece length near `target` bytes (at most [`MAX_PIECE`], whatever the
 /// caller asks) that is a whole number of blocks and longer than any prefix
@@ -50,6 +53,56 @@ pub(crate) fn piece_len(block_size: usize, target: usize) -> usize {
         .max(block_size)
         .max(crate::params::MAX_PREFIX_LEN + 1)
         .next_multiple_of(block_size)
+}
+
+/// How a message is cut: its block size (pieces are whole blocks) and the
+/// prefix it starts with (LI's P; none for the standard functions).
+pub(crate) trait Framing: Sync {
+    fn block_size(&self) -> usize;
+    fn prefix(&self) -> &[u8];
+}
+
+impl Framing for TreeParams {
+    fn block_size(&self) -> usize {
+        TreeParams::block_size(self)
+    }
+    fn prefix(&self) -> &[u8] {
+        TreeParams::prefix(self)
+    }
+}
+
+/// A message of blocks of `.0` bytes with no prefix.
+pub(crate) struct Blocks(pub(crate) usize);
+
+impl Framing for Blocks {
+    fn block_size(&self) -> usize {
+        self.0
+    }
+    fn prefix(&self) -> &[u8] {
+        &[]
+    }
+}
+
+/// One input, as the input path reads it.
+pub(crate) enum Input<'i> {
+    Bytes(&'i [u8]),
+    File(&'i InputFile),
+    Stream(&'i mut (dyn Read + Send)),
+}
+
+impl Input<'_> {
+    pub(crate) fn known_len(&self) -> Option<u64> {
+        match self {
+            Input::Bytes(b) => Some(b.len() as u64),
+            Input::File(f) => Some(f.len()),
+            Input::Stream(_) => None,
+        }
+    }
+
+    /// True when the input can be hashed again from its start.
+    pub(crate) fn can_reread(&self) -> bool {
+        !matches!(self, Input::Stream(_))
+    }
 }
 
 /// A piece of M.
@@ -99,7 +152,7 @@ pub(crate) enum Access {
 /// byte, completed from the file's first bytes (`read` fills them).
 /// Returns the head and how many file bytes it holds.
 fn head<E>(
-    params: &TreeParams,
+    params: &dyn Framing,
     file_len: u64,
     read: impl FnOnce(&mut [u8]) -> Result<(), E>,
 ) -> Result<(Vec<u8>, usize), E> {
@@ -117,7 +170,7 @@ fn head<E>(
 /// Only the blocks that hold prefix bytes are copied; the rest are borrowed.
 /// `progress` is told the file bytes of each piece once it is absorbed.
 pub(crate) fn for_each_piece_of_slice<E>(
-    params: &TreeParams,
+    params: &dyn Framing,
     file: &[u8],
     piece_len: usize,
     progress: &dyn Progress,
@@ -125,7 +178,7 @@ pub(crate) fn for_each_piece_of_slice<E>(
 ) -> Result<(), E> {
     debug_assert!(piece_len.is_multiple_of(params.block_size()));
     let mut rest = file;
-    if params.has_prefix() {
+    if !params.prefix().is_empty() {
         let (head, from_file) = head(params, file.len() as u64, |dst| {
             dst.copy_from_slice(&file[..dst.len()]);
             Ok(())
@@ -146,7 +199,7 @@ pub(crate) fn for_each_piece_of_slice<E>(
 /// `unmapped` is set the pieces not yet mapped come unread instead (the
 /// engines that own leaves then read the file themselves).
 pub(crate) fn for_each_piece_of_file(
-    params: &TreeParams,
+    params: &dyn Framing,
     input: &InputFile,
     piece_len: usize,
     access: Access,
@@ -161,7 +214,7 @@ pub(crate) fn for_each_piece_of_file(
     };
     let file_len = input.len();
     let mut offset = 0u64;
-    if params.has_prefix() {
+    if !params.prefix().is_empty() {
         let (head, from_file) = head(params, file_len, |dst| input.read_exact_at(dst, 0))?;
         absorb(Piece::Memory(&head))?;
         progress.advance(from_file as u64);
@@ -377,26 +430,40 @@ fn prefetcher<'scope>(
 
 /// Reads M = P ‖ (all of `reader`) and calls `absorb` with pieces of
 /// `piece_len` bytes (a multiple of the block size), the last one shorter.
-/// A helper thread reads the next piece while `absorb` takes this one, so
-/// memory use is two pieces whatever the stream's length. `progress` is told
+/// Past its first few kilobytes, a helper thread reads the next piece while
+/// `absorb` takes this one, so memory use is two pieces whatever the
+/// stream's length. `progress` is told
 /// the stream bytes of each piece once it is absorbed. Returns the number of
 /// bytes read from `reader` (the prefix not counted).
 pub(crate) fn for_each_piece_of_stream<E: From<io::Error>>(
-    params: &TreeParams,
+    params: &dyn Framing,
     reader: &mut (dyn Read + Send),
     piece_len: usize,
     progress: &dyn Progress,
     mut absorb: impl FnMut(&[u8]) -> Result<(), E>,
 ) -> Result<u64, E> {
     let prefix = params.prefix();
+    // The first bytes are read here: a stream that ends within them (an
+    // empty file, a short pipe) needs no helper thread and no large buffers.
+    let mut first =
+        vec![0u8; self::piece_len(params.block_size(), SMALL_STREAM_READ).min(piece_len)];
+    first[..prefix.len()].copy_from_slice(prefix);
+    let filled = fill(reader, &mut first, prefix.len())?;
+    let mut total = (filled - prefix.len()) as u64;
+    if filled > 0 {
+        absorb(&first[..filled])?;
+        progress.advance(total);
+    }
+    if filled < first.len() {
+        return Ok(total);
+    }
+    drop(first);
     std::thread::scope(|s| {
         let (full_tx, full) = sync_channel::<io::Result<(Vec<u8>, usize)>>(1);
         let (empty, empty_rx) = channel::<Vec<u8>>();
         s.spawn(move || {
-            let mut skip = prefix.len();
             for mut buf in empty_rx {
-                buf[..skip].copy_from_slice(&prefix[..skip]);
-                let filled = fill(reader, &mut buf, std::mem::take(&mut skip));
+                let filled = fill(reader, &mut buf, 0);
                 let last = !matches!(filled, Ok(n) if n == buf.len());
                 if full_tx.send(filled.map(|n| (buf, n))).is_err() || last {
                     break;
@@ -406,16 +473,13 @@ pub(crate) fn for_each_piece_of_stream<E: From<io::Error>>(
         for _ in 0..2 {
             let _ = empty.send(vec![0u8; piece_len]);
         }
-        let mut prefix_left = prefix.len();
-        let mut total = 0u64;
         for piece in full {
             let (buf, filled) = piece?;
-            let from_stream = (filled - std::mem::take(&mut prefix_left)) as u64;
             if filled > 0 {
                 absorb(&buf[..filled])?;
-                progress.advance(from_stream);
+                progress.advance(filled as u64);
             }
-            total += from_stream;
+            total += filled as u64;
             if filled < buf.len() {
                 break;
             }

@@ -131,9 +131,11 @@ impl FromStr for Algorithm {
 
 /// A parameter outside its range. Reported before any input is read.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ParamError {
     #[error(
-        "unknown algorithm '{0}' (expected sha3-224, sha3-256, sha3-384, sha3-512, shake128 or shake256)"
+        "unknown algorithm '{0}' (expected sha3-224, sha3-256, sha3-384, sha3-512, shake128, \
+         shake256, kt128, kt256, parallelhash128, parallelhash256, turboshake128 or turboshake256)"
     )]
     UnknownAlgorithm(String),
     #[error("degree {0} is out of range (2 to 2^24)")]
@@ -150,6 +152,20 @@ pub enum ParamError {
         len: usize,
         allowed: String,
     },
+    /// A standard function's option that it does not take.
+    #[error("{function} takes no {option}")]
+    NotFor {
+        option: &'static str,
+        function: &'static str,
+    },
+    #[error("customization string of {0} bytes is too long (at most 262144)")]
+    CustomizationLen(usize),
+    #[error("block size {0} is out of range for ParallelHash (1 to 2^24 bytes)")]
+    StandardBlockSize(usize),
+    #[error("domain byte {0:#04x} is out of range for TurboSHAKE (0x01 to 0x7f)")]
+    Domain(u8),
+    #[error("output length {len} is out of range for {function} (1 to 65536 bytes)")]
+    StandardOutputLen { function: &'static str, len: usize },
 }
 
 /// The parameters of one tree digest, validated: building one that is out of
@@ -304,7 +320,7 @@ impl TreeParams {
 
     /// The label that records these parameters beside a digest (see docs/SPEC.md).
     pub fn label(&self) -> String {
-        Label::of(self).to_string()
+        TreeLabel::of(self).to_string()
     }
 }
 
@@ -332,7 +348,7 @@ fn check_output_len(algorithm: Algorithm, len: usize) -> Result<(), ParamError> 
 /// The parameters a label carries: everything but the output length (the
 /// length of the hex digest) and the prefix itself (only whether there is one).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Label {
+pub struct TreeLabel {
     pub algorithm: Algorithm,
     pub height: u32,
     /// `None` at H = 0, where D and B play no part.
@@ -341,10 +357,10 @@ pub struct Label {
     pub keyed: bool,
 }
 
-impl Label {
-    pub fn of(params: &TreeParams) -> Label {
+impl TreeLabel {
+    pub fn of(params: &TreeParams) -> TreeLabel {
         let tree = params.height > 0;
-        Label {
+        TreeLabel {
             algorithm: params.algorithm,
             height: params.height,
             degree: tree.then_some(params.degree),
@@ -367,7 +383,7 @@ impl Label {
     }
 }
 
-impl fmt::Display for Label {
+impl fmt::Display for TreeLabel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let name = self.algorithm.fips_name();
         match (self.degree, self.block_size) {
@@ -384,17 +400,17 @@ impl fmt::Display for Label {
 /// A label that could not be read.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("unrecognised label '{0}'")]
-pub struct LabelError(pub String);
+pub struct TreeLabelError(pub String);
 
-impl FromStr for Label {
-    type Err = LabelError;
+impl FromStr for TreeLabel {
+    type Err = TreeLabelError;
 
     /// Reads `SHA3-256`, `SHA3-256-LI(H=8,D=4,B=136)`, `…,P)` and `SHA3-256-LI(H=0,P)`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let bad = || LabelError(s.to_string());
+        let bad = || TreeLabelError(s.to_string());
         let Some((name, rest)) = s.split_once("-LI(") else {
             let algorithm = Algorithm::from_fips_name(s).ok_or_else(bad)?;
-            return Ok(Label {
+            return Ok(TreeLabel {
                 algorithm,
                 height: 0,
                 degree: None,
@@ -410,7 +426,7 @@ impl FromStr for Label {
             parts.pop();
         }
         // Plain decimal (docs/SPEC.md): digits only, and no leading zero but in `0` itself.
-        let field = |part: Option<&&str>, key: &str| -> Result<u64, LabelError> {
+        let field = |part: Option<&&str>, key: &str| -> Result<u64, TreeLabelError> {
             part.and_then(|p| p.strip_prefix(key))
                 .filter(|v| {
                     !v.is_empty()
@@ -422,14 +438,14 @@ impl FromStr for Label {
         };
         let height = u32::try_from(field(parts.first(), "H=")?).map_err(|_| bad())?;
         let label = match parts.len() {
-            1 if height == 0 && keyed => Label {
+            1 if height == 0 && keyed => TreeLabel {
                 algorithm,
                 height,
                 degree: None,
                 block_size: None,
                 keyed,
             },
-            3 if height > 0 => Label {
+            3 if height > 0 => TreeLabel {
                 algorithm,
                 height,
                 degree: Some(field(parts.get(1), "D=")?),
@@ -511,7 +527,7 @@ mod tests {
         ];
         for (params, text) in cases {
             assert_eq!(params.label(), text);
-            assert_eq!(text.parse::<Label>().unwrap(), Label::of(&params));
+            assert_eq!(text.parse::<TreeLabel>().unwrap(), TreeLabel::of(&params));
         }
     }
 
@@ -533,7 +549,7 @@ mod tests {
             "SHA3-256-LI(H=2,D=4,B=00)",
             "MD5",
         ] {
-            assert!(bad.parse::<Label>().is_err(), "{bad}");
+            assert!(bad.parse::<TreeLabel>().is_err(), "{bad}");
         }
     }
 }

@@ -1,4 +1,7 @@
-//! How a backend reports the bytes it has hashed, for a progress bar.
+//! How a backend reports the bytes it has hashed, for a progress bar, and
+//! what each engine did.
+
+use std::time::Duration;
 
 /// Told how far hashing has got. Backends call it once per piece (tens of
 /// megabytes), never from the inner loop.
@@ -9,7 +12,19 @@ pub trait Progress: Sync {
     fn advance(&self, bytes: u64);
     /// Several engines share the input: each one's bytes so far and the
     /// time it took (told once per piece).
-    fn engines(&self, _shares: &[crate::EngineShare]) {}
+    fn engines(&self, _shares: &[EngineShare]) {}
+}
+
+/// How one engine took part in one input (`--timings`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct EngineShare {
+    /// `cpu`, or `gpu` and the device's ordinal.
+    pub engine: String,
+    /// Bytes of M that were its leaves' blocks.
+    pub bytes: u64,
+    /// Time it spent absorbing them (for a GPU: staging its chunks and
+    /// waiting for free buffers; the device works on behind it).
+    pub busy: Duration,
 }
 
 /// Ignores progress.

@@ -7,9 +7,15 @@
 //! is marked as failed, and the handler returns, so the read goes on. The
 //! input path then gives that input an error, never a digest, and hashing
 //! goes on with the next input. The library installs no handler itself.
+//!
+//! A window's slot is written only by the thread that registered it and read
+//! by handlers on any thread, so its address range is published under a
+//! sequence number (a seqlock): a handler that meets a slot being filled or
+//! emptied by another thread skips it rather than read half of an old range
+//! and half of a new one, which could name memory that no window holds.
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
 
 use crate::input::{page_size, page_span};
 
@@ -20,49 +26,106 @@ const SLOTS: usize = 32;
 const NOT_FAILED: usize = usize::MAX;
 
 struct Slot {
+    /// Taken by one registering thread, the only one that writes the rest.
     in_use: AtomicBool,
+    /// Odd while `start` and `end` are being written, even when they are
+    /// whole; bumped by every write, so that a reader can tell it read one
+    /// version of both.
+    version: AtomicUsize,
     start: AtomicUsize,
     end: AtomicUsize,
     /// The first address that could not be read, or `NOT_FAILED`.
     failed_at: AtomicUsize,
 }
 
+impl Slot {
+    /// Writes the range (empty to unregister) under the seqlock.
+    fn publish(&self, start: usize, end: usize) {
+        let version = self.version.load(Ordering::Relaxed);
+        self.version.store(version + 1, Ordering::Relaxed);
+        fence(Ordering::Release);
+        self.start.store(start, Ordering::Relaxed);
+        self.end.store(end, Ordering::Relaxed);
+        self.version.store(version + 2, Ordering::Release);
+    }
+
+    /// The registered range, if one whole version of it was read.
+    fn range(&self) -> Option<Range<usize>> {
+        let before = self.version.load(Ordering::Acquire);
+        let (start, end) = (
+            self.start.load(Ordering::Relaxed),
+            self.end.load(Ordering::Relaxed),
+        );
+        fence(Ordering::Acquire);
+        let after = self.version.load(Ordering::Relaxed);
+        (before.is_multiple_of(2) && before == after && start < end).then_some(start..end)
+    }
+}
+
 static WINDOWS: [Slot; SLOTS] = [const {
     Slot {
         in_use: AtomicBool::new(false),
+        version: AtomicUsize::new(0),
         start: AtomicUsize::new(0),
         end: AtomicUsize::new(0),
         failed_at: AtomicUsize::new(NOT_FAILED),
     }
 }; SLOTS];
 
-/// For a SIGBUS handler (installed with `SA_SIGINFO`), with the signal's
-/// `si_addr`: true if the fault was in a window being hashed, which is now
-/// failed and readable as zeros from the faulting page on, so that the
-/// handler may return; false if it was not (the handler should then end the
-/// process as it would have). Async-signal-safe: atomics and one mmap(2).
-pub fn recover(fault_address: usize) -> bool {
+/// Whether a SIGBUS with this `si_code` was raised by the kernel for the
+/// receiving thread's own memory access (a page that could not be read in,
+/// or memory that failed as it was read): the only faults [`recover`] may
+/// be called for. A signal sent with kill(2), raise(3) or sigqueue(3) has a
+/// code of 0 or less and no address; `BUS_MCEERR_AO` reports memory that
+/// failed without being read, possibly to another thread.
+pub fn raised_by_an_access(si_code: libc::c_int) -> bool {
+    matches!(
+        si_code,
+        libc::BUS_ADRERR | libc::BUS_OBJERR | libc::BUS_MCEERR_AR
+    )
+}
+
+/// For a SIGBUS handler: true if the fault was in a window being hashed,
+/// which is now failed and readable as zeros from the faulting page on, so
+/// that the handler may return; false if it was not (the handler should
+/// then end the process as it would have). Async-signal-safe: atomics and
+/// one mmap(2).
+///
+/// # Safety
+///
+/// Call it only from a SIGBUS handler installed with `SA_SIGINFO`, on the
+/// thread that received the signal, for a fault the kernel raised on that
+/// thread's own access ([`raised_by_an_access`] of the signal's `si_code`),
+/// with `fault_address` the signal's `si_addr`, and return from the handler
+/// only when it returns true.
+///
+/// It maps zero pages over part of a window with `MAP_FIXED`, and nothing
+/// keeps the window mapped meanwhile but the faulting read itself: the
+/// crate unregisters and unmaps a window only after every read of it has
+/// returned, and the read that faulted waits in the handler. With any other
+/// address, the window found could be unregistered and unmapped, and its
+/// addresses given to another mapping, between the check and the mmap,
+/// which would then overwrite that memory; and bytes of a window that no
+/// read faulted on would be changed under the crate's readers for no reason.
+pub unsafe fn recover(fault_address: usize) -> bool {
     for slot in &WINDOWS {
-        if !slot.in_use.load(Ordering::Acquire) {
+        let Some(window) = slot.range() else {
             continue;
-        }
-        let (start, end) = (
-            slot.start.load(Ordering::Acquire),
-            slot.end.load(Ordering::Acquire),
-        );
-        if !(start..end).contains(&fault_address) {
+        };
+        if !window.contains(&fault_address) {
             continue;
         }
         let page = page_size();
         let from = fault_address - fault_address % page;
-        // SAFETY: [from, end) lies inside a read-only mapping this crate
-        // made and still holds (registered until it is unmapped); replacing
-        // those pages with private zero pages changes only the bytes being
-        // hashed, which the failed mark keeps from ever becoming a digest.
+        // SAFETY: [from, window.end) lies inside a read-only mapping this
+        // crate made, which stays mapped until the faulting read returns
+        // (the caller's contract); replacing those pages with private zero
+        // pages changes only the bytes being hashed, which the failed mark
+        // keeps from ever becoming a digest.
         let mapped = unsafe {
             libc::mmap(
                 from as *mut libc::c_void,
-                end - from,
+                window.end - from,
                 libc::PROT_READ,
                 libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
                 -1,
@@ -96,8 +159,7 @@ pub(crate) fn guard(window: &[u8]) -> Option<Guard> {
             .is_ok()
     })?;
     slot.failed_at.store(NOT_FAILED, Ordering::Release);
-    slot.start.store(start, Ordering::Release);
-    slot.end.store(end, Ordering::Release);
+    slot.publish(start, end);
     Some(Guard {
         slot,
         start: window.as_ptr() as usize,
@@ -117,8 +179,7 @@ impl Guard {
 
 impl Drop for Guard {
     fn drop(&mut self) {
-        self.slot.start.store(0, Ordering::Release);
-        self.slot.end.store(0, Ordering::Release);
+        self.slot.publish(0, 0);
         self.slot.in_use.store(false, Ordering::Release);
     }
 }
@@ -129,11 +190,44 @@ mod tests {
 
     #[test]
     fn only_registered_windows_are_recovered() {
-        assert!(!recover(0x1000));
+        // SAFETY (both calls): not from a handler, but no window holds these
+        // addresses (mappings never start below the first 64 KiB, and
+        // `bytes` is no longer registered), so nothing is mapped over.
+        assert!(!unsafe { recover(0x1000) });
         let bytes = vec![0u8; 10];
         let guard = guard(&bytes).expect("a free slot");
         assert_eq!(guard.failed_at(), None);
         drop(guard);
-        assert!(!recover(bytes.as_ptr() as usize));
+        assert!(!unsafe { recover(bytes.as_ptr() as usize) });
+    }
+
+    #[test]
+    fn a_range_is_read_only_when_whole() {
+        let slot = Slot {
+            in_use: AtomicBool::new(true),
+            version: AtomicUsize::new(0),
+            start: AtomicUsize::new(0),
+            end: AtomicUsize::new(0),
+            failed_at: AtomicUsize::new(NOT_FAILED),
+        };
+        assert_eq!(slot.range(), None);
+        slot.publish(0x10000, 0x30000);
+        assert_eq!(slot.range(), Some(0x10000..0x30000));
+        // A writer in the middle of a change: the range is not read.
+        slot.version.fetch_add(1, Ordering::Relaxed);
+        assert_eq!(slot.range(), None);
+        slot.version.fetch_add(1, Ordering::Relaxed);
+        slot.publish(0, 0);
+        assert_eq!(slot.range(), None);
+    }
+
+    #[test]
+    fn only_the_kernels_faults_on_an_access_are_recovered() {
+        assert!(raised_by_an_access(libc::BUS_ADRERR));
+        assert!(raised_by_an_access(libc::BUS_MCEERR_AR));
+        for sent in [libc::SI_USER, libc::SI_QUEUE, libc::SI_TKILL] {
+            assert!(!raised_by_an_access(sent));
+        }
+        assert!(!raised_by_an_access(libc::BUS_MCEERR_AO));
     }
 }

@@ -2,6 +2,13 @@
 //! every function, heights and degrees, block sizes, prefixes, output lengths,
 //! sizes at stripe boundaries, inputs far smaller than a stripe, and streams
 //! read in odd-sized pieces.
+//!
+//! The tests of a SIMD path (`avx2_*`, `avx512_*`) run where build.rs set
+//! `treehash_test_avx2` / `treehash_test_avx512`: the CPU that built them has
+//! the feature, or `TREEHASH_REQUIRE_AVX2` (or `CI`) / `TREEHASH_REQUIRE_AVX512`
+//! was set when they were built. Elsewhere they are listed as ignored (libtest
+//! cannot skip a test at run time). Where they run, a CPU without the feature
+//! fails them: none passes having checked nothing.
 
 mod common;
 
@@ -165,32 +172,21 @@ fn height_zero_is_plain_sha3_and_shake() {
     );
 }
 
-/// A hasher forced onto `path`, or `None` (after a SKIPPED line) when this
-/// CPU lacks it. With `CI` or `TREEHASH_REQUIRE_AVX2` set, a CPU without AVX2
-/// fails the AVX2 tests instead: CI must test that path.
-fn forced(path: CpuPath, piece_bytes: Option<usize>, test: &str) -> Option<Hasher> {
+/// A hasher forced onto `path`. A CPU that lacks the path fails the test:
+/// the tests of a path this build does not test are ignored instead.
+fn forced(path: CpuPath, piece_bytes: Option<usize>, test: &str) -> Hasher {
     let options = HasherOptions {
         cpu_path: path,
         piece_bytes,
         threads: Some(3),
         ..Default::default()
     };
-    match Hasher::new(options) {
-        Ok(hasher) => Some(hasher),
-        Err(e @ HashError::CpuFeature { .. }) => {
-            let required = ["CI", "TREEHASH_REQUIRE_AVX2"]
-                .iter()
-                .any(|v| std::env::var_os(v).is_some());
-            assert!(
-                path != CpuPath::Avx2 || !required,
-                "{test}: {e}, and CI or TREEHASH_REQUIRE_AVX2 is set"
-            );
-            assert!(path != CpuPath::Avx512, "{test}: {e}");
-            eprintln!("SKIPPED {test}: {e}");
-            None
-        }
-        Err(e) => panic!("{test}: {e}"),
-    }
+    Hasher::new(options).unwrap_or_else(|e| {
+        panic!(
+            "{test}: {e} (this build tests the {path} path: it was built on a CPU that has \
+             it, or TREEHASH_REQUIRE_AVX2, CI or TREEHASH_REQUIRE_AVX512 was set)"
+        )
+    })
 }
 
 /// A forced CPU path against the portable one and the reference, on the
@@ -201,12 +197,9 @@ fn forced(path: CpuPath, piece_bytes: Option<usize>, test: &str) -> Option<Hashe
 fn path_agrees_with_portable_and_reference(path: CpuPath, test: &str) {
     let hashers: Vec<Hasher> = [None, Some(4096), Some(1 << 16)]
         .into_iter()
-        .filter_map(|piece_bytes| forced(path, piece_bytes, test))
+        .map(|piece_bytes| forced(path, piece_bytes, test))
         .collect();
-    if hashers.is_empty() {
-        return;
-    }
-    let portable = forced(CpuPath::Portable, Some(3000), test).unwrap();
+    let portable = forced(CpuPath::Portable, Some(3000), test);
     let mut rng = StdRng::seed_from_u64(0x8);
     for case in 0..600 {
         let algorithm = Algorithm::ALL[rng.random_range(0..6)];
@@ -252,6 +245,10 @@ fn path_agrees_with_portable_and_reference(path: CpuPath, test: &str) {
 }
 
 #[test]
+#[cfg_attr(
+    not(treehash_test_avx2),
+    ignore = "the CPU that built this test has no AVX2 (build.rs)"
+)]
 fn avx2_path_agrees_with_portable_and_reference() {
     path_agrees_with_portable_and_reference(
         CpuPath::Avx2,
@@ -260,7 +257,10 @@ fn avx2_path_agrees_with_portable_and_reference() {
 }
 
 #[test]
-#[ignore = "needs AVX-512 (run with --ignored on such a CPU; scripts/gpu-check.sh does)"]
+#[cfg_attr(
+    not(treehash_test_avx512),
+    ignore = "the CPU that built this test has no AVX-512F (build.rs)"
+)]
 fn avx512_path_agrees_with_portable_and_reference() {
     path_agrees_with_portable_and_reference(
         CpuPath::Avx512,
@@ -271,9 +271,7 @@ fn avx512_path_agrees_with_portable_and_reference() {
 /// Every path on the sizes that matter for each function, against the
 /// reference: 0, 1, rate ± 1, stripe edges, and a large input.
 fn path_matches_reference_at_edges(path: CpuPath, test: &str) {
-    let Some(hasher) = forced(path, Some(5000), test) else {
-        return;
-    };
+    let hasher = forced(path, Some(5000), test);
     for algorithm in Algorithm::ALL {
         let rate = algorithm.rate();
         for (height, degree, block_size) in [(1, 4, rate), (2, 4, rate), (3, 3, 2 * rate)] {
@@ -313,25 +311,56 @@ fn portable_path_matches_reference_at_edges() {
 }
 
 #[test]
+#[cfg_attr(
+    not(treehash_test_avx2),
+    ignore = "the CPU that built this test has no AVX2 (build.rs)"
+)]
 fn avx2_path_matches_reference_at_edges() {
     path_matches_reference_at_edges(CpuPath::Avx2, "avx2_path_matches_reference_at_edges");
 }
 
 #[test]
-#[ignore = "needs AVX-512 (run with --ignored on such a CPU; scripts/gpu-check.sh does)"]
+#[cfg_attr(
+    not(treehash_test_avx512),
+    ignore = "the CPU that built this test has no AVX-512F (build.rs)"
+)]
 fn avx512_path_matches_reference_at_edges() {
     path_matches_reference_at_edges(CpuPath::Avx512, "avx512_path_matches_reference_at_edges");
 }
 
+/// Every path builds a hasher or is refused with the feature it lacks; a
+/// path that a variable requires runs, and its tests were built to run
+/// (build.rs reads the variables when it builds them: a variable set only
+/// now would leave them listed as ignored, the requirement unmet).
 #[test]
-fn every_path_is_refused_or_runs() {
+fn every_path_is_refused_or_runs_and_a_required_one_runs() {
+    let required = |vars: &[&str]| vars.iter().any(|v| std::env::var_os(v).is_some());
     for path in CpuPath::ALL {
+        let (must_run, tested) = match path {
+            CpuPath::Avx2 => (
+                required(&["TREEHASH_REQUIRE_AVX2", "CI"]),
+                cfg!(treehash_test_avx2),
+            ),
+            CpuPath::Avx512 => (
+                required(&["TREEHASH_REQUIRE_AVX512"]),
+                cfg!(treehash_test_avx512),
+            ),
+            _ => (true, true),
+        };
+        assert!(
+            tested || !must_run,
+            "{path} is required, but its tests were built without the requirement"
+        );
         match Hasher::new(HasherOptions {
             cpu_path: path,
             ..Default::default()
         }) {
             Ok(_) => {}
             Err(HashError::CpuFeature { path: p, feature }) => {
+                assert!(
+                    !must_run,
+                    "{path} is required, and this CPU lacks {feature}"
+                );
                 assert_eq!(p, path.name());
                 assert!(!matches!(path, CpuPath::Auto | CpuPath::Portable));
                 let text = HashError::CpuFeature { path: p, feature }.to_string();

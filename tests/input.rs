@@ -1,7 +1,8 @@
 //! The input path through the public API: a file that shrinks while it is
-//! hashed (between windows, and under a window being hashed, where SIGBUS is
-//! survived), a reader that fails part-way. Standard-input offsets are in
-//! tests/cli.rs.
+//! hashed, a reader that fails part-way, files of one piece. A file cut
+//! under the window being hashed (SIGBUS survived) is a unit test of
+//! src/input.rs, which can wait for the window to be read in; standard-input
+//! offsets and a closed standard input are in tests/cli.rs.
 
 use std::io::{self, Read};
 use std::path::PathBuf;
@@ -18,21 +19,18 @@ fn cpu_hasher(piece_bytes: usize) -> Hasher {
     .unwrap()
 }
 
-/// Cuts the file to `to` bytes once the first piece has been hashed, after
-/// waiting `wait` (time for the helper thread to read in the next window).
+/// Cuts the file to `to` bytes once the first piece has been hashed.
 struct TruncateAfterFirstPiece {
     path: PathBuf,
     to: u64,
-    wait: std::time::Duration,
     done: AtomicBool,
 }
 
 impl TruncateAfterFirstPiece {
-    fn new(path: &std::path::Path, to: u64, wait_ms: u64) -> Self {
+    fn new(path: &std::path::Path, to: u64) -> Self {
         TruncateAfterFirstPiece {
             path: path.to_path_buf(),
             to,
-            wait: std::time::Duration::from_millis(wait_ms),
             done: AtomicBool::new(false),
         }
     }
@@ -41,7 +39,6 @@ impl TruncateAfterFirstPiece {
 impl Progress for TruncateAfterFirstPiece {
     fn advance(&self, _bytes: u64) {
         if !self.done.swap(true, Ordering::SeqCst) {
-            std::thread::sleep(self.wait);
             let file = std::fs::OpenOptions::new()
                 .write(true)
                 .open(&self.path)
@@ -57,9 +54,10 @@ fn a_file_that_shrinks_while_hashed_gets_an_error_and_no_digest() {
     let path = dir.path().join("shrinks.bin");
     std::fs::write(&path, vec![7u8; 16 << 20]).unwrap();
     let params = TreeParams::new(Algorithm::Sha3_256, 2, 4).unwrap();
-    // 1 MiB pieces: the windows mapped ahead of the cut (two at most) stay
-    // whole, and a later one finds the file shorter.
-    let progress = TruncateAfterFirstPiece::new(&path, 10 << 20, 0);
+    // 1 MiB pieces: each helper thread maps one window ahead at most (four
+    // helpers: nothing past 5 MiB), so the windows mapped before the cut
+    // stay whole, and a later one finds the file shorter.
+    let progress = TruncateAfterFirstPiece::new(&path, 10 << 20);
     let err = cpu_hasher(1 << 20)
         .hash_path(&params, &path, &progress)
         .expect_err("a file that shrank has no digest");
@@ -99,51 +97,6 @@ fn a_reader_that_fails_part_way_gets_an_error_and_no_digest() {
             "{err}"
         );
     }
-}
-
-/// SIGBUS handler of this test binary: what the command-line tool does.
-static FAULTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-extern "C" fn on_sigbus(_: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
-    // SAFETY: the kernel passes a valid siginfo_t with SA_SIGINFO.
-    let address = unsafe { (*info).si_addr() } as usize;
-    if treehash::sigbus::recover(address) {
-        FAULTS.fetch_add(1, Ordering::SeqCst);
-        return;
-    }
-    // SAFETY: abort(3) ends the process, as the default action would.
-    unsafe { libc::abort() };
-}
-
-#[test]
-fn a_file_cut_under_the_window_being_hashed_gets_an_error_not_a_crash() {
-    // SAFETY: installs a handler that only calls async-signal-safe code.
-    unsafe {
-        let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = on_sigbus as *const () as libc::sighandler_t;
-        action.sa_flags = libc::SA_SIGINFO;
-        libc::sigemptyset(&mut action.sa_mask);
-        libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut());
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("cut.bin");
-    std::fs::write(&path, vec![9u8; 8 << 20]).unwrap();
-    let params = TreeParams::new(Algorithm::Sha3_256, 2, 4).unwrap();
-    // 1 MiB windows: window 2 (1 to 2 MiB) is read in while window 1 is
-    // hashed; the cut at 1.5 MiB takes half of it away.
-    // The wait gives the helper thread time to read window 2 in first.
-    let progress = TruncateAfterFirstPiece::new(&path, 3 << 19, 200);
-    let err = cpu_hasher(1 << 20)
-        .hash_path(&params, &path, &progress)
-        .expect_err("a file cut short has no digest");
-    assert!(
-        err.to_string().contains("shrank from 8388608 to 1572864"),
-        "{err}"
-    );
-    assert!(
-        FAULTS.load(Ordering::SeqCst) >= 1,
-        "the cut was expected to land in a window being hashed"
-    );
 }
 
 /// A file of one piece is read into memory when small and mapped when not

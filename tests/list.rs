@@ -8,8 +8,11 @@ use std::path::PathBuf;
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
+mod common;
+
+use treehash::standard::{Standard, StandardParams};
 use treehash::{
-    Algorithm, BackendChoice, Hasher, HasherOptions, ListInput, NoProgress, TreeParams, reference,
+    Algorithm, BackendChoice, Hasher, HasherOptions, ListInput, NoProgress, Params, TreeParams,
 };
 
 fn cpu_hasher(piece_bytes: Option<usize>, threads: usize) -> Hasher {
@@ -40,12 +43,19 @@ fn random_list(
     count: usize,
     piece: usize,
 ) -> Vec<(Kind, Option<ListInput>)> {
-    let params = [
-        TreeParams::new(Algorithm::Sha3_256, 8, 4).unwrap(),
-        TreeParams::new(Algorithm::Sha3_256, 0, 4).unwrap(),
-        TreeParams::new(Algorithm::Shake128, 2, 3).unwrap(),
+    let params: [Params; 7] = [
+        TreeParams::new(Algorithm::Sha3_256, 8, 4).unwrap().into(),
+        TreeParams::new(Algorithm::Sha3_256, 0, 4).unwrap().into(),
+        TreeParams::new(Algorithm::Shake128, 2, 3).unwrap().into(),
         TreeParams::with_options(Algorithm::Sha3_512, 1, 2, Some(64), b"key".to_vec(), None)
-            .unwrap(),
+            .unwrap()
+            .into(),
+        StandardParams::new(Standard::Kt128).into(),
+        StandardParams::new(Standard::ParallelHash256)
+            .with_block_size(1000)
+            .unwrap()
+            .into(),
+        StandardParams::new(Standard::TurboShake128).into(),
     ];
     (0..count)
         .map(|k| {
@@ -98,7 +108,7 @@ fn random_lists_give_each_input_its_own_digest_in_order() {
                 assert_eq!(result, expected[k], "item {k}: {:?}", list[k].0);
                 if let (Kind::File(_), Some(input)) = &list[k] {
                     let bytes = fs::read(&input.path).unwrap();
-                    let want = reference::tree_hash(&input.params, &bytes);
+                    let want = common::reference_digest(&input.params, &bytes);
                     assert_eq!(result, Some(Ok(want)), "item {k}");
                 }
                 Ok::<_, ()>(())
@@ -121,7 +131,7 @@ fn a_caller_error_stops_the_list() {
         })
         .collect();
     let hasher = cpu_hasher(None, 2);
-    let params = TreeParams::default();
+    let params: Params = TreeParams::default().into();
     let items = paths.iter().enumerate().map(|(k, path)| {
         let input = ListInput {
             params: params.clone(),

@@ -7,8 +7,7 @@ use clap::{ArgAction, Args, CommandFactory, FromArgMatches, Parser};
 use std::str::FromStr;
 
 use treehash::gpu::{CopyMode, Devices};
-use treehash::params::{DEFAULT_DEGREE, DEFAULT_HEIGHT};
-use treehash::{Algorithm, BackendChoice};
+use treehash::{BackendChoice, Function};
 
 /// The command: `--help`, the man page and the completions come from it.
 pub fn command() -> clap::Command {
@@ -49,9 +48,10 @@ pub struct Cli {
     #[arg(value_name = "FILE", value_parser = any_path())]
     pub files: Vec<PathBuf>,
 
-    /// Tree height H (0 = plain SHA-3 of the whole input).
-    #[arg(short = 'H', long, default_value_t = DEFAULT_HEIGHT)]
-    pub height: u32,
+    /// Tree height H (0 = plain SHA-3 of the whole input) [default: 8]. Not for
+    /// the standard functions, whose trees their documents fix.
+    #[arg(short = 'H', long, value_name = "HEIGHT")]
+    pub height: Option<u32>,
 
     #[command(flatten)]
     pub tree: TreeArgs,
@@ -186,9 +186,9 @@ pub struct PartArgs {
     #[arg(long, conflicts_with_all = ["index", "output"])]
     pub plan: bool,
 
-    /// Tree height H.
-    #[arg(short = 'H', long, default_value_t = DEFAULT_HEIGHT)]
-    pub height: u32,
+    /// Tree height H [default: 8].
+    #[arg(short = 'H', long, value_name = "HEIGHT")]
+    pub height: Option<u32>,
 
     #[command(flatten)]
     pub tree: TreeArgs,
@@ -319,21 +319,41 @@ fn parse_heights(s: &str) -> Result<Heights, String> {
 /// The tree's shape and function (docs/SPEC.md); the height is given apart.
 #[derive(Args, Debug, Clone)]
 pub struct TreeArgs {
-    /// Node function.
+    /// The function: an LI tree of sha3-224, sha3-256, sha3-384, sha3-512,
+    /// shake128 or shake256 (plain SHA-3 / SHAKE at -H 0), or a standard
+    /// function with its own fixed tree: kt128, kt256 (KangarooTwelve, RFC
+    /// 9861), parallelhash128, parallelhash256 (NIST SP 800-185),
+    /// turboshake128, turboshake256 (RFC 9861).
     #[arg(short, long, default_value = "sha3-256", ignore_case = true, value_parser = algorithm())]
-    pub algorithm: Algorithm,
+    pub algorithm: Function,
 
-    /// Tree degree D: children per inner node (L = D^H leaves, at most 2^24).
-    #[arg(short = 'D', long, default_value_t = DEFAULT_DEGREE)]
-    pub degree: u64,
+    /// Tree degree D: children per inner node (L = D^H leaves, at most 2^24) [default: 4].
+    #[arg(short = 'D', long, value_name = "DEGREE")]
+    pub degree: Option<u64>,
 
-    /// Leaf block size B in bytes, a multiple of 8 [default: the algorithm's rate].
+    /// Leaf block size B in bytes, a multiple of 8 [default: the algorithm's
+    /// rate]; for parallelhash128/256, its block size B (1 to 2^24) [default: 8192].
     #[arg(short = 'B', long)]
     pub block_size: Option<usize>,
 
-    /// Output length in bytes (SHAKE only; 1 to 65536) [default: 32 for shake128, 64 for shake256].
+    /// Output length in bytes (SHAKE and the standard functions; 1 to 65536)
+    /// [default: 32 for shake128, kt128, parallelhash128 and turboshake128; 64
+    /// for shake256, kt256, parallelhash256 and turboshake256].
     #[arg(short, long)]
     pub length: Option<usize>,
+
+    /// The customization string (KT's C, ParallelHash's S), as text: at most
+    /// 256 KiB. It is recorded, in hex, in --tag labels.
+    #[arg(long, value_name = "TEXT", conflicts_with = "customization_hex")]
+    pub customization: Option<String>,
+
+    /// The customization string in hex.
+    #[arg(long, value_name = "HEX")]
+    pub customization_hex: Option<String>,
+
+    /// TurboSHAKE's domain byte D in hex, 01 to 7F [default: 1F].
+    #[arg(long, value_name = "HEX", value_parser = parse_domain)]
+    pub domain: Option<u8>,
 
     /// Prefix P (a key or salt, 1 to 255 bytes) in hex. Never printed.
     #[arg(long, value_name = "HEX", conflicts_with = "prefix_file")]
@@ -479,6 +499,18 @@ fn any_path() -> impl clap::builder::TypedValueParser<Value = PathBuf> {
     clap::builder::OsStringValueParser::new().map(PathBuf::from)
 }
 
+/// A domain byte in hex: `1F`, `0x1f`, `6`.
+fn parse_domain(s: &str) -> Result<u8, String> {
+    let digits = s
+        .strip_prefix("0x")
+        .or_else(|| s.strip_prefix("0X"))
+        .unwrap_or(s);
+    if digits.is_empty() || digits.len() > 2 {
+        return Err(format!("'{s}' is not a byte in hex (such as 1F)"));
+    }
+    u8::from_str_radix(digits, 16).map_err(|_| format!("'{s}' is not a byte in hex (such as 1F)"))
+}
+
 fn parse_chunk_bytes(s: &str) -> Result<usize, String> {
     let most = treehash::MAX_PIECE_BYTES;
     s.parse::<usize>()
@@ -489,8 +521,8 @@ fn parse_chunk_bytes(s: &str) -> Result<usize, String> {
 
 /// The six functions by name (what --help, the man page and completions
 /// list), parsed by the library.
-fn algorithm() -> impl clap::builder::TypedValueParser<Value = Algorithm> {
+fn algorithm() -> impl clap::builder::TypedValueParser<Value = Function> {
     use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(Algorithm::ALL.map(Algorithm::name))
-        .try_map(|name| name.parse::<Algorithm>())
+    let names: Vec<&'static str> = Function::all().map(Function::name).collect();
+    clap::builder::PossibleValuesParser::new(names).try_map(|name| name.parse::<Function>())
 }

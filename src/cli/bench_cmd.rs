@@ -13,7 +13,13 @@ use super::bench::{self, BenchConfig};
 use super::{Fatal, exit, failure_code, report, signals, stdout, tree_params};
 
 pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {
-    let params = tree_params(&args.tree, 0, std::slice::from_ref(&args.file))?;
+    let treehash::Function::Tree(algorithm) = args.tree.algorithm else {
+        return Err(Fatal::usage(format!(
+            "bench measures LI trees by height; {} has no height",
+            args.tree.algorithm
+        )));
+    };
+    let params = tree_params(&args.tree, algorithm, 0, std::slice::from_ref(&args.file))?;
     for &height in &args.heights.0 {
         params
             .at_height(height)

@@ -11,13 +11,13 @@ use std::path::{Path, PathBuf};
 
 use treehash::checkfile::{CheckLine, digests_equal, escape_name, parse_line};
 use treehash::params::MIN_KEYED_DIGEST_LEN;
-use treehash::{HashError, Hasher, ListInput, ListResult, TreeParams};
+use treehash::{HashError, Hasher, ListInput, ListResult, Params};
 
 use super::args::{CheckArgs, Cli, OutputArgs, TreeArgs};
 use super::progress_bar::ListProgress;
 use super::{
-    Fatal, exit, failure_code, hasher, inputs, note_fallback, note_no_gpu, note_timings, report,
-    stdout, tree_params,
+    Fatal, exit, failure_code, hasher, inputs, note_fallback, note_no_gpu, note_timings, params,
+    report, stdout,
 };
 
 /// What one check file's lines came to.
@@ -38,7 +38,7 @@ struct Tally {
 }
 
 pub fn run(cli: &Cli) -> Result<i32, Fatal> {
-    let params = tree_params(&cli.tree, cli.height, &inputs(&cli.files))?;
+    let params = params(&cli.tree, cli.height, &inputs(&cli.files))?;
     let hasher = hasher(&cli.run, cli.backend)?;
     let checker = Checker {
         hasher,
@@ -74,7 +74,7 @@ fn is_comment_or_empty(line: &[u8], nul_ended: bool) -> bool {
 struct Checker<'a> {
     hasher: &'a Hasher,
     /// The command line's parameters, for untagged lines.
-    params: &'a TreeParams,
+    params: &'a Params,
     tree: &'a TreeArgs,
     opts: &'a CheckArgs,
     output: &'a OutputArgs,
@@ -274,9 +274,9 @@ impl Checker<'_> {
     /// The parameters a line is checked with: its own if it is tagged, the
     /// command line's otherwise; with a prefix given, only if the line meets
     /// the keyed-check rules.
-    fn line_params(&self, line: &CheckLine) -> Result<TreeParams, LineProblem> {
+    fn line_params(&self, line: &CheckLine) -> Result<Params, LineProblem> {
         let params = self.unkeyed_line_params(line)?;
-        if params.has_prefix() && line.digest.len() < MIN_KEYED_DIGEST_LEN {
+        if params.keyed() && line.digest.len() < MIN_KEYED_DIGEST_LEN {
             return Err(LineProblem::Refused(format!(
                 "a keyed digest of {} bytes is refused: a keyed check needs at least \
                  {MIN_KEYED_DIGEST_LEN} bytes ({} hex digits)",
@@ -288,11 +288,11 @@ impl Checker<'_> {
     }
 
     /// [`Self::line_params`] before the length rule.
-    fn unkeyed_line_params(&self, line: &CheckLine) -> Result<TreeParams, LineProblem> {
+    fn unkeyed_line_params(&self, line: &CheckLine) -> Result<Params, LineProblem> {
         let malformed = |e: treehash::ParamError| LineProblem::Malformed(e.to_string());
         match &line.label {
             Some(label) => {
-                let prefix = match (label.keyed, self.params.has_prefix()) {
+                let prefix = match (label.keyed(), self.params.keyed()) {
                     (true, true) => self.params.prefix().to_vec(),
                     (false, false) => Vec::new(),
                     (true, false) => {
@@ -314,8 +314,8 @@ impl Checker<'_> {
                     .to_params(prefix, line.digest.len())
                     .map_err(malformed)
             }
-            // A SHAKE length not given on the command line is read off the line.
-            None if self.params.algorithm().is_xof() && self.tree.length.is_none() => self
+            // A free length not given on the command line is read off the line.
+            None if self.params.free_output_len() && self.tree.length.is_none() => self
                 .params
                 .with_output_len(line.digest.len())
                 .map_err(malformed),
@@ -465,6 +465,8 @@ const MAX_LINE_BYTES: usize = 1 << 20;
 
 fn open_list(list: &Path) -> io::Result<Box<dyn BufRead + Send>> {
     if treehash::input::is_stdin_name(list) {
+        // A closed standard input is an error, not an empty list.
+        treehash::input::open_stdin()?;
         return Ok(Box::new(BufReader::new(io::stdin())));
     }
     if list.is_dir() {

@@ -5,18 +5,20 @@ use std::path::Path;
 use treehash::checkfile::{tagged_line, untagged_line};
 use treehash::input::is_stdin_name;
 use treehash::params::MIN_KEYED_DIGEST_LEN;
-use treehash::{HashError, HashOutput, Hasher, Label, ListInput, NoProgress, TreeParams};
+use treehash::{
+    HashError, HashOutput, Hasher, ListInput, NoProgress, Params, StandardParams, TreeParams,
+};
 
 use super::args::{Cli, OutputArgs};
 use super::progress_bar::ListProgress;
 use super::{
     Fatal, exit, failure_code, hasher, inputs, name_bytes, note_fallback, note_no_gpu,
-    note_timings, plain, report, signals, stdout, tree_params,
+    note_timings, params, plain, report, signals, stdout,
 };
 
 pub fn run(cli: &Cli) -> Result<i32, Fatal> {
     let files = inputs(&cli.files);
-    let params = tree_params(&cli.tree, cli.height, &files)?;
+    let params = params(&cli.tree, cli.height, &files)?;
     if cli.output.raw && files.len() != 1 {
         return Err(Fatal::usage("--raw takes exactly one input"));
     }
@@ -25,7 +27,7 @@ pub fn run(cli: &Cli) -> Result<i32, Fatal> {
             "--verify reads each file twice; it cannot take standard input",
         ));
     }
-    if params.has_prefix() && params.output_len() < MIN_KEYED_DIGEST_LEN {
+    if params.keyed() && params.output_len() < MIN_KEYED_DIGEST_LEN {
         report(format!(
             "warning: a keyed digest of {} bytes is shorter than the {MIN_KEYED_DIGEST_LEN} \
              that --check accepts for a keyed line",
@@ -43,7 +45,7 @@ pub fn run(cli: &Cli) -> Result<i32, Fatal> {
 fn hash_each(
     cli: &Cli,
     hasher: &Hasher,
-    params: &TreeParams,
+    params: &Params,
     files: &[std::path::PathBuf],
 ) -> Result<i32, Fatal> {
     let mut code = exit::OK;
@@ -65,13 +67,14 @@ fn hash_each(
             Some(Ok(out)) => {
                 progress.suspend(|| {
                     note_fallback(&cli.output, &out);
-                    let label = Label::of(params);
-                    stdout::write(&digest_line(&cli.output, params, &label, path, &out))?;
+                    let label = params.label();
+                    let line = digest_line(&cli.output, params, &label, params.keyed(), path, &out);
+                    stdout::write(&line)?;
                     note_timings(&cli.output, path, &out);
                     Ok::<_, std::io::Error>(())
                 })?;
                 if cli.verify {
-                    code = code.max(verify_height_zero(hasher, params, path));
+                    code = code.max(verify(hasher, params, path));
                 }
             }
             Some(Err(e)) => {
@@ -85,6 +88,50 @@ fn hash_each(
     progress.finish();
     written.map_err(|e| Fatal::write(&e, code))?;
     Ok(code)
+}
+
+/// `--verify`: checks the backend against an independent computation of
+/// the same function; returns the exit code.
+fn verify(hasher: &Hasher, params: &Params, path: &Path) -> i32 {
+    match params {
+        Params::Tree(p) => verify_height_zero(hasher, p, path),
+        Params::Standard(p) => verify_standard(hasher, p, path),
+        _ => unreachable!("the command line makes tree or standard parameters"),
+    }
+}
+
+/// Hashes `path` with a standard function on the hasher's backend and with
+/// the project's reference code for it (which reads the whole file into
+/// memory); reports PASS or FAIL. Returns the exit code.
+fn verify_standard(hasher: &Hasher, params: &StandardParams, path: &Path) -> i32 {
+    let result = hasher.hash_path(params, path, &NoProgress).and_then(|out| {
+        let reference = plain::reference_of_file(params, path)?;
+        Ok((out, hex::encode(reference)))
+    });
+    let name = params.standard().standard_name();
+    match result {
+        Ok((out, reference)) => {
+            let digest = hex::encode(&out.digest);
+            let (verdict, code) = if digest == reference {
+                (format!("equals the reference's ({name}): PASS"), exit::OK)
+            } else {
+                (
+                    format!("is {digest}, the reference's ({name}) is {reference}: FAIL"),
+                    exit::FAILED,
+                )
+            };
+            report(format!(
+                "{}: the digest on {} {verdict}",
+                path.display(),
+                out.backend
+            ));
+            code
+        }
+        Err(e) => {
+            report(format!("{}: --verify: {e}", path.display()));
+            failure_code(&e)
+        }
+    }
 }
 
 /// Hashes `path` at H = 0 on the hasher's backend and, independently, with
@@ -127,13 +174,14 @@ fn verify_height_zero(hasher: &Hasher, params: &TreeParams, path: &Path) -> i32 
     }
 }
 
-/// One input's digest in the form the options ask for, with its line end;
-/// `label` is that of `params` (`treehash join` knows a prefix was used
-/// without knowing the prefix).
+/// One input's digest in the form the options ask for, with its line end.
+/// `label` and `keyed` are those of `params`, but for `treehash join`, whose
+/// parts know that a prefix was used without knowing the prefix.
 pub fn digest_line(
     output: &OutputArgs,
-    params: &TreeParams,
-    label: &Label,
+    params: &Params,
+    label: &str,
+    keyed: bool,
     path: &Path,
     out: &HashOutput,
 ) -> Vec<u8> {
@@ -143,15 +191,14 @@ pub fn digest_line(
     let hex_digest = hex::encode(&out.digest);
     let name = name_bytes(path);
     let mut line = if output.json {
-        json_record(params, label, path, out, &hex_digest).into_bytes()
+        json_record(params, (label, keyed), path, out, &hex_digest).into_bytes()
     } else if output.no_names {
         hex_digest.into_bytes()
     } else if output.zero {
         // -z: names are written as they are; the NUL ends the line.
-        let label = output.tag.then(|| label.to_string());
-        unescaped_line(label.as_deref(), &hex_digest, name)
+        unescaped_line(output.tag.then_some(label), &hex_digest, name)
     } else if output.tag {
-        tagged_line(&label.to_string(), &hex_digest, name)
+        tagged_line(label, &hex_digest, name)
     } else {
         untagged_line(&hex_digest, name)
     };
@@ -179,21 +226,17 @@ fn unescaped_line(label: Option<&str>, hex_digest: &str, name: &[u8]) -> Vec<u8>
 /// that is not UTF-8 cannot be a JSON string as it is: `name` then has U+FFFD
 /// for each bad sequence, and `name_hex` the name's exact bytes.
 fn json_record(
-    params: &TreeParams,
-    label: &Label,
+    params: &Params,
+    (label, keyed): (&str, bool),
     path: &Path,
     out: &HashOutput,
     hex_digest: &str,
 ) -> String {
     let mut record = serde_json::json!({
         "name": path.to_string_lossy(),
-        "label": label.to_string(),
-        "algorithm": params.algorithm().name(),
-        "height": params.height(),
-        "degree": params.degree(),
-        "block_size": params.block_size(),
-        "leaves": params.leaf_count(),
-        "keyed": label.keyed,
+        "label": label,
+        "algorithm": params.function().name(),
+        "keyed": keyed,
         "output_len": params.output_len(),
         "digest": hex_digest,
         "bytes": out.bytes,
@@ -205,6 +248,25 @@ fn json_record(
             "busy_seconds": s.busy.as_secs_f64(),
         })).collect::<Vec<_>>(),
     });
+    match params {
+        Params::Tree(p) => {
+            record["height"] = p.height().into();
+            record["degree"] = p.degree().into();
+            record["block_size"] = p.block_size().into();
+            record["leaves"] = p.leaf_count().into();
+        }
+        Params::Standard(p) => {
+            use treehash::standard::Family;
+            match p.standard().family() {
+                Family::Kangaroo | Family::ParallelHash => {
+                    record["block_size"] = p.block_size().into();
+                    record["customization_hex"] = hex::encode(p.customization()).into();
+                }
+                Family::TurboShake => record["domain"] = format!("{:02X}", p.domain()).into(),
+            }
+        }
+        _ => {}
+    }
     if path.to_str().is_none() {
         record["name_hex"] = hex::encode(name_bytes(path)).into();
     }

@@ -11,7 +11,7 @@ use treehash::checkfile::{CheckLine, digests_equal, escape_name, parse_line};
 use treehash::input::is_stdin_name;
 use treehash::params::MIN_KEYED_DIGEST_LEN;
 use treehash::parts::{Joined, join_bytes};
-use treehash::{BackendUsed, HashOutput, Timings};
+use treehash::{BackendUsed, HashOutput, Label, Params, Timings};
 
 use super::args::{JoinArgs, OutputArgs};
 use super::hash_cmd::digest_line;
@@ -74,7 +74,9 @@ pub fn run(args: &JoinArgs) -> Result<i32, Fatal> {
         shares: Vec::new(),
         fallback_note: None,
     };
-    let line = digest_line(&output, &joined.params, &joined.label(), &name, &out);
+    let params = Params::Tree(joined.params.clone());
+    let label = joined.label().to_string();
+    let line = digest_line(&output, &params, &label, joined.keyed, &name, &out);
     stdout::write(&line).map_err(|e| Fatal::write(&e, exit::OK))?;
     Ok(exit::OK)
 }
@@ -160,7 +162,7 @@ fn check(args: &JoinArgs, joined: &Joined, name: &Path, sums: &Path) -> Result<i
 /// length, or a keyed digest too short for a keyed check (docs/SPEC.md).
 /// An untagged line is checked with the parts' parameters, prefix included.
 fn refusal(joined: &Joined, line: &CheckLine) -> Option<String> {
-    let label = joined.label();
+    let label = Label::Tree(joined.label());
     if let Some(theirs) = &line.label
         && *theirs != label
     {

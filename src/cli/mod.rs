@@ -16,9 +16,11 @@ pub mod stdout;
 use std::io::{self, Read, Write};
 use std::path::Path;
 
-use treehash::TreeParams;
 use treehash::input::is_stdin_name;
 use treehash::params::MAX_PREFIX_LEN;
+use treehash::params::{DEFAULT_DEGREE, DEFAULT_HEIGHT};
+use treehash::standard::Family;
+use treehash::{Algorithm, Function, Params, Standard, StandardParams, TreeParams};
 
 use args::TreeArgs;
 
@@ -26,8 +28,8 @@ use args::TreeArgs;
 pub mod exit {
     /// Every digest made; with --check, every line matched.
     pub const OK: i32 = 0;
-    /// An input could not be read, a check failed, or standard output
-    /// could not be written.
+    /// An input could not be read, a check failed, standard output could
+    /// not be written, or an internal error (a bug in treehash).
     pub const FAILED: i32 = 1;
     /// Usage error or invalid parameters; nothing was read.
     pub const USAGE: i32 = 2;
@@ -66,10 +68,43 @@ pub fn report(message: impl std::fmt::Display) {
     let _ = writeln!(std::io::stderr(), "treehash: {message}");
 }
 
-/// Reads and validates the tree parameters; `inputs` are the files the
-/// command will read. The prefix's value never appears in any message.
+/// Reads and validates the parameters: of an LI tree of height `height`
+/// (the default height when `None`), or of a standard function, which takes
+/// no height, degree or prefix. `inputs` are the files the command will
+/// read. The prefix's value never appears in any message.
+pub fn params(
+    args: &TreeArgs,
+    height: Option<u32>,
+    inputs: &[std::path::PathBuf],
+) -> Result<Params, Fatal> {
+    match args.algorithm {
+        Function::Tree(algorithm) => {
+            let standard_only = [
+                (
+                    "--customization",
+                    args.customization.is_some() || args.customization_hex.is_some(),
+                ),
+                ("--domain", args.domain.is_some()),
+            ];
+            if let Some((option, _)) = standard_only.iter().find(|(_, given)| *given) {
+                return Err(Fatal::usage(format!(
+                    "{option} is for the standard functions (kt128, kt256, parallelhash128, \
+                     parallelhash256, turboshake128, turboshake256), not {algorithm}"
+                )));
+            }
+            let height = height.unwrap_or(DEFAULT_HEIGHT);
+            tree_params(args, algorithm, height, inputs).map(Params::Tree)
+        }
+        Function::Standard(standard) => {
+            standard_params(args, standard, height).map(Params::Standard)
+        }
+    }
+}
+
+/// The parameters of an LI tree of `algorithm` at `height`.
 pub fn tree_params(
     args: &TreeArgs,
+    algorithm: Algorithm,
     height: u32,
     inputs: &[std::path::PathBuf],
 ) -> Result<TreeParams, Fatal> {
@@ -79,14 +114,75 @@ pub fn tree_params(
         (None, None) => Vec::new(),
     };
     TreeParams::with_options(
-        args.algorithm,
+        algorithm,
         height,
-        args.degree,
+        args.degree.unwrap_or(DEFAULT_DEGREE),
         args.block_size,
         prefix,
         args.length,
     )
     .map_err(|e| Fatal::usage(e.to_string()))
+}
+
+/// The parameters of a standard function: its tree is fixed by its
+/// document, so the LI options are refused, each with the reason.
+fn standard_params(
+    args: &TreeArgs,
+    standard: Standard,
+    height: Option<u32>,
+) -> Result<StandardParams, Fatal> {
+    let fixed = |option: &str| {
+        Fatal::usage(format!(
+            "{option} does not apply to {standard}: its tree is fixed by {}",
+            standard.document()
+        ))
+    };
+    if height.is_some() {
+        return Err(fixed("-H/--height"));
+    }
+    if args.degree.is_some() {
+        return Err(fixed("-D/--degree"));
+    }
+    if args.prefix_hex.is_some() || args.prefix_file.is_some() {
+        return Err(Fatal::usage(format!(
+            "a prefix (--prefix-hex, --prefix-file) does not apply to {standard}: {} fixes \
+             its input; use --customization for a customization string",
+            standard.document()
+        )));
+    }
+    let family = standard.family();
+    if args.block_size.is_some() && family != Family::ParallelHash {
+        return Err(match family {
+            Family::Kangaroo => fixed("-B/--block-size (its chunks are 8192 bytes)"),
+            _ => Fatal::usage(format!(
+                "-B/--block-size does not apply to {standard}: it is one sponge"
+            )),
+        });
+    }
+    let customization = match (&args.customization, &args.customization_hex) {
+        (Some(text), _) => Some(text.as_bytes().to_vec()),
+        (None, Some(hex_text)) => Some(hex::decode(hex_text.trim()).map_err(|_| {
+            Fatal::usage(format!(
+                "--customization-hex: '{hex_text}' is not hexadecimal bytes (two digits each)"
+            ))
+        })?),
+        (None, None) => None,
+    };
+    let usage = |e: treehash::ParamError| Fatal::usage(e.to_string());
+    let mut params = StandardParams::new(standard);
+    if let Some(c) = customization {
+        params = params.with_customization(c).map_err(usage)?;
+    }
+    if let Some(b) = args.block_size {
+        params = params.with_block_size(b).map_err(usage)?;
+    }
+    if let Some(d) = args.domain {
+        params = params.with_domain(d).map_err(usage)?;
+    }
+    if let Some(n) = args.length {
+        params = params.with_output_len(n).map_err(usage)?;
+    }
+    Ok(params)
 }
 
 /// The prefix given in hex. A prefix given is a key or salt: an empty one is
@@ -131,7 +227,9 @@ fn read_prefix_file(path: &Path, inputs: &[std::path::PathBuf]) -> Result<Vec<u8
     let limit = MAX_PREFIX_LEN as u64 + 1;
     let mut bytes = Vec::new();
     let read = if dash {
-        std::io::stdin().lock().take(limit).read_to_end(&mut bytes)
+        // A closed standard input is an error, not an empty prefix.
+        treehash::input::open_stdin()
+            .and_then(|_| std::io::stdin().lock().take(limit).read_to_end(&mut bytes))
     } else {
         std::fs::File::open(path).and_then(|file| file.take(limit).read_to_end(&mut bytes))
     };
@@ -273,6 +371,8 @@ pub fn hasher(
 pub fn failure_code(e: &treehash::HashError) -> i32 {
     match e {
         treehash::HashError::Gpu(_) => exit::GPU,
+        // A bug: the input got no digest, as when it cannot be read.
+        treehash::HashError::Internal(_) => exit::FAILED,
         _ => exit::FAILED,
     }
 }

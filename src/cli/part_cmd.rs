@@ -8,15 +8,24 @@ use treehash::input::is_stdin_name;
 use treehash::parts::{
     MIN_RUN_BYTES, PartOutput, longer_runs, max_parts_with_long_runs, plan, runs_are_short,
 };
-use treehash::{Label, TreeParams};
+use treehash::{Params, TreeLabel, TreeParams};
 
 use super::args::PartArgs;
 use super::progress_bar::InputProgress;
-use super::{Fatal, exit, failure_code, hasher, report, stdout, tree_params};
+use super::{Fatal, exit, failure_code, hasher, params, report, stdout};
 
 pub fn run(args: &PartArgs) -> Result<i32, Fatal> {
     let files: Vec<_> = args.file.iter().cloned().collect();
-    let params = tree_params(&args.tree, args.height, &files)?;
+    let params = match params(&args.tree, args.height, &files)? {
+        Params::Tree(params) => params,
+        // The part format has a mode byte for them (docs/SPEC.md).
+        other => {
+            return Err(Fatal::usage(format!(
+                "parts are made of LI trees (sha3-*, shake*), not of {}",
+                other.function()
+            )));
+        }
+    };
     if args.plan {
         return print_plan(args, &params);
     }
@@ -159,7 +168,7 @@ fn print_plan(args: &PartArgs, params: &TreeParams) -> Result<i32, Fatal> {
         },
         None => None,
     };
-    let label = Label::of(params);
+    let label = TreeLabel::of(params);
     let mut text = format!(
         "{label}: {} leaves, stripes of {} bytes; {} parts{}\n",
         params.leaf_count(),

@@ -12,7 +12,8 @@ use std::path::Path;
 
 use sha3::Digest;
 use shake::{ExtendableOutput, Update, XofReader};
-use treehash::{Algorithm, TreeParams};
+use treehash::standard::Standard;
+use treehash::{Algorithm, StandardParams, TreeParams, reference};
 
 /// Bytes read per call.
 const PIECE: usize = 1 << 20;
@@ -32,6 +33,31 @@ pub fn digest_of_file(params: &TreeParams, path: &Path) -> io::Result<Vec<u8>> {
         Algorithm::Shake128 => xof::<shake::Shake128>(prefix, &mut file, n),
         Algorithm::Shake256 => xof::<shake::Shake256>(prefix, &mut file, n),
     }
+}
+
+/// The standard function `params` of the file at `path`, by the project's
+/// reference code (`treehash::reference`), which takes the whole message in
+/// memory: the independent check `--verify` holds a backend's digest to.
+pub fn reference_of_file(params: &StandardParams, path: &Path) -> io::Result<Vec<u8>> {
+    let message = std::fs::read(path)?;
+    let (c, n) = (params.customization(), params.output_len());
+    Ok(match params.standard() {
+        Standard::Kt128 => reference::kangaroo::kt128(&message, c, n),
+        Standard::Kt256 => reference::kangaroo::kt256(&message, c, n),
+        Standard::ParallelHash128 => {
+            reference::parallel_hash::parallel_hash128(&message, params.block_size(), n, c)
+        }
+        Standard::ParallelHash256 => {
+            reference::parallel_hash::parallel_hash256(&message, params.block_size(), n, c)
+        }
+        Standard::TurboShake128 => {
+            reference::turboshake::turboshake128(&message, params.domain(), n)
+        }
+        Standard::TurboShake256 => {
+            reference::turboshake::turboshake256(&message, params.domain(), n)
+        }
+        other => unreachable!("{other} has a reference"),
+    })
 }
 
 fn fixed<D: Digest>(prefix: &[u8], reader: &mut dyn Read) -> io::Result<Vec<u8>> {

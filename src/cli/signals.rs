@@ -63,12 +63,16 @@ extern "C" fn on_sigbus(
     info: *mut libc::siginfo_t,
     _context: *mut libc::c_void,
 ) {
-    // SAFETY: the kernel passes a valid siginfo_t with SA_SIGINFO; for
-    // SIGBUS its si_addr is the faulting address.
-    let address = unsafe { (*info).si_addr() } as usize;
+    // SAFETY: the kernel passes a valid siginfo_t with SA_SIGINFO.
+    let (code, address) = unsafe { ((*info).si_code, (*info).si_addr() as usize) };
     // A window the library is hashing: it fails that input with an error,
     // and the run goes on.
-    if treehash::sigbus::recover(address) {
+    // SAFETY: this is the SIGBUS handler (SA_SIGINFO), running on the thread
+    // that took the fault; `raised_by_an_access` checked that the kernel
+    // raised it for this thread's own access, so `address` is the faulting
+    // address; and the handler returns only when `recover` says true.
+    if treehash::sigbus::raised_by_an_access(code) && unsafe { treehash::sigbus::recover(address) }
+    {
         return;
     }
     if REPORTING.swap(true, Ordering::AcqRel) {
@@ -78,8 +82,6 @@ extern "C" fn on_sigbus(
             unsafe { libc::pause() };
         }
     }
-    // SAFETY: the kernel passes a valid siginfo_t with SA_SIGINFO.
-    let code = unsafe { (*info).si_code };
     let why: &[u8] = match code {
         #[cfg(target_os = "linux")]
         libc::BUS_MCEERR_AR | libc::BUS_MCEERR_AO => {

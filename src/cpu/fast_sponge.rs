@@ -129,11 +129,11 @@ mod permutation {
 /// The three steps of a sponge on the `keccak` crate's permutation.
 #[cfg(not(target_arch = "x86_64"))]
 mod permutation {
-    use crate::cpu::keccak::f1600;
+    use crate::cpu::keccak::{Rounds, p1600};
 
     /// Keccak-f[1600] on `state`.
     pub fn permute(state: &mut [u64; 25], _rate: usize) {
-        f1600(state);
+        p1600(state, Rounds::Keccak24);
     }
 
     /// XORs in and permutes every whole `rate`-byte block of `data`: the
@@ -144,7 +144,7 @@ mod permutation {
             for (lane, word) in state.iter_mut().zip(block.chunks_exact(8)) {
                 *lane ^= u64::from_le_bytes(word.try_into().unwrap_or_default());
             }
-            f1600(state);
+            p1600(state, Rounds::Keccak24);
         }
         blocks.remainder().len()
     }
@@ -153,7 +153,7 @@ mod permutation {
     pub fn squeeze(state: &mut [u64; 25], out: &mut [u8], rate: usize) {
         for (k, block) in out.chunks_mut(rate).enumerate() {
             if k > 0 {
-                f1600(state);
+                p1600(state, Rounds::Keccak24);
             }
             for (byte, at) in block.iter_mut().zip(0..) {
                 *byte = (state[at / 8] >> (8 * (at % 8))) as u8;

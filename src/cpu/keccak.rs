@@ -1,8 +1,14 @@
-//! Keccak-f[1600]'s constants, stated once for every permutation of the CPU
-//! backend, and the scalar permutation.
+//! Keccak-p[1600, n_r]'s constants and round counts, stated once for every
+//! permutation of the CPU backend (and, through [`Rounds::count`], the GPU
+//! kernels'), and the scalar permutation.
+
+use crate::params::Algorithm;
+
+/// Rounds of Keccak-f[1600], the full permutation.
+const KECCAK_F_ROUNDS: usize = 24;
 
 /// The round constants of iota, round 0 first.
-pub const RC: [u64; 24] = [
+pub const RC: [u64; KECCAK_F_ROUNDS] = [
     0x0000000000000001,
     0x0000000000008082,
     0x800000000000808a,
@@ -29,22 +35,71 @@ pub const RC: [u64; 24] = [
     0x8000000080008008,
 ];
 
-/// Keccak-f[1600], 24 rounds, on `$a` (a `&mut [T; 25]`, lane x + 5y at
-/// index x + 5y) for any lane type `T`: written once for the scalar test
-/// instance and the AVX2 and AVX-512 kernels. The caller's scope supplies the
-/// lane operations as macros: `xor!(x, y)`, `xor5!(a, b, c, d, e)`,
-/// `rol!(x, n)` (n a literal, 0 to 63), `chi!(x, y, z)` = x ^ (!y & z) and
-/// `lane!(v)`, the lane whose every word is the u64 `v`.
+/// The rounds a permutation runs: Keccak-p[1600, n_r] is the *last* n_r
+/// rounds of Keccak-f[1600] (FIPS 202, section 3.3, algorithm 7: round
+/// indices 24 − n_r to 23), so it starts at iota's constant `RC[24 − n_r]`. Only the two counts
+/// that standard functions use can be named.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Rounds {
+    /// Keccak-f[1600]: SHA-3, SHAKE, cSHAKE and ParallelHash (FIPS 202,
+    /// SP 800-185).
+    Keccak24,
+    /// Keccak-p[1600, 12]: TurboSHAKE and KangarooTwelve (RFC 9861).
+    Turbo12,
+}
+
+impl Rounds {
+    /// The permutation of a FIPS 202 function: Keccak-f[1600], for all of them.
+    pub const fn of(algorithm: Algorithm) -> Rounds {
+        match algorithm {
+            Algorithm::Sha3_224
+            | Algorithm::Sha3_256
+            | Algorithm::Sha3_384
+            | Algorithm::Sha3_512
+            | Algorithm::Shake128
+            | Algorithm::Shake256 => Rounds::Keccak24,
+        }
+    }
+
+    /// n_r, the number of rounds.
+    pub const fn count(self) -> usize {
+        match self {
+            Rounds::Keccak24 => KECCAK_F_ROUNDS,
+            Rounds::Turbo12 => 12,
+        }
+    }
+
+    /// The index of the first round run, which is that of its constant in [`RC`].
+    pub const fn first(self) -> usize {
+        KECCAK_F_ROUNDS - self.count()
+    }
+}
+
+// The kernels run two rounds per loop turn.
+const _: () = assert!(
+    Rounds::Keccak24.count().is_multiple_of(2) && Rounds::Turbo12.count().is_multiple_of(2)
+);
+
+/// Keccak-p[1600, n_r] on `$a` (a `&mut [T; 25]`, lane x + 5y at index
+/// x + 5y) for any lane type `T`, with `$rounds` (a [`Rounds`]) giving n_r:
+/// written once for the scalar test instance and the AVX2 and AVX-512
+/// kernels. The caller's scope supplies the lane operations as macros:
+/// `xor!(x, y)`, `xor5!(a, b, c, d, e)`, `rol!(x, n)` (n a literal, 0 to
+/// 63), `chi!(x, y, z)` = x ^ (!y & z) and `lane!(v)`, the lane whose every
+/// word is the u64 `v`.
 ///
 /// Each round reads one state and writes the other (two rounds per loop
 /// turn, so nothing is copied), a row of five output lanes at a time: theta's
 /// D, rho and pi are applied to the five lanes that row needs as they are
 /// loaded, chi and iota make the row, and the row is folded into the next
 /// round's column parities C at once. Only C, D and one row are live, so the
-/// states can stay in memory (XKCP's "ThetaRhoPiChiIotaPrepareTheta").
-macro_rules! keccak_f1600 {
-    ($a:expr) => {{
+/// states can stay in memory (XKCP's "ThetaRhoPiChiIotaPrepareTheta"), as
+/// AVX2's 16 registers need; with AVX-512's 32 the compiler keeps most of
+/// them in registers.
+macro_rules! keccak_p1600 {
+    ($a:expr, $rounds:expr) => {{
         let a = $a;
+        let rounds: $crate::cpu::keccak::Rounds = $rounds;
         let mut c = [
             xor5!(a[0], a[5], a[10], a[15], a[20]),
             xor5!(a[1], a[6], a[11], a[16], a[21]),
@@ -53,15 +108,15 @@ macro_rules! keccak_f1600 {
             xor5!(a[4], a[9], a[14], a[19], a[24]),
         ];
         let mut e = *a;
-        let mut round = 0;
-        while round < 24 {
+        let mut round = rounds.first();
+        while round < $crate::cpu::keccak::RC.len() {
             $crate::cpu::keccak::keccak_round!(a, e, c, $crate::cpu::keccak::RC[round]);
             $crate::cpu::keccak::keccak_round!(e, a, c, $crate::cpu::keccak::RC[round + 1]);
             round += 2;
         }
     }};
 }
-pub(crate) use keccak_f1600;
+pub(crate) use keccak_p1600;
 
 /// One round from state `$src` into state `$dst`; `$c` holds the column
 /// parities of `$src` on entry and of `$dst` on exit; `$rc` is iota's constant.
@@ -135,16 +190,21 @@ macro_rules! keccak_row {
 }
 pub(crate) use keccak_row;
 
-/// Keccak-f[1600] on one state.
+/// Keccak-p[1600, n_r] on one state (the `keccak` crate's, which picks the
+/// fastest code for the CPU: ARMv8's SHA-3 instructions where there are any).
 #[inline]
-pub fn f1600(state: &mut [u64; 25]) {
-    keccak::Keccak::new().with_f1600(|f| f(state));
+pub fn p1600(state: &mut [u64; 25], rounds: Rounds) {
+    let keccak = keccak::Keccak::new();
+    match rounds {
+        Rounds::Keccak24 => keccak.with_p1600::<{ Rounds::Keccak24.count() }>(|p| p(state)),
+        Rounds::Turbo12 => keccak.with_p1600::<{ Rounds::Turbo12.count() }>(|p| p(state)),
+    }
 }
 
-/// [`keccak_f1600!`] on plain u64 lanes: the shared round structure, tested
+/// [`keccak_p1600!`] on plain u64 lanes: the shared round structure, tested
 /// here on any CPU against the keccak crate.
 #[cfg(test)]
-fn f1600_by_rows(state: &mut [u64; 25]) {
+fn p1600_by_rows(state: &mut [u64; 25], rounds: Rounds) {
     macro_rules! xor {
         ($x:expr, $y:expr) => {
             $x ^ $y
@@ -170,7 +230,7 @@ fn f1600_by_rows(state: &mut [u64; 25]) {
             $v
         };
     }
-    keccak_f1600!(state);
+    keccak_p1600!(state, rounds);
 }
 
 /// A state with random-looking lanes, for the permutation tests.
@@ -189,20 +249,57 @@ pub fn test_state(seed: u64) -> [u64; 25] {
 mod tests {
     use super::*;
 
+    /// The keccak crate's Keccak-p[1600, `R`], called directly.
+    fn keccak_crate<const R: usize>(mut state: [u64; 25]) -> [u64; 25] {
+        keccak::Keccak::new().with_p1600::<R>(|p| p(&mut state));
+        state
+    }
+
     #[test]
     fn the_shared_rounds_match_the_keccak_crate() {
         for seed in 1..20 {
-            let mut ours = test_state(seed);
-            let mut theirs = ours;
-            f1600_by_rows(&mut ours);
-            f1600(&mut theirs);
-            assert_eq!(ours, theirs, "seed {seed}");
+            let start = test_state(seed);
+            let (mut ours, mut wrapped) = (start, start);
+            p1600_by_rows(&mut ours, Rounds::Keccak24);
+            p1600(&mut wrapped, Rounds::Keccak24);
+            assert_eq!(ours, keccak_crate::<24>(start), "24 rounds, seed {seed}");
+            assert_eq!(wrapped, ours, "24 rounds, seed {seed}");
         }
         let mut zero = [0u64; 25];
-        f1600_by_rows(&mut zero);
+        p1600_by_rows(&mut zero, Rounds::Keccak24);
         assert_eq!(
             zero[0], 0xF1258F7940E1DDE7,
             "the keccak crate's known answer"
+        );
+    }
+
+    #[test]
+    fn twelve_rounds_are_the_last_twelve_and_match_the_keccak_crate() {
+        assert_eq!(
+            (Rounds::Keccak24.count(), Rounds::Keccak24.first()),
+            (24, 0)
+        );
+        assert_eq!((Rounds::Turbo12.count(), Rounds::Turbo12.first()), (12, 12));
+        for seed in 1..20 {
+            let start = test_state(seed);
+            let (mut ours, mut wrapped) = (start, start);
+            p1600_by_rows(&mut ours, Rounds::Turbo12);
+            p1600(&mut wrapped, Rounds::Turbo12);
+            assert_eq!(ours, keccak_crate::<12>(start), "12 rounds, seed {seed}");
+            assert_eq!(wrapped, ours, "12 rounds, seed {seed}");
+            assert_ne!(ours, keccak_crate::<24>(start), "12 rounds differ from 24");
+        }
+        // Independent of the keccak crate: RFC 9861's first TurboSHAKE128
+        // vector (M empty, D = 0x1F, 32 bytes) is one padded block, so one
+        // permutation; it holds only if the rounds are the last twelve.
+        let mut state = [0u64; 25];
+        state[0] ^= 0x1F;
+        state[168 / 8 - 1] ^= 1 << 63;
+        p1600_by_rows(&mut state, Rounds::Turbo12);
+        let out: Vec<u8> = state[..4].iter().flat_map(|w| w.to_le_bytes()).collect();
+        assert_eq!(
+            hex::encode(out),
+            "1e415f1c5983aff2169217277d17bb538cd945a397ddec541f1ce41af2c1b74c"
         );
     }
 }

@@ -9,72 +9,98 @@
 
 use std::arch::x86_64::*;
 
-use super::keccak::keccak_f1600;
+use super::keccak::{Rounds, keccak_p1600};
 use super::platform::Avx2;
 
 /// Four leaves' states, lane-major: `[k][i]` is lane k of leaf i.
 pub type Group4 = [[u64; 4]; 25];
 
-/// Four whole blocks (`blocks` holds them back to back, `b` bytes each, `b`
-/// a multiple of `rate`), absorbed by the four leaves of `group` from
-/// position 0 of the rate.
-pub fn absorb_blocks(avx2: Avx2, group: &mut Group4, blocks: &[u8], b: usize, rate: usize) {
+/// Leaf i of `group` absorbs `data[i·stride .. i·stride + len]` from
+/// position 0 of the rate: `len` is a multiple of `rate` (whole blocks),
+/// `data` holds the four runs (`3·stride + len` bytes at least), and each
+/// block is followed by Keccak-p[1600, `rounds`].
+pub fn absorb_blocks(
+    avx2: Avx2,
+    group: &mut Group4,
+    data: &[u8],
+    stride: usize,
+    len: usize,
+    rate: usize,
+    rounds: Rounds,
+) {
     let _ = avx2;
     // SAFETY: the token proves detection found AVX2.
-    unsafe { absorb_blocks_avx2(group, blocks, b, rate) }
+    unsafe { absorb_blocks_avx2(group, data, stride, len, rate, rounds) }
 }
 
-/// The permutation on four states.
-pub fn permute(avx2: Avx2, group: &mut Group4) {
+/// Keccak-p[1600, `rounds`] on four states.
+pub fn permute(avx2: Avx2, group: &mut Group4, rounds: Rounds) {
     let _ = avx2;
     // SAFETY: the token proves detection found AVX2.
-    unsafe { permute_avx2(group) }
+    unsafe { permute_avx2(group, rounds) }
 }
 
 #[target_feature(enable = "avx2")]
-fn permute_avx2(group: &mut Group4) {
+fn permute_avx2(group: &mut Group4, rounds: Rounds) {
     let mut a = load(group);
-    f1600_x4(&mut a);
+    p1600_x4(&mut a, rounds);
     store(group, &a);
 }
 
 #[target_feature(enable = "avx2")]
-fn absorb_blocks_avx2(group: &mut Group4, blocks: &[u8], b: usize, rate: usize) {
+fn absorb_blocks_avx2(
+    group: &mut Group4,
+    data: &[u8],
+    stride: usize,
+    len: usize,
+    rate: usize,
+    rounds: Rounds,
+) {
+    let runs = Runs { data, stride, len };
     match rate {
-        72 => absorb_rate::<72>(group, blocks, b),
-        104 => absorb_rate::<104>(group, blocks, b),
-        136 => absorb_rate::<136>(group, blocks, b),
-        144 => absorb_rate::<144>(group, blocks, b),
-        168 => absorb_rate::<168>(group, blocks, b),
+        72 => absorb_rate::<72>(group, runs, rounds),
+        104 => absorb_rate::<104>(group, runs, rounds),
+        136 => absorb_rate::<136>(group, runs, rounds),
+        144 => absorb_rate::<144>(group, runs, rounds),
+        168 => absorb_rate::<168>(group, runs, rounds),
         _ => unreachable!("the FIPS 202 rates are 72, 104, 136, 144 and 168"),
     }
 }
 
+/// Four runs of bytes at a fixed stride, one per state.
+#[derive(Clone, Copy)]
+struct Runs<'a> {
+    data: &'a [u8],
+    stride: usize,
+    len: usize,
+}
+
 /// [`absorb_blocks`] for one rate, so that the word loop has constant bounds.
 #[target_feature(enable = "avx2")]
-fn absorb_rate<const RATE: usize>(group: &mut Group4, blocks: &[u8], b: usize) {
-    assert!(blocks.len() == 4 * b && b.is_multiple_of(RATE));
+fn absorb_rate<const RATE: usize>(group: &mut Group4, runs: Runs<'_>, rounds: Rounds) {
+    assert!(runs.len.is_multiple_of(RATE));
     let mut a = load(group);
-    for start in (0..b).step_by(RATE) {
-        xor_block_words::<RATE>(&mut a, blocks, b, start);
-        f1600_x4(&mut a);
+    for start in (0..runs.len).step_by(RATE) {
+        xor_block_words::<RATE>(&mut a, runs, start);
+        p1600_x4(&mut a, rounds);
     }
     store(group, &a);
 }
 
-/// XORs words `start/8 .. (start + RATE)/8` of the four blocks into the
-/// state: lane w of register w gets word w of each block.
+/// XORs words `start/8 .. (start + RATE)/8` of the four runs into the
+/// state: lane w of register w gets word w of each run's block.
 #[inline]
 #[target_feature(enable = "avx2")]
-fn xor_block_words<const RATE: usize>(a: &mut StateX4, blocks: &[u8], b: usize, start: usize) {
+fn xor_block_words<const RATE: usize>(a: &mut StateX4, runs: Runs<'_>, start: usize) {
+    let Runs { data, stride, .. } = runs;
     let words = RATE / 8;
     let mut w = 0;
     // Four words of four blocks: four loads and a 4 × 4 transpose.
     while w + 4 <= words {
         let mut rows = [_mm256_setzero_si256(); 4];
         for (j, row) in rows.iter_mut().enumerate() {
-            let at = j * b + start + 8 * w;
-            let bytes: &[u8; 32] = blocks[at..at + 32].try_into().unwrap();
+            let at = j * stride + start + 8 * w;
+            let bytes: &[u8; 32] = data[at..at + 32].try_into().unwrap();
             // SAFETY: `bytes` is 32 readable bytes (an unaligned load is allowed).
             *row = unsafe { _mm256_loadu_si256(bytes.as_ptr().cast()) };
         }
@@ -97,8 +123,8 @@ fn xor_block_words<const RATE: usize>(a: &mut StateX4, blocks: &[u8], b: usize, 
     // The last one to three words of the rate, one word of each block at a time.
     while w < words {
         let word = |j: usize| {
-            let at = j * b + start + 8 * w;
-            u64::from_le_bytes(blocks[at..at + 8].try_into().unwrap()) as i64
+            let at = j * stride + start + 8 * w;
+            u64::from_le_bytes(data[at..at + 8].try_into().unwrap()) as i64
         };
         let column = _mm256_set_epi64x(word(3), word(2), word(1), word(0));
         a[w] = _mm256_xor_si256(a[w], column);
@@ -129,7 +155,7 @@ fn store(group: &mut Group4, a: &StateX4) {
     }
 }
 
-// The lane operations `keccak_f1600!` is written with, on AVX2 registers.
+// The lane operations `keccak_p1600!` is written with, on AVX2 registers.
 
 macro_rules! xor {
     ($x:expr, $y:expr) => {
@@ -193,29 +219,33 @@ macro_rules! rol {
     }};
 }
 
-/// The permutation, 24 rounds, on four states.
+/// Keccak-p[1600, `rounds`] on four states.
 #[inline]
 #[target_feature(enable = "avx2")]
-fn f1600_x4(a: &mut StateX4) {
-    keccak_f1600!(a);
+fn p1600_x4(a: &mut StateX4, rounds: Rounds) {
+    keccak_p1600!(a, rounds);
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::keccak::{f1600, test_state};
+    use super::super::keccak::{Rounds, p1600, test_state};
     use super::super::platform::avx2_for_test;
     use super::*;
 
+    const NEEDS_AVX2: &str = "avx2_for_test fails where this test runs without AVX2";
+
     #[test]
+    #[cfg_attr(
+        not(treehash_test_avx2),
+        ignore = "the CPU that built this test has no AVX2 (build.rs)"
+    )]
     fn four_lanes_match_the_scalar_permutation() {
-        let Some(avx2) = avx2_for_test("four_lanes_match_the_scalar_permutation") else {
-            return;
-        };
+        let avx2 = avx2_for_test("four_lanes_match_the_scalar_permutation").expect(NEEDS_AVX2);
         let mut scalar: [[u64; 25]; 4] = std::array::from_fn(|i| test_state(i as u64 + 1));
         let mut group: Group4 = std::array::from_fn(|k| std::array::from_fn(|i| scalar[i][k]));
         for _ in 0..3 {
-            permute(avx2, &mut group);
-            scalar.iter_mut().for_each(f1600);
+            permute(avx2, &mut group, Rounds::Keccak24);
+            scalar.iter_mut().for_each(|s| p1600(s, Rounds::Keccak24));
             for (k, column) in group.iter().enumerate() {
                 for i in 0..4 {
                     assert_eq!(column[i], scalar[i][k], "state {i}, lane {k}");
@@ -225,23 +255,25 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        not(treehash_test_avx2),
+        ignore = "the CPU that built this test has no AVX2 (build.rs)"
+    )]
     fn four_blocks_absorb_like_four_scalar_sponges() {
-        let Some(avx2) = avx2_for_test("four_blocks_absorb_like_four_scalar_sponges") else {
-            return;
-        };
+        let avx2 = avx2_for_test("four_blocks_absorb_like_four_scalar_sponges").expect(NEEDS_AVX2);
         for rate in [72, 104, 136, 144, 168] {
             for b in [rate, 2 * rate, 3 * rate] {
                 let blocks: Vec<u8> = (0..4 * b).map(|k| (k * 7 + rate) as u8).collect();
                 let mut scalar: [[u64; 25]; 4] = std::array::from_fn(|i| test_state(i as u64 + 9));
                 let mut group: Group4 =
                     std::array::from_fn(|k| std::array::from_fn(|i| scalar[i][k]));
-                absorb_blocks(avx2, &mut group, &blocks, b, rate);
+                absorb_blocks(avx2, &mut group, &blocks, b, b, rate, Rounds::Keccak24);
                 for (i, state) in scalar.iter_mut().enumerate() {
                     for chunk in blocks[i * b..(i + 1) * b].chunks(rate) {
                         for (lane, word) in state.iter_mut().zip(chunk.chunks(8)) {
                             *lane ^= u64::from_le_bytes(word.try_into().unwrap());
                         }
-                        f1600(state);
+                        p1600(state, Rounds::Keccak24);
                     }
                 }
                 for (k, column) in group.iter().enumerate() {
@@ -250,6 +282,76 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    #[cfg_attr(
+        not(treehash_test_avx2),
+        ignore = "the CPU that built this test has no AVX2 (build.rs)"
+    )]
+    fn every_lane_runs_the_keccak_crates_12_and_24_rounds() {
+        let avx2 = avx2_for_test("every_lane_runs_the_keccak_crates_12_and_24_rounds")
+            .expect("the build tests AVX2 only where the CPU has it");
+        for rounds in [Rounds::Keccak24, Rounds::Turbo12] {
+            let mut scalar: [[u64; 25]; 4] = std::array::from_fn(|i| test_state(i as u64 + 31));
+            let mut group: Group4 = std::array::from_fn(|k| std::array::from_fn(|i| scalar[i][k]));
+            for _ in 0..3 {
+                permute(avx2, &mut group, rounds);
+                for state in &mut scalar {
+                    keccak_crate(state, rounds);
+                }
+                for (k, column) in group.iter().enumerate() {
+                    for (i, state) in scalar.iter().enumerate() {
+                        assert_eq!(column[i], state[k], "{rounds:?}, state {i}, lane {k}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    #[cfg_attr(
+        not(treehash_test_avx2),
+        ignore = "the CPU that built this test has no AVX2 (build.rs)"
+    )]
+    fn runs_at_a_stride_absorb_like_scalar_sponges_at_12_and_24_rounds() {
+        let avx2 = avx2_for_test("runs_at_a_stride_absorb_like_scalar_sponges_at_12_and_24_rounds")
+            .expect("the build tests AVX2 only where the CPU has it");
+        for rounds in [Rounds::Keccak24, Rounds::Turbo12] {
+            for rate in [72, 104, 136, 144, 168] {
+                // Runs of two blocks, with the gap between them never read.
+                let (len, stride) = (2 * rate, 2 * rate + 13);
+                let data: Vec<u8> = (0..3 * stride + len)
+                    .map(|k| (k * 11 + rate) as u8)
+                    .collect();
+                let mut scalar: [[u64; 25]; 4] = std::array::from_fn(|i| test_state(i as u64 + 5));
+                let mut group: Group4 =
+                    std::array::from_fn(|k| std::array::from_fn(|i| scalar[i][k]));
+                absorb_blocks(avx2, &mut group, &data, stride, len, rate, rounds);
+                for (i, state) in scalar.iter_mut().enumerate() {
+                    for block in data[i * stride..i * stride + len].chunks(rate) {
+                        for (lane, word) in state.iter_mut().zip(block.chunks(8)) {
+                            *lane ^= u64::from_le_bytes(word.try_into().unwrap());
+                        }
+                        keccak_crate(state, rounds);
+                    }
+                }
+                for (k, column) in group.iter().enumerate() {
+                    for (i, state) in scalar.iter().enumerate() {
+                        assert_eq!(column[i], state[k], "{rounds:?}, rate {rate}, leaf {i}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The keccak crate's Keccak-p[1600, n_r], called directly.
+    fn keccak_crate(state: &mut [u64; 25], rounds: Rounds) {
+        let keccak = keccak::Keccak::new();
+        match rounds {
+            Rounds::Keccak24 => keccak.with_p1600::<24>(|p| p(state)),
+            Rounds::Turbo12 => keccak.with_p1600::<12>(|p| p(state)),
         }
     }
 }

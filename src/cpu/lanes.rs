@@ -12,10 +12,11 @@
 //!
 //! [`Platform::engine`]: super::platform::Platform::engine
 
-use super::keccak::f1600;
+use super::keccak::{Rounds, p1600};
 use super::keccak_x4;
 use super::keccak_x8;
 use super::platform::{Avx2, Avx512};
+use super::units::FreshIsZero;
 use super::walk::Absorb;
 use crate::params::{Algorithm, TreeParams};
 use crate::sponge::pad;
@@ -24,29 +25,50 @@ use crate::sponge::pad;
 pub trait LaneKernel<const W: usize>: Copy + Send + Sync {
     /// `blocks` holds `W` blocks of `b` bytes back to back (`b` a multiple of
     /// `rate`); block i goes to leaf i of `group`.
-    fn absorb_blocks(self, group: &mut [[u64; W]; 25], blocks: &[u8], b: usize, rate: usize);
+    fn absorb_blocks(
+        self,
+        group: &mut [[u64; W]; 25],
+        blocks: &[u8],
+        b: usize,
+        rate: usize,
+        rounds: Rounds,
+    );
 
-    /// Keccak-f[1600] on the `W` states of `group`.
-    fn permute(self, group: &mut [[u64; W]; 25]);
+    /// Keccak-p[1600, `rounds`] on the `W` states of `group`.
+    fn permute(self, group: &mut [[u64; W]; 25], rounds: Rounds);
 }
 
 impl LaneKernel<4> for Avx2 {
-    fn absorb_blocks(self, group: &mut [[u64; 4]; 25], blocks: &[u8], b: usize, rate: usize) {
-        keccak_x4::absorb_blocks(self, group, blocks, b, rate);
+    fn absorb_blocks(
+        self,
+        group: &mut [[u64; 4]; 25],
+        blocks: &[u8],
+        b: usize,
+        rate: usize,
+        rounds: Rounds,
+    ) {
+        keccak_x4::absorb_blocks(self, group, blocks, b, b, rate, rounds);
     }
 
-    fn permute(self, group: &mut [[u64; 4]; 25]) {
-        keccak_x4::permute(self, group);
+    fn permute(self, group: &mut [[u64; 4]; 25], rounds: Rounds) {
+        keccak_x4::permute(self, group, rounds);
     }
 }
 
 impl LaneKernel<8> for Avx512 {
-    fn absorb_blocks(self, group: &mut [[u64; 8]; 25], blocks: &[u8], b: usize, rate: usize) {
-        keccak_x8::absorb_blocks(self, group, blocks, b, rate);
+    fn absorb_blocks(
+        self,
+        group: &mut [[u64; 8]; 25],
+        blocks: &[u8],
+        b: usize,
+        rate: usize,
+        rounds: Rounds,
+    ) {
+        keccak_x8::absorb_blocks(self, group, blocks, b, b, rate, rounds);
     }
 
-    fn permute(self, group: &mut [[u64; 8]; 25]) {
-        keccak_x8::permute(self, group);
+    fn permute(self, group: &mut [[u64; 8]; 25], rounds: Rounds) {
+        keccak_x8::permute(self, group, rounds);
     }
 }
 
@@ -70,14 +92,20 @@ impl<const W: usize> Group<W> {
     }
 }
 
+// SAFETY: 25·W words: all zero is a value, and `W` leaves that have
+// absorbed nothing; no drop glue; aligned to 64 bytes.
+unsafe impl<const W: usize> FreshIsZero for Group<W> {}
+
 /// The engine of `W`-leaf groups run by kernel `K`.
 pub struct Lanes<K, const W: usize> {
     kernel: K,
     algorithm: Algorithm,
+    rounds: Rounds,
     block_size: usize,
 }
 
 impl<K: LaneKernel<W>, const W: usize> Lanes<K, W> {
+    /// The engine for the leaves of `params` (blocks of B bytes).
     pub fn new(kernel: K, params: &TreeParams) -> Self {
         debug_assert!(
             params
@@ -87,7 +115,19 @@ impl<K: LaneKernel<W>, const W: usize> Lanes<K, W> {
         Lanes {
             kernel,
             algorithm: params.algorithm(),
+            rounds: Rounds::of(params.algorithm()),
             block_size: params.block_size(),
+        }
+    }
+
+    /// The engine for parent nodes of `algorithm`, `W` at a time: its whole
+    /// blocks are rate blocks.
+    pub fn for_nodes(kernel: K, algorithm: Algorithm) -> Self {
+        Lanes {
+            kernel,
+            algorithm,
+            rounds: Rounds::of(algorithm),
+            block_size: algorithm.rate(),
         }
     }
 }
@@ -96,14 +136,10 @@ impl<K: LaneKernel<W>, const W: usize> Absorb for Lanes<K, W> {
     const WIDTH: usize = W;
     type Unit = Group<W>;
 
-    fn new_unit(&self) -> Self::Unit {
-        Group([[0; W]; 25])
-    }
-
     fn absorb_blocks(&self, unit: &mut Self::Unit, blocks: &[u8]) {
         let rate = self.algorithm.rate();
         self.kernel
-            .absorb_blocks(&mut unit.0, blocks, self.block_size, rate);
+            .absorb_blocks(&mut unit.0, blocks, self.block_size, rate, self.rounds);
     }
 
     fn absorb_leaf(&self, unit: &mut Self::Unit, lane: usize, bytes: &[u8]) {
@@ -112,7 +148,7 @@ impl<K: LaneKernel<W>, const W: usize> Absorb for Lanes<K, W> {
         let mut chunks = bytes.chunks_exact(rate);
         for chunk in &mut chunks {
             xor_bytes(&mut state, chunk);
-            f1600(&mut state);
+            p1600(&mut state, self.rounds);
         }
         // Only the message's last block is short; its tail waits for the padding.
         xor_bytes(&mut state, chunks.remainder());
@@ -134,7 +170,7 @@ impl<K: LaneKernel<W>, const W: usize> Absorb for Lanes<K, W> {
             group.set_leaf(lane, state);
         }
         let mut group = group.0;
-        self.kernel.permute(&mut group);
+        self.kernel.permute(&mut group, self.rounds);
         for (lane, cv) in out.chunks_mut(out_len).enumerate() {
             for (k, byte) in cv.iter_mut().enumerate() {
                 *byte = (group[k / 8][lane] >> (8 * (k % 8))) as u8;

@@ -129,6 +129,52 @@ impl Platform {
             _ => Engine::Sponges,
         }
     }
+
+    /// The engine for parent nodes: lanes wherever the CPU has them, as
+    /// every node of a level hashes the same number of bytes.
+    pub fn node_engine(self) -> Engine {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Platform::Avx512(avx512) => Engine::Lanes8(avx512),
+            #[cfg(target_arch = "x86_64")]
+            Platform::Avx2(avx2) => Engine::Lanes4(avx2),
+            Platform::Portable => Engine::Sponges,
+        }
+    }
+}
+
+/// The kernels that hash runs of whole chunks ([`super::chunks`]), widest
+/// first: each takes the groups it can, and the chunks left over go to the
+/// next, the last ones to the scalar permutation.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ChunkKernels {
+    /// Eight chunks per permutation.
+    #[cfg(target_arch = "x86_64")]
+    pub x8: Option<Avx512>,
+    /// Four chunks per permutation.
+    #[cfg(target_arch = "x86_64")]
+    pub x4: Option<Avx2>,
+}
+
+impl Platform {
+    /// The chunk kernels of this platform: AVX-512's eight lanes with
+    /// AVX2's four for the leftovers (every CPU with AVX-512F has AVX2,
+    /// but it is detected all the same), AVX2's alone, or none.
+    pub fn chunk_kernels(self) -> ChunkKernels {
+        match self {
+            Platform::Portable => ChunkKernels::default(),
+            #[cfg(target_arch = "x86_64")]
+            Platform::Avx2(avx2) => ChunkKernels {
+                x8: None,
+                x4: Some(avx2),
+            },
+            #[cfg(target_arch = "x86_64")]
+            Platform::Avx512(avx512) => ChunkKernels {
+                x8: Some(avx512),
+                x4: Avx2::detect(),
+            },
+        }
+    }
 }
 
 /// How the leaves of one tree are absorbed.
@@ -144,23 +190,35 @@ pub enum Engine {
     Lanes8(Avx512),
 }
 
-/// The AVX2 token for a unit test, or `None` after printing a SKIPPED line.
-/// With `CI` or `TREEHASH_REQUIRE_AVX2` set, a CPU without AVX2 fails the
-/// test instead: there the AVX2 path must be tested.
+/// The AVX2 token for a unit test. The tests of the AVX2 path run where
+/// build.rs set `treehash_test_avx2` (the CPU that built them has AVX2, or
+/// `TREEHASH_REQUIRE_AVX2` or `CI` is set) and are listed as ignored
+/// elsewhere: where they run, a CPU without AVX2 fails them. A test that
+/// covers several paths gets `None` only where the AVX2 tests are ignored,
+/// and then checks the others.
 #[cfg(all(test, target_arch = "x86_64"))]
 pub fn avx2_for_test(test: &str) -> Option<Avx2> {
     let avx2 = Avx2::detect();
-    if avx2.is_none() {
-        let required = ["CI", "TREEHASH_REQUIRE_AVX2"]
-            .iter()
-            .any(|v| std::env::var_os(v).is_some());
-        assert!(
-            !required,
-            "{test}: this CPU has no AVX2, and CI or TREEHASH_REQUIRE_AVX2 is set"
-        );
-        eprintln!("SKIPPED {test}: this CPU has no AVX2");
-    }
+    assert!(
+        avx2.is_some() || !cfg!(treehash_test_avx2),
+        "{test}: this CPU has no AVX2, and this build tests the AVX2 path (built on \
+         a CPU with AVX2, or with TREEHASH_REQUIRE_AVX2 or CI set)"
+    );
     avx2
+}
+
+/// The AVX-512 token for a unit test, as [`avx2_for_test`] for AVX2:
+/// `treehash_test_avx512` (the CPU that built the tests has AVX-512F, or
+/// `TREEHASH_REQUIRE_AVX512` is set).
+#[cfg(all(test, target_arch = "x86_64"))]
+pub fn avx512_for_test(test: &str) -> Option<Avx512> {
+    let avx512 = Avx512::detect();
+    assert!(
+        avx512.is_some() || !cfg!(treehash_test_avx512),
+        "{test}: this CPU has no AVX-512F, and this build tests the AVX-512 path \
+         (built on a CPU with AVX-512F, or with TREEHASH_REQUIRE_AVX512 set)"
+    );
+    avx512
 }
 
 #[cfg(test)]
@@ -177,37 +235,53 @@ mod tests {
         assert!(Platform::new(CpuPath::Auto).is_ok());
     }
 
+    fn params(h: u32, d: u64, b: Option<usize>) -> TreeParams {
+        TreeParams::with_options(Algorithm::Sha3_256, h, d, b, vec![], None).unwrap()
+    }
+
     #[test]
-    fn lane_engines_only_where_the_parameters_fit() {
-        let p = |h, d, b| TreeParams::with_options(Algorithm::Sha3_256, h, d, b, vec![], None);
-        let portable = Platform::Portable;
-        assert!(matches!(
-            portable.engine(&p(8, 4, None).unwrap()),
-            Engine::Sponges
-        ));
-        #[cfg(target_arch = "x86_64")]
-        if let Some(avx2) = avx2_for_test("lane_engines_only_where_the_parameters_fit") {
-            let avx2 = Platform::Avx2(avx2);
+    fn the_portable_platform_always_takes_the_sponges() {
+        for (h, d, b) in [(8, 4, None), (1, 4, Some(272)), (0, 4, None)] {
             assert!(matches!(
-                avx2.engine(&p(8, 4, None).unwrap()),
-                Engine::Lanes4(_)
-            ));
-            assert!(matches!(
-                avx2.engine(&p(1, 4, Some(272)).unwrap()),
-                Engine::Lanes4(_)
-            ));
-            assert!(matches!(
-                avx2.engine(&p(0, 4, None).unwrap()),
-                Engine::Sponges
-            ));
-            assert!(matches!(
-                avx2.engine(&p(1, 3, None).unwrap()),
-                Engine::Sponges
-            ));
-            assert!(matches!(
-                avx2.engine(&p(8, 4, Some(64)).unwrap()),
+                Platform::Portable.engine(&params(h, d, b)),
                 Engine::Sponges
             ));
         }
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    #[cfg_attr(
+        not(treehash_test_avx2),
+        ignore = "the CPU that built this test has no AVX2 (build.rs)"
+    )]
+    fn the_avx2_lanes_only_where_the_parameters_fit() {
+        let avx2 = avx2_for_test("the_avx2_lanes_only_where_the_parameters_fit")
+            .expect("avx2_for_test fails where this test runs without AVX2");
+        let avx2 = Platform::Avx2(avx2);
+        let lanes = |h, d, b| matches!(avx2.engine(&params(h, d, b)), Engine::Lanes4(_));
+        assert!(lanes(8, 4, None));
+        assert!(lanes(1, 4, Some(272)));
+        assert!(!lanes(0, 4, None), "one leaf");
+        assert!(!lanes(1, 3, None), "fewer leaves than lanes");
+        assert!(!lanes(8, 4, Some(64)), "B not a multiple of the rate");
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    #[cfg_attr(
+        not(treehash_test_avx512),
+        ignore = "the CPU that built this test has no AVX-512F (build.rs)"
+    )]
+    fn the_avx512_lanes_only_where_the_parameters_fit() {
+        let avx512 = avx512_for_test("the_avx512_lanes_only_where_the_parameters_fit")
+            .expect("avx512_for_test fails where this test runs without AVX-512F");
+        let avx512 = Platform::Avx512(avx512);
+        let lanes = |h, d, b| matches!(avx512.engine(&params(h, d, b)), Engine::Lanes8(_));
+        assert!(lanes(8, 4, None));
+        assert!(lanes(2, 4, Some(272)));
+        assert!(!lanes(0, 4, None), "one leaf");
+        assert!(!lanes(1, 4, None), "fewer leaves than lanes");
+        assert!(!lanes(8, 4, Some(64)), "B not a multiple of the rate");
     }
 }

@@ -3,37 +3,55 @@
 //! every later node of the level is the level's empty-subtree value, which
 //! depends only on the height and the function, and is computed once. So the
 //! work is that of the real nodes plus one node per level, whatever L is.
+//!
+//! Every node of a level hashes D·c bytes, so neighbouring nodes run through
+//! one leaf engine's unit side by side: W parents per permutation on the lane
+//! engines. One at a time, the parent levels of 2^24 leaves cost about as
+//! much as absorbing 8 GiB into them (docs/PERFORMANCE.md, "Large trees").
 
+use super::units::FreshIsZero;
+use super::walk::Absorb;
 use super::workers::Workers;
 use crate::params::TreeParams;
 use crate::sponge::Sponge;
 
 /// Copies of an empty-subtree value absorbed per call at most.
 const EMPTY_BATCH: usize = 1024;
+/// Bytes of children one task hashes at least.
+const TASK_BYTES: usize = 64 << 10;
 
 /// The root digest (`params.output_len()` bytes, H ≥ 1) from the outputs of
-/// the leaves that hold a block, in leaf order.
-pub fn reduce_levels<S: Sponge>(
+/// the leaves that hold a block, in leaf order. `nodes` hashes the parents
+/// below the root, `WIDTH` at a time, from blocks of the rate; `S` the root
+/// and each level's last parent, whose children end with empty subtrees.
+pub fn reduce_levels<S: Sponge, A: Absorb>(
     params: &TreeParams,
     workers: Workers<'_>,
+    nodes: &A,
     mut level: Vec<u8>,
 ) -> Vec<u8> {
     debug_assert!(params.height() > 0);
     let c = params.algorithm().chaining_len();
     let d = params.degree() as usize;
+    let rate = params.algorithm().rate();
     // V_H of an empty leaf: A_c of nothing.
     let mut empty = vec![0u8; c];
     S::hash_into(&[], &mut empty);
-    // Tasks of at least 64 KiB of children.
-    let min_nodes = (1usize << 16).div_ceil(d * c);
+    let (w, node_len) = (A::WIDTH, d * c);
+    let groups_per_task = TASK_BYTES.div_ceil(w * node_len);
     for _ in 1..params.height() {
+        let full = level.len() / node_len;
         let mut parents = vec![0u8; (level.len() / c).div_ceil(d) * c];
+        let (whole, last) = parents.split_at_mut(full * c);
         workers.for_each_pair(
-            (&mut parents, c),
-            (&level, d * c),
-            min_nodes,
-            |_, out, children| hash_node::<S>(children, &empty, d, out),
+            (whole, w * c),
+            (&level[..full * node_len], w * node_len),
+            groups_per_task,
+            |_, out, children| hash_nodes(nodes, rate, children, node_len, out),
         );
+        if !last.is_empty() {
+            hash_node::<S>(&level[full * node_len..], &empty, d, last);
+        }
         let mut parent_of_empties = vec![0u8; c];
         hash_node::<S>(&[], &empty, d, &mut parent_of_empties);
         (level, empty) = (parents, parent_of_empties);
@@ -42,6 +60,40 @@ pub fn reduce_levels<S: Sponge>(
     hash_node::<S>(&level, &empty, d, &mut root);
     root
 }
+
+/// Up to `WIDTH` nodes side by side on one unit of `engine`: `children`
+/// holds their messages back to back, `node_len` bytes each, and `out`
+/// gets their `out.len() / nodes` byte outputs.
+fn hash_nodes<A: Absorb>(
+    engine: &A,
+    rate: usize,
+    children: &[u8],
+    node_len: usize,
+    out: &mut [u8],
+) {
+    const { assert!(A::WIDTH <= MAX_WIDTH) };
+    let count = children.len() / node_len;
+    let unit = &mut A::Unit::fresh();
+    let whole = node_len - node_len % rate;
+    // One rate block of each node, side by side (only where a node holds
+    // whole blocks: D·c ≥ rate); lanes without a node absorb zeros, and give
+    // no output.
+    let mut gathered = vec![0u8; if whole > 0 { A::WIDTH * rate } else { 0 }];
+    for start in (0..whole).step_by(rate) {
+        for (node, block) in children.chunks(node_len).zip(gathered.chunks_mut(rate)) {
+            block.copy_from_slice(&node[start..start + rate]);
+        }
+        engine.absorb_blocks(unit, &gathered);
+    }
+    for (lane, node) in children.chunks(node_len).enumerate() {
+        engine.absorb_leaf(unit, lane, &node[whole..]);
+    }
+    let lens = [node_len as u64; MAX_WIDTH];
+    engine.finish_unit(unit, &lens[..count], out);
+}
+
+/// The widest unit of any engine.
+const MAX_WIDTH: usize = 8;
 
 /// A node whose first children are `children` (whole values) and whose
 /// remaining children, up to `degree`, are all `empty`.

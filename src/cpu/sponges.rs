@@ -3,6 +3,7 @@
 use std::marker::PhantomData;
 
 use super::fast_sponge::Fast;
+use super::units::FreshIsZero;
 use super::walk::Absorb;
 use crate::sponge::Sponge;
 
@@ -15,13 +16,14 @@ impl<S> Default for Sponges<S> {
     }
 }
 
+// SAFETY: a `Fast` is a Keccak state (25 words), the position in the rate
+// (a `usize`) and a `PhantomData`: all zero is a value, the sponge that has
+// absorbed nothing (`Fast::default`, checked by a test); no drop glue.
+unsafe impl<S: Sponge> FreshIsZero for Fast<S> {}
+
 impl<S: Sponge> Absorb for Sponges<S> {
     const WIDTH: usize = 1;
     type Unit = Fast<S>;
-
-    fn new_unit(&self) -> Fast<S> {
-        Fast::default()
-    }
 
     fn absorb_blocks(&self, unit: &mut Fast<S>, blocks: &[u8]) {
         unit.absorb(blocks);
@@ -41,5 +43,33 @@ impl<S: Sponge> Absorb for Sponges<S> {
 
     fn set_leaf_state(&self, unit: &mut Fast<S>, _lane: usize, state: [u64; 25], absorbed: u64) {
         *unit = Fast::from_state(state, absorbed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sponge::with_sponge;
+
+    /// All zero bytes are the sponge that has absorbed nothing, as
+    /// `FreshIsZero` promises: it absorbs and squeezes as `Fast::default`,
+    /// from position 0 and mid-rate alike.
+    #[test]
+    fn a_zeroed_sponge_is_a_fresh_one() {
+        for algorithm in crate::params::Algorithm::ALL {
+            with_sponge!(algorithm, R => {
+                for len in [0, 1, algorithm.rate() - 1, algorithm.rate(), 1000] {
+                    let data: Vec<u8> = (0..len).map(|k| (k * 31 + 7) as u8).collect();
+                    let (mut zeroed, mut fresh) = (Fast::<R>::fresh(), Fast::<R>::default());
+                    assert_eq!(zeroed.state(), [0; 25]);
+                    zeroed.absorb(&data);
+                    fresh.absorb(&data);
+                    let (mut a, mut b) = ([0u8; 64], [0u8; 64]);
+                    zeroed.squeeze_into(&mut a);
+                    fresh.squeeze_into(&mut b);
+                    assert_eq!(a, b, "{algorithm:?}, {len} bytes");
+                }
+            });
+        }
     }
 }

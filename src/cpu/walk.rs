@@ -8,12 +8,17 @@
 //!
 //! States are kept only for owned leaves that hold at least one block
 //! (leaves 0 … min(blocks, L) − 1 do, filling in order until the first
-//! wrap), so memory and work follow the input's size, not L.
+//! wrap), so memory and work follow the input's size, not L. They live in
+//! one [`UnitStore`], which grows without copying them; a new unit's memory
+//! is first touched by the worker that absorbs into it, and `finish` gives
+//! it back as it goes.
 
+use std::io;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
+use super::units::{FreshIsZero, UnitStore};
 use super::workers::Workers;
 use crate::params::TreeParams;
 
@@ -36,16 +41,16 @@ const TASKS_PER_THREAD: usize = 4;
 /// per task left threads idle at the end of every piece: on the 16-core Xeon,
 /// 8 GiB at H = 4 took as long on 16 threads as on 12 (docs/PERFORMANCE.md).
 const SLICE_BYTES_PER_UNIT: usize = 32 << 10;
+/// States padded by one task of `finish` at most, and given back after it.
+const FINISH_TASK_BYTES: usize = 4 << 20;
 
 /// How one leaf engine absorbs blocks into a unit of `WIDTH` neighbouring leaves.
 pub trait Absorb: Send + Sync {
     /// Leaves per unit.
     const WIDTH: usize;
-    /// The states of one unit's leaves.
-    type Unit: Send + Sync;
-
-    /// A unit whose leaves have absorbed nothing.
-    fn new_unit(&self) -> Self::Unit;
+    /// The states of one unit's leaves; all zero bytes while they have
+    /// absorbed nothing.
+    type Unit: FreshIsZero;
 
     /// `WIDTH` whole blocks, back to back in `blocks` (`WIDTH`·B bytes), one
     /// for each leaf of the unit, in leaf order.
@@ -79,7 +84,7 @@ pub struct Leaves<'a, A: Absorb> {
     engine: A,
     owned: Range<u64>,
     /// The units of the owned leaves that hold a block (at least).
-    units: Vec<A::Unit>,
+    units: UnitStore<A::Unit>,
     /// Bytes of M absorbed so far (a whole number of blocks until the last piece).
     message_len: u64,
     /// A unit's bytes per slice where units are too few for the threads.
@@ -100,19 +105,17 @@ impl<'a, A: Absorb> Leaves<'a, A> {
         owned: Range<u64>,
         message_len: u64,
     ) -> Self {
-        let mut leaves = Leaves {
+        Leaves {
             params,
             workers,
             engine,
-            owned: 0..0,
-            units: Vec::new(),
+            owned,
+            units: UnitStore::new(),
             message_len,
             slice_bytes: SLICE_BYTES_PER_UNIT,
             #[cfg(test)]
             pieces_in_slices: 0,
-        };
-        leaves.set_states(owned, &[]);
-        leaves
+        }
     }
 
     /// The same leaves with slices of `bytes` per unit (tests: many slices
@@ -149,17 +152,21 @@ impl<'a, A: Absorb> Leaves<'a, A> {
 
     /// Absorbs the blocks of the owned leaves in the next piece of M, which
     /// starts on a block boundary; block i goes to leaf i mod L, in order.
-    pub fn absorb(&mut self, piece: &[u8]) {
+    /// An error only where memory for new leaves' states cannot be had.
+    pub fn absorb(&mut self, piece: &[u8]) -> io::Result<()> {
         let b = self.params.block_size();
         let leaf_count = self.params.leaf_count();
         let first = self.message_len / b as u64;
         let end = first + piece.len().div_ceil(b) as u64;
-        self.message_len += piece.len() as u64;
         if self.owned.is_empty() {
-            return;
+            self.message_len += piece.len() as u64;
+            return Ok(());
         }
-        self.grow_for(end);
-        let (engine, units) = (&self.engine, &mut self.units);
+        // Units from `fresh` on have not been touched yet.
+        let fresh = self.units.len();
+        self.grow_for(end)?;
+        self.message_len += piece.len() as u64;
+        let (engine, units) = (&self.engine, self.units.as_mut());
         if leaf_count == 1 {
             // All of M is leaf 0's, in order. On a pool thread, not the caller's:
             // workers that just finished spin for a while, and one more busy
@@ -167,7 +174,7 @@ impl<'a, A: Absorb> Leaves<'a, A> {
             if let Some(unit) = units.first_mut() {
                 self.workers.run(|| engine.absorb_leaf(unit, 0, piece));
             }
-            return;
+            return Ok(());
         }
         let walk = Walk {
             piece,
@@ -194,7 +201,7 @@ impl<'a, A: Absorb> Leaves<'a, A> {
                 {
                     self.pieces_in_slices += 1;
                 }
-                return;
+                return Ok(());
             }
         }
         // Several tasks per thread for balance, and few enough leaves per task
@@ -206,40 +213,37 @@ impl<'a, A: Absorb> Leaves<'a, A> {
             let start = range.start;
             self.workers
                 .for_each_chunk(&mut units[range], per_task, |t, task| {
-                    walk.run(engine, start + t * per_task, task)
+                    let first_unit = start + t * per_task;
+                    // A new unit's pages are first written, not read: read
+                    // first, a page would fault twice (the zero page, then
+                    // its copy).
+                    let new = fresh.saturating_sub(first_unit).min(task.len());
+                    A::Unit::make_fresh(&mut task[new..]);
+                    walk.run(engine, first_unit, task)
                 });
         }
+        Ok(())
     }
 
     /// Makes room for the units of the owned leaves that hold a block once
-    /// blocks 0 … `blocks` − 1 are absorbed.
-    fn grow_for(&mut self, blocks: u64) {
-        let holding = self.holding(blocks);
-        self.grow(((holding.end - holding.start) as usize).div_ceil(A::WIDTH));
-    }
-
-    /// Makes room for `units` units (never more than the owned leaves' worth).
-    fn grow(&mut self, units: usize) {
-        let have = self.units.len();
-        if units <= have {
-            return;
-        }
-        // Amortised growth for streams, without reserving past the owned leaves.
-        let most = ((self.owned.end - self.owned.start) as usize).div_ceil(A::WIDTH);
-        let target = units.max(2 * have).min(most);
-        self.units.reserve_exact(target.saturating_sub(have));
-        let engine = &self.engine;
-        self.units.resize_with(units, || engine.new_unit());
+    /// blocks 0 … `blocks` − 1 are absorbed (never more than the owned
+    /// leaves' worth): fresh, in memory not yet touched.
+    fn grow_for(&mut self, blocks: u64) -> io::Result<()> {
+        let units = |leaves: Range<u64>| ((leaves.end - leaves.start) as usize).div_ceil(A::WIDTH);
+        let (holding, most) = (units(self.holding(blocks)), units(self.owned.clone()));
+        self.units.grow_to(holding.max(self.units.len()), most)
     }
 
     /// The state of every owned leaf that holds a block, in leaf order.
     pub fn states(&self) -> Vec<[u64; 25]> {
         let w = A::WIDTH as u64;
         let holding = self.holding(self.blocks());
+        let units = self.units.as_ref();
         (0..holding.end - holding.start)
-            .map(|k| {
-                let unit = &self.units[(k / w) as usize];
-                self.engine.leaf_state(unit, (k % w) as usize)
+            .map(|k| match units.get((k / w) as usize) {
+                Some(unit) => self.engine.leaf_state(unit, (k % w) as usize),
+                // Not absorbed into since `new`: fresh.
+                None => [0; 25],
             })
             .collect()
     }
@@ -247,17 +251,18 @@ impl<'a, A: Absorb> Leaves<'a, A> {
     /// Owns the leaves `owned` from now on, whose states are `states` in leaf
     /// order: one for each leaf that holds a block, or fewer, the rest
     /// fresh. States past the leaves that hold a block are ignored: those
-    /// leaves are fresh.
-    pub fn set_states(&mut self, owned: Range<u64>, states: &[[u64; 25]]) {
+    /// leaves are fresh. An error only where memory for them cannot be had.
+    pub fn set_states(&mut self, owned: Range<u64>, states: &[[u64; 25]]) -> io::Result<()> {
         self.owned = owned;
-        self.units = Vec::new();
+        self.units = UnitStore::new();
         let holding = self.holding(self.blocks());
-        self.grow_for(self.blocks());
-        let (engine, units) = (&self.engine, &mut self.units);
+        self.grow_for(self.blocks())?;
+        let (engine, units) = (&self.engine, self.units.as_mut());
         for (k, (state, leaf)) in states.iter().zip(holding).enumerate() {
             let absorbed = leaf_len(self.params, self.message_len, leaf);
             engine.set_leaf_state(&mut units[k / A::WIDTH], k % A::WIDTH, *state, absorbed);
         }
+        Ok(())
     }
 
     /// Blocks of M absorbed so far.
@@ -267,27 +272,45 @@ impl<'a, A: Absorb> Leaves<'a, A> {
 
     /// Pads every owned leaf that holds a block: their outputs in leaf order,
     /// `params.leaf_output_len()` bytes each (the other leaves are empty).
-    pub fn finish(self) -> Vec<u8> {
+    /// Each task gives its units' memory back once they are padded, so that
+    /// the outputs take its place rather than add to it. An error only where
+    /// memory for states cannot be had (leaves never absorbed into).
+    pub fn finish(mut self) -> io::Result<Vec<u8>> {
         let params = self.params;
-        let out_len = params.leaf_output_len();
+        let (w, out_len) = (A::WIDTH, params.leaf_output_len());
         let holding = self.holding(self.blocks());
+        self.grow_for(self.blocks())?;
         let mut out = vec![0u8; (holding.end - holding.start) as usize * out_len];
-        let (engine, units) = (&self.engine, &self.units[..]);
-        let message_len = self.message_len;
-        self.workers.for_each_pair(
-            (&mut out, A::WIDTH * out_len),
-            (units, 1),
-            64 / A::WIDTH,
-            |u, outs, unit| {
-                let first = holding.start + (u * A::WIDTH) as u64;
-                let lens: Vec<u64> = (first..)
-                    .take(outs.len() / out_len)
-                    .map(|leaf| leaf_len(params, message_len, leaf))
-                    .collect();
-                engine.finish_unit(&unit[0], &lens, outs);
-            },
-        );
-        out
+        let threads = self.workers.threads();
+        let per_task = (FINISH_TASK_BYTES / size_of::<A::Unit>())
+            .min(self.units.len().div_ceil(threads * TASKS_PER_THREAD))
+            .max((64 / w).max(1));
+        let (engine, message_len) = (&self.engine, self.message_len);
+        // Each task: its outputs and its units, taken out once.
+        let mut tasks: Vec<_> = out
+            .chunks_mut(per_task * w * out_len)
+            .zip(self.units.chunks_mut(per_task))
+            .map(Some)
+            .collect();
+        self.workers.for_each_chunk(&mut tasks, 1, |t, task| {
+            let Some((outs, units)) = task[0].take() else {
+                return;
+            };
+            let mut lens = Vec::with_capacity(w);
+            let first = holding.start + (t * per_task * w) as u64;
+            for (u, (outs, unit)) in outs.chunks_mut(w * out_len).zip(units.units()).enumerate() {
+                let first = first + (u * w) as u64;
+                lens.clear();
+                lens.extend(
+                    (first..first + (outs.len() / out_len) as u64)
+                        .map(|leaf| leaf_len(params, message_len, leaf)),
+                );
+                engine.finish_unit(unit, &lens, outs);
+            }
+            units.release();
+        });
+        drop(tasks);
+        Ok(out)
     }
 }
 
@@ -403,10 +426,18 @@ fn run_in_slices<A: Absorb>(
         })
         .collect();
     let work = || {
+        // Neighbouring units share a cache line where their size is no
+        // multiple of it (a portable sponge is 208 bytes), and other workers
+        // absorb into them at the same time: each slice runs on a copy on
+        // this worker's stack, or both cores would write that line at every
+        // round of the permutation.
+        let mut local = [A::Unit::fresh()];
         while let Some((u, mut unit)) = next_free(&chains, slices.len()) {
             let chain = &chains[u];
             let s = chain.done.load(Ordering::Relaxed);
-            slices[s].run(engine, first_unit + u, std::slice::from_mut(&mut **unit));
+            std::mem::swap(&mut local[0], &mut **unit);
+            slices[s].run(engine, first_unit + u, &mut local);
+            std::mem::swap(&mut local[0], &mut **unit);
             chain.done.store(s + 1, Ordering::Relaxed);
         }
     };

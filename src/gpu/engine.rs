@@ -166,10 +166,9 @@ impl LeafEngine for GpuMessage<'_> {
         guard("moving leaves off the GPU", || {
             let own = self.range.clone();
             let Some(rest) = kept_after_taking(&own, &leaves) else {
-                return Err(GpuError::new(format!(
-                    "internal error: leaves {leaves:?} are not an end of {own:?}"
-                ))
-                .into());
+                return Err(HashError::Internal(format!(
+                    "leaves {leaves:?} taken from a GPU engine that owns {own:?}"
+                )));
             };
             let lane_major = self.leaves.download_states()?;
             let owned = (own.end - own.start) as usize;
@@ -187,10 +186,9 @@ impl LeafEngine for GpuMessage<'_> {
         guard("moving leaves to the GPU", || {
             let own = self.range.clone();
             let Some(joined) = owned_after_giving(&own, &leaves) else {
-                return Err(GpuError::new(format!(
-                    "internal error: leaves {leaves:?} are not next to {own:?}"
-                ))
-                .into());
+                return Err(HashError::Internal(format!(
+                    "leaves {leaves:?} given to a GPU engine that owns {own:?}"
+                )));
             };
             let lane_major = self.leaves.download_states()?;
             let owned = (own.end - own.start) as usize;
@@ -238,9 +236,9 @@ impl LeafEngine for GpuMessage<'_> {
     fn finish(mut self: Box<Self>, times: &mut Timings) -> Result<Vec<u8>, HashError> {
         guard("finishing on the GPU", || {
             if !self.owns_every_leaf() {
-                return Err(
-                    GpuError::new("internal error: finishing a tree shared with others").into(),
-                );
+                return Err(HashError::Internal(
+                    "finish on a GPU engine that shares the tree with others".into(),
+                ));
             }
             self.leaves.wait_absorbed()?;
             let (copies, kernels) = self.leaves.busy();

@@ -251,6 +251,19 @@ impl Fleet {
         Ok(first)
     }
 
+    /// Device `ordinal`, opened now if it was not: an error unless it is
+    /// one of the devices asked for and it starts.
+    pub fn open_device(&self, ordinal: usize) -> Result<&GpuBackend, GpuError> {
+        let list = self.0.list().as_ref().map_err(Clone::clone)?;
+        let device = list.iter().find(|d| d.ordinal == ordinal).ok_or_else(|| {
+            GpuError::new(format!(
+                "GPU {ordinal} is not among the devices asked for ({})",
+                self.0.devices
+            ))
+        })?;
+        device.open(&self.0.start).as_ref().map_err(Clone::clone)
+    }
+
     /// Starts every device but the first (which the caller readies itself)
     /// in the background, as [`start_in_background`](Self::start_in_background)
     /// does. Their start is not kept as the machine's start-up: the driver
@@ -350,7 +363,7 @@ impl Fleet {
     }
 
     /// What starting the GPUs is expected to take: the last start measured
-    /// on this machine (read once per process), else [`UNMEASURED_STARTUP`].
+    /// on this machine (read once per process), else `UNMEASURED_STARTUP`.
     pub fn expected_startup(&self) -> Duration {
         *self
             .0
@@ -369,6 +382,23 @@ impl Fleet {
                 Some(Ok(gpu)) => Some((d.ordinal, gpu)),
                 _ => None,
             })
+            .collect()
+    }
+
+    /// Whether the device of ordinal `ordinal` is ready for `algorithm` now
+    /// (never waits).
+    pub fn is_ready(&self, ordinal: usize, algorithm: Algorithm) -> bool {
+        self.ready(algorithm).iter().any(|&(o, _)| o == ordinal)
+    }
+
+    /// The ordinals of the devices ready for some algorithm now (never waits).
+    pub fn ordinals_ready(&self) -> Vec<usize> {
+        let Some(Ok(list)) = self.0.list.get() else {
+            return Vec::new();
+        };
+        list.iter()
+            .filter(|d| d.ready.load(Ordering::Acquire) != 0)
+            .map(|d| d.ordinal)
             .collect()
     }
 

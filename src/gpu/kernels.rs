@@ -12,6 +12,7 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::{CompileOptions, Ptx};
 
+use crate::cpu::Rounds;
 use crate::params::Algorithm;
 use crate::sponge::plain_hash;
 
@@ -79,9 +80,10 @@ impl LeafKernel {
 }
 
 /// The `-D` defines that tell the kernels which function they compute: its
-/// facts come from [`Algorithm`], stated once.
-fn defines(algorithm: Algorithm) -> [String; 4] {
+/// facts come from [`Algorithm`] and [`Rounds`], stated once.
+fn defines(algorithm: Algorithm) -> [String; 5] {
     [
+        format!("-DTREEHASH_ROUNDS={}", Rounds::of(algorithm).count()),
         format!("-DTREEHASH_RATE={}", algorithm.rate()),
         format!("-DTREEHASH_CV={}", algorithm.chaining_len()),
         format!("-DTREEHASH_DS={:#04x}", algorithm.domain_byte()),

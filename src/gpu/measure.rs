@@ -1,8 +1,18 @@
 //! Measurements of the device itself, for the benchmarks: the pinned
 //! host-to-device copy rate (the ceiling of end-to-end hashing) and the leaf
-//! kernel's rate on data already in device memory.
+//! kernel's rate on data already in device memory. Built only with the
+//! `measure` feature, which the benchmarks require: it is no part of the
+//! library's API.
+//!
+//! Every function here is safe to call with any arguments: pinned memory is
+//! zeroed before safe code can read it, host memory is pinned only as whole
+//! pages of a borrowed slice and unpinned before the borrow ends, and a copy
+//! still running when a measurement fails is waited for before its buffers
+//! are freed.
 
-use cudarc::driver::{CudaEvent, PushKernelArg, result, sys};
+use std::marker::PhantomData;
+
+use cudarc::driver::{CudaEvent, CudaStream, PinnedHostSlice, PushKernelArg, result, sys};
 
 use crate::params::TreeParams;
 
@@ -15,13 +25,28 @@ fn timing_event(gpu: &GpuBackend) -> Result<CudaEvent, GpuError> {
         .context("creating an event")
 }
 
-/// The median of `reps` timed host-to-device copies of `bytes` bytes from
-/// ordinary pinned memory, in bytes per second.
-pub fn pinned_copy_rate(gpu: &GpuBackend, bytes: usize, reps: usize) -> Result<f64, GpuError> {
-    // SAFETY: the buffers' contents do not matter to a copy's speed; they are
-    // filled anyway so that no page is left unbacked.
-    let mut host = unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(bytes, 0) }
+/// `bytes` bytes of pinned host memory allocated with `flags`, zeroed: the
+/// driver hands it out uninitialised, and safe code may read it.
+fn zeroed_pinned(
+    gpu: &GpuBackend,
+    bytes: usize,
+    flags: u32,
+) -> Result<PinnedHostSlice<u8>, GpuError> {
+    // SAFETY: the memory is uninitialised until the write below, and
+    // nothing reads it before.
+    let mut pinned = unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(bytes, flags) }
         .context("allocating pinned memory")?;
+    let start = pinned.as_mut_ptr().context("using pinned memory")?;
+    // SAFETY: `start` is the first of the `bytes` bytes just allocated,
+    // which nothing else holds yet.
+    unsafe { std::ptr::write_bytes(start, 0, bytes) };
+    Ok(pinned)
+}
+
+/// The median of `reps` (at least one) timed host-to-device copies of
+/// `bytes` bytes from ordinary pinned memory, in bytes per second.
+pub fn pinned_copy_rate(gpu: &GpuBackend, bytes: usize, reps: usize) -> Result<f64, GpuError> {
+    let mut host = zeroed_pinned(gpu, bytes, 0)?;
     host.as_mut_slice()
         .context("using pinned memory")?
         .iter_mut()
@@ -32,16 +57,24 @@ pub fn pinned_copy_rate(gpu: &GpuBackend, bytes: usize, reps: usize) -> Result<f
     let dst = address(&device, &gpu.copy);
     let src = host.as_slice().context("using pinned memory")?;
     let (start, end) = (timing_event(gpu)?, timing_event(gpu)?);
-    let mut seconds = Vec::with_capacity(reps);
-    for _ in 0..reps + 1 {
-        start.record(&gpu.copy).context("recording an event")?;
-        // SAFETY: both buffers hold `bytes` bytes and outlive the copy.
-        unsafe { result::memcpy_htod_async(dst, src, gpu.copy.cu_stream()) }
-            .context("copying to the device")?;
-        end.record(&gpu.copy).context("recording an event")?;
-        let ms = start.elapsed_ms(&end).context("timing a copy")?;
-        seconds.push(f64::from(ms) / 1e3);
-    }
+    let mut seconds = Vec::with_capacity(reps + 1);
+    let timed = (|| {
+        for _ in 0..reps.max(1) + 1 {
+            start.record(&gpu.copy).context("recording an event")?;
+            // SAFETY: both buffers hold `bytes` bytes, and the stream is
+            // synchronised below before either is freed.
+            unsafe { result::memcpy_htod_async(dst, src, gpu.copy.cu_stream()) }
+                .context("copying to the device")?;
+            end.record(&gpu.copy).context("recording an event")?;
+            let ms = start.elapsed_ms(&end).context("timing a copy")?;
+            seconds.push(f64::from(ms) / 1e3);
+        }
+        Ok::<_, GpuError>(())
+    })();
+    // A copy queued before a failure must be over before `host` is freed.
+    let synced = gpu.copy.synchronize().context("waiting for copies");
+    timed?;
+    synced?;
     seconds.remove(0); // the warm-up
     Ok(bytes as f64 / median(&mut seconds))
 }
@@ -59,6 +92,11 @@ pub fn leaf_kernel_rate(
     let (kernels, _) = gpu.kernels.get(params.algorithm())?;
     let stream = &gpu.compute;
     let len = bytes - bytes % params.block_size();
+    if len == 0 {
+        return Err(GpuError::new(
+            "measuring the leaf kernel: fewer bytes than a block",
+        ));
+    }
     let host: Vec<u8> = (0..len)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
@@ -71,8 +109,8 @@ pub fn leaf_kernel_rate(
     let (leaf_count, block_size, first_block) =
         (params.leaf_count(), params.block_size() as u64, 0u64);
     let len = len as u64;
-    let mut seconds = Vec::with_capacity(reps);
-    for _ in 0..reps + 1 {
+    let mut seconds = Vec::with_capacity(reps + 1);
+    for _ in 0..reps.max(1) + 1 {
         start.record(stream).context("recording an event")?;
         let mut launch = stream.launch_builder(kernels.absorb(kernel));
         launch
@@ -99,38 +137,39 @@ fn median(values: &mut [f64]) -> f64 {
 }
 
 /// Times, for a span of mapped host memory: pinning it with
-/// cuMemHostRegister (read-only), copying all of it to the device in
-/// `chunk`-byte copies, and unpinning it.
+/// cuMemHostRegister (read-only; the whole pages that hold it), copying all
+/// of it to the device in `chunk`-byte copies, and unpinning it.
 pub fn register_copy_unregister(
     gpu: &GpuBackend,
     bytes: &[u8],
     chunk: usize,
 ) -> Result<[std::time::Duration; 3], GpuError> {
     use std::time::Instant;
+    if bytes.is_empty() || chunk == 0 {
+        return Err(GpuError::new("measuring registration: nothing to copy"));
+    }
     // SAFETY: only copies write it, and nothing reads it.
     let device = unsafe { gpu.copy.alloc::<u8>(chunk) }.context("allocating device memory")?;
     let dst = address(&device, &gpu.copy);
-    let len = bytes.len().next_multiple_of(4096);
-    let base = bytes.as_ptr() as *mut std::ffi::c_void;
     let start = Instant::now();
-    // SAFETY: the span lies in a read-only mapping that outlives this call.
-    unsafe { sys::cuMemHostRegister_v2(base, len, sys::CU_MEMHOSTREGISTER_READ_ONLY) }
-        .result()
-        .context("cuMemHostRegister")?;
+    let pinned = Pinned::pin(bytes, &gpu.copy)?;
     let registered = start.elapsed();
     let start = Instant::now();
     for piece in bytes.chunks(chunk) {
-        // SAFETY: `piece` is registered host memory, `device` holds `chunk` bytes.
+        // SAFETY: `piece` lies in the pinned pages, which stay pinned until
+        // the copy is over (`copied` is recorded after it); `device` holds
+        // `chunk` bytes.
         unsafe { result::memcpy_htod_async(dst, piece, gpu.copy.cu_stream()) }
             .context("copying to the device")?;
+        pinned
+            .copied
+            .record(&gpu.copy)
+            .context("recording an event")?;
     }
     gpu.copy.synchronize().context("waiting for copies")?;
     let copied = start.elapsed();
     let start = Instant::now();
-    // SAFETY: registered above.
-    unsafe { sys::cuMemHostUnregister(base) }
-        .result()
-        .context("cuMemHostUnregister")?;
+    pinned.unpin()?;
     Ok([registered, copied, start.elapsed()])
 }
 
@@ -140,24 +179,22 @@ pub fn register_copy_unregister(
 /// bytes (rounded up to whole pages) round-robin, pin one
 /// (cuMemHostRegister, read-only), queue its copy on their own stream, and
 /// unpin the window before it once its copy is done. It is what the staging
-/// pipeline's three crossings of host memory would become with one.
-///
-/// # Safety
-/// `bytes` must start a read-only file mapping (so on a page boundary) that
-/// outlives the call; its last window is registered rounded out to whole
-/// pages, which the mapping covers.
-pub unsafe fn registered_windows_copy_rate(
+/// pipeline's three crossings of host memory would become with one. `bytes`
+/// must start on a page (a mapping does), so that no two windows share one.
+pub fn registered_windows_copy_rate(
     gpu: &GpuBackend,
     bytes: &[u8],
     window: usize,
     threads: usize,
 ) -> Result<f64, GpuError> {
     let page = crate::input::page_size();
-    assert!(
-        (bytes.as_ptr() as usize).is_multiple_of(page),
-        "the span must start on a page"
-    );
-    let window = window.next_multiple_of(page);
+    if !(bytes.as_ptr() as usize).is_multiple_of(page) {
+        return Err(GpuError::new(
+            "measuring registered windows: the span must start on a page",
+        ));
+    }
+    let window = window.max(1).next_multiple_of(page);
+    let threads = threads.max(1);
     let barrier = std::sync::Barrier::new(threads);
     let times = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
@@ -180,14 +217,12 @@ pub unsafe fn registered_windows_copy_rate(
                     let start = std::time::Instant::now();
                     // The window whose copy may still run, unpinned when
                     // dropped (also on an error) once its copy is over.
-                    let mut previous: Option<PinnedWindow> = None;
+                    let mut previous: Option<Pinned> = None;
                     for piece in bytes.chunks(window).skip(t).step_by(threads) {
-                        // SAFETY: `piece` lies in the caller's read-only file
-                        // mapping, which outlives the call; it starts on a
-                        // page (the span does, and `window` is whole pages),
-                        // so rounded out to pages it overlaps no other window.
-                        let pinned = unsafe { PinnedWindow::pin(piece, page, &stream) }?;
-                        // SAFETY: `piece` is pinned, `device` holds `window` bytes.
+                        let pinned = Pinned::pin(piece, &stream)?;
+                        // SAFETY: `piece` is pinned until the copy is over
+                        // (`copied` is recorded after it), `device` holds
+                        // `window` bytes.
                         unsafe { result::memcpy_htod_async(dst, piece, stream.cu_stream()) }
                             .context("copying to the device")?;
                         pinned
@@ -208,41 +243,67 @@ pub unsafe fn registered_windows_copy_rate(
     Ok(bytes.len() as f64 / slowest.as_secs_f64())
 }
 
-/// One window of a file mapping pinned for the GPU to copy from; unpinned
-/// when dropped, after the copy queued before `copied` is over.
-struct PinnedWindow {
+/// The whole pages that hold a borrowed slice, pinned read-only for the GPU
+/// to copy from (cuMemHostRegister); unpinned when dropped, after the copies
+/// queued before `copied` are over. The borrow keeps the pages mapped while
+/// they are pinned. Pages that the slice shares with other data are pinned
+/// too, which changes nothing of that data (the device only reads the
+/// slice), though it makes another registration of them fail until this
+/// one is dropped.
+struct Pinned<'a> {
     base: *mut std::ffi::c_void,
     copied: CudaEvent,
+    bytes: PhantomData<&'a [u8]>,
 }
 
-impl PinnedWindow {
-    /// # Safety
-    /// `bytes` must start on a page of a read-only file mapping that
-    /// outlives the pin, and no other pin may hold its pages.
-    unsafe fn pin(
-        bytes: &[u8],
-        page: usize,
-        stream: &cudarc::driver::CudaStream,
-    ) -> Result<PinnedWindow, GpuError> {
+impl<'a> Pinned<'a> {
+    fn pin(bytes: &'a [u8], stream: &CudaStream) -> Result<Pinned<'a>, GpuError> {
         let copied = stream
             .context()
             .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
             .context("creating an event")?;
-        // Recorded now, so that dropping the pin before its copy is queued
+        // Recorded now, so that dropping the pin before a copy is queued
         // waits for nothing.
         copied.record(stream).context("recording an event")?;
-        let base = bytes.as_ptr() as *mut std::ffi::c_void;
-        let len = bytes.len().next_multiple_of(page);
-        // SAFETY: the caller's contract; the flag matches a read-only mapping.
-        unsafe { sys::cuMemHostRegister_v2(base, len, sys::CU_MEMHOSTREGISTER_READ_ONLY) }
+        let pages = crate::input::page_span(bytes);
+        let base = pages.start as *mut std::ffi::c_void;
+        // SAFETY: the pages hold `bytes`, so they are mapped, and stay so
+        // while `self` borrows it; the device only reads them (read-only
+        // flag), and `Drop` unregisters exactly this base.
+        unsafe {
+            sys::cuMemHostRegister_v2(
+                base,
+                pages.end - pages.start,
+                sys::CU_MEMHOSTREGISTER_READ_ONLY,
+            )
+        }
+        .result()
+        .context("cuMemHostRegister")?;
+        Ok(Pinned {
+            base,
+            copied,
+            bytes: PhantomData,
+        })
+    }
+
+    /// Unpins now, with the unregistration's error if it failed.
+    fn unpin(mut self) -> Result<(), GpuError> {
+        self.copied.synchronize().context("waiting for copies")?;
+        // Null: `Drop` finds nothing left to unpin.
+        let base = std::mem::replace(&mut self.base, std::ptr::null_mut());
+        // SAFETY: registered by `pin`, not unregistered since; the copies
+        // from the pages are over.
+        unsafe { sys::cuMemHostUnregister(base) }
             .result()
-            .context("cuMemHostRegister")?;
-        Ok(PinnedWindow { base, copied })
+            .context("cuMemHostUnregister")
     }
 }
 
-impl Drop for PinnedWindow {
+impl Drop for Pinned<'_> {
     fn drop(&mut self) {
+        if self.base.is_null() {
+            return;
+        }
         // A copy from the pages must be over before they are unpinned.
         let _ = self.copied.synchronize();
         // SAFETY: registered by `pin`, not unregistered since.
@@ -250,20 +311,18 @@ impl Drop for PinnedWindow {
     }
 }
 
-/// A pinned host buffer, write-combined or ordinary.
+/// A pinned host buffer of zeros, write-combined or ordinary.
 pub fn pinned_buffer(
     gpu: &GpuBackend,
     bytes: usize,
     write_combined: bool,
-) -> Result<cudarc::driver::PinnedHostSlice<u8>, GpuError> {
+) -> Result<PinnedHostSlice<u8>, GpuError> {
     let flags = if write_combined {
         sys::CU_MEMHOSTALLOC_WRITECOMBINED
     } else {
         0
     };
-    // SAFETY: the caller writes before reading.
-    unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(bytes, flags) }
-        .context("allocating pinned memory")
+    zeroed_pinned(gpu, bytes, flags)
 }
 
 /// The rate, in bytes per second, of the GPU's staging pipeline without its
@@ -378,17 +437,17 @@ fn join_all<T>(
 }
 
 /// A pinned buffer of a staging measurement, and its last copy to the device.
+/// Its last copy is waited for before it is freed (also after a failure).
 struct Staging {
-    pinned: cudarc::driver::PinnedHostSlice<u8>,
+    pinned: PinnedHostSlice<u8>,
     copied: CudaEvent,
     in_flight: bool,
 }
 
 impl Staging {
     fn new(gpu: &GpuBackend, chunk: usize) -> Result<Staging, GpuError> {
-        // SAFETY: the buffer is filled before it is copied.
-        let pinned =
-            unsafe { gpu.ctx.alloc_pinned::<u8>(chunk) }.context("allocating pinned memory")?;
+        // Write-combined, as the pipeline's own staging buffers are.
+        let pinned = zeroed_pinned(gpu, chunk, sys::CU_MEMHOSTALLOC_WRITECOMBINED)?;
         Ok(Staging {
             pinned,
             copied: timing_event(gpu)?,
@@ -403,7 +462,7 @@ impl Staging {
         n: usize,
         read: impl FnOnce(&mut [u8]) -> Result<(), GpuError>,
         dst: u64,
-        stream: &cudarc::driver::CudaStream,
+        stream: &CudaStream,
     ) -> Result<(), GpuError> {
         if self.in_flight {
             self.copied.synchronize().context("waiting for a copy")?;
@@ -417,6 +476,14 @@ impl Staging {
         self.copied.record(stream).context("recording an event")?;
         self.in_flight = true;
         Ok(())
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if self.in_flight {
+            let _ = self.copied.synchronize();
+        }
     }
 }
 

@@ -6,11 +6,13 @@
 //! error becomes a [`GpuError`] with context, and a missing driver or device is
 //! reported before any CUDA call is made.
 
+mod device_input;
 mod engine;
 mod fleet;
 pub mod kernels;
-/// Measurements of the device for the repository's benchmarks (benches/);
-/// not part of the library's API.
+/// Measurements of the device for the repository's benchmarks (benches/),
+/// built with the `measure` feature only; not part of the library's API.
+#[cfg(feature = "measure")]
 #[doc(hidden)]
 pub mod measure;
 mod pipeline;
@@ -29,6 +31,7 @@ use crate::params::{Algorithm, TreeParams};
 use crate::timings::{Timings, timed};
 use crate::trace::trace;
 
+pub use device_input::{DeviceBytes, KeepCurrentContext};
 use engine::GpuMessage;
 pub use fleet::{Devices, Fleet, Start};
 use kernels::Kernels;

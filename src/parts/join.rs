@@ -5,7 +5,7 @@
 use super::nodes::Nodes;
 use super::plan::{stored, value_len};
 use super::{Part, PartError};
-use crate::params::{Label, TreeParams};
+use crate::params::{TreeLabel, TreeParams};
 
 /// The digest that a set of parts comes to, and what the parts say of it.
 #[derive(Clone, Debug)]
@@ -25,10 +25,10 @@ pub struct Joined {
 
 impl Joined {
     /// The label of the digest's parameters (`,P` where keyed).
-    pub fn label(&self) -> Label {
-        Label {
+    pub fn label(&self) -> TreeLabel {
+        TreeLabel {
             keyed: self.keyed,
-            ..Label::of(&self.params)
+            ..TreeLabel::of(&self.params)
         }
     }
 }
@@ -190,7 +190,7 @@ fn difference(part: &Part, first: &Part) -> Option<(&'static str, String, String
         return both("parameters", &|p| {
             format!(
                 "{}, {}-byte digest",
-                Label::of(&p.params),
+                TreeLabel::of(&p.params),
                 p.params.output_len()
             )
         });

@@ -91,3 +91,53 @@ pub fn plain_vectors() -> Vec<PlainVector> {
     assert_eq!(file.cases.len(), 54, "the plain vector file lost cases");
     file.cases
 }
+
+/// The reference digest of `message` with parameters of either kind.
+pub fn reference_digest(params: &treehash::Params, message: &[u8]) -> Vec<u8> {
+    use treehash::reference::{kangaroo, parallel_hash, turboshake};
+    use treehash::standard::Standard;
+    let p = match params {
+        treehash::Params::Tree(p) => return treehash::reference::tree_hash(p, message),
+        treehash::Params::Standard(p) => p,
+        _ => unreachable!("parameters are of a tree or a standard function"),
+    };
+    let (c, n) = (p.customization(), p.output_len());
+    match p.standard() {
+        Standard::Kt128 => kangaroo::kt128(message, c, n),
+        Standard::Kt256 => kangaroo::kt256(message, c, n),
+        Standard::ParallelHash128 => parallel_hash::parallel_hash128(message, p.block_size(), n, c),
+        Standard::ParallelHash256 => parallel_hash::parallel_hash256(message, p.block_size(), n, c),
+        Standard::TurboShake128 => turboshake::turboshake128(message, p.domain(), n),
+        Standard::TurboShake256 => turboshake::turboshake256(message, p.domain(), n),
+        other => unreachable!("{other} has a reference"),
+    }
+}
+
+/// CPU hashers of every code path this build tests (the portable one, and
+/// AVX2 and AVX-512 where build.rs says the building CPU has them; a path
+/// the CPU lacks then fails the test), each with each of `pieces` (piece
+/// lengths; `None` is the tuned default), on two threads.
+pub fn cpu_hashers_of_every_path(pieces: &[Option<usize>]) -> Vec<treehash::Hasher> {
+    let mut paths = vec![treehash::CpuPath::Portable];
+    if cfg!(treehash_test_avx2) {
+        paths.push(treehash::CpuPath::Avx2);
+    }
+    if cfg!(treehash_test_avx512) {
+        paths.push(treehash::CpuPath::Avx512);
+    }
+    paths
+        .into_iter()
+        .flat_map(|cpu_path| {
+            pieces.iter().map(move |&piece_bytes| {
+                treehash::Hasher::new(treehash::HasherOptions {
+                    backend: treehash::BackendChoice::Cpu,
+                    threads: Some(2),
+                    piece_bytes,
+                    cpu_path,
+                    ..Default::default()
+                })
+                .unwrap_or_else(|e| panic!("the {cpu_path} path: {e}"))
+            })
+        })
+        .collect()
+}

@@ -1,7 +1,18 @@
-//! The spec (docs/SPEC.md), literally: slow, in memory, no cleverness.
+//! The specs, literally: slow, in memory, no cleverness.
 //!
 //! This is the oracle every backend is tested against. It is never on a fast
-//! path: it builds the whole message and every leaf in memory.
+//! path: it builds the whole message and every leaf in memory. Here are the LI
+//! tree mode of docs/SPEC.md ([`tree_hash`]) and, in the submodules, the
+//! standard Keccak functions of the spec's part "Standard functions": the
+//! permutation and sponge of FIPS 202 ([`keccak`]), TurboSHAKE and KT128/KT256
+//! of RFC 9861 ([`turboshake`], [`kangaroo`]), cSHAKE and ParallelHash of NIST
+//! SP 800-185 ([`cshake`], [`parallel_hash`]).
+
+pub mod cshake;
+pub mod kangaroo;
+pub mod keccak;
+pub mod parallel_hash;
+pub mod turboshake;
 
 use sha3::Digest;
 use shake::{ExtendableOutput, Update, XofReader};

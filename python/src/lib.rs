@@ -1,0 +1,31 @@
+//! The extension module of the Python package `treehash`
+//! (`treehash._treehash`; python/treehash/ re-exports it): hashlib's
+//! interface over the library's engines, files by the command line's fast
+//! path, and data already in GPU memory.
+
+mod buffer;
+mod device;
+mod errors;
+mod objects;
+mod options;
+
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use treehash::Algorithm;
+
+#[pymodule]
+fn _treehash(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("GpuError", py.get_type::<errors::GpuError>())?;
+    m.add(
+        "algorithms",
+        PyTuple::new(py, Algorithm::ALL.map(Algorithm::name))?,
+    )?;
+    m.add_class::<objects::Hash>()?;
+    m.add_class::<objects::Digest>()?;
+    m.add_function(wrap_pyfunction!(objects::new, m)?)?;
+    m.add_function(wrap_pyfunction!(objects::file_digest, m)?)?;
+    m.add_function(wrap_pyfunction!(device::device_digest, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,432 @@
+//! The chaining values of a run of whole chunks, for the standard parallel
+//! hashes (issue #23): each chunk goes through a sponge of its own, and the
+//! first `c` bytes of each sponge's output are written one after another.
+//! KT128 and KT256 (RFC 9861) hash each 8192-byte chunk with TurboSHAKE
+//! (Keccak-p[1600, 12], domain byte 0x0B); ParallelHash128 and 256
+//! (SP 800-185) each B-byte block with cSHAKE of empty N and S, which is
+//! SHAKE (Keccak-f[1600], domain byte 0x1F).
+//!
+//! All chunks of a run have one length, so the same block of each lies at
+//! one stride: eight chunks share an AVX-512 permutation and four an AVX2 one
+//! (`keccak_x8`, `keccak_x4`), and what is left over goes to the
+//! narrower kernels, the last ones through the scalar permutation. The last
+//! block of each chunk (its last bytes, the domain byte and the padding's
+//! final bit) is built in a small buffer, so the kernels only ever absorb
+//! whole blocks.
+//!
+//! Public (but hidden) only so that benches/cpu.rs can time it: not part of
+//! the crate's API.
+
+use super::CpuPath;
+use super::keccak::p1600;
+#[cfg(target_arch = "x86_64")]
+use super::keccak_x4;
+#[cfg(target_arch = "x86_64")]
+use super::keccak_x8;
+use super::platform::Platform;
+#[cfg(target_arch = "x86_64")]
+use super::platform::{Avx2, Avx512};
+use crate::error::HashError;
+use crate::params::Algorithm;
+
+pub use super::keccak::Rounds;
+
+/// The largest rate in bytes (SHAKE128's and TurboSHAKE128's).
+const MAX_RATE: usize = Algorithm::Shake128.rate();
+
+/// The sponge each chunk goes through, and how much of its output is kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LeafSpec {
+    rounds: Rounds,
+    rate: usize,
+    domain: u8,
+    output_len: usize,
+}
+
+impl LeafSpec {
+    /// KT128's leaves: TurboSHAKE128 with domain byte 0x0B, 32-byte
+    /// chaining values (RFC 9861).
+    pub const KT128: LeafSpec =
+        LeafSpec::new(Rounds::Turbo12, Algorithm::Shake128.rate(), 0x0B, 32);
+    /// KT256's leaves: TurboSHAKE256 with domain byte 0x0B, 64-byte
+    /// chaining values (RFC 9861).
+    pub const KT256: LeafSpec =
+        LeafSpec::new(Rounds::Turbo12, Algorithm::Shake256.rate(), 0x0B, 64);
+    /// ParallelHash128's blocks: cSHAKE128 with empty N and S, which is
+    /// SHAKE128, to 256 bits (SP 800-185).
+    pub const PARALLEL_HASH128: LeafSpec = LeafSpec::shake(Algorithm::Shake128, 32);
+    /// ParallelHash256's blocks: SHAKE256 to 512 bits.
+    pub const PARALLEL_HASH256: LeafSpec = LeafSpec::shake(Algorithm::Shake256, 64);
+
+    /// A sponge of Keccak-p[1600, `rounds`] with `rate` (one of the FIPS 202
+    /// rates) and `domain` (the bits appended to a message before pad10*1,
+    /// with the padding's first bit: 0x01 to 0x7F) that keeps `output_len`
+    /// bytes (1 to `rate`: one output block). Panics (at compile time for a
+    /// constant) on anything else.
+    pub const fn new(rounds: Rounds, rate: usize, domain: u8, output_len: usize) -> LeafSpec {
+        let mut known = false;
+        let mut k = 0;
+        while k < Algorithm::ALL.len() {
+            known |= Algorithm::ALL[k].rate() == rate;
+            k += 1;
+        }
+        assert!(known, "the rate must be a FIPS 202 rate");
+        assert!(
+            domain >= 0x01 && domain <= 0x7F,
+            "the domain byte is 0x01 to 0x7F"
+        );
+        assert!(
+            output_len >= 1 && output_len <= rate,
+            "1 to `rate` output bytes"
+        );
+        LeafSpec {
+            rounds,
+            rate,
+            domain,
+            output_len,
+        }
+    }
+
+    /// `algorithm`'s own sponge (a SHAKE), keeping `output_len` bytes.
+    const fn shake(algorithm: Algorithm, output_len: usize) -> LeafSpec {
+        LeafSpec::new(
+            Rounds::of(algorithm),
+            algorithm.rate(),
+            algorithm.domain_byte(),
+            output_len,
+        )
+    }
+
+    /// The bytes kept of each chunk's output.
+    pub const fn output_len(&self) -> usize {
+        self.output_len
+    }
+}
+
+/// Writes the first `spec.output_len()` bytes of each chunk's sponge output
+/// to `out`, in chunk order: `chunks` holds `out.len() / spec.output_len()`
+/// chunks of `chunk_len` bytes (0 or more) back to back. Runs on `path`; an
+/// error if this CPU lacks what it needs.
+///
+/// # Panics
+///
+/// If `out` is not a whole number of outputs or `chunks` not that many chunks.
+pub fn chaining_values(
+    path: CpuPath,
+    spec: &LeafSpec,
+    chunks: &[u8],
+    chunk_len: usize,
+    out: &mut [u8],
+) -> Result<(), HashError> {
+    chaining_values_on(Platform::new(path)?, spec, chunks, chunk_len, out);
+    Ok(())
+}
+
+/// [`chaining_values`] on a platform already chosen.
+pub(crate) fn chaining_values_on(
+    platform: Platform,
+    spec: &LeafSpec,
+    chunks: &[u8],
+    chunk_len: usize,
+    out: &mut [u8],
+) {
+    let c = spec.output_len;
+    assert!(out.len().is_multiple_of(c), "whole outputs");
+    let count = out.len() / c;
+    assert_eq!(
+        Some(chunks.len()),
+        count.checked_mul(chunk_len),
+        "whole chunks"
+    );
+    let (mut chunks, mut out) = (chunks, out);
+    let kernels = platform.chunk_kernels();
+    #[cfg(target_arch = "x86_64")]
+    {
+        if let Some(avx512) = kernels.x8 {
+            (chunks, out) = hash_groups::<_, 8>(avx512, spec, chunks, chunk_len, out);
+        }
+        if let Some(avx2) = kernels.x4 {
+            (chunks, out) = hash_groups::<_, 4>(avx2, spec, chunks, chunk_len, out);
+        }
+    }
+    let _ = kernels; // no SIMD kernel off x86-64
+    for (j, cv) in out.chunks_exact_mut(c).enumerate() {
+        hash_one(spec, &chunks[j * chunk_len..(j + 1) * chunk_len], cv);
+    }
+}
+
+/// A kernel that runs `W` sponges at once, lane-major (`[k][i]` is lane k of
+/// sponge i).
+#[cfg(target_arch = "x86_64")]
+trait ChunkKernel<const W: usize>: Copy {
+    /// Sponge i absorbs `data[i·stride .. i·stride + len]`, whole blocks.
+    fn absorb(
+        self,
+        group: &mut [[u64; W]; 25],
+        data: &[u8],
+        stride: usize,
+        len: usize,
+        spec: &LeafSpec,
+    );
+}
+
+#[cfg(target_arch = "x86_64")]
+impl ChunkKernel<8> for Avx512 {
+    fn absorb(
+        self,
+        group: &mut [[u64; 8]; 25],
+        data: &[u8],
+        stride: usize,
+        len: usize,
+        spec: &LeafSpec,
+    ) {
+        keccak_x8::absorb_blocks(self, group, data, stride, len, spec.rate, spec.rounds);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl ChunkKernel<4> for Avx2 {
+    fn absorb(
+        self,
+        group: &mut [[u64; 4]; 25],
+        data: &[u8],
+        stride: usize,
+        len: usize,
+        spec: &LeafSpec,
+    ) {
+        keccak_x4::absorb_blocks(self, group, data, stride, len, spec.rate, spec.rounds);
+    }
+}
+
+/// Hashes the chunks `W` at a time with `kernel` while at least `W` are
+/// left: the chunks and outputs left over.
+#[cfg(target_arch = "x86_64")]
+fn hash_groups<'c, 'o, K: ChunkKernel<W>, const W: usize>(
+    kernel: K,
+    spec: &LeafSpec,
+    chunks: &'c [u8],
+    chunk_len: usize,
+    out: &'o mut [u8],
+) -> (&'c [u8], &'o mut [u8]) {
+    let c = spec.output_len;
+    let groups = out.len() / c / W;
+    let (group_chunks, rest_chunks) = chunks.split_at(groups * W * chunk_len);
+    let (group_out, rest_out) = out.split_at_mut(groups * W * c);
+    let whole = chunk_len - chunk_len % spec.rate;
+    for (g, cvs) in group_out.chunks_exact_mut(W * c).enumerate() {
+        let run = &group_chunks[g * W * chunk_len..(g + 1) * W * chunk_len];
+        let mut group = [[0u64; W]; 25];
+        kernel.absorb(&mut group, run, chunk_len, whole, spec);
+        let last: [[u8; MAX_RATE]; W] = std::array::from_fn(|i| {
+            last_block(spec, &run[i * chunk_len + whole..(i + 1) * chunk_len])
+        });
+        kernel.absorb(&mut group, last.as_flattened(), MAX_RATE, spec.rate, spec);
+        for (i, cv) in cvs.chunks_exact_mut(c).enumerate() {
+            squeeze(|k| group[k][i], cv);
+        }
+    }
+    (rest_chunks, rest_out)
+}
+
+/// One chunk's output, with the scalar permutation.
+fn hash_one(spec: &LeafSpec, chunk: &[u8], cv: &mut [u8]) {
+    let mut state = [0u64; 25];
+    let mut blocks = chunk.chunks_exact(spec.rate);
+    for block in &mut blocks {
+        xor_block(&mut state, block);
+        p1600(&mut state, spec.rounds);
+    }
+    xor_block(
+        &mut state,
+        &last_block(spec, blocks.remainder())[..spec.rate],
+    );
+    p1600(&mut state, spec.rounds);
+    squeeze(|k| state[k], cv);
+}
+
+/// A chunk's last block: its last `tail` bytes (fewer than the rate), the
+/// domain byte after them and pad10*1's final bit in the rate's last byte.
+fn last_block(spec: &LeafSpec, tail: &[u8]) -> [u8; MAX_RATE] {
+    let mut block = [0u8; MAX_RATE];
+    block[..tail.len()].copy_from_slice(tail);
+    block[tail.len()] ^= spec.domain;
+    block[spec.rate - 1] ^= 0x80;
+    block
+}
+
+/// XORs a block of whole words into the state from position 0.
+fn xor_block(state: &mut [u64; 25], block: &[u8]) {
+    for (lane, word) in state.iter_mut().zip(block.chunks_exact(8)) {
+        *lane ^= u64::from_le_bytes(word.try_into().expect("8 bytes"));
+    }
+}
+
+/// Writes `out` (at most a rate) from a permuted state whose lane k is `lane(k)`.
+fn squeeze(lane: impl Fn(usize) -> u64, out: &mut [u8]) {
+    for (k, bytes) in out.chunks_mut(8).enumerate() {
+        bytes.copy_from_slice(&lane(k).to_le_bytes()[..bytes.len()]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shake::{ExtendableOutput, Shake128, Shake256};
+    use turboshake::{CTurboShake128, CTurboShake256};
+
+    /// Every path this CPU can run (on x86-64 CI, AVX2 and AVX-512 must be
+    /// there: see `require`).
+    fn paths() -> Vec<CpuPath> {
+        [CpuPath::Portable, CpuPath::Avx2, CpuPath::Avx512]
+            .into_iter()
+            .filter(|&path| Platform::new(path).is_ok())
+            .collect()
+    }
+
+    /// The output of one chunk by an independent implementation: RustCrypto's
+    /// TurboSHAKE or SHAKE, by the spec's rounds, rate and domain byte.
+    type Oracle = fn(&[u8], &mut [u8]);
+
+    fn oracle(spec: &LeafSpec) -> Oracle {
+        fn xof<H: ExtendableOutput + Default>(data: &[u8], out: &mut [u8]) {
+            H::digest_xof(data, out);
+        }
+        fn turbo_xof<H: turboshake::digest::ExtendableOutput + Default>(
+            data: &[u8],
+            out: &mut [u8],
+        ) {
+            H::digest_xof(data, out);
+        }
+        match (spec.rounds, spec.rate, spec.domain) {
+            (Rounds::Keccak24, 168, 0x1F) => xof::<Shake128>,
+            (Rounds::Keccak24, 136, 0x1F) => xof::<Shake256>,
+            (Rounds::Turbo12, 168, 0x0B) => turbo_xof::<CTurboShake128<0x0B>>,
+            (Rounds::Turbo12, 136, 0x0B) => turbo_xof::<CTurboShake256<0x0B>>,
+            (Rounds::Turbo12, 168, 0x01) => turbo_xof::<CTurboShake128<0x01>>,
+            (Rounds::Turbo12, 136, 0x7F) => turbo_xof::<CTurboShake256<0x7F>>,
+            (Rounds::Turbo12, 168, 0x1F) => turbo_xof::<CTurboShake128<0x1F>>,
+            _ => unreachable!("no oracle for {spec:?}"),
+        }
+    }
+
+    /// The standard specs, custom domain bytes (the lowest, the highest)
+    /// and outputs shorter than a word or as long as the rate.
+    fn specs() -> Vec<LeafSpec> {
+        vec![
+            LeafSpec::KT128,
+            LeafSpec::KT256,
+            LeafSpec::PARALLEL_HASH128,
+            LeafSpec::PARALLEL_HASH256,
+            LeafSpec::new(Rounds::Turbo12, 168, 0x01, 5),
+            LeafSpec::new(Rounds::Turbo12, 136, 0x7F, 136),
+            LeafSpec::new(Rounds::Turbo12, 168, 0x1F, 168),
+        ]
+    }
+
+    /// splitmix64 bytes, so that each chunk differs.
+    fn bytes(len: usize, seed: u64) -> Vec<u8> {
+        let mut x = seed;
+        (0..len)
+            .map(|_| {
+                x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+                let mut z = x;
+                z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+                (z ^ (z >> 31)) as u8
+            })
+            .collect()
+    }
+
+    /// Each chunk length on `path`, with 1 to 17 chunks (every count of
+    /// chunks left over after the groups of eight and four), the run
+    /// starting at an odd address, against the oracle chunk by chunk.
+    fn check(path: CpuPath, spec: &LeafSpec, chunk_lens: &[usize]) {
+        let oracle = oracle(spec);
+        let c = spec.output_len();
+        const MAX_COUNT: usize = 17;
+        for &chunk_len in chunk_lens {
+            let data = bytes(1 + MAX_COUNT * chunk_len, chunk_len as u64);
+            let all = &data[1..];
+            let want: Vec<u8> = (0..MAX_COUNT)
+                .flat_map(|j| {
+                    let mut cv = vec![0u8; c];
+                    oracle(&all[j * chunk_len..(j + 1) * chunk_len], &mut cv);
+                    cv
+                })
+                .collect();
+            for count in 1..=MAX_COUNT {
+                let mut got = vec![0u8; count * c];
+                chaining_values(path, spec, &all[..count * chunk_len], chunk_len, &mut got)
+                    .unwrap();
+                assert!(
+                    got == want[..count * c],
+                    "{spec:?}, {path}, {count} chunks of {chunk_len} bytes"
+                );
+            }
+        }
+    }
+
+    /// Every spec on `path`, short chunks and KT-sized ones.
+    fn check_path(path: CpuPath) {
+        for spec in specs() {
+            check(path, &spec, &short_lens(&spec));
+        }
+        for spec in [LeafSpec::KT128, LeafSpec::KT256, LeafSpec::PARALLEL_HASH256] {
+            check(path, &spec, &[8191, 8192, 8193, 20000]);
+        }
+    }
+
+    /// Lengths around the rate and the word.
+    fn short_lens(spec: &LeafSpec) -> Vec<usize> {
+        let r = spec.rate;
+        vec![0, 1, 7, 8, 9, r - 9, r - 1, r, r + 1, 2 * r + 5]
+    }
+
+    #[test]
+    fn portable_chunks_match_turboshake_and_shake() {
+        check_path(CpuPath::Portable);
+    }
+
+    #[test]
+    #[cfg_attr(
+        not(treehash_test_avx2),
+        ignore = "the CPU that built this test has no AVX2 (build.rs)"
+    )]
+    fn avx2_chunks_match_turboshake_and_shake() {
+        check_path(CpuPath::Avx2);
+    }
+
+    #[test]
+    #[cfg_attr(
+        not(treehash_test_avx512),
+        ignore = "the CPU that built this test has no AVX-512F (build.rs)"
+    )]
+    fn avx512_chunks_match_turboshake_and_shake() {
+        check_path(CpuPath::Avx512);
+    }
+
+    #[test]
+    fn no_chunks_no_output() {
+        for path in paths() {
+            let mut out = [];
+            chaining_values(path, &LeafSpec::KT128, &[], 8192, &mut out).unwrap();
+            chaining_values(path, &LeafSpec::KT128, &[], 0, &mut out).unwrap();
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "whole chunks")]
+    fn a_short_run_is_refused() {
+        let mut out = [0u8; 64];
+        let _ = chaining_values(CpuPath::Portable, &LeafSpec::KT128, &[0; 99], 50, &mut out);
+    }
+
+    #[test]
+    fn standard_specs_are_what_the_standards_say() {
+        let spec = |s: LeafSpec| (s.rounds.count(), s.rate, s.domain, s.output_len);
+        assert_eq!(spec(LeafSpec::KT128), (12, 168, 0x0B, 32));
+        assert_eq!(spec(LeafSpec::KT256), (12, 136, 0x0B, 64));
+        assert_eq!(spec(LeafSpec::PARALLEL_HASH128), (24, 168, 0x1F, 32));
+        assert_eq!(spec(LeafSpec::PARALLEL_HASH256), (24, 136, 0x1F, 64));
+    }
+}

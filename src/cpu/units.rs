@@ -1,0 +1,316 @@
+//! The units of one walk (the states of its leaves) in one anonymous
+//! mapping. At H = 12 they reach 3.4 GB (2^24 leaves of 200 bytes). A `Vec`
+//! grown piece by piece copied them at every reallocation (its 64-byte
+//! alignment keeps the allocator from moving pages with `mremap`) and
+//! faulted every copy in anew: on the 2-core development machine 1 GiB took
+//! 27 s, 22 s of it in the kernel, with 3.5 M page faults and a peak RSS of
+//! 5.0 GB (docs/PERFORMANCE.md, "Large trees"). Here the mapping grows by
+//! `mremap`, which moves its pages without copying them; a unit's memory is
+//! first touched by the worker that absorbs into it; and `finish` gives the
+//! pages of padded units back while it writes the outputs.
+
+use std::io;
+use std::marker::PhantomData;
+
+use memmap2::{MmapMut, MmapOptions};
+
+/// A unit type whose fresh value (leaves that have absorbed nothing) is all
+/// zero bytes.
+///
+/// # Safety
+///
+/// All-zero bytes must be a valid value of the type, and the fresh one; the
+/// type must have no drop glue (the store never drops its units), and an
+/// alignment of at most 4096 bytes (a page).
+pub unsafe trait FreshIsZero: Sized + Send + Sync {
+    /// The fresh value.
+    fn fresh() -> Self {
+        // SAFETY: all-zero bytes are a value of `Self` (the trait's contract).
+        unsafe { std::mem::zeroed() }
+    }
+
+    /// Makes every unit of `units` fresh.
+    fn make_fresh(units: &mut [Self]) {
+        // SAFETY: all-zero bytes are a value of `Self`, with no drop glue
+        // for the values written over (the trait's contract).
+        unsafe { std::ptr::write_bytes(units.as_mut_ptr(), 0, units.len()) }
+    }
+}
+
+/// The units in use, and room for more: untouched pages of the mapping cost
+/// no memory until a unit there is written.
+pub struct UnitStore<U> {
+    /// `None` until a unit is needed.
+    map: Option<MmapMut>,
+    len: usize,
+    units: PhantomData<U>,
+}
+
+impl<U: FreshIsZero> UnitStore<U> {
+    /// No units, and no mapping yet.
+    pub const fn new() -> Self {
+        const { assert!(size_of::<U>() > 0 && align_of::<U>() <= 4096) };
+        UnitStore {
+            map: None,
+            len: 0,
+            units: PhantomData,
+        }
+    }
+
+    /// The units in use.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The units the mapping has room for.
+    fn capacity(&self) -> usize {
+        self.map
+            .as_ref()
+            .map_or(0, |map| map.len() / size_of::<U>())
+    }
+
+    /// Makes `len` units (never fewer than now) in use: the new ones fresh,
+    /// in memory not yet touched. Where the mapping must grow, it grows to
+    /// twice its size (amortised, for inputs that come piece by piece), but
+    /// never past `most` units, and only as far as needed where the system
+    /// refuses that much address space.
+    pub fn grow_to(&mut self, len: usize, most: usize) -> io::Result<()> {
+        debug_assert!(len >= self.len && len <= most);
+        if len > self.capacity() {
+            let doubled = (2 * self.capacity()).min(most);
+            if doubled <= len || self.reserve(doubled).is_err() {
+                self.reserve(len)?;
+            }
+        }
+        self.len = self.len.max(len);
+        Ok(())
+    }
+
+    /// Room for `capacity` units: a new mapping, or the old one moved
+    /// (never copied) where it cannot grow in place.
+    fn reserve(&mut self, capacity: usize) -> io::Result<()> {
+        let bytes = capacity
+            .checked_mul(size_of::<U>())
+            .ok_or_else(|| io::Error::from(io::ErrorKind::OutOfMemory))?;
+        let failed = |e: io::Error| {
+            io::Error::new(
+                e.kind(),
+                format!("{} MiB of leaf states: {e}", bytes.div_ceil(1 << 20)),
+            )
+        };
+        match &mut self.map {
+            None => self.map = Some(map_zeroed(bytes).map_err(failed)?),
+            #[cfg(target_os = "linux")]
+            // SAFETY: an anonymous mapping, so there is no file end to pass,
+            // and `&mut self` holds it: no reference into it is alive while
+            // it moves. Its new pages are zero, fresh units (`FreshIsZero`).
+            Some(map) => unsafe {
+                map.remap(bytes, memmap2::RemapOptions::new().may_move(true))
+                    .map_err(failed)?
+            },
+            #[cfg(not(target_os = "linux"))]
+            Some(map) => {
+                let mut grown = map_zeroed(bytes).map_err(failed)?;
+                grown[..map.len()].copy_from_slice(map);
+                *map = grown;
+            }
+        }
+        if let Some(map) = &self.map {
+            ask_for_huge_pages(map);
+        }
+        Ok(())
+    }
+
+    /// The units in use, in chunks of `units` (the last perhaps shorter),
+    /// whose pages [`Chunk::release`] gives back once a task is done with them.
+    pub fn chunks_mut(&mut self, units: usize) -> impl Iterator<Item = Chunk<'_, U>> {
+        self.as_mut().chunks_mut(units.max(1)).map(Chunk)
+    }
+}
+
+impl<U: FreshIsZero> AsRef<[U]> for UnitStore<U> {
+    fn as_ref(&self) -> &[U] {
+        match &self.map {
+            None => &[],
+            // SAFETY: the mapping starts on a page, aligned for `U`, and
+            // holds at least `len` units, each written as a `U` or still
+            // zero bytes, a valid `U` (`FreshIsZero`).
+            Some(map) => unsafe { std::slice::from_raw_parts(map.as_ptr().cast::<U>(), self.len) },
+        }
+    }
+}
+
+impl<U: FreshIsZero> AsMut<[U]> for UnitStore<U> {
+    fn as_mut(&mut self) -> &mut [U] {
+        match &mut self.map {
+            None => &mut [],
+            // SAFETY: as in `as_ref`, and `&mut self` borrows the mapping
+            // exclusively.
+            Some(map) => unsafe {
+                std::slice::from_raw_parts_mut(map.as_mut_ptr().cast::<U>(), self.len)
+            },
+        }
+    }
+}
+
+/// Some units of a [`UnitStore`], held by one task.
+pub struct Chunk<'a, U>(&'a mut [U]);
+
+impl<U: FreshIsZero> Chunk<'_, U> {
+    /// The units.
+    pub fn units(&self) -> &[U] {
+        self.0
+    }
+
+    /// Gives the pages that lie wholly within these units back to the
+    /// system: the caller is done with them (they read as fresh units from
+    /// then on). A hint where it fails, and elsewhere than on Linux.
+    pub fn release(self) {
+        #[cfg(target_os = "linux")]
+        {
+            let page = page_size();
+            let start = self.0.as_mut_ptr() as usize;
+            let end = start + std::mem::size_of_val(self.0);
+            let (from, to) = (start.next_multiple_of(page), end - end % page);
+            if from < to {
+                // SAFETY: [from, to) lies within this chunk, which `self`
+                // borrows exclusively, in a private anonymous mapping (a
+                // `Chunk` comes only from a `UnitStore`). MADV_DONTNEED makes
+                // those bytes zero, as a write of fresh units through the
+                // borrow would (`FreshIsZero`), and touches nothing else.
+                unsafe {
+                    libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_DONTNEED);
+                }
+            }
+        }
+    }
+}
+
+/// `bytes` of zeroed memory, not yet touched.
+fn map_zeroed(bytes: usize) -> io::Result<MmapMut> {
+    MmapOptions::new().len(bytes).map_anon()
+}
+
+/// Asks for transparent huge pages on a large mapping (fewer faults and TLB
+/// misses); a hint, refused where they are off.
+fn ask_for_huge_pages(map: &MmapMut) {
+    #[cfg(target_os = "linux")]
+    if map.len() >= HUGE_PAGES_FROM {
+        let _ = map.advise(memmap2::Advice::HugePage);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = map;
+}
+
+/// Mappings of at least this many bytes ask for transparent huge pages.
+#[cfg(target_os = "linux")]
+const HUGE_PAGES_FROM: usize = 4 << 20;
+
+/// The system's page size.
+#[cfg(target_os = "linux")]
+fn page_size() -> usize {
+    use std::sync::OnceLock;
+    static PAGE: OnceLock<usize> = OnceLock::new();
+    // SAFETY: sysconf only reads a system setting.
+    *PAGE.get_or_init(|| {
+        usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(1 << 16)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A unit of 200 bytes, as a lane group's leaf: no multiple of a page.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct Words([u64; 25]);
+
+    // SAFETY: 25 words: all zero is a value; no drop glue; aligned to 8.
+    unsafe impl FreshIsZero for Words {}
+
+    fn numbered(k: usize) -> Words {
+        Words(std::array::from_fn(|i| (k * 25 + i) as u64 + 1))
+    }
+
+    /// Units keep their values while the mapping grows (by `mremap` on
+    /// Linux, moved or not), new ones are fresh, and the growth doubles but
+    /// stops at the most asked for.
+    #[test]
+    fn units_survive_growth_and_new_ones_are_fresh() {
+        let mut store = UnitStore::<Words>::new();
+        assert_eq!((store.len(), store.capacity()), (0, 0));
+        let most = 200_000;
+        let mut len = 0;
+        for step in [1, 2, 100, 5_000, 20_000, 60_000, 114_897] {
+            store.grow_to(len + step, most).unwrap();
+            let units = store.as_mut();
+            assert!(units[len..].iter().all(|u| *u == Words::fresh()));
+            for (k, unit) in units.iter_mut().enumerate().skip(len) {
+                *unit = numbered(k);
+            }
+            len += step;
+            assert!(store.capacity() >= len && store.capacity() <= most);
+            // Something mapped behind it, so that the next growth may have to move.
+            let _neighbour = MmapOptions::new().len(4096).map_anon().unwrap();
+            assert!(
+                store
+                    .as_ref()
+                    .iter()
+                    .enumerate()
+                    .all(|(k, u)| *u == numbered(k))
+            );
+        }
+        assert_eq!(len, most);
+        assert_eq!(store.capacity(), most);
+        // Growing to the length it has changes nothing.
+        store.grow_to(most, most).unwrap();
+        assert_eq!(store.len(), most);
+    }
+
+    /// A chunk gives back only the pages that lie wholly within it: those
+    /// units read as fresh, every other unit keeps its value.
+    #[test]
+    fn released_chunks_give_back_only_their_own_pages() {
+        let mut store = UnitStore::<Words>::new();
+        let len = 10_000;
+        store.grow_to(len, len).unwrap();
+        for (k, unit) in store.as_mut().iter_mut().enumerate() {
+            *unit = numbered(k);
+        }
+        // Chunks of 100 units (20,000 bytes): each holds some whole pages.
+        let per_chunk = 100;
+        store
+            .chunks_mut(per_chunk)
+            .enumerate()
+            .filter(|(c, _)| c % 2 == 1)
+            .for_each(|(_, chunk)| chunk.release());
+        let base = store.as_ref().as_ptr() as usize;
+        let unit = size_of::<Words>();
+        for (k, value) in store.as_ref().iter().enumerate() {
+            let chunk = k / per_chunk;
+            let (start, end) = (base + k * unit, base + (k + 1) * unit);
+            let chunk_start = base + chunk * per_chunk * unit;
+            let chunk_end = chunk_start + per_chunk * unit;
+            #[cfg(target_os = "linux")]
+            let page = page_size();
+            #[cfg(not(target_os = "linux"))]
+            let page = 4096;
+            // Bytes on a page that lies wholly within the chunk.
+            let first_page = chunk_start.next_multiple_of(page);
+            let last_page = chunk_end - chunk_end % page;
+            let wholly_released = chunk % 2 == 1 && start >= first_page && end <= last_page;
+            let untouched = chunk % 2 == 0 || end <= first_page || start >= last_page;
+            if cfg!(target_os = "linux") && wholly_released {
+                assert_eq!(*value, Words::fresh(), "unit {k}");
+            } else if untouched || !cfg!(target_os = "linux") {
+                assert_eq!(*value, numbered(k), "unit {k}");
+            } else {
+                // Straddles a page edge inside a released chunk: part zero,
+                // part kept, word by word.
+                for (i, word) in value.0.iter().enumerate() {
+                    assert!(*word == 0 || *word == numbered(k).0[i], "unit {k}");
+                }
+            }
+        }
+    }
+}

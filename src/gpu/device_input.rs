@@ -1,0 +1,436 @@
+//! Data already in GPU memory, hashed where it lies ([`Hasher::hash_device`]):
+//! the leaf kernel reads the caller's device bytes in place, one launch per
+//! span of up to [`LAUNCH_BYTES`], then the tree is reduced on the device as
+//! for any other input (`reduce.rs`). Nothing is copied to the host but the
+//! digest.
+//!
+//! Two cases copy on the device, never to the host: the blocks that hold
+//! prefix bytes (the prefix comes from the host; the file's first bytes
+//! complete those blocks in a small device buffer), and bytes whose address
+//! is not a multiple of 8, which the kernels' 64-bit loads need: they are
+//! copied device to device into an aligned buffer a span at a time.
+//!
+//! The memory must be in the device's primary context. CuPy, PyTorch and
+//! Numba allocate there (the CUDA runtime uses the primary context), and so
+//! does cudarc: `CudaContext::new(ordinal)` retains the primary context
+//! (`cuDevicePrimaryCtxRetain`, cudarc 0.19's `safe/core.rs`), which is what
+//! the backend opens. A pointer from another context is refused.
+
+use std::ptr;
+use std::time::Instant;
+
+use cudarc::driver::{CudaSlice, DevicePtr, PushKernelArg, result, sys};
+
+use crate::error::HashError;
+use crate::hasher::{BackendUsed, HashOutput, Hasher};
+use crate::params::TreeParams;
+use crate::progress::EngineShare;
+use crate::timings::{Timings, timed};
+
+use super::kernels::{LeafKernel, TreeKernels, address};
+use super::{Context, GpuBackend, GpuError, driver_present, guard, reduce};
+
+/// The most bytes one launch of the leaf kernel absorbs: each launch loads
+/// and stores every leaf's state once (13 MB at H = 8), small beside a GiB.
+/// One launch over 2 GiB ran at 439 GB/s at H = 8 on the H200
+/// (docs/PERFORMANCE.md, "Leaf kernels on data already on the device").
+const LAUNCH_BYTES: usize = 1 << 30;
+/// Bytes copied at a time into the aligned buffer when the input's address
+/// is not a multiple of 8.
+const ALIGNED_SPAN_BYTES: usize = 256 << 20;
+
+/// Bytes in device memory, as a producer describes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceBytes {
+    /// The address of the first byte (a `CUdeviceptr`).
+    pub ptr: u64,
+    /// Their number.
+    pub len: usize,
+    /// The stream (a `CUstream`) whose work so far must end before they
+    /// are read: the producer's. `None` when they are ready. As in
+    /// `__cuda_array_interface__` v3, 1 is the legacy default stream and
+    /// 2 the calling thread's per-thread default stream (the driver's
+    /// `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD`); 0 is the default
+    /// stream too.
+    pub stream: Option<u64>,
+}
+
+impl Hasher {
+    /// The digest of bytes in GPU memory, hashed on the GPU that holds them
+    /// (one of the devices this hasher was asked for), with no copy to the
+    /// host. The work queued on `bytes.stream` so far is waited for on the
+    /// device, not on the host. The calling thread's current CUDA context is
+    /// the same afterwards. Empty input is hashed on the first GPU.
+    ///
+    /// At height 0 the whole input is one sponge, absorbed by one warp:
+    /// about 0.06 GB/s on the H200, so large inputs want H ≥ 6.
+    ///
+    /// # Safety
+    /// `bytes.ptr .. bytes.ptr + bytes.len` must be device memory (or
+    /// managed memory) of the device's primary context that stays allocated,
+    /// and that nothing writes, until this returns. That the address is
+    /// memory the driver knows, in that context, and (where the driver tells
+    /// the allocation's range) that its allocation holds the whole range is
+    /// checked; that it stays allocated is not.
+    pub unsafe fn hash_device(
+        &self,
+        params: &TreeParams,
+        bytes: DeviceBytes,
+    ) -> Result<HashOutput, HashError> {
+        let start = Instant::now();
+        let _kept = KeepCurrentContext::new();
+        let first = self.gpu()?;
+        let gpu = guard("reading a device pointer", || -> Result<_, GpuError> {
+            if bytes.len == 0 {
+                return Ok(first);
+            }
+            // Pointer queries need a current context (some drivers answer
+            // CUDA_ERROR_INVALID_CONTEXT without one).
+            first
+                .ctx
+                .bind_to_thread()
+                .context("using the GPU's context")?;
+            let place = Placement::of(&bytes)?;
+            let gpu = self.fleet().open_device(place.ordinal).map_err(|e| {
+                GpuError::new(format!("the input is on GPU {}: {e}", place.ordinal))
+            })?;
+            place.check_context(gpu)?;
+            Ok(gpu)
+        })?;
+        let mut timings = Timings::default();
+        let digest = guard("hashing on the GPU", || {
+            hash_on(gpu, params, &bytes, &mut timings)
+        })?;
+        timings.total = start.elapsed();
+        Ok(HashOutput {
+            digest,
+            bytes: bytes.len as u64,
+            backend: BackendUsed::Gpu,
+            timings,
+            shares: vec![EngineShare {
+                engine: gpu.info().engine_name(),
+                bytes: bytes.len as u64,
+                busy: timings.leaves,
+            }],
+            fallback_note: None,
+        })
+    }
+
+    /// [`Hasher::hash_device`] of a cudarc slice or view: the work queued
+    /// on its stream so far is waited for, and the borrow keeps it alive
+    /// and unwritten while it is hashed.
+    pub fn hash_device_slice<S: DevicePtr<u8>>(
+        &self,
+        params: &TreeParams,
+        data: &S,
+    ) -> Result<HashOutput, HashError> {
+        let stream = data.stream();
+        // Makes the slice's stream wait for its last write, where cudarc
+        // tracks them; the wait below covers that.
+        let (ptr, _read) = data.device_ptr(stream);
+        let bytes = DeviceBytes {
+            ptr,
+            len: data.len(),
+            stream: Some(stream.cu_stream() as u64),
+        };
+        // SAFETY: the shared borrow of `data` keeps it allocated and
+        // unwritten by safe code until this returns.
+        unsafe { self.hash_device(params, bytes) }
+    }
+
+    /// The stream (a `CUstream`) on which inputs on GPU `ordinal` are
+    /// hashed: a producer that orders its work before it (DLPack's
+    /// `__dlpack__(stream=…)`) needs no other wait. Starts the GPU.
+    pub fn device_stream(&self, ordinal: usize) -> Result<u64, HashError> {
+        // Starting a GPU binds its context to this thread.
+        let _kept = KeepCurrentContext::new();
+        let gpu = self.fleet().open_device(ordinal)?;
+        Ok(gpu.compute.cu_stream() as u64)
+    }
+}
+
+/// Where the driver says a device address lies.
+struct Placement {
+    ordinal: usize,
+    /// The context it was allocated in; null for memory of no one context
+    /// (stream-ordered pools, virtual memory management).
+    context: sys::CUcontext,
+}
+
+impl Placement {
+    /// Asks the driver about `bytes` (a context must be current): an error
+    /// unless they are device or managed memory, all in one allocation
+    /// (where the driver tells the allocation's range).
+    fn of(bytes: &DeviceBytes) -> Result<Placement, GpuError> {
+        use sys::CUpointer_attribute::*;
+        let at = format!("address {:#x}", bytes.ptr);
+        let memory_type = pointer_attribute(CU_POINTER_ATTRIBUTE_MEMORY_TYPE, bytes.ptr, 0u32)
+            .map_err(|e| {
+                GpuError::driver(&format!("{at} is not memory the CUDA driver knows"), e)
+            })?;
+        let managed = pointer_attribute(CU_POINTER_ATTRIBUTE_IS_MANAGED, bytes.ptr, 0u32)
+            .context(&format!("asking where {at} lies"))?;
+        if memory_type != sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32 && managed == 0 {
+            return Err(GpuError::new(format!(
+                "{at} is host memory, not device memory: hash it from the host"
+            )));
+        }
+        let ordinal = pointer_attribute(CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, bytes.ptr, 0i32)
+            .context(&format!("asking which GPU holds {at}"))?;
+        let context = pointer_attribute(CU_POINTER_ATTRIBUTE_CONTEXT, bytes.ptr, ptr::null_mut())
+            .unwrap_or(ptr::null_mut());
+        // The allocation's range, where the driver tells it (memory mapped
+        // through the virtual memory API may not have one to tell).
+        let range = pointer_attribute(CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, bytes.ptr, 0u64)
+            .and_then(|start| {
+                pointer_attribute(CU_POINTER_ATTRIBUTE_RANGE_SIZE, bytes.ptr, 0usize)
+                    .map(|size| (start, size))
+            });
+        if let Ok((start, size)) = range {
+            let end = bytes.ptr.checked_add(bytes.len as u64);
+            if end.is_none_or(|end| end > start.saturating_add(size as u64)) {
+                return Err(GpuError::new(format!(
+                    "{at}: {} bytes run past the end of its allocation ({size} bytes from {start:#x})",
+                    bytes.len
+                )));
+            }
+        }
+        Ok(Placement {
+            ordinal: ordinal.max(0) as usize,
+            context,
+        })
+    }
+
+    /// An error unless the memory is `gpu`'s (its primary context's).
+    fn check_context(&self, gpu: &GpuBackend) -> Result<(), GpuError> {
+        if self.context.is_null() || self.context == gpu.ctx.cu_ctx() {
+            return Ok(());
+        }
+        Err(GpuError::new(format!(
+            "the input was allocated in a CUDA context other than GPU {}'s primary context, \
+             which treehash (like CuPy and PyTorch) uses",
+            self.ordinal
+        )))
+    }
+}
+
+/// One pointer attribute of `ptr`, written over `value`, which must be of
+/// the type the driver writes for `attribute`.
+fn pointer_attribute<T>(
+    attribute: sys::CUpointer_attribute,
+    ptr: u64,
+    mut value: T,
+) -> Result<T, result::DriverError> {
+    // SAFETY: `value` is of the type the driver writes for `attribute`
+    // (each caller names the type its attribute's documentation gives).
+    unsafe { sys::cuPointerGetAttribute((&raw mut value).cast(), attribute, ptr) }.result()?;
+    Ok(value)
+}
+
+/// The calling thread's current CUDA context, made current again when this
+/// is dropped: hashing binds the GPU's context to the calling thread, and a
+/// caller that uses CUDA itself (PyTorch, CuPy, through the runtime, which
+/// takes the current context as its current device) must find its own.
+pub struct KeepCurrentContext(Option<sys::CUcontext>);
+
+impl KeepCurrentContext {
+    /// Notes the current context (nothing when there is no driver, or it
+    /// was never started).
+    pub fn new() -> KeepCurrentContext {
+        if !driver_present() {
+            return KeepCurrentContext(None);
+        }
+        match result::ctx::get_current() {
+            Ok(current) => KeepCurrentContext(Some(current.unwrap_or(ptr::null_mut()))),
+            Err(_) => KeepCurrentContext(None),
+        }
+    }
+}
+
+impl Default for KeepCurrentContext {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for KeepCurrentContext {
+    fn drop(&mut self) {
+        if let Some(context) = self.0 {
+            // SAFETY: `context` was current on this thread (or null, for
+            // none); a context is destroyed only by its owner, which is
+            // still using it on this thread.
+            let _ = unsafe { result::ctx::set_current(context) };
+        }
+    }
+}
+
+/// The digest of `bytes` on `gpu`, which holds them.
+fn hash_on(
+    gpu: &GpuBackend,
+    params: &TreeParams,
+    bytes: &DeviceBytes,
+    timings: &mut Timings,
+) -> Result<Vec<u8>, GpuError> {
+    gpu.ctx
+        .bind_to_thread()
+        .context("using the GPU's context")?;
+    // First, on the calling thread: a per-thread default stream is its own.
+    if let Some(stream) = bytes.stream {
+        wait_for(gpu, stream)?;
+    }
+    let (kernels, compile) = gpu.kernels.get(params.algorithm())?;
+    timings.compile += compile;
+    let mut leaves = DeviceLeaves::new(gpu, kernels, params)?;
+    timed(&mut timings.leaves, || leaves.absorb_all(bytes))?;
+    let DeviceLeaves {
+        states,
+        message_len,
+        ..
+    } = leaves;
+    timed(&mut timings.reduce, || {
+        reduce::finish_tree(gpu, kernels, params, &states, message_len)
+    })
+}
+
+/// Makes the hashing stream wait, on the device, for the work queued on
+/// `producer` so far.
+fn wait_for(gpu: &GpuBackend, producer: u64) -> Result<(), GpuError> {
+    let event = result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
+        .context("creating an event")?;
+    // SAFETY: `event` was just created in the current context, and
+    // `producer` is a stream of that context (or one of the special
+    // handles) as the caller said.
+    let waited = unsafe {
+        result::event::record(event, producer as sys::CUstream).and_then(|()| {
+            result::stream::wait_event(
+                gpu.compute.cu_stream(),
+                event,
+                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+            )
+        })
+    };
+    // SAFETY: created above; a destroyed event still orders the waits
+    // already queued on it.
+    let _ = unsafe { result::event::destroy(event) };
+    waited.context("waiting for the producer's stream")
+}
+
+/// The leaves of one tree on the device while the input's spans are
+/// absorbed, all on the backend's compute stream (so each copy into the
+/// aligned buffer follows the launch that read it before).
+struct DeviceLeaves<'a> {
+    gpu: &'a GpuBackend,
+    kernels: &'a TreeKernels,
+    params: &'a TreeParams,
+    kernel: LeafKernel,
+    /// Lane-major leaf states.
+    states: CudaSlice<u64>,
+    /// Bytes of M absorbed.
+    message_len: u64,
+}
+
+impl<'a> DeviceLeaves<'a> {
+    fn new(
+        gpu: &'a GpuBackend,
+        kernels: &'a TreeKernels,
+        params: &'a TreeParams,
+    ) -> Result<Self, GpuError> {
+        let leaf_count = params.leaf_count();
+        let states = gpu
+            .compute
+            .alloc_zeros::<u64>(25 * leaf_count as usize)
+            .map_err(|e| GpuError::driver(&format!("allocating {leaf_count} leaf states"), e))?;
+        Ok(DeviceLeaves {
+            gpu,
+            kernels,
+            params,
+            kernel: LeafKernel::for_leaves(leaf_count),
+            states,
+            message_len: 0,
+        })
+    }
+
+    /// Absorbs M = P ‖ `bytes`: the blocks that hold prefix bytes from a
+    /// small buffer, the rest in place, or through the aligned buffer.
+    fn absorb_all(&mut self, bytes: &DeviceBytes) -> Result<(), GpuError> {
+        let (prefix, block) = (self.params.prefix(), self.params.block_size());
+        let mut from = 0;
+        if !prefix.is_empty() {
+            let head = prefix.len().next_multiple_of(block);
+            let taken = (head - prefix.len()).min(bytes.len);
+            let mut buffer = self.buffer(prefix.len() + taken)?;
+            self.gpu
+                .compute
+                .memcpy_htod(prefix, &mut buffer.slice_mut(..prefix.len()))
+                .context("copying the prefix to the device")?;
+            let dst = address(&buffer, &self.gpu.compute) + prefix.len() as u64;
+            self.copy(dst, bytes.ptr, taken)?;
+            self.launch(address(&buffer, &self.gpu.compute), prefix.len() + taken)?;
+            from = taken;
+        }
+        let (start, len) = (bytes.ptr + from as u64, bytes.len - from);
+        if start.is_multiple_of(8) {
+            let span = LAUNCH_BYTES / block * block;
+            for at in (0..len).step_by(span.max(block)) {
+                self.launch(start + at as u64, span.min(len - at))?;
+            }
+        } else if len > 0 {
+            let span = (ALIGNED_SPAN_BYTES / block).max(1) * block;
+            let buffer = self.buffer(span.min(len))?;
+            let aligned = address(&buffer, &self.gpu.compute);
+            for at in (0..len).step_by(span) {
+                let n = span.min(len - at);
+                self.copy(aligned, start + at as u64, n)?;
+                self.launch(aligned, n)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A device buffer of `len` bytes (at least one), freed in stream order
+    /// when dropped.
+    fn buffer(&self, len: usize) -> Result<CudaSlice<u8>, GpuError> {
+        // SAFETY: every byte the kernels read is written first.
+        unsafe { self.gpu.compute.alloc::<u8>(len.max(1)) }
+            .map_err(|e| GpuError::driver(&format!("allocating {len} bytes on the device"), e))
+    }
+
+    /// Copies `len` bytes from `src` to `dst` on the device.
+    fn copy(&self, dst: u64, src: u64, len: usize) -> Result<(), GpuError> {
+        if len == 0 {
+            return Ok(());
+        }
+        // SAFETY: `src` holds `len` readable bytes (the caller's input) and
+        // `dst` a buffer of at least `len` bytes that this message owns.
+        unsafe { result::memcpy_dtod_async(dst, src, len, self.gpu.compute.cu_stream()) }
+            .context("copying on the device")
+    }
+
+    /// Absorbs the next `len` bytes of M, which lie at `chunk` (8-byte
+    /// aligned): one launch of the leaf kernel.
+    fn launch(&mut self, chunk: u64, len: usize) -> Result<(), GpuError> {
+        if len == 0 {
+            return Ok(());
+        }
+        let stream = &self.gpu.compute;
+        let (leaf_count, block_size) = (self.params.leaf_count(), self.params.block_size() as u64);
+        let len = len as u64;
+        let first_block = self.message_len / block_size;
+        let states = address(&self.states, stream);
+        let mut launch = stream.launch_builder(self.kernels.absorb(self.kernel));
+        launch
+            .arg(&states)
+            .arg(&leaf_count)
+            .arg(&chunk)
+            .arg(&len)
+            .arg(&first_block)
+            .arg(&block_size);
+        let blocks = len.div_ceil(block_size);
+        // SAFETY: the arguments match the kernel's signature; `chunk` holds
+        // `len` readable bytes, 8-byte aligned, the states 25·L words.
+        unsafe { launch.launch(self.kernel.launch_config(blocks.min(leaf_count))) }
+            .context("launching the leaf kernel")?;
+        self.message_len += len;
+        Ok(())
+    }
+}

@@ -1,0 +1,238 @@
+//! Under `Auto`: whether the GPUs start for an input (from the CPU's rate
+//! so far and the start-up measured on this machine), the GPUs that join
+//! it when they are ready, what `-v` says when none took part, and the
+//! progress of an input redone on the CPU after a GPU failed.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use super::Hasher;
+use crate::error::HashError;
+use crate::gpu::{self, GpuBackend};
+use crate::params::TreeParams;
+use crate::progress::{EngineShare, Progress};
+use crate::schedule::{Joiners, Member, Standing};
+use crate::timings::Timings;
+use crate::trace;
+
+impl Hasher {
+    /// Under `Auto`, once its inputs are done: why no GPU took part, if none
+    /// did: no driver, no device or a start that failed (this waits for the
+    /// GPUs' start in the background to end), or why none was started.
+    /// `None` when one was started.
+    pub fn why_no_gpu(&self) -> Option<String> {
+        if let Some(reason) = self.gpus.unavailable() {
+            return Some(reason);
+        }
+        if !gpu::driver_present() {
+            return Some(gpu::NO_DRIVER.to_string());
+        }
+        if self.gpus.asked() {
+            return None;
+        }
+        Some(if self.shareable_input.load(Ordering::Relaxed) {
+            format!(
+                "no GPU was started: no input was long enough to repay its expected \
+                 start-up of {:.2} s",
+                self.gpus.expected_startup().as_secs_f64()
+            )
+        } else {
+            "no GPU was started: a tree of one leaf (height 0) is one sponge, \
+             which a GPU cannot share"
+                .to_string()
+        })
+    }
+
+    /// Charges the GPU's one-time start-up to the first digest made on it.
+    pub(super) fn charge_startup(&self, gpu: &GpuBackend, timings: &mut Timings) {
+        if !self.startup_reported.swap(true, Ordering::Relaxed) {
+            timings.gpu_init = gpu.info().init;
+        }
+    }
+}
+
+/// The GPUs that become ready while an input is hashed: under `Auto`, or
+/// under `Gpu` after the first.
+pub(super) struct GpuJoiners<'h> {
+    pub(super) hasher: &'h Hasher,
+    pub(super) params: &'h TreeParams,
+    /// The GPUs were asked to start.
+    pub(super) started: bool,
+    /// Where the CPU's rate is measured from: after its first piece, which
+    /// also waits for the first window and wakes the threads.
+    pub(super) baseline: Option<(u64, Duration)>,
+    /// Ordinals that joined (or failed to).
+    pub(super) joined: Vec<usize>,
+    /// Their start-up, for the timings.
+    pub(super) startup: Timings,
+    /// The pieces the first engine cuts.
+    pub(super) piece_len: usize,
+    /// Every GPU must take part (`--backend gpu`): one that fails to start
+    /// or to begin is an error, not left out.
+    pub(super) required: bool,
+}
+
+/// Pieces hashed, after the first, before the CPU's rate is taken as known.
+/// The first pieces run slower; a rate from only three of them made auto
+/// start GPUs for 8 GiB files that the CPU then finished alone.
+const PIECES_MEASURED_BEFORE_GPU_START: u64 = 8;
+/// The GPUs are started only for an input whose rest would take the CPU
+/// this many times a GPU's expected start-up. A start that comes to nothing
+/// costs: the CPU goes slower meanwhile, and the process cannot end while
+/// the driver is inside a call (measured: 8 GiB took 0.61 s instead of
+/// 0.45 when a GPU started and never joined, H200 machine).
+pub(crate) const STARTUP_PAYOFF: f64 = 2.0;
+
+impl GpuJoiners<'_> {
+    /// Where every GPU must take part: the first failure to start one, as
+    /// an error.
+    fn required_failure(&self) -> Result<(), HashError> {
+        match self.hasher.gpus.failure() {
+            Some(failure) if self.required => Err(HashError::Gpu(failure)),
+            _ => Ok(()),
+        }
+    }
+
+    /// After the input: the joiners' start-up added to `timings`, and a
+    /// failure to start a GPU that had to take part as an error.
+    pub(super) fn finish(&self, timings: &mut Timings) -> Result<(), HashError> {
+        timings.gpu_init += self.startup.gpu_init;
+        timings.compile += self.startup.compile;
+        self.required_failure()
+    }
+
+    /// Whether starting the GPUs can pay off for the rest of this input,
+    /// from the CPU's rate so far and the start-up measured on this machine.
+    fn worth_starting(&mut self, now: &Standing) -> bool {
+        if self.hasher.options.wait_for_gpus {
+            return true;
+        }
+        if now.message_len == 0 {
+            return false;
+        }
+        let (from_len, from_time) = *self.baseline.get_or_insert((now.message_len, now.elapsed));
+        let piece = self.hasher.cpu.piece_len(self.params) as u64;
+        let (bytes, time) = (
+            now.message_len - from_len,
+            now.elapsed.saturating_sub(from_time),
+        );
+        if bytes < PIECES_MEASURED_BEFORE_GPU_START * piece || time.is_zero() {
+            return false;
+        }
+        let startup = self.hasher.gpus.expected_startup().as_secs_f64();
+        match now.remaining {
+            Some(left) => {
+                let rate = bytes as f64 / time.as_secs_f64();
+                left as f64 / rate > STARTUP_PAYOFF * startup
+            }
+            // A stream of unknown length: once it has lasted that long.
+            None => now.elapsed.as_secs_f64() > startup,
+        }
+    }
+}
+
+impl<'h> Joiners<'h> for GpuJoiners<'h> {
+    fn poll(&mut self, now: &Standing) -> Result<Vec<Member<'h>>, HashError> {
+        let hasher = self.hasher;
+        if !self.started {
+            // Asked once the input path's own threads exist: loading the
+            // driver holds the C library's loader lock, which creating a
+            // thread needs too (measured: 70 ms lost on a 64 MiB file).
+            if !self.worth_starting(now) {
+                return Ok(Vec::new());
+            }
+            hasher
+                .gpus
+                .start_in_background(self.params.algorithm(), self.piece_len);
+            trace::trace(|| format!("GPUs asked to start at {:?}", now.elapsed));
+            self.started = true;
+        }
+        let mut members = Vec::new();
+        for (ordinal, gpu) in hasher.gpus.ready(self.params.algorithm()) {
+            if self.joined.contains(&ordinal) {
+                continue;
+            }
+            self.joined.push(ordinal);
+            hasher.charge_startup(gpu, &mut self.startup);
+            let kernel = hasher.options.gpu_leaf_kernel;
+            let pool = hasher.cpu.pool();
+            // Under auto one that cannot begin stays out; the others go on.
+            let engine = gpu.begin_at(
+                self.params,
+                now.message_len,
+                self.piece_len,
+                kernel,
+                pool,
+                &mut self.startup,
+            );
+            trace::trace(|| match &engine {
+                Ok(_) => format!("GPU {ordinal} joins at {:?}", now.elapsed),
+                Err(e) => format!("GPU {ordinal} cannot begin: {e}"),
+            });
+            match engine {
+                Ok(engine) => members.push(Member::new(gpu.info().engine_name(), engine)),
+                Err(e) if self.required => return Err(e),
+                Err(_) => {}
+            }
+        }
+        self.required_failure()?;
+        Ok(members)
+    }
+}
+
+/// Passes progress on, less the first `skip` bytes: a redo after a failed
+/// attempt does not count again what the bar already shows.
+pub(crate) struct Resumed<'p> {
+    inner: &'p dyn Progress,
+    skip: u64,
+    done: AtomicU64,
+}
+
+impl<'p> Resumed<'p> {
+    pub(crate) fn new(inner: &'p dyn Progress, skip: u64) -> Self {
+        Resumed {
+            inner,
+            skip,
+            done: AtomicU64::new(0),
+        }
+    }
+
+    /// Bytes reported so far, skipped ones included.
+    pub(crate) fn done(&self) -> u64 {
+        self.done.load(Ordering::Relaxed)
+    }
+}
+
+impl Progress for Resumed<'_> {
+    fn engines(&self, shares: &[EngineShare]) {
+        self.inner.engines(shares);
+    }
+
+    fn advance(&self, bytes: u64) {
+        let before = self.done.fetch_add(bytes, Ordering::Relaxed);
+        let new = (before + bytes).saturating_sub(self.skip.max(before));
+        if new > 0 {
+            self.inner.advance(new);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::progress::CountingProgress as Count;
+
+    #[test]
+    fn a_redo_counts_only_what_the_first_try_did_not() {
+        let bar = Count::default();
+        let first = Resumed::new(&bar, 0);
+        first.advance(300);
+        first.advance(200);
+        let redo = Resumed::new(&bar, first.done());
+        for _ in 0..10 {
+            redo.advance(100);
+        }
+        assert_eq!(bar.0.into_inner(), 1000);
+    }
+}

@@ -1,0 +1,299 @@
+//! The public entry points that hash a file, a byte slice or a reader, and
+//! the one place that chooses a backend:
+//!
+//! - this module: the options, the outputs and the `Hasher` itself;
+//! - `engines`: where one input runs (CPU, GPUs, both, alone), and its
+//!   digest;
+//! - `auto`: under `Auto`, when the GPUs start and join an input, and what
+//!   happens when one fails.
+
+mod auto;
+mod engines;
+
+pub(crate) use auto::{Resumed, STARTUP_PAYOFF};
+
+use std::fmt;
+use std::io::Read;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::cpu::{CpuBackend, CpuPath};
+use crate::error::HashError;
+use crate::function::{AsParams, ParamsRef};
+use crate::gpu::{self, CopyMode, Devices, Fleet, GpuBackend, LeafKernel};
+use crate::input::{Source, is_stdin_name};
+use crate::message::Input;
+use crate::progress::EngineShare;
+use crate::progress::{NoProgress, Progress};
+use crate::timings::{Timings, timed};
+use crate::trace;
+
+/// Which backend the caller asks for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BackendChoice {
+    /// The CPU starts at once, and every GPU asked for starts in the
+    /// background; each GPU joins when it is ready, taking leaves from the
+    /// CPU, and the split follows the measured rates. An input that ends
+    /// before a GPU is ready is the CPU's alone. A GPU that fails is left
+    /// alone, and the input is redone on the CPU where it can be read again.
+    #[default]
+    Auto,
+    /// The CPU backend.
+    Cpu,
+    /// The GPUs asked for, sharing the leaves; an error if one is missing or fails.
+    Gpu,
+}
+
+/// The backend that computed a digest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendUsed {
+    Cpu,
+    Gpu,
+    /// The CPU and at least one GPU, each on some of the leaves.
+    CpuGpu,
+}
+
+impl fmt::Display for BackendUsed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BackendUsed::Cpu => "cpu",
+            BackendUsed::Gpu => "gpu",
+            BackendUsed::CpuGpu => "cpu+gpu",
+        })
+    }
+}
+
+/// How a [`Hasher`] is set up.
+#[derive(Clone, Debug, Default)]
+pub struct HasherOptions {
+    pub backend: BackendChoice,
+    /// CPU worker threads; `None` means one per core.
+    pub threads: Option<usize>,
+    /// Bytes of input per piece handed to a backend (per chunk copied to the
+    /// GPU); `None` for the tuned default. Small values make tests cross
+    /// piece boundaries often; values above [`crate::MAX_PIECE_BYTES`] are
+    /// taken as that.
+    pub piece_bytes: Option<usize>,
+    /// The CUDA devices to use.
+    pub devices: Devices,
+    /// How a mapped file reaches the GPU.
+    pub copy_mode: CopyMode,
+    /// The GPU leaf kernel; `None` picks it from the leaf count (tests and
+    /// benchmarks force one).
+    pub gpu_leaf_kernel: Option<LeafKernel>,
+    /// Tests and benchmarks: start every GPU before the first piece and let
+    /// them all take part from it (instead of joining when they are ready),
+    /// under `Auto` and `Gpu` alike.
+    #[doc(hidden)]
+    pub wait_for_gpus: bool,
+    /// Tests only: every GPU digest fails after this many chunks.
+    #[doc(hidden)]
+    pub gpu_fail_after_chunks: Option<usize>,
+    /// The CPU code path: the best this CPU has (`Auto`), or one forced (for
+    /// tests and comparisons; the digests are the same). A path the CPU
+    /// lacks makes [`Hasher::new`] fail.
+    pub cpu_path: CpuPath,
+}
+
+/// A digest and how it was made.
+#[derive(Clone, Debug)]
+pub struct HashOutput {
+    /// The digest, `params.output_len()` bytes.
+    pub digest: Vec<u8>,
+    /// Bytes of input hashed (the prefix not counted).
+    pub bytes: u64,
+    pub backend: BackendUsed,
+    pub timings: Timings,
+    /// Each engine's part of the input, in leaf order.
+    pub shares: Vec<EngineShare>,
+    /// Set when `Auto` redid this input on the CPU because a GPU failed: why.
+    pub fallback_note: Option<String>,
+}
+
+/// Hashes inputs with the backend the options ask for. Keep one for the
+/// whole process: it owns the worker threads and, once started, the GPU.
+/// Several threads may hash with it at once, a caller's own rayon
+/// `par_iter` included: a small input is hashed on the calling thread, and
+/// a worker of another pool never waits on this hasher's pool (where rayon
+/// would let it run its own pool's next job meanwhile, and nest).
+///
+/// ```
+/// use treehash::{Algorithm, Hasher, HasherOptions, TreeParams};
+/// let hasher = Hasher::new(HasherOptions::default()).unwrap();
+/// let params = TreeParams::new(Algorithm::Sha3_256, 0, 4).unwrap();
+/// let out = hasher.hash_bytes(&params, b"abc").unwrap();
+/// // At height 0 the tree digest is plain SHA3-256.
+/// assert_eq!(
+///     hex::encode(out.digest),
+///     "3a985da74fe225b2045c172d6bd390bd855f086e3e9d525b46bfe24511431532"
+/// );
+/// ```
+pub struct Hasher {
+    options: HasherOptions,
+    cpu: CpuBackend,
+    /// Started on first need, once.
+    gpus: Fleet,
+    /// The GPU's start-up time has been charged to a digest.
+    startup_reported: AtomicBool,
+    /// The GPU failed on an input: `Auto` does not use it again.
+    gpu_failed: AtomicBool,
+    /// `Auto` met an input that a GPU could have shared (more than one leaf).
+    shareable_input: AtomicBool,
+}
+
+impl Hasher {
+    pub fn new(options: HasherOptions) -> Result<Hasher, HashError> {
+        trace::trace(|| "a hasher is made".into());
+        let cpu = CpuBackend::new(options.threads, options.piece_bytes, options.cpu_path)?;
+        let start = gpu::Start {
+            chunk_bytes: options.piece_bytes,
+            fail_after_chunks: options.gpu_fail_after_chunks,
+        };
+        let gpus = Fleet::new(options.devices.clone(), start);
+        Ok(Hasher {
+            options,
+            cpu,
+            gpus,
+            startup_reported: AtomicBool::new(false),
+            gpu_failed: AtomicBool::new(false),
+            shareable_input: AtomicBool::new(false),
+        })
+    }
+
+    /// The first GPU asked for, started if it was not (the others are
+    /// not): its description, or why there is none.
+    pub fn gpu(&self) -> Result<&GpuBackend, HashError> {
+        Ok(self.gpus.open_first()?)
+    }
+
+    /// Every GPU asked for, started if they were not, or why one is missing.
+    pub fn gpus(&self) -> Result<Vec<&GpuBackend>, HashError> {
+        Ok(self.gpus.open_now()?)
+    }
+
+    /// The CPU backend.
+    pub(crate) fn cpu(&self) -> &CpuBackend {
+        &self.cpu
+    }
+
+    /// The options it was made with.
+    pub(crate) fn options(&self) -> &HasherOptions {
+        &self.options
+    }
+
+    /// The GPUs asked for (device inputs pick theirs by ordinal).
+    pub(crate) fn fleet(&self) -> &Fleet {
+        &self.gpus
+    }
+
+    /// Whether a list may give whole inputs to GPUs beside the CPU: under
+    /// `Auto`, until a GPU failed.
+    pub(crate) fn lists_may_use_gpus(&self) -> bool {
+        self.options.backend == BackendChoice::Auto && !self.gpu_failed.load(Ordering::Relaxed)
+    }
+
+    /// Tests: whether every GPU is to be ready before any input needs it.
+    pub(crate) fn waits_for_gpus(&self) -> bool {
+        self.options.wait_for_gpus
+    }
+
+    /// Whether inputs that would not fill the engines may be hashed on the
+    /// CPU alone, side by side ([`Hasher::hash_list`]): not when only GPUs
+    /// are asked for.
+    pub(crate) fn hashes_alone(&self) -> bool {
+        self.options.backend != BackendChoice::Gpu
+    }
+
+    /// The digest of a byte slice.
+    pub fn hash_bytes<P: AsParams + ?Sized>(
+        &self,
+        params: &P,
+        data: &[u8],
+    ) -> Result<HashOutput, HashError> {
+        let input = Input::Bytes(data);
+        self.hash_any(params.as_params(), input, &NoProgress, Placement::Engines)
+    }
+
+    /// The digest of everything `reader` yields, read in pieces (constant
+    /// memory) on a helper thread while earlier pieces are hashed.
+    pub fn hash_reader<P: AsParams + ?Sized>(
+        &self,
+        params: &P,
+        reader: &mut (dyn Read + Send),
+    ) -> Result<HashOutput, HashError> {
+        let input = Input::Stream(reader);
+        self.hash_any(params.as_params(), input, &NoProgress, Placement::Engines)
+    }
+
+    /// The digest of a file, with `progress` told the bytes done as they are
+    /// hashed. The name `-` is standard input, hashed from its current
+    /// offset (and left at its end, as coreutils leave it). A file whose size
+    /// or modification time changes meanwhile gets an error, not a digest.
+    pub fn hash_path<P: AsParams + ?Sized>(
+        &self,
+        params: &P,
+        path: &Path,
+        progress: &dyn Progress,
+    ) -> Result<HashOutput, HashError> {
+        self.hash_path_on(params.as_params(), path, progress, Placement::Engines)
+    }
+
+    /// [`Hasher::hash_path`] where `placement` says.
+    pub(crate) fn hash_path_on(
+        &self,
+        params: ParamsRef<'_>,
+        path: &Path,
+        progress: &dyn Progress,
+        placement: Placement,
+    ) -> Result<HashOutput, HashError> {
+        let start = Instant::now();
+        let mut open_time = Duration::ZERO;
+        let source = timed(&mut open_time, || Source::open(path))?;
+        progress.start(source.known_len());
+        let hash = |input: Input<'_>| self.hash_any(params, input, progress, placement);
+        let mut out = match source {
+            Source::File(mut file) => {
+                let out = hash(Input::File(&file))?;
+                file.check_unchanged()?;
+                if is_stdin_name(path) {
+                    file.seek_past()?;
+                }
+                out
+            }
+            Source::Stream(mut file) => hash(Input::Stream(&mut file))?,
+        };
+        out.timings.open = open_time;
+        out.timings.total = start.elapsed();
+        Ok(out)
+    }
+
+    /// The digest of one input with parameters of either kind.
+    fn hash_any(
+        &self,
+        params: ParamsRef<'_>,
+        input: Input<'_>,
+        progress: &dyn Progress,
+        placement: Placement,
+    ) -> Result<HashOutput, HashError> {
+        match params {
+            ParamsRef::Tree(params) => self.hash_input(params, input, progress, placement),
+            ParamsRef::Standard(params) => self.hash_standard(params, input, progress, placement),
+        }
+    }
+}
+
+/// Where one input is hashed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Placement {
+    /// On the engines the options ask for, sharing the leaves.
+    Engines,
+    /// On every CPU core, with no GPU: one list's input while the GPUs take
+    /// other inputs of it whole.
+    Cpu,
+    /// On the CPU, on the calling thread alone: one of many inputs hashed
+    /// side by side, each of which alone would not fill the engines.
+    Alone,
+    /// On the GPU of this ordinal alone, ready for the input's algorithm.
+    Gpu(usize),
+}

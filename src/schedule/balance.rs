@@ -1,0 +1,196 @@
+//! Where the split of the leaves goes: a plan sees, before each piece, the
+//! engines' ranges and the throughput since the split last changed, and
+//! may move the boundaries.
+
+use std::ops::Range;
+
+/// Pieces after a change of split that its throughput leaves out: an
+/// engine that just took leaves fills its pipeline first (a GPU's first
+/// three pieces after it joined took 1.9 ms each, the next 1.0–1.1 ms;
+/// H200 machine, 32 GiB, docs/PERFORMANCE.md).
+pub(super) const WARM_UP_PIECES: u32 = 3;
+
+/// What a plan sees before each piece.
+pub(crate) struct Moment {
+    pub leaf_count: u64,
+    /// Bytes of M still to come, if known.
+    pub remaining: Option<u64>,
+    /// The piece length.
+    pub piece_len: usize,
+    /// Each engine's leaves, in leaf order.
+    pub ranges: Vec<Range<u64>>,
+    /// Since the split last changed: pieces, and bytes of M a second
+    /// (waits for the input included) after the first `WARM_UP_PIECES`.
+    pub pieces: u32,
+    pub throughput: Option<f64>,
+}
+
+/// Where the split goes.
+pub(crate) trait Plan {
+    /// The new boundaries b₀ = 0 ≤ b₁ ≤ … ≤ bₙ = L (engine i owns
+    /// [bᵢ, bᵢ₊₁)), or `None` to keep the split.
+    fn boundaries(&mut self, now: &Moment) -> Option<Vec<u64>>;
+}
+
+/// The split that makes the input go fastest, found by measuring: the
+/// engines share one machine (a GPU is fed by the same cores and memory
+/// that the CPU engine hashes with), so each engine's own rate says little
+/// about the best split. Engines there from the first piece start with
+/// even shares; engines that join later start with every leaf. Then the
+/// first engine's share is moved a step at a time while the input's
+/// measured throughput rises, and back with half the step when it falls,
+/// until the step is small. The others share the rest evenly.
+pub(crate) struct Balance {
+    /// Engines that had their first share.
+    seen: usize,
+    /// The first engine's share of the leaves now.
+    share: f64,
+    /// The next move of that share (its sign is the direction).
+    step: f64,
+    /// The best split measured: the share and the throughput it gave.
+    best: Option<(f64, f64)>,
+    /// The search has ended.
+    settled: bool,
+    /// The throughput before engines joined, while the first was alone.
+    alone: Option<f64>,
+    /// Engines that join late take every leaf (a GPU joining the CPU);
+    /// else the first keeps them, and the search tries giving some away.
+    joiners_take_all: bool,
+}
+
+impl Default for Balance {
+    fn default() -> Self {
+        Balance {
+            seen: 0,
+            share: 1.0,
+            step: 0.0,
+            best: None,
+            settled: false,
+            alone: None,
+            joiners_take_all: true,
+        }
+    }
+}
+
+/// Pieces absorbed on a split before its throughput is trusted (the warm-up
+/// ones included).
+const PIECES_MEASURED: u32 = WARM_UP_PIECES + 6;
+/// A throughput this much higher than the best so far counts as better.
+const BETTER: f64 = 1.02;
+/// The first engine's first share after engines joined it (it had none).
+const FIRST_STEP_BACK: f64 = 1.0 / 8.0;
+/// Engines that joined and run at least this many times as fast as the
+/// first one alone keep every leaf, untried: giving the first one (the CPU)
+/// a share then never paid for its moves (traces of 32 GiB files, H200
+/// machine: a share of 1/8 or 1/32 made H = 8 pieces take 1.6–3.3 ms
+/// against 1.0–2.2 on the GPU alone, and the moves took 14–45 ms each; at
+/// H = 4 each engine's time per piece is set by its leaves' chains, so no
+/// split beats the GPU alone). A GPU is measured while it ramps up: its
+/// pieces took 1.8–2.3 ms just after it joined, about the CPU's 2.0, and
+/// 0.8 some 150 pieces later; at 1.5 × and 2 × the search still ran.
+const JOINED_KEEP_ALL_AT: f64 = 1.0;
+/// The search ends when a step would move fewer leaves than this share.
+const SMALLEST_STEP: f64 = 1.0 / 64.0;
+
+impl Balance {
+    /// A balance under which engines that join late start with no leaf: a
+    /// GPU joining another (`--backend gpu`), where moving every leaf to
+    /// the newcomer gains nothing and each move costs 20–40 ms (two-H200
+    /// machine, docs/PERFORMANCE.md).
+    pub(crate) fn first_keeps_all() -> Self {
+        Balance {
+            joiners_take_all: false,
+            ..Balance::default()
+        }
+    }
+
+    /// Boundaries that give the first engine `share` of the leaves and the
+    /// others equal parts of the rest.
+    fn split(&self, n: usize, leaf_count: u64) -> Vec<u64> {
+        let first = (self.share * leaf_count as f64).round() as u64;
+        let rest = leaf_count - first.min(leaf_count);
+        let mut bounds = vec![0, first.min(leaf_count)];
+        for k in 1..n {
+            bounds.push(first + rest * k as u64 / (n as u64 - 1));
+        }
+        bounds
+    }
+}
+
+impl Plan for Balance {
+    fn boundaries(&mut self, now: &Moment) -> Option<Vec<u64>> {
+        let n = now.ranges.len();
+        let from_the_start = self.seen == 0;
+        let joined = n > self.seen;
+        self.seen = self.seen.max(n);
+        if n < 2 {
+            return None;
+        }
+        // Not worth moving states for the last few pieces.
+        if now
+            .remaining
+            .is_some_and(|left| left < 4 * now.piece_len as u64)
+        {
+            return None;
+        }
+        if joined {
+            // The search starts over. Engines there from the first piece
+            // split evenly. Engines that join later (GPUs, started because
+            // the rest of the input would repay their start-up) take every
+            // leaf, and the search moves leaves back from there: from an
+            // even split it rarely climbed all the way, while one GPU alone
+            // outran both sharing (docs/PERFORMANCE.md, issue 11).
+            (self.share, self.step) = if from_the_start {
+                (1.0 / n as f64, -0.5 / n as f64)
+            } else if self.joiners_take_all {
+                (0.0, FIRST_STEP_BACK)
+            } else {
+                (1.0, -FIRST_STEP_BACK)
+            };
+            self.alone = (!from_the_start).then_some(now.throughput).flatten();
+            self.best = None;
+            self.settled = false;
+            return Some(self.split(n, now.leaf_count));
+        }
+        if self.settled || now.pieces < PIECES_MEASURED {
+            return None;
+        }
+        let throughput = now.throughput?;
+        // Without a rate of the first engine alone (the split changed just
+        // before they joined), the search decides.
+        if self.best.is_none()
+            && self.share == 0.0
+            && self
+                .alone
+                .is_some_and(|alone| throughput >= JOINED_KEEP_ALL_AT * alone)
+        {
+            self.settled = true;
+            return None;
+        }
+        match self.best {
+            Some((best_share, best)) if throughput <= best * BETTER => {
+                // Worse than one engine owning every leaf (at either end):
+                // giving leaves away did not pay, and smaller probes would
+                // each cost two moves more; it ends there.
+                if best_share == 0.0 || best_share == 1.0 {
+                    self.settled = true;
+                    self.share = best_share;
+                    return Some(self.split(n, now.leaf_count));
+                }
+                // Worse: back past the best, the other way, half as far.
+                self.step = -self.step / 2.0;
+                self.share = best_share;
+            }
+            _ => self.best = Some((self.share, throughput)),
+        }
+        if self.step.abs() < SMALLEST_STEP {
+            self.settled = true;
+            let (best_share, _) = self.best.unwrap_or((self.share, throughput));
+            let changed = best_share != self.share;
+            self.share = best_share;
+            return changed.then(|| self.split(n, now.leaf_count));
+        }
+        self.share = (self.share + self.step).clamp(0.0, 1.0);
+        Some(self.split(n, now.leaf_count))
+    }
+}

@@ -1,0 +1,540 @@
+//! The scheduler against the reference: random splits, engines joining at
+//! random pieces, and GPUs where there are some.
+
+use super::migrate::{difference, gather};
+use super::*;
+
+use crate::cpu::{CpuBackend, CpuPath};
+use crate::input::Source;
+use crate::params::Algorithm;
+use crate::progress::{CountingProgress, NoProgress};
+use crate::reference;
+
+/// A small deterministic generator (xorshift64*), so that a failure
+/// can be replayed from its seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// Makes an engine that joins `message_len` bytes into M.
+type Begin<'a> = Box<dyn Fn(u64) -> Box<dyn LeafEngine + 'a> + 'a>;
+
+/// Engines (CPU ones standing in for GPUs, or GPUs) that each join
+/// before a given piece.
+struct Scripted<'a> {
+    /// (piece index, name, how it begins), in order of the pieces.
+    joins: Vec<(u64, String, Begin<'a>)>,
+    piece: u64,
+}
+
+impl<'a> Joiners<'a> for Scripted<'a> {
+    fn poll(&mut self, now: &Standing) -> Result<Vec<Member<'a>>, HashError> {
+        let mut ready = Vec::new();
+        while self.joins.first().is_some_and(|j| j.0 <= self.piece) {
+            let (_, name, begin) = self.joins.remove(0);
+            ready.push(Member::new(name, begin(now.message_len)));
+        }
+        self.piece += 1;
+        Ok(ready)
+    }
+}
+
+/// A CPU engine joining as a stand-in.
+fn cpu_joins<'a>(cpu: &'a CpuBackend, params: &'a TreeParams) -> Begin<'a> {
+    Box::new(move |at| cpu.begin_at(params, at))
+}
+
+/// Moves the boundaries to random places before random pieces: leaves
+/// go both ways, engines sometimes own nothing or everything.
+struct RandomPlan {
+    rng: Rng,
+    moves: u32,
+}
+
+impl Plan for RandomPlan {
+    fn boundaries(&mut self, now: &Moment) -> Option<Vec<u64>> {
+        if self.rng.below(3) != 0 {
+            return None;
+        }
+        let l = now.leaf_count;
+        let n = now.ranges.len();
+        let mut cuts: Vec<u64> = (1..n).map(|_| self.rng.below(l + 1)).collect();
+        cuts.sort_unstable();
+        let mut bounds = vec![0];
+        bounds.extend(cuts);
+        bounds.push(l);
+        self.moves += 1;
+        Some(bounds)
+    }
+}
+
+/// The parameter sets of the tests: every engine path's shapes, B below,
+/// at and off the rate, a prefix, few and many leaves.
+fn cases() -> Vec<TreeParams> {
+    let p = |a, h, d, b: Option<usize>, prefix: &[u8]| {
+        TreeParams::with_options(a, h, d, b, prefix.to_vec(), None).unwrap()
+    };
+    vec![
+        p(Algorithm::Sha3_256, 1, 2, None, b""),
+        p(Algorithm::Sha3_256, 2, 2, None, b""),
+        p(Algorithm::Sha3_256, 2, 4, None, b"key"),
+        p(Algorithm::Sha3_256, 5, 2, Some(136 * 2), b""),
+        p(Algorithm::Sha3_512, 3, 3, Some(48), b""),
+        p(Algorithm::Shake128, 4, 4, Some(168), b"prefix bytes"),
+        p(Algorithm::Sha3_224, 10, 2, Some(144), b""),
+        p(Algorithm::Shake256, 2, 5, Some(8), b"p"),
+    ]
+}
+
+fn data(len: usize, seed: u64) -> Vec<u8> {
+    let mut rng = Rng(seed | 1);
+    (0..len).map(|_| rng.next() as u8).collect()
+}
+
+/// The sizes around a case's edges: 0, 1, the rate ± 1, a block, a
+/// stripe ± 1, several stripes and a bit.
+fn sizes(params: &TreeParams) -> Vec<usize> {
+    let (r, b) = (params.algorithm().rate(), params.block_size());
+    let stripe = params.stripe_len() as usize;
+    let mut sizes = vec![0, 1, r - 1, r, r + 1, b, stripe - 1, stripe, stripe + 1];
+    sizes.extend([3 * stripe + b / 2 + 5, 20_000]);
+    sizes
+}
+
+fn backends(piece: usize) -> Vec<CpuBackend> {
+    let mut paths = vec![CpuPath::Portable, CpuPath::Auto];
+    if CpuBackend::new(Some(1), None, CpuPath::Avx2).is_ok() {
+        paths.push(CpuPath::Avx2);
+    }
+    paths
+        .into_iter()
+        .map(|path| CpuBackend::new(Some(2), Some(piece), path).unwrap())
+        .collect()
+}
+
+/// Runs the scheduler over `input` with a random plan and engines
+/// joining at random pieces: the digest.
+fn shared_digest(
+    params: &TreeParams,
+    input: &mut Input<'_>,
+    cpus: &[CpuBackend],
+    seed: u64,
+) -> (Vec<u8>, u32) {
+    let mut rng = Rng(seed);
+    let first = &cpus[rng.below(cpus.len() as u64) as usize];
+    let members = vec![Member::new("first", first.begin(params))];
+    let mut joins: Vec<(u64, String, Begin<'_>)> = (0..1 + rng.below(3))
+        .map(|k| {
+            let cpu = &cpus[rng.below(cpus.len() as u64) as usize];
+            (
+                rng.below(6),
+                format!("stand-in {k}"),
+                cpu_joins(cpu, params),
+            )
+        })
+        .collect();
+    joins.sort_by_key(|j| j.0);
+    let mut joiners = Scripted { joins, piece: 0 };
+    let mut plan = RandomPlan {
+        rng: Rng(rng.next() | 1),
+        moves: 0,
+    };
+    let reduce = |outputs: Vec<u8>| first.reduce_leaf_outputs(params, outputs);
+    let mut times = Timings::default();
+    let hashed = run(
+        params,
+        input,
+        members,
+        &mut joiners,
+        &mut plan,
+        &reduce,
+        &NoProgress,
+        &mut times,
+    )
+    .unwrap();
+    (hashed.digest, plan.moves)
+}
+
+#[test]
+fn any_split_and_any_hand_over_give_the_reference_digest() {
+    let cpus = backends(300);
+    let mut moves = 0;
+    for (c, params) in cases().iter().enumerate() {
+        for (s, len) in sizes(params).into_iter().enumerate() {
+            let file = data(len, (c * 100 + s) as u64);
+            let want = reference::tree_hash(params, &file);
+            for round in 0..3u64 {
+                let seed = (c as u64) << 32 | (s as u64) << 8 | round | 1;
+                let (got, moved) = shared_digest(params, &mut Input::Bytes(&file), &cpus, seed);
+                moves += moved;
+                assert_eq!(
+                    hex::encode(got),
+                    hex::encode(&want),
+                    "{} {len} bytes, seed {seed:#x}",
+                    params.label()
+                );
+            }
+        }
+    }
+    // The plans did move leaves (else the test would prove little).
+    assert!(moves > 100, "only {moves} migrations");
+}
+
+#[test]
+fn files_and_streams_are_shared_the_same_way() {
+    let cpus = backends(1000);
+    let params = &cases()[3];
+    let file = data(150_000, 7);
+    let want = reference::tree_hash(params, &file);
+    let mut tmp = tempfile::NamedTempFile::new().unwrap();
+    std::io::Write::write_all(&mut tmp, &file).unwrap();
+    for seed in 1..6 {
+        let Source::File(input) = Source::open(tmp.path()).unwrap() else {
+            panic!("a regular file is not a stream");
+        };
+        let (got, _) = shared_digest(params, &mut Input::File(&input), &cpus, seed);
+        assert_eq!(got, want, "file, seed {seed}");
+        let mut reader = std::io::Cursor::new(file.clone());
+        let (got, _) = shared_digest(params, &mut Input::Stream(&mut reader), &cpus, seed);
+        assert_eq!(got, want, "stream, seed {seed}");
+    }
+}
+
+/// The search on a machine whose throughput peaks when the first
+/// engine has `best` of the leaves: the engine that joins starts with
+/// every leaf, the search finds the peak within a few steps, then keeps
+/// the split. Engines there from the start split evenly.
+#[test]
+#[allow(clippy::single_range_in_vec_init)] // one engine owning every leaf
+fn balance_climbs_to_the_fastest_split() {
+    for best in [0.0, 0.1, 0.3, 0.5, 0.8] {
+        let leaf_count = 1 << 16;
+        let throughput = |share: f64| 50.0 - 40.0 * (share - best).abs();
+        let mut plan = Balance::default();
+        let mut ranges = vec![0..leaf_count];
+        let moment = |ranges: &Vec<Range<u64>>, pieces, t| Moment {
+            leaf_count,
+            remaining: None,
+            piece_len: 1 << 20,
+            ranges: ranges.clone(),
+            pieces,
+            throughput: t,
+        };
+        // Alone: nothing to split.
+        assert_eq!(plan.boundaries(&moment(&ranges, 9, Some(1.0))), None);
+        // A second engine joins: it takes every leaf.
+        ranges.push(leaf_count..leaf_count);
+        let all_to_it = plan.boundaries(&moment(&ranges, 0, None)).unwrap();
+        assert_eq!(all_to_it, vec![0, 0, leaf_count]);
+        let mut bounds = all_to_it;
+        let mut moves = 0;
+        for _ in 0..100 {
+            ranges = bounds.windows(2).map(|w| w[0]..w[1]).collect();
+            let share = bounds[1] as f64 / leaf_count as f64;
+            // Too few pieces measured: kept.
+            assert_eq!(
+                plan.boundaries(&moment(&ranges, 2, Some(throughput(share)))),
+                None
+            );
+            match plan.boundaries(&moment(&ranges, 9, Some(throughput(share)))) {
+                Some(next) => {
+                    bounds = next;
+                    moves += 1;
+                }
+                None => break,
+            }
+        }
+        let share = bounds[1] as f64 / leaf_count as f64;
+        // Within a few per cent of the fastest (the search takes only
+        // gains of more than BETTER as gains).
+        assert!(
+            throughput(share) >= 0.97 * throughput(best),
+            "best {best}: ended at {share}"
+        );
+        assert!(moves < 20, "best {best}: {moves} moves");
+        // Settled: no more moves.
+        assert_eq!(plan.boundaries(&moment(&ranges, 50, Some(1.0))), None);
+    }
+    // Joiners at least as fast as the first engine alone keep every
+    // leaf; slower ones are searched as above.
+    for (joined, moves) in [(25.0, false), (10.0, false), (8.0, true)] {
+        let mut plan = Balance::default();
+        let moment = moment_of_64_leaves;
+        assert_eq!(plan.boundaries(&moment(vec![0..64], 9, Some(10.0))), None);
+        let all_to_it = plan.boundaries(&moment(vec![0..64, 64..64], 9, Some(10.0)));
+        assert_eq!(all_to_it, Some(vec![0, 0, 64]));
+        let next = plan.boundaries(&moment(vec![0..0, 0..64], 9, Some(joined)));
+        assert_eq!(next.is_some(), moves, "joiners at {joined}");
+        if !moves {
+            let later = moment(vec![0..0, 0..64], 50, Some(1.0));
+            assert_eq!(plan.boundaries(&later), None);
+        }
+    }
+    let mut plan = Balance::default();
+    let from_the_start = Moment {
+        leaf_count: 90,
+        remaining: None,
+        piece_len: 1 << 20,
+        ranges: vec![0..90, 90..90, 90..90],
+        pieces: 0,
+        throughput: None,
+    };
+    assert_eq!(plan.boundaries(&from_the_start), Some(vec![0, 30, 60, 90]));
+    // The last pieces are not worth a move.
+    let mut plan = Balance::default();
+    let last = Moment {
+        leaf_count: 100,
+        remaining: Some(3 << 20),
+        piece_len: 1 << 20,
+        ranges: vec![0..100, 100..100],
+        pieces: 0,
+        throughput: None,
+    };
+    assert_eq!(plan.boundaries(&last), None);
+}
+
+/// What a plan sees of a tree of 64 leaves, the input's end not known.
+fn moment_of_64_leaves(ranges: Vec<Range<u64>>, pieces: u32, throughput: Option<f64>) -> Moment {
+    Moment {
+        leaf_count: 64,
+        remaining: None,
+        piece_len: 1 << 20,
+        ranges,
+        pieces,
+        throughput,
+    }
+}
+
+/// Under `first_keeps_all` an engine that joins starts with no leaf;
+/// the search gives it an eighth, takes it back for good if that was
+/// slower, and goes on if it was faster.
+#[test]
+#[allow(clippy::single_range_in_vec_init)] // one engine owning every leaf
+fn joiners_start_empty_where_the_first_keeps_all() {
+    let moment = moment_of_64_leaves;
+    for (shared, next) in [(8.0, vec![0, 64, 64]), (12.0, vec![0, 48, 64])] {
+        let mut plan = Balance::first_keeps_all();
+        assert_eq!(plan.boundaries(&moment(vec![0..64], 9, Some(10.0))), None);
+        // It joins: the split it names is the one there is (no move).
+        let joined = plan.boundaries(&moment(vec![0..64, 64..64], 0, None));
+        assert_eq!(joined, Some(vec![0, 64, 64]));
+        let probe = plan.boundaries(&moment(vec![0..64, 64..64], 9, Some(10.0)));
+        assert_eq!(probe, Some(vec![0, 56, 64]));
+        let after = plan.boundaries(&moment(vec![0..56, 56..64], 9, Some(shared)));
+        assert_eq!(after, Some(next.clone()), "shared at {shared}");
+        if shared < 10.0 {
+            let later = moment(vec![0..64, 64..64], 50, Some(1.0));
+            assert_eq!(plan.boundaries(&later), None, "settled");
+        }
+    }
+}
+
+#[test]
+fn a_splits_throughput_leaves_out_the_warm_up_pieces() {
+    let mut span = Span::default();
+    for _ in 0..WARM_UP_PIECES {
+        assert_eq!(span.rate(), None);
+        span.count(1 << 20);
+    }
+    // Warm: nothing measured yet.
+    assert_eq!(span.rate(), None);
+    std::thread::sleep(Duration::from_millis(20));
+    span.count(1 << 20);
+    let rate = span.rate().unwrap();
+    // One mebibyte over at least 20 ms: the warm-up's bytes are not counted.
+    assert!(rate <= (1 << 20) as f64 / 0.020, "{rate}");
+    assert_eq!(span.pieces, WARM_UP_PIECES + 1);
+}
+
+#[test]
+fn hand_over_ranges_and_states() {
+    assert_eq!(difference(&(0..10), &(0..10)), Vec::<Range<u64>>::new());
+    assert_eq!(difference(&(0..10), &(3..7)), vec![0..3, 7..10]);
+    assert_eq!(difference(&(0..10), &(20..30)), vec![0..10]);
+    assert_eq!(difference(&(5..10), &(0..0)), vec![5..10]);
+    assert_eq!(difference(&(0..0), &(0..5)), Vec::<Range<u64>>::new());
+    let state = |k: u64| [k; 25];
+    // Leaves 2..4 from one engine, 4..6 from another (leaf 5 fresh).
+    let moving = vec![(2..4, vec![state(2), state(3)]), (4..6, vec![state(4)])];
+    assert_eq!(gather(&moving, &(3..6)), vec![state(3), state(4)]);
+    assert_eq!(gather(&moving, &(5..6)), Vec::<[u64; 25]>::new());
+    let gap = vec![(2..3, vec![]), (3..4, vec![state(3)])];
+    assert_eq!(gather(&gap, &(2..4)), vec![[0; 25], state(3)]);
+}
+
+#[test]
+fn progress_counts_every_byte_once_whatever_the_split() {
+    let cpus = backends(256);
+    let params = &cases()[1];
+    let file = data(10_000, 3);
+    let bar = CountingProgress::default();
+    let first = &cpus[0];
+    let members = vec![Member::new("cpu", first.begin(params))];
+    let mut joiners = Scripted {
+        joins: vec![(1, "other".into(), cpu_joins(&cpus[1], params))],
+        piece: 0,
+    };
+    let mut plan = RandomPlan {
+        rng: Rng(5),
+        moves: 0,
+    };
+    let reduce = |outputs: Vec<u8>| first.reduce_leaf_outputs(params, outputs);
+    let hashed = run(
+        params,
+        &mut Input::Bytes(&file),
+        members,
+        &mut joiners,
+        &mut plan,
+        &reduce,
+        &bar,
+        &mut Timings::default(),
+    )
+    .unwrap();
+    assert_eq!(bar.0.into_inner(), 10_000);
+    assert_eq!(hashed.bytes, 10_000);
+    assert_eq!(hashed.digest, reference::tree_hash(params, &file));
+    // Every byte of M was some engine's.
+    let shared: u64 = hashed.shares.iter().map(|s| s.bytes).sum();
+    assert_eq!(shared, 10_000);
+}
+
+/// GPUs and CPUs side by side on the GPU machine: any split, any
+/// hand-over, either kernel, = the reference.
+#[test]
+#[ignore = "needs a CUDA GPU (scripts/gpu-check.sh runs it)"]
+fn gpus_and_cpus_share_leaves_in_any_split() {
+    use crate::gpu::{GpuBackend, LeafKernel};
+    let gpu = GpuBackend::open(0, Some(4096)).expect("a usable CUDA GPU");
+    let cpus = backends(300);
+    let pool = cpus[0].pool();
+    let mut moves = 0;
+    for (c, params) in cases().iter().enumerate() {
+        for (s, len) in sizes(params).into_iter().enumerate() {
+            let file = data(len, (c * 100 + s) as u64);
+            let want = reference::tree_hash(params, &file);
+            for round in 0..4u64 {
+                let seed = (c as u64) << 32 | (s as u64) << 8 | round | 1;
+                let mut rng = Rng(seed);
+                let kernel = [
+                    None,
+                    Some(LeafKernel::ThreadPerLeaf),
+                    Some(LeafKernel::WarpPerLeaf),
+                ][rng.below(3) as usize];
+                let gpu_first = rng.below(2) == 0;
+                let mut t = Timings::default();
+                let first: Box<dyn LeafEngine + '_> = if gpu_first {
+                    gpu.begin(
+                        params,
+                        Some(len as u64),
+                        Default::default(),
+                        kernel,
+                        pool,
+                        &mut t,
+                    )
+                    .unwrap()
+                } else {
+                    cpus[0].begin(params)
+                };
+                let piece_len = first.piece_len();
+                let gpu_joins: Begin<'_> = Box::new(|at| {
+                    gpu.begin_at(params, at, piece_len, kernel, pool, &mut Timings::default())
+                        .unwrap()
+                });
+                let other = if gpu_first {
+                    cpu_joins(&cpus[1], params)
+                } else {
+                    gpu_joins
+                };
+                let mut joiners = Scripted {
+                    joins: vec![
+                        (rng.below(4), "second".into(), other),
+                        (
+                            rng.below(8),
+                            "third".into(),
+                            cpu_joins(&cpus[2 % cpus.len()], params),
+                        ),
+                    ],
+                    piece: 0,
+                };
+                joiners.joins.sort_by_key(|j| j.0);
+                let mut plan = RandomPlan {
+                    rng: Rng(rng.next() | 1),
+                    moves: 0,
+                };
+                let reduce = |outputs: Vec<u8>| cpus[0].reduce_leaf_outputs(params, outputs);
+                let hashed = run(
+                    params,
+                    &mut Input::Bytes(&file),
+                    vec![Member::new("first", first)],
+                    &mut joiners,
+                    &mut plan,
+                    &reduce,
+                    &NoProgress,
+                    &mut t,
+                )
+                .unwrap();
+                moves += plan.moves;
+                assert_eq!(
+                    hex::encode(hashed.digest),
+                    hex::encode(&want),
+                    "{} {len} bytes, seed {seed:#x}",
+                    params.label()
+                );
+            }
+        }
+    }
+    assert!(moves > 100, "only {moves} migrations");
+}
+
+/// A GPU that fails part-way (an error injected after two chunks) ends
+/// the input in an error: never a digest.
+#[test]
+#[ignore = "needs a CUDA GPU (scripts/gpu-check.sh runs it)"]
+fn a_gpu_failing_midway_is_an_error_not_a_digest() {
+    use crate::gpu::GpuBackend;
+    let mut gpu = GpuBackend::open(0, Some(4096)).expect("a usable CUDA GPU");
+    gpu.fail_after_chunks = Some(2);
+    let cpus = backends(4096);
+    let params = &cases()[1];
+    let file = data(1 << 20, 9);
+    let pool = cpus[0].pool();
+    let mut joiners = Scripted {
+        joins: vec![(
+            1,
+            "gpu".into(),
+            Box::new(|at| {
+                let piece_len = cpus[0].piece_len(params);
+                gpu.begin_at(params, at, piece_len, None, pool, &mut Timings::default())
+                    .unwrap()
+            }),
+        )],
+        piece: 0,
+    };
+    let reduce = |outputs: Vec<u8>| cpus[0].reduce_leaf_outputs(params, outputs);
+    let result = run(
+        params,
+        &mut Input::Bytes(&file),
+        vec![Member::new("cpu", cpus[0].begin(params))],
+        &mut joiners,
+        &mut Balance::default(),
+        &reduce,
+        &NoProgress,
+        &mut Timings::default(),
+    );
+    match result {
+        Err(HashError::Gpu(e)) => assert!(e.contains("injected"), "{e}"),
+        Err(e) => panic!("another error: {e}"),
+        Ok(_) => panic!("a digest despite the GPU's failure"),
+    }
+}

@@ -1,0 +1,503 @@
+//! The standard Keccak hashes made for speed (docs/SPEC.md, "Standard
+//! functions"): KT128 and KT256 (KangarooTwelve, RFC 9861), which hash
+//! 8192-byte chunks side by side with 12-round TurboSHAKE; ParallelHash128
+//! and ParallelHash256 (NIST SP 800-185), which hash B-byte blocks side by
+//! side with 24-round cSHAKE; and the TurboSHAKE sponges themselves.
+//!
+//! - this module: the functions, their parameters and labels;
+//! - `encode`: the standards' integer and string encodings;
+//! - `sponge`: a byte sponge of any rate, round count and domain byte;
+//! - `node`: each function's final node, fed the chunks' chaining values;
+//! - `run`: the walk over the message, chunks on every worker.
+
+mod encode;
+mod node;
+pub(crate) mod run;
+pub(crate) mod sponge;
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::cpu::chunks::{LeafSpec, Rounds};
+use crate::params::{Algorithm, MAX_XOF_OUTPUT_LEN, ParamError};
+
+/// KT's chunk length (RFC 9861 §3.2).
+pub const KT_CHUNK_LEN: usize = 8192;
+/// ParallelHash's default block size B in bytes.
+pub const DEFAULT_PARALLEL_HASH_BLOCK: usize = 8192;
+/// The largest ParallelHash block size B (2^24 bytes, as LI's B).
+pub const MAX_PARALLEL_HASH_BLOCK: usize = 1 << 24;
+/// TurboSHAKE's default domain byte D (RFC 9861 §2.1).
+pub const DEFAULT_TURBOSHAKE_DOMAIN: u8 = 0x1f;
+/// The longest customization string (KT's C, ParallelHash's S) in bytes:
+/// 256 KiB, whose hex in a tagged line's label still fits the longest line
+/// a check reads (1 MiB). The standards allow any length; RFC 9861's
+/// longest test C is 68,921 bytes.
+pub const MAX_CUSTOMIZATION_LEN: usize = 256 << 10;
+
+/// The standard functions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Standard {
+    Kt128,
+    Kt256,
+    ParallelHash128,
+    ParallelHash256,
+    TurboShake128,
+    TurboShake256,
+}
+
+/// The three kinds of standard function, each with its own parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// KT128, KT256: 8192-byte chunks, a customization string C.
+    Kangaroo,
+    /// ParallelHash128/256: B-byte blocks, a customization string S.
+    ParallelHash,
+    /// TurboSHAKE128/256: one sponge, a domain byte D.
+    TurboShake,
+}
+
+impl Standard {
+    /// Every standard function, in the order of docs/SPEC.md.
+    pub const ALL: [Standard; 6] = [
+        Standard::Kt128,
+        Standard::Kt256,
+        Standard::ParallelHash128,
+        Standard::ParallelHash256,
+        Standard::TurboShake128,
+        Standard::TurboShake256,
+    ];
+
+    pub const fn family(self) -> Family {
+        match self {
+            Standard::Kt128 | Standard::Kt256 => Family::Kangaroo,
+            Standard::ParallelHash128 | Standard::ParallelHash256 => Family::ParallelHash,
+            Standard::TurboShake128 | Standard::TurboShake256 => Family::TurboShake,
+        }
+    }
+
+    /// The FIPS 202 function whose rate, chaining-value size (the chunks'
+    /// outputs) and default output length this one shares: SHAKE128 for the
+    /// 128-bit functions, SHAKE256 for the 256-bit ones.
+    pub const fn shake(self) -> Algorithm {
+        match self {
+            Standard::Kt128 | Standard::ParallelHash128 | Standard::TurboShake128 => {
+                Algorithm::Shake128
+            }
+            Standard::Kt256 | Standard::ParallelHash256 | Standard::TurboShake256 => {
+                Algorithm::Shake256
+            }
+        }
+    }
+
+    /// The sponge rate in bytes.
+    pub const fn rate(self) -> usize {
+        self.shake().rate()
+    }
+
+    /// Rounds of Keccak-p\[1600\]: 12 for TurboSHAKE and KT, 24 for
+    /// ParallelHash (cSHAKE is Keccak-f).
+    pub const fn rounds(self) -> Rounds {
+        match self.family() {
+            Family::Kangaroo | Family::TurboShake => Rounds::Turbo12,
+            Family::ParallelHash => Rounds::Keccak24,
+        }
+    }
+
+    /// The sponge each chunk goes through (KT's leaves, ParallelHash's
+    /// blocks); TurboSHAKE has no chunks.
+    pub(crate) const fn leaf_spec(self) -> Option<LeafSpec> {
+        match self {
+            Standard::Kt128 => Some(LeafSpec::KT128),
+            Standard::Kt256 => Some(LeafSpec::KT256),
+            Standard::ParallelHash128 => Some(LeafSpec::PARALLEL_HASH128),
+            Standard::ParallelHash256 => Some(LeafSpec::PARALLEL_HASH256),
+            Standard::TurboShake128 | Standard::TurboShake256 => None,
+        }
+    }
+
+    /// The bytes each chunk's chaining value has: 32 or 64.
+    pub const fn chaining_len(self) -> usize {
+        self.shake().chaining_len()
+    }
+
+    /// The output length when none is given: 32 or 64 bytes.
+    pub const fn default_output_len(self) -> usize {
+        self.shake().default_output_len()
+    }
+
+    /// The lower-case name the command line takes: `kt128`, `parallelhash256`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Standard::Kt128 => "kt128",
+            Standard::Kt256 => "kt256",
+            Standard::ParallelHash128 => "parallelhash128",
+            Standard::ParallelHash256 => "parallelhash256",
+            Standard::TurboShake128 => "turboshake128",
+            Standard::TurboShake256 => "turboshake256",
+        }
+    }
+
+    /// The name as the standards write it, the start of its label: `KT128`,
+    /// `ParallelHash256`, `TurboSHAKE128`.
+    pub const fn standard_name(self) -> &'static str {
+        match self {
+            Standard::Kt128 => "KT128",
+            Standard::Kt256 => "KT256",
+            Standard::ParallelHash128 => "ParallelHash128",
+            Standard::ParallelHash256 => "ParallelHash256",
+            Standard::TurboShake128 => "TurboSHAKE128",
+            Standard::TurboShake256 => "TurboSHAKE256",
+        }
+    }
+
+    /// The document that defines it.
+    pub const fn document(self) -> &'static str {
+        match self.family() {
+            Family::Kangaroo | Family::TurboShake => "RFC 9861",
+            Family::ParallelHash => "NIST SP 800-185",
+        }
+    }
+
+    /// Looks a function up by either of its names, in any case.
+    pub fn from_name(name: &str) -> Option<Standard> {
+        Standard::ALL.into_iter().find(|s| {
+            s.name().eq_ignore_ascii_case(name) || s.standard_name().eq_ignore_ascii_case(name)
+        })
+    }
+}
+
+impl fmt::Display for Standard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The parameters of one standard digest, validated: building one that is
+/// out of range is impossible.
+///
+/// ```
+/// use treehash::standard::{Standard, StandardParams};
+/// let p = StandardParams::new(Standard::ParallelHash256);
+/// assert_eq!(p.label(), "ParallelHash256(B=8192)");
+/// let kt = StandardParams::new(Standard::Kt128).with_customization(b"ab".to_vec()).unwrap();
+/// assert_eq!(kt.label(), "KT128(C=6162)");
+/// ```
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct StandardParams {
+    standard: Standard,
+    /// KT's C or ParallelHash's S.
+    customization: Vec<u8>,
+    /// ParallelHash's B; KT's chunk length; unused by TurboSHAKE.
+    block_size: usize,
+    /// TurboSHAKE's D.
+    domain: u8,
+    output_len: usize,
+}
+
+impl StandardParams {
+    /// The function with its defaults: no customization, B = 8192, D = 0x1F,
+    /// 32 or 64 bytes of output.
+    pub fn new(standard: Standard) -> StandardParams {
+        let block_size = match standard.family() {
+            Family::Kangaroo => KT_CHUNK_LEN,
+            Family::ParallelHash | Family::TurboShake => DEFAULT_PARALLEL_HASH_BLOCK,
+        };
+        StandardParams {
+            standard,
+            customization: Vec::new(),
+            block_size,
+            domain: DEFAULT_TURBOSHAKE_DOMAIN,
+            output_len: standard.default_output_len(),
+        }
+    }
+
+    /// With KT's C or ParallelHash's S (at most [`MAX_CUSTOMIZATION_LEN`]
+    /// bytes; TurboSHAKE has none).
+    pub fn with_customization(self, customization: Vec<u8>) -> Result<Self, ParamError> {
+        if !customization.is_empty() && self.standard.family() == Family::TurboShake {
+            return Err(ParamError::NotFor {
+                option: "customization string",
+                function: self.standard.name(),
+            });
+        }
+        if customization.len() > MAX_CUSTOMIZATION_LEN {
+            return Err(ParamError::CustomizationLen(customization.len()));
+        }
+        Ok(StandardParams {
+            customization,
+            ..self
+        })
+    }
+
+    /// With ParallelHash's block size B in bytes (1 to 2^24).
+    pub fn with_block_size(self, block_size: usize) -> Result<Self, ParamError> {
+        if self.standard.family() != Family::ParallelHash {
+            return Err(ParamError::NotFor {
+                option: "block size",
+                function: self.standard.name(),
+            });
+        }
+        if !(1..=MAX_PARALLEL_HASH_BLOCK).contains(&block_size) {
+            return Err(ParamError::StandardBlockSize(block_size));
+        }
+        Ok(StandardParams { block_size, ..self })
+    }
+
+    /// With TurboSHAKE's domain byte D (0x01 to 0x7F).
+    pub fn with_domain(self, domain: u8) -> Result<Self, ParamError> {
+        if self.standard.family() != Family::TurboShake {
+            return Err(ParamError::NotFor {
+                option: "domain byte",
+                function: self.standard.name(),
+            });
+        }
+        if !(0x01..=0x7f).contains(&domain) {
+            return Err(ParamError::Domain(domain));
+        }
+        Ok(StandardParams { domain, ..self })
+    }
+
+    /// With an output length of 1 to 65536 bytes.
+    pub fn with_output_len(self, output_len: usize) -> Result<Self, ParamError> {
+        if !(1..=MAX_XOF_OUTPUT_LEN).contains(&output_len) {
+            return Err(ParamError::StandardOutputLen {
+                function: self.standard.name(),
+                len: output_len,
+            });
+        }
+        Ok(StandardParams { output_len, ..self })
+    }
+
+    pub fn standard(&self) -> Standard {
+        self.standard
+    }
+    /// KT's C or ParallelHash's S (empty for TurboSHAKE).
+    pub fn customization(&self) -> &[u8] {
+        &self.customization
+    }
+    /// The bytes of the message each chunk holds: KT's 8192 or
+    /// ParallelHash's B (TurboSHAKE has no chunks; this is then only the
+    /// length of the pieces it is read in).
+    pub fn block_size(&self) -> usize {
+        self.block_size
+    }
+    /// TurboSHAKE's D.
+    pub fn domain(&self) -> u8 {
+        self.domain
+    }
+    pub fn output_len(&self) -> usize {
+        self.output_len
+    }
+
+    /// The label that records these parameters beside a digest.
+    pub fn label(&self) -> String {
+        StandardLabel::of(self).to_string()
+    }
+}
+
+/// What a standard function's label records: every parameter but the output
+/// length (the length of the hex digest).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StandardLabel {
+    pub standard: Standard,
+    pub customization: Vec<u8>,
+    /// ParallelHash's B.
+    pub block_size: Option<usize>,
+    /// TurboSHAKE's D.
+    pub domain: Option<u8>,
+}
+
+impl StandardLabel {
+    pub fn of(params: &StandardParams) -> StandardLabel {
+        let family = params.standard.family();
+        StandardLabel {
+            standard: params.standard,
+            customization: params.customization.clone(),
+            block_size: (family == Family::ParallelHash).then_some(params.block_size),
+            domain: (family == Family::TurboShake).then_some(params.domain),
+        }
+    }
+
+    /// The parameters this label describes, with the given output length.
+    pub fn to_params(&self, output_len: usize) -> Result<StandardParams, ParamError> {
+        let mut params = StandardParams::new(self.standard)
+            .with_customization(self.customization.clone())?
+            .with_output_len(output_len)?;
+        if let Some(b) = self.block_size {
+            params = params.with_block_size(b)?;
+        }
+        if let Some(d) = self.domain {
+            params = params.with_domain(d)?;
+        }
+        Ok(params)
+    }
+}
+
+impl fmt::Display for StandardLabel {
+    /// `KT128`, `KT128(C=6162)`, `ParallelHash256(B=8192,S=…)`, `TurboSHAKE128(D=1F)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut fields = Vec::new();
+        if let Some(b) = self.block_size {
+            fields.push(format!("B={b}"));
+        }
+        if let Some(d) = self.domain {
+            fields.push(format!("D={d:02X}"));
+        }
+        if !self.customization.is_empty() {
+            let key = match self.standard.family() {
+                Family::ParallelHash => "S",
+                _ => "C",
+            };
+            fields.push(format!("{key}={}", hex::encode(&self.customization)));
+        }
+        f.write_str(self.standard.standard_name())?;
+        if !fields.is_empty() {
+            write!(f, "({})", fields.join(","))?;
+        }
+        Ok(())
+    }
+}
+
+/// A standard label that could not be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unrecognised label '{0}'")]
+pub struct StandardLabelError(pub String);
+
+impl FromStr for StandardLabel {
+    type Err = StandardLabelError;
+
+    /// Reads the labels [`StandardLabel`]'s `Display` writes: names in any
+    /// case, B in plain decimal, D in two hex digits, C and S in hex.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || StandardLabelError(s.to_string());
+        let (name, fields) = match s.split_once('(') {
+            Some((name, rest)) => (name, Some(rest.strip_suffix(')').ok_or_else(bad)?)),
+            None => (s, None),
+        };
+        let standard = Standard::from_name(name).ok_or_else(bad)?;
+        let family = standard.family();
+        let mut label = StandardLabel {
+            standard,
+            customization: Vec::new(),
+            block_size: None,
+            domain: None,
+        };
+        for field in fields.into_iter().flat_map(|f| f.split(',')) {
+            let (key, value) = field.split_once('=').ok_or_else(bad)?;
+            match (key, family) {
+                ("B", Family::ParallelHash) if label.block_size.is_none() => {
+                    let plain = !value.is_empty()
+                        && value.bytes().all(|b| b.is_ascii_digit())
+                        && !(value.len() > 1 && value.starts_with('0'));
+                    label.block_size = Some(
+                        plain
+                            .then(|| value.parse().ok())
+                            .flatten()
+                            .ok_or_else(bad)?,
+                    );
+                }
+                ("D", Family::TurboShake) if label.domain.is_none() && value.len() == 2 => {
+                    label.domain = Some(u8::from_str_radix(value, 16).map_err(|_| bad())?);
+                }
+                ("C", Family::Kangaroo) | ("S", Family::ParallelHash)
+                    if label.customization.is_empty() && !value.is_empty() =>
+                {
+                    label.customization = hex::decode(value).map_err(|_| bad())?;
+                }
+                _ => return Err(bad()),
+            }
+        }
+        // The fields every label of the family carries.
+        let complete = match family {
+            Family::ParallelHash => label.block_size.is_some(),
+            Family::TurboShake => label.domain.is_some(),
+            Family::Kangaroo => true,
+        };
+        if !complete || fields == Some("") {
+            return Err(bad());
+        }
+        Ok(label)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_round_trip() {
+        let kt = StandardParams::new(Standard::Kt256);
+        let kt_c = StandardParams::new(Standard::Kt128)
+            .with_customization(vec![0xab, 0x01])
+            .unwrap();
+        let ph = StandardParams::new(Standard::ParallelHash128)
+            .with_block_size(12)
+            .unwrap()
+            .with_customization(b"Parallel Data".to_vec())
+            .unwrap();
+        let ts = StandardParams::new(Standard::TurboShake128)
+            .with_domain(0x06)
+            .unwrap();
+        let cases = [
+            (&kt, "KT256"),
+            (&kt_c, "KT128(C=ab01)"),
+            (&ph, "ParallelHash128(B=12,S=506172616c6c656c2044617461)"),
+            (&ts, "TurboSHAKE128(D=06)"),
+        ];
+        for (params, text) in cases {
+            assert_eq!(params.label(), text);
+            let label: StandardLabel = text.parse().unwrap();
+            assert_eq!(label, StandardLabel::of(params));
+            assert_eq!(&label.to_params(params.output_len()).unwrap(), params);
+            let name = params.standard().standard_name();
+            let lower = text.replacen(name, &name.to_lowercase(), 1);
+            assert_eq!(lower.parse::<StandardLabel>().unwrap(), label);
+        }
+    }
+
+    #[test]
+    fn malformed_labels_are_refused() {
+        for bad in [
+            "KT129",
+            "KT128()",
+            "KT128(C=)",
+            "KT128(C=zz)",
+            "KT128(S=00)",
+            "KT128(C=00,C=01)",
+            "KT128(C=00",
+            "ParallelHash128",
+            "ParallelHash128(B=08)",
+            "ParallelHash128(B=+8)",
+            "ParallelHash128(S=00)",
+            "TurboSHAKE128",
+            "TurboSHAKE128(D=1)",
+            "TurboSHAKE128(D=1F,C=00)",
+        ] {
+            assert!(bad.parse::<StandardLabel>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn out_of_range_parameters_are_refused() {
+        let kt = StandardParams::new(Standard::Kt128);
+        let longest = vec![0; MAX_CUSTOMIZATION_LEN];
+        assert!(kt.clone().with_customization(longest).is_ok());
+        let too_long = vec![0; MAX_CUSTOMIZATION_LEN + 1];
+        assert!(kt.clone().with_customization(too_long).is_err());
+        assert!(kt.clone().with_block_size(8192).is_err());
+        assert!(kt.clone().with_domain(0x1f).is_err());
+        assert!(kt.clone().with_output_len(0).is_err());
+        assert!(kt.with_output_len(65536).is_ok());
+        let ts = StandardParams::new(Standard::TurboShake256);
+        assert!(ts.clone().with_domain(0).is_err());
+        assert!(ts.clone().with_domain(0x80).is_err());
+        assert!(ts.clone().with_domain(0x7f).is_ok());
+        assert!(ts.with_customization(vec![1]).is_err());
+        let ph = StandardParams::new(Standard::ParallelHash256);
+        assert!(ph.clone().with_block_size(0).is_err());
+        assert!(ph.clone().with_block_size(1).is_ok());
+        assert!(ph.with_block_size(MAX_PARALLEL_HASH_BLOCK + 1).is_err());
+    }
+}

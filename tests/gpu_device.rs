@@ -1,0 +1,207 @@
+//! Inputs already in GPU memory (`Hasher::hash_device`), against the same
+//! bytes hashed from the host, the shared vectors and the reference. These
+//! need a CUDA GPU, so CI skips them (they are `#[ignore]`d); on the device
+//! machine: `cargo test --release --test gpu_device -- --ignored`.
+
+mod common;
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, result};
+use rand::rngs::StdRng;
+use rand::{Rng, RngExt, SeedableRng};
+use treehash::gpu::DeviceBytes;
+use treehash::{
+    Algorithm, BackendChoice, BackendUsed, HashError, Hasher, HasherOptions, TreeParams, reference,
+};
+
+fn gpu_hasher() -> Hasher {
+    let hasher = Hasher::new(HasherOptions {
+        backend: BackendChoice::Gpu,
+        ..Default::default()
+    })
+    .unwrap();
+    hasher.gpu().expect("a usable CUDA GPU");
+    hasher
+}
+
+fn cpu_hasher() -> Hasher {
+    Hasher::new(HasherOptions {
+        backend: BackendChoice::Cpu,
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+/// A stream of device 0's primary context, as a producer (CuPy, PyTorch)
+/// would have one.
+fn producer() -> Arc<CudaStream> {
+    CudaContext::new(0).unwrap().new_stream().unwrap()
+}
+
+fn upload(stream: &Arc<CudaStream>, bytes: &[u8]) -> CudaSlice<u8> {
+    // An empty allocation is not allowed: keep one byte more.
+    let mut padded = bytes.to_vec();
+    padded.push(0);
+    let slice = stream.clone_htod(&padded).unwrap();
+    stream.synchronize().unwrap();
+    slice
+}
+
+fn random_bytes(rng: &mut StdRng, len: usize) -> Vec<u8> {
+    let mut data = vec![0u8; len];
+    rng.fill_bytes(&mut data);
+    data
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn device_inputs_reproduce_every_vector() {
+    let (hasher, stream) = (gpu_hasher(), producer());
+    for v in common::vectors() {
+        let input = v.input();
+        let slice = upload(&stream, &input);
+        let out = hasher
+            .hash_device_slice(&v.params(), &slice.slice(..input.len()))
+            .unwrap();
+        assert_eq!(out.backend, BackendUsed::Gpu);
+        assert_eq!(hex::encode(&out.digest), v.digest, "{v:?}");
+    }
+}
+
+/// Random sizes, heights (0 included), every function, block sizes, and
+/// prefixes of every length class, from addresses at every offset mod 8
+/// (the unaligned ones go through the aligned buffer): the host's digest.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn device_inputs_equal_the_host_digest() {
+    let (gpu, cpu, stream) = (gpu_hasher(), cpu_hasher(), producer());
+    let mut rng = StdRng::seed_from_u64(24);
+    let data = random_bytes(&mut rng, 3 << 20);
+    let slice = upload(&stream, &data);
+    for round in 0..60 {
+        let algorithm = Algorithm::ALL[round % Algorithm::ALL.len()];
+        let height = [0, 1, 2, 4, 6, 8][rng.random_range(0..6)];
+        let rate = algorithm.rate();
+        let block = [None, Some(8), Some(rate * 2), Some(200)][rng.random_range(0..4)];
+        let prefix_len = [0, 1, 7, 135, 255][rng.random_range(0..5)];
+        let prefix = random_bytes(&mut rng, prefix_len);
+        let length = algorithm.is_xof().then(|| rng.random_range(1..300));
+        let params = TreeParams::with_options(algorithm, height, 4, block, prefix, length).unwrap();
+        // H = 0 is one warp: keep it short.
+        let most = if height == 0 { 1 << 16 } else { data.len() - 8 };
+        let len = [0, 1, rate - 1, rate + 1, rng.random_range(0..most)][rng.random_range(0..5)];
+        let offset = rng.random_range(0..8);
+        let case = format!(
+            "{} prefix {prefix_len}, {len} bytes at +{offset}",
+            params.label()
+        );
+        let out = gpu
+            .hash_device_slice(&params, &slice.slice(offset..offset + len))
+            .unwrap();
+        let want = cpu
+            .hash_bytes(&params, &data[offset..offset + len])
+            .unwrap();
+        assert_eq!(out.digest, want.digest, "{case}");
+        if len <= 4096 {
+            let input = &data[offset..offset + len];
+            assert_eq!(out.digest, reference::tree_hash(&params, input), "{case}");
+        }
+    }
+}
+
+/// The producer's stream is waited for: bytes still being copied on it
+/// when the call is made are hashed as they will be, not as they were.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_producers_stream_is_waited_for() {
+    let (gpu, cpu) = (gpu_hasher(), cpu_hasher());
+    let stream = producer();
+    let params = TreeParams::default();
+    let mut rng = StdRng::seed_from_u64(7);
+    let len = 256 << 20;
+    let data = random_bytes(&mut rng, len);
+    let want = cpu.hash_bytes(&params, &data).unwrap().digest;
+    for round in 0..5 {
+        let mut slice = stream.alloc_zeros::<u8>(len).unwrap();
+        stream.synchronize().unwrap();
+        // The copy is queued on the producer's stream; the host does not wait.
+        stream.memcpy_htod(&data, &mut slice).unwrap();
+        let (ptr, _) = cudarc::driver::DevicePtr::device_ptr(&slice, &stream);
+        let bytes = DeviceBytes {
+            ptr,
+            len,
+            stream: Some(stream.cu_stream() as u64),
+        };
+        // SAFETY: `slice` lives and nothing else writes it until this returns.
+        let out = unsafe { gpu.hash_device(&params, bytes) }.unwrap();
+        assert_eq!(out.digest, want, "round {round}");
+    }
+}
+
+/// Host memory, an address the driver does not know, and a range past the
+/// end of its allocation are GPU errors, not digests.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn what_is_not_device_memory_is_refused() {
+    let (gpu, stream) = (gpu_hasher(), producer());
+    let params = TreeParams::default();
+    let slice = upload(&stream, &[5u8; 1000]);
+    let (ptr, _) = cudarc::driver::DevicePtr::device_ptr(&slice, &stream);
+    let host = vec![0u8; 4096];
+    let cases = [
+        (ptr, 1001, "run past the end"),
+        (ptr + 500, 600, "run past the end"),
+        // Pageable host memory: unknown to the driver, or host memory where
+        // the driver manages that too (HMM).
+        (host.as_ptr() as u64, 100, "memory"),
+    ];
+    for (ptr, len, says) in cases {
+        let bytes = DeviceBytes {
+            ptr,
+            len,
+            stream: None,
+        };
+        // SAFETY: refused before any byte is read.
+        match unsafe { gpu.hash_device(&params, bytes) } {
+            Err(HashError::Gpu(e)) => assert!(e.contains(says), "{e}"),
+            other => panic!("{ptr:#x}+{len}: {other:?}"),
+        }
+    }
+    // SAFETY: never read; only its address is handed over, and refused.
+    let pinned = unsafe { stream.context().alloc_pinned::<u8>(4096) }.unwrap();
+    let bytes = DeviceBytes {
+        ptr: pinned.as_slice().unwrap().as_ptr() as u64,
+        len: 4096,
+        stream: None,
+    };
+    // SAFETY: refused before any byte is read.
+    match unsafe { gpu.hash_device(&params, bytes) } {
+        Err(HashError::Gpu(e)) => assert!(e.contains("host memory"), "{e}"),
+        other => panic!("pinned host memory: {other:?}"),
+    }
+}
+
+/// The calling thread's current context is the one it had: none, or the
+/// caller's own.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_callers_current_context_is_kept() {
+    let (gpu, stream) = (gpu_hasher(), producer());
+    let params = TreeParams::default();
+    let slice = upload(&stream, &[1u8; 100_000]);
+    let view = slice.slice(..100_000);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            // SAFETY: null unbinds; the contexts outlive the thread.
+            unsafe { result::ctx::set_current(std::ptr::null_mut()) }.unwrap();
+            gpu.hash_device_slice(&params, &view).unwrap();
+            assert_eq!(result::ctx::get_current().unwrap(), None);
+            let mine = stream.context().cu_ctx();
+            // SAFETY: the primary context, retained by `stream`'s context.
+            unsafe { result::ctx::set_current(mine) }.unwrap();
+            gpu.hash_device_slice(&params, &view).unwrap();
+            assert_eq!(result::ctx::get_current().unwrap(), Some(mine));
+        });
+    });
+}
