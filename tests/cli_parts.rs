@@ -264,7 +264,9 @@ fn usage_errors_exit_2() {
     let (_dir, file) = fixture(1000);
     let bad: [&[&str]; 6] = [
         &["part", "--parts", "3", "--index", "3", "-o", "x"],
-        &["part", "-a", "kt128", "--parts", "2", "--index", "0", "-o", "x"],
+        &[
+            "part", "-a", "kt128", "--parts", "2", "--index", "0", "-o", "x",
+        ],
         &["part", "--parts", "0", "--index", "0", "-o", "x"],
         &["part", "--parts", "3", "--index", "1"],
         &["part", "--parts", "3", "-D", "1", "--index", "1", "-o", "x"],

@@ -748,3 +748,61 @@ fn gpu_parts_join_to_the_reference() {
         }
     }
 }
+
+/// Random splits with the hasher forced onto `path`: its leaf engine and
+/// its parent levels' engine (the subtrees of each part) against the
+/// reference. A CPU that lacks the path fails the test; the tests of a path
+/// this build does not test are ignored instead.
+fn parts_on_path(path: treehash::CpuPath, seed: u64) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let dir = tempfile::tempdir().unwrap();
+    let hasher = Hasher::new(HasherOptions {
+        backend: BackendChoice::Cpu,
+        cpu_path: path,
+        threads: Some(2),
+        piece_bytes: Some(1 << 14),
+        ..Default::default()
+    })
+    .unwrap_or_else(|e| panic!("the {path} path: {e}"));
+    for algorithm in Algorithm::ALL {
+        for round in 0..6 {
+            let params = random_params(&mut rng, algorithm, 4096);
+            let len = random_size(&mut rng, &params);
+            let data: Vec<u8> = (0..len).map(|_| rng.random()).collect();
+            let path_name = write(dir.path(), &format!("{algorithm}-{round}"), &data);
+            let count = random_count(&mut rng, params.leaf_count()).min(64);
+            let set = parts(&hasher, &params, &path_name, count);
+            let joined = join_bytes(&set).unwrap();
+            let want = reference::tree_hash(&params, &data);
+            assert_eq!(
+                hex::encode(joined.digest),
+                hex::encode(want),
+                "{path}: {}, {len} bytes, {count} parts",
+                params.label()
+            );
+        }
+    }
+}
+
+#[test]
+fn parts_on_the_portable_path() {
+    parts_on_path(treehash::CpuPath::Portable, 31);
+}
+
+#[test]
+#[cfg_attr(
+    not(treehash_test_avx2),
+    ignore = "the CPU that built this test has no AVX2 (build.rs)"
+)]
+fn parts_on_the_avx2_path() {
+    parts_on_path(treehash::CpuPath::Avx2, 32);
+}
+
+#[test]
+#[cfg_attr(
+    not(treehash_test_avx512),
+    ignore = "the CPU that built this test has no AVX-512F (build.rs)"
+)]
+fn parts_on_the_avx512_path() {
+    parts_on_path(treehash::CpuPath::Avx512, 33);
+}

@@ -17,12 +17,19 @@ const EMPTY_BATCH: usize = 1024;
 /// Children's bytes per parallel task, at least.
 const TASK_BYTES: usize = 64 << 10;
 
+/// Hashes parents below the root whose D children are all given (D·c
+/// bytes each, back to back) into c-byte values.
+pub(crate) type WholeNodes<'e> = &'e (dyn Fn(&[u8], &mut [u8]) + Sync);
+
 /// The nodes of one tree shape (the prefix plays no part above the leaves).
 pub(crate) struct Nodes<'p> {
     params: &'p TreeParams,
     /// The empty value of each level, 0 ..= H, computed on first use
     /// (at D = 2^24 one costs a gigabyte of hashing).
     empty: Vec<OnceLock<Vec<u8>>>,
+    /// A faster way to hash whole parents (the CPU's parent levels, several
+    /// nodes per permutation), else one sponge per node.
+    whole: Option<WholeNodes<'p>>,
 }
 
 impl<'p> Nodes<'p> {
@@ -30,6 +37,15 @@ impl<'p> Nodes<'p> {
         Nodes {
             params,
             empty: (0..=params.height()).map(|_| OnceLock::new()).collect(),
+            whole: None,
+        }
+    }
+
+    /// The same, whole parents hashed by `whole`.
+    pub fn with_whole_nodes(params: &'p TreeParams, whole: WholeNodes<'p>) -> Self {
+        Nodes {
+            whole: Some(whole),
+            ..Nodes::new(params)
         }
     }
 
@@ -71,15 +87,28 @@ impl<'p> Nodes<'p> {
         };
         let mut out = vec![0u8; parents * out_len];
         let group = degree * child_len;
-        let min_parents = TASK_BYTES.div_ceil(group);
-        out.par_chunks_mut(out_len)
-            .enumerate()
-            .with_min_len(min_parents)
-            .for_each(|(k, parent)| {
-                let from = (k * group).min(children.len());
-                let to = ((k + 1) * group).min(children.len());
-                self.node(&children[from..to], empty, parent);
-            });
+        // Below the root, the parents whose children are all given.
+        let whole = if level > 1 { holding / degree } else { 0 };
+        let (done, rest) = out.split_at_mut(whole * out_len);
+        let (whole_children, rest_children) = children.split_at(whole * group);
+        match self.whole {
+            Some(hash) if whole > 0 => hash(whole_children, done),
+            _ => {
+                let min_parents = TASK_BYTES.div_ceil(group);
+                done.par_chunks_mut(out_len)
+                    .zip(whole_children.par_chunks(group))
+                    .with_min_len(min_parents)
+                    .for_each(|(parent, children)| self.node(children, &[], parent));
+            }
+        }
+        // The last parent, whose children end with empty subtrees, or the root.
+        for (parent, children) in rest.chunks_mut(out_len).zip(
+            rest_children
+                .chunks(group)
+                .chain(std::iter::repeat(&[][..])),
+        ) {
+            self.node(children, empty, parent);
+        }
         out
     }
 

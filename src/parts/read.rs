@@ -123,8 +123,11 @@ impl Hasher {
         let values = timed(&mut timings.reduce, || {
             // From a thread that is no rayon worker, as every wait on the pool.
             cpu.run_pieces(|| {
+                let whole =
+                    |children: &[u8], out: &mut [u8]| cpu.whole_nodes(params, children, out);
+                let nodes = Nodes::with_whole_nodes(params, &whole);
                 cpu.pool()
-                    .install(|| part_values(params, &leaves, holding, made.leaves))
+                    .install(|| part_values(params, &nodes, &leaves, holding, made.leaves))
             })
         });
         timings.total = start.elapsed();
@@ -358,12 +361,17 @@ fn piece_len(params: &TreeParams, leaves: &Range<u64>, engine_piece: usize) -> u
 /// The values a part stores: each of its whole subtrees that holds a
 /// block, reduced from its leaves' outputs; the digest itself for a part
 /// of every leaf.
-fn part_values(params: &TreeParams, leaves: &Range<u64>, holding: u64, made: Leaves) -> Vec<u8> {
+fn part_values(
+    params: &TreeParams,
+    nodes: &Nodes<'_>,
+    leaves: &Range<u64>,
+    holding: u64,
+    made: Leaves,
+) -> Vec<u8> {
     let outputs = match made {
         Leaves::Digest(digest) => return digest,
         Leaves::Outputs(outputs) => outputs,
     };
-    let nodes = Nodes::new(params);
     let leaf_len = params.leaf_output_len();
     let mut values = Vec::new();
     for tiles in subtrees(params, leaves.clone()) {
