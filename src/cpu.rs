@@ -431,8 +431,15 @@ impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
         self.piece_len
     }
 
+    /// Mapped windows, but where the engine loops on one thread alone (one
+    /// input of a list, hashed beside others on every core), its own reads:
+    /// unmapping a window interrupts every thread of the process to flush
+    /// its TLB, which thousands of inputs side by side paid over and over.
     fn access(&self) -> Access {
-        Access::Map
+        match self.workers {
+            Workers::Pool(_) => Access::Map,
+            Workers::Inline => Access::Read,
+        }
     }
 
     fn leaves(&self) -> Range<u64> {
@@ -449,12 +456,15 @@ impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
             // into a buffer kept for the next such piece (the walk looks
             // at nothing else).
             Piece::Unread { input, offset, len } => {
-                let runs = owned_runs(
-                    self.params,
-                    &self.leaves.owned(),
-                    self.leaves.message_len(),
-                    len,
-                );
+                let mut runs: Vec<Range<usize>> = Vec::new();
+                let owned = self.leaves.owned();
+                for run in owned_runs(self.params, &owned, self.leaves.message_len(), len) {
+                    // Neighbouring runs (every leaf owned) are read at once.
+                    match runs.last_mut() {
+                        Some(last) if last.end == run.start => last.end = run.end,
+                        _ => runs.push(run),
+                    }
+                }
                 self.unread.resize(len, 0);
                 let mut parts = Vec::with_capacity(runs.len());
                 let (mut rest, mut at) = (&mut self.unread[..len], 0);

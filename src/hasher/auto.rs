@@ -80,8 +80,14 @@ const PIECES_MEASURED_BEFORE_GPU_START: u64 = 8;
 /// this many times a GPU's expected start-up. A start that comes to nothing
 /// costs: the CPU goes slower meanwhile, and the process cannot end while
 /// the driver is inside a call (measured: 8 GiB took 0.61 s instead of
-/// 0.45 when a GPU started and never joined, H200 machine).
-pub(crate) const STARTUP_PAYOFF: f64 = 2.0;
+/// 0.45 when a GPU started and never joined, H200 machine). A GPU that
+/// joins costs too: its staging threads take cores from the CPU's hashing
+/// and the leaves move. At twice the start-up, an 8 GiB file at H = 8 that
+/// the CPU alone hashed in 0.56 s took 0.77 s once a GPU joined (H200
+/// machine, 2026-11-24, with a start-up of about 0.15 s on record); four
+/// times keeps the GPUs out below about 15 GB of input there, and lets them
+/// join from 32 GiB on, where they pay (docs/PERFORMANCE.md).
+pub(crate) const STARTUP_PAYOFF: f64 = 4.0;
 
 impl GpuJoiners<'_> {
     /// Where every GPU must take part: the first failure to start one, as

@@ -68,6 +68,11 @@ impl Hasher {
         let len = input.known_len();
         let first_try = Resumed::new(progress, 0);
         let backend = self.options.backend;
+        // For `-v`: an input a GPU could have shared was met, wherever it
+        // ran (one of a list's, hashed alone, too).
+        if backend == BackendChoice::Auto && params.leaf_count() > 1 {
+            self.shareable_input.store(true, Ordering::Relaxed);
+        }
         let on_engines = || match (placement, backend) {
             (Placement::Engines, BackendChoice::Gpu) => {
                 self.on_gpus(params, &mut input, progress, &mut timings)
@@ -262,7 +267,6 @@ impl Hasher {
         if params.leaf_count() < 2 || self.gpu_failed.load(Ordering::Relaxed) {
             return self.on_cpu(params, input, progress, timings);
         }
-        self.shareable_input.store(true, Ordering::Relaxed);
         if self.options.wait_for_gpus {
             self.gpus
                 .prepare_now(params.algorithm(), self.cpu.piece_len(params));
