@@ -1848,6 +1848,64 @@ fn a_closed_pipe_ends_the_run_quietly() {
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
 }
 
+// ---- a read input that shrinks
+
+/// One input of a list hashed alone (a one-sponge tree, H = 0) is read, not
+/// mapped: cut while it is read, it gets the same one error, and the next
+/// input is hashed.
+#[test]
+fn a_file_truncated_while_it_is_read_gets_one_error_and_the_run_goes_on() {
+    use std::time::{Duration, Instant};
+    let (dir, next, _) = fixture();
+    let path = dir.path().join("shrinks.bin");
+    let file = fs::File::create(&path).unwrap();
+    // Sparse: no disk is written, but one sponge takes seconds over it.
+    file.set_len(2 << 30).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_treehash"))
+        .args(["--backend=cpu", "-H", "0"])
+        .arg(&path)
+        .arg(&next)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the file is open (and being read), cut it.
+    let fds = format!("/proc/{}/fd", child.id());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let open = || {
+        fs::read_dir(&fds).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| fs::read_link(e.path()).is_ok_and(|target| target == path))
+        })
+    };
+    while !open() {
+        if child.try_wait().unwrap().is_some() || Instant::now() > deadline {
+            let _ = child.kill();
+            panic!(
+                "the input was never seen open: {:?}",
+                child.wait_with_output()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    file.set_len(0).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with(&format!("treehash: {}: ", path.display()))
+            && stderr.contains("shrank")
+            && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+    let params = TreeParams::new(Algorithm::Sha3_256, 0, 4).unwrap();
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        format!("{}  {}\n", digest_hex(&params, &next), next.display())
+    );
+}
+
 // ---- a mapped input that shrinks
 
 #[test]
@@ -1856,10 +1914,12 @@ fn a_file_truncated_while_it_is_hashed_gets_one_error_and_the_run_goes_on() {
     let (dir, next, _) = fixture();
     let path = dir.path().join("shrinks.bin");
     let file = fs::File::create(&path).unwrap();
-    // Sparse: no disk is written, but hashing it at H = 0 (one thread) takes seconds.
+    // Sparse: no disk is written, but hashing it takes a second or more.
+    // (A tree of several leaves: it is mapped, window by window, on the
+    // pool; a list's one-sponge input is read instead, on one thread.)
     file.set_len(2 << 30).unwrap();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_treehash"))
-        .args(["--backend=cpu", "-H", "0"])
+        .args(["--backend=cpu", "-H", "8"])
         .arg(&path)
         .arg(&next)
         .stdout(std::process::Stdio::piped())
@@ -1893,7 +1953,7 @@ fn a_file_truncated_while_it_is_hashed_gets_one_error_and_the_run_goes_on() {
             path.display()
         )
     );
-    let params = TreeParams::new(Algorithm::Sha3_256, 0, 4).unwrap();
+    let params = TreeParams::new(Algorithm::Sha3_256, 8, 4).unwrap();
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),
         format!("{}  {}\n", digest_hex(&params, &next), next.display())
