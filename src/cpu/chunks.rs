@@ -4,7 +4,7 @@
 //! KT128 and KT256 (RFC 9861) hash each 8192-byte chunk with TurboSHAKE
 //! (Keccak-p[1600, 12], domain byte 0x0B); ParallelHash128 and 256
 //! (SP 800-185) each B-byte block with cSHAKE of empty N and S, which is
-//! SHAKE (Keccak-f[1600], domain byte 0x1F).
+//! SHAKE (Keccak-f\[1600\], domain byte 0x1F).
 //!
 //! All chunks of a run have one length, so the same block of each lies at
 //! one stride: eight chunks share an AVX-512 permutation and four an AVX2 one

@@ -36,12 +36,12 @@ pub const RC: [u64; KECCAK_F_ROUNDS] = [
 ];
 
 /// The rounds a permutation runs: Keccak-p[1600, n_r] is the *last* n_r
-/// rounds of Keccak-f[1600] (FIPS 202, section 3.3, algorithm 7: round
+/// rounds of Keccak-f\[1600\] (FIPS 202, section 3.3, algorithm 7: round
 /// indices 24 − n_r to 23), so it starts at iota's constant `RC[24 − n_r]`. Only the two counts
 /// that standard functions use can be named.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Rounds {
-    /// Keccak-f[1600]: SHA-3, SHAKE, cSHAKE and ParallelHash (FIPS 202,
+    /// Keccak-f\[1600\]: SHA-3, SHAKE, cSHAKE and ParallelHash (FIPS 202,
     /// SP 800-185).
     Keccak24,
     /// Keccak-p[1600, 12]: TurboSHAKE and KangarooTwelve (RFC 9861).
