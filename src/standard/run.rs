@@ -1020,6 +1020,52 @@ mod tests {
         }
     }
 
+    /// Files: mapped pieces shared (the CPU hashes from the mapping, the
+    /// engines read their runs with pread), and unread pieces where the CPU
+    /// takes no chunk (it reads KT's first chunk and the last bytes itself).
+    #[test]
+    fn files_shared_or_read_by_the_engines_give_the_reference_digest() {
+        use crate::input::Source;
+        let cpu = CpuBackend::new(Some(2), Some(3 * 8192), CpuPath::Auto).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        for params in cases() {
+            let b = chunk_len(&params);
+            let leaf = params.standard().leaf_spec().unwrap();
+            for len in [0, b - 1, 7 * b + 1, 300_001] {
+                let message = bytes(len, len as u64);
+                let path = dir.path().join("m");
+                std::fs::write(&path, &message).unwrap();
+                let want = reference_digest(&params, &message);
+                for cpu_takes_chunks in [true, false] {
+                    let Source::File(file) = Source::open(&path).unwrap() else {
+                        // An empty file is a stream.
+                        assert_eq!(len, 0);
+                        continue;
+                    };
+                    let seen = Arc::new(Mutex::new(0));
+                    let engines = Engines {
+                        gpus: vec![Box::new(LateEngine {
+                            leaf,
+                            chunk_len: b,
+                            lag: 2,
+                            queue: VecDeque::new(),
+                            seen: seen.clone(),
+                        })],
+                        joiners: &mut NoChunkJoiners,
+                        split: Split::new(cpu_takes_chunks),
+                    };
+                    let mut input = Input::File(&file);
+                    let out = hash(&params, &mut input, &cpu, engines, 3 * 8192, &NoProgress);
+                    let out = out.unwrap();
+                    let what = format!("{} file of {len}, CPU {cpu_takes_chunks}", params.label());
+                    assert_eq!(out.digest, want, "{what}");
+                    let shared: u64 = out.shares.iter().map(|s| s.bytes).sum();
+                    assert_eq!(shared, len as u64, "{what}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn counts_follow_the_rates_and_cover_every_chunk() {
         let mut split = Split::new(true);
