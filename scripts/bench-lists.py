@@ -75,7 +75,7 @@ def main():
     p.add_argument("treehash")
     p.add_argument("--dir", default="/tmp/th-lists")
     p.add_argument("--repeat", type=int, default=5)
-    p.add_argument("--b3sum", default=shutil.which("b3sum"))
+    p.add_argument("--b3sum", default=shutil.which("b3sum"), type=lambda s: os.path.abspath(s))
     p.add_argument("--no-big", action="store_true")
     p.add_argument("--no-gpu", action="store_true")
     p.add_argument("--big-file")

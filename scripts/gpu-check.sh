@@ -21,6 +21,8 @@
 #   scripts/gpu-check.sh python  # on the GPU machine: the Python package's tests
 #                                # (device_digest on driver-made buffers) and targets
 #   scripts/gpu-check.sh trees   # on the GPU machine: large trees, H = 8 to 12
+#   scripts/gpu-check.sh kt      # on the GPU machine: KT128, KT256, ParallelHash
+#                                # next to k12sum and b3sum
 #   scripts/gpu-check.sh multi   # on a machine of several GPUs: the host's
 #                                # ceiling for feeding them, the tests that
 #                                # share leaves, whole processes on 32 GiB
@@ -69,10 +71,14 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["bench"]:
         shutil.copy(m["executable"], ".devbin/bench-" + m["target"]["name"])
 '
-    rm -f .devbin/test-cli   # needs this checkout's paths; CI runs it
+    rm -f .devbin/test-cli .devbin/test-cli_*   # need this checkout's paths; CI runs them
     # b3sum for the peers table, if this machine has one (cargo install b3sum).
     b3=$(command -v b3sum || ls /tmp/b3/bin/b3sum 2>/dev/null || true)
     [ -n "$b3" ] && cp "$b3" .devbin/
+    # k12sum (XKCP's KangarooTwelve) for the KT128 peers, if built here
+    # (cargo install k12sum --root /tmp/k12; it needs libclang-dev).
+    k12=$(command -v k12sum || ls /tmp/k12/bin/k12sum 2>/dev/null || true)
+    [ -n "$k12" ] && cp "$k12" .devbin/
     # The Python package's wheel (abi3: the device's Python 3.12 installs it).
     if [ -z "${GPU_CHECK_NO_WHEEL:-}" ]; then
         [ -x .venv-build/bin/maturin ] ||
@@ -109,9 +115,9 @@ run() {
     if [ "$gpus" -lt 2 ]; then
         for t in $TWO_GPU_TESTS; do skips+=(--skip "$t"); done
     fi
-    step gpu-tests "$bin/test-gpu" --ignored --test-threads=1
+    step gpu-tests "$bin/test-gpu" --ignored --test-threads=1 "${skips[@]}"
     step gpu-list-tests "$bin/test-gpu_list" --ignored --test-threads=1
-    step gpu-device-tests "$bin/test-gpu_device" --ignored --test-threads=1 "${skips[@]}"
+    step gpu-device-tests "$bin/test-gpu_device" --ignored --test-threads=1
     step gpu-standard-tests "$bin/test-gpu_standard" --ignored --test-threads=1
     if [ "$gpus" -lt 2 ]; then
         summary+=("NOT RUN  the two-GPU tests ($TWO_GPU_TESTS): this machine has $gpus GPU(s)")
@@ -405,7 +411,7 @@ cores() {
 lists() {
     setup
     random_file /tmp/big-8.bin 8
-    python3 scripts/bench-lists.py "$bin/treehash" --b3sum "$bin/b3sum" \
+    python3 scripts/bench-lists.py "$PWD/$bin/treehash" --b3sum "$PWD/$bin/b3sum" \
         --big-file /tmp/big-8.bin --repeat "${REPS:-5}" | tee "$out/lists.md"
 }
 
@@ -421,7 +427,8 @@ python_pkg() {
     export PYTHONPATH="$site"
     TREEHASH_CLI="$PWD/$bin/treehash" python3 -m pytest -q -rs python/tests 2>&1 | tee "$out/python-tests.log"
     random_file /tmp/big-8.bin 8
-    python3 python/bench.py /tmp/big-8.bin --cli "$bin/treehash" --repeat 5 --device-gib 8 2>&1 |
+    # -P: the package is the installed one, not python/treehash beside the script.
+    python3 -P python/bench.py /tmp/big-8.bin --cli "$bin/treehash" --repeat 5 --device-gib 8 2>&1 |
         tee "$out/python-bench.log"
 }
 
@@ -430,6 +437,46 @@ trees() {
     setup
     random_file /tmp/big-8.bin 8
     scripts/large-trees.sh "$bin/treehash" /tmp/big-8.bin "${REPS:-5}" | tee "$out/large-trees.md"
+}
+
+# The standard functions next to their peers (issue 23), whole processes,
+# page-cached, median of REPS (default 5), each block one run: KT128 on one
+# thread against k12sum's, on every core against k12sum and b3sum, a 1 KiB
+# input, and ParallelHash256 against SHA3-256 LI at H = 8 (the same
+# permutation work per byte). GPU rows are skipped where the GPU has no
+# engine for the function yet.
+kt() {
+    setup
+    reps=${REPS:-5}
+    random_file /tmp/big-8.bin 8
+    head -c $((1 << 30)) /tmp/big-8.bin >/tmp/one-gib.bin
+    head -c 1024 /tmp/big-8.bin >/tmp/one-kib.bin
+    cat /tmp/big-8.bin /tmp/one-gib.bin >/dev/null
+    th=$bin/treehash
+    { echo "# Standard functions, $(date -u +%F), $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
+      lscpu | grep -E "Model name|^CPU\(s\)"; echo
+      echo "| command | median s | runs | peak RSS |"; echo "|---|---:|---|---:|"
+      $m --repeat "$reps" --label "k12sum --num-threads 1, 1 GiB" -- "$bin/k12sum" --num-threads 1 /tmp/one-gib.bin
+      $m --repeat "$reps" --label "treehash -a kt128 --threads 1, 1 GiB" -- "$th" --backend cpu --threads 1 -a kt128 /tmp/one-gib.bin
+      $m --repeat "$reps" --label "b3sum --num-threads 1, 1 GiB" -- "$bin/b3sum" --num-threads 1 /tmp/one-gib.bin
+      $m --repeat "$reps" --label "k12sum, 8 GiB" -- "$bin/k12sum" /tmp/big-8.bin
+      $m --repeat "$reps" --label "treehash -a kt128 --backend cpu, 8 GiB" -- "$th" --backend cpu -a kt128 /tmp/big-8.bin
+      $m --repeat "$reps" --label "treehash -a kt128 (auto), 8 GiB" -- "$th" -a kt128 /tmp/big-8.bin
+      $m --repeat "$reps" --label "b3sum, 8 GiB" -- "$bin/b3sum" /tmp/big-8.bin
+      $m --repeat "$reps" --label "treehash -a kt256 --backend cpu, 8 GiB" -- "$th" --backend cpu -a kt256 /tmp/big-8.bin
+      $m --repeat "$reps" --label "treehash -a parallelhash256 --backend cpu, 8 GiB" -- "$th" --backend cpu -a parallelhash256 /tmp/big-8.bin
+      $m --repeat "$reps" --label "treehash -a parallelhash128 --backend cpu, 8 GiB" -- "$th" --backend cpu -a parallelhash128 /tmp/big-8.bin
+      $m --repeat "$reps" --label "treehash sha3-256 -H 8 --backend cpu, 8 GiB" -- "$th" --backend cpu /tmp/big-8.bin
+      $m --repeat "$reps" --label "treehash -a turboshake128, 1 GiB" -- "$th" -a turboshake128 /tmp/one-gib.bin
+      $m --repeat 20 --label "k12sum, 1 KiB" -- "$bin/k12sum" /tmp/one-kib.bin
+      $m --repeat 20 --label "treehash -a kt128, 1 KiB" -- "$th" -a kt128 /tmp/one-kib.bin
+      if "$th" --backend gpu -a kt128 /tmp/one-kib.bin >/dev/null 2>&1; then
+          $m --repeat "$reps" --label "treehash -a kt128 --backend gpu, 8 GiB" -- "$th" --backend gpu -a kt128 /tmp/big-8.bin
+      fi
+      echo
+      echo "digests: $("$th" -a kt128 --no-names /tmp/big-8.bin) (treehash) / $("$bin/k12sum" /tmp/big-8.bin | cut -d' ' -f1) (k12sum)"
+    } | tee "$out/kt.md"
+    timeout 180 "$bin/bench-cpu" 2>&1 | grep -iE "KT128|KT256|Parallel|chunk" | tee "$out/bench-cpu-chunks.log"
 }
 
 case "${1:-}" in
@@ -443,5 +490,6 @@ case "${1:-}" in
     lists) lists ;;
     python) python_pkg ;;
     trees) trees ;;
-    *) echo "usage: $0 build|run|input|tables|auto|multi|cores|lists|python|trees" >&2; exit 2 ;;
+    kt) kt ;;
+    *) echo "usage: $0 build|run|input|tables|auto|multi|cores|lists|python|trees|kt" >&2; exit 2 ;;
 esac

@@ -89,24 +89,34 @@ impl Source {
     /// Opens `name`: a path, or `-` for standard input (which is read by
     /// ranges too when it is a redirected regular file, from its offset).
     pub(crate) fn open(name: &Path) -> io::Result<Source> {
-        let file = if is_stdin_name(name) {
-            open_stdin()?
-        } else {
-            File::open(name)?
-        };
-        Self::from_file(file)
+        if is_stdin_name(name) {
+            return Self::from_file(open_stdin()?);
+        }
+        Self::classify(File::open(name)?, Start::AtZero)
     }
 
     /// Classifies an open file: read by ranges when it is a regular file
     /// with bytes, from its current offset (0 for a file just opened).
-    pub(crate) fn from_file(mut file: File) -> io::Result<Source> {
+    pub(crate) fn from_file(file: File) -> io::Result<Source> {
+        Self::classify(file, Start::AtOffset)
+    }
+
+    fn classify(mut file: File, start: Start) -> io::Result<Source> {
         let meta = file.metadata()?;
         if meta.is_dir() {
             return Err(io::Error::from_raw_os_error(libc::EISDIR));
         }
-        // Files of /sys and /proc report a size that is not their content's
-        // and cannot be mapped: those are read as streams, to their end.
-        if !meta.is_file() || meta.len() == 0 || !can_map(&file) {
+        // Files of /sys and /proc report a size that is not their content's:
+        // those are read as streams, to their end. A file that will be
+        // mapped is asked whether it can be (sysfs refuses); one that will
+        // be read whole, which file system it is on: a trial mapping costs
+        // system calls and the process's mapping lock, per file of a list.
+        let len = meta.len();
+        let pseudo = || match usize::try_from(len) {
+            Ok(len) if len <= SMALL_FILE_READ => on_a_pseudo_file_system(&file),
+            _ => !can_map(&file),
+        };
+        if !meta.is_file() || len == 0 || pseudo() {
             if meta.file_type().is_fifo() {
                 widen_pipe(&file);
             }
@@ -114,11 +124,17 @@ impl Source {
         }
         // Standard input may have been partly read already (`{ head -c 100
         // >/dev/null; treehash -; } < file`): hash what is left, as coreutils do.
-        let start = file.stream_position()?.min(meta.len());
+        let start = match start {
+            Start::AtZero => 0,
+            Start::AtOffset => file.stream_position()?.min(len),
+        };
         let stamp = Stamp::of(&meta);
         let input = InputFile { file, start, stamp };
-        // The kernel reads ahead further for a file it is told is sequential.
-        input.advise(0, input.len(), libc::POSIX_FADV_SEQUENTIAL);
+        // The kernel reads ahead further for a file it is told is sequential
+        // (a file read whole in one call gains nothing from it).
+        if input.len() > SMALL_FILE_READ as u64 {
+            input.advise(0, input.len(), libc::POSIX_FADV_SEQUENTIAL);
+        }
         Ok(Source::File(input))
     }
 
@@ -129,6 +145,37 @@ impl Source {
             Source::Stream(_) => None,
         }
     }
+}
+
+/// Where a file's input starts.
+enum Start {
+    /// At its first byte: a file just opened.
+    AtZero,
+    /// Where its offset stands (standard input, partly read already).
+    AtOffset,
+}
+
+/// Files of one piece up to this size are read into memory, not mapped.
+pub(crate) const SMALL_FILE_READ: usize = 256 << 10;
+
+/// Whether the file lies on a file system whose files' sizes are not their
+/// contents' (procfs, sysfs and their kind).
+fn on_a_pseudo_file_system(file: &File) -> bool {
+    const PSEUDO: [libc::c_long; 7] = [
+        libc::PROC_SUPER_MAGIC,
+        libc::SYSFS_MAGIC,
+        libc::DEBUGFS_MAGIC,
+        libc::TRACEFS_MAGIC,
+        libc::SECURITYFS_MAGIC,
+        libc::CGROUP_SUPER_MAGIC,
+        libc::CGROUP2_SUPER_MAGIC,
+    ];
+    let mut fs = std::mem::MaybeUninit::<libc::statfs>::uninit();
+    // SAFETY: fstatfs writes a statfs into the buffer it is given, which is
+    // one, and reads only the descriptor, which `file` keeps open.
+    let done = unsafe { libc::fstatfs(file.as_raw_fd(), fs.as_mut_ptr()) } == 0;
+    // SAFETY: fstatfs succeeded, so it wrote the whole struct.
+    done && PSEUDO.contains(&unsafe { fs.assume_init() }.f_type)
 }
 
 /// True when the file system lets this file be mapped (sysfs, for one,

@@ -64,7 +64,7 @@ pub const MAX_PIECE_BYTES: usize = message::MAX_PIECE;
 #[doc(hidden)]
 pub mod thresholds {
     /// Files of one piece up to this size are read, not mapped.
-    pub const SMALL_FILE_READ: usize = crate::message::SMALL_FILE_READ;
+    pub const SMALL_FILE_READ: usize = crate::input::SMALL_FILE_READ;
     /// Inputs of one piece up to this size are hashed inline, on the
     /// calling thread alone.
     pub const INLINE_MAX: u64 = crate::cpu::INLINE_MAX;

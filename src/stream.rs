@@ -1,19 +1,27 @@
-//! A message given in parts, as hashlib's `update` gives it: [`Stream`].
+//! A message given in parts, as hashlib's `update` gives it: [`Stream`],
+//! for every function treehash computes.
 //!
-//! The parts are absorbed by the CPU backend's engine of one message, the
-//! same one [`Hasher::hash_bytes`] drives, on the hasher's worker threads.
-//! A part of at least one piece (the backend's piece length, 32 to 128 MiB)
-//! is absorbed where it lies, all its whole blocks, and only the bytes of
-//! its unfinished last block are kept. Shorter parts are copied into a
-//! buffer of one piece (on the worker threads when large), which is
-//! absorbed when full: the pool is called once per piece whatever the
-//! parts, and every piece absorbed is a whole one. (Absorbing 16 MiB parts
-//! in place, a quarter of the piece, ran at 0.41 GB/s against 0.75 for one
-//! 512 MiB update at H = 8 on the 2-core development machine: each absorb
-//! walks every leaf state.)
+//! The parts are cut into pieces of whole blocks (LI's B; a standard
+//! function's chunks: KT's 8192 bytes, ParallelHash's B, TurboSHAKE's
+//! rate), absorbed as [`Hasher::hash_bytes`] absorbs them, on the hasher's
+//! worker threads: an LI tree by the CPU backend's engine of one message, a
+//! standard function by the walk over its chunks (`standard::run::Walk`,
+//! whose chunks of a piece are hashed side by side). A part of at least one
+//! piece (the backend's piece length, 32 to 128 MiB) is absorbed where it
+//! lies, all its whole blocks, and only the bytes of its unfinished last
+//! block are kept. Shorter parts are copied into a buffer of one piece (on
+//! the worker threads when large), which is absorbed when full: the pool is
+//! called once per piece whatever the parts, and every piece absorbed is a
+//! whole one. (Absorbing 16 MiB parts in place, a quarter of the piece, ran
+//! at 0.41 GB/s against 0.75 for one 512 MiB update at H = 8 on the 2-core
+//! development machine: each absorb walks every leaf state.)
 //!
-//! The engine borrows the hasher's CPU backend and the parameters, and a
-//! stream owns both: they are kept together in a self-referential cell
+//! A digest midway ends a copy of the state, never the state: for a
+//! standard function the last node's sponge (a few hundred bytes), for a
+//! tree its leaf states (copied, as `try_clone` copies them).
+//!
+//! A tree's engine borrows the hasher's CPU backend and the parameters, and
+//! a stream owns both: they are kept together in a self-referential cell
 //! (`self_cell`), the owner on the heap, the engine beside it. An engine
 //! that owned an `Arc` of what it borrows would need every CPU engine
 //! changed for this one user.
@@ -26,9 +34,12 @@ use self_cell::self_cell;
 use crate::cpu::CpuBackend;
 use crate::engine::LeafEngine;
 use crate::error::HashError;
+use crate::function::Params;
 use crate::hasher::Hasher;
 use crate::message::Piece;
 use crate::params::TreeParams;
+use crate::standard::StandardParams;
+use crate::standard::run::{self, Context, Walk};
 use crate::timings::Timings;
 
 /// Bytes copied into the buffer at once from which the copy is shared by
@@ -39,7 +50,7 @@ const PARALLEL_COPY_MIN: usize = 1 << 20;
 /// a hash object of a short input never holds a piece's worth of memory.
 const SMALL_BUFFER: usize = 1 << 20;
 
-/// What the engine borrows.
+/// What a tree's engine borrows.
 struct Owner {
     hasher: Arc<Hasher>,
     params: TreeParams,
@@ -57,13 +68,27 @@ self_cell!(
     }
 );
 
+/// A standard function's message under way.
+struct StandardWalk {
+    hasher: Arc<Hasher>,
+    params: StandardParams,
+    walk: Walk,
+}
+
+/// What absorbs the whole blocks of the message.
+enum Absorber {
+    Tree(EngineCell),
+    Standard(Box<StandardWalk>),
+}
+
 /// The digest of a message given in parts: `update` any number of times,
 /// `finalize` whenever a digest is wanted (the stream goes on afterwards),
-/// `try_clone` to branch.
+/// `try_clone` to branch. Any function: an LI tree ([`TreeParams`]) or a
+/// standard function ([`StandardParams`]).
 ///
 /// ```
 /// use std::sync::Arc;
-/// use treehash::{Algorithm, Hasher, HasherOptions, Stream, TreeParams};
+/// use treehash::{Algorithm, Hasher, HasherOptions, Standard, StandardParams, Stream, TreeParams};
 ///
 /// let hasher = Arc::new(Hasher::new(HasherOptions::default())?);
 /// let params = TreeParams::new(Algorithm::Sha3_256, 2, 4)?;
@@ -72,28 +97,52 @@ self_cell!(
 /// stream.update(b"world")?;
 /// let whole = hasher.hash_bytes(&params, b"hello, world")?;
 /// assert_eq!(stream.finalize()?, whole.digest);
+///
+/// let kt = StandardParams::new(Standard::Kt128);
+/// let mut stream = Stream::new(hasher.clone(), kt.clone());
+/// stream.update(b"hello, ")?;
+/// stream.update(b"world")?;
+/// assert_eq!(stream.finalize()?, hasher.hash_bytes(&kt, b"hello, world")?.digest);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Stream {
-    cell: EngineCell,
-    /// Bytes of M = P ‖ input not absorbed yet are `buffer[..buffered]`:
-    /// the prefix at first, then an unfinished block, or short parts.
-    /// Never a whole piece: a full buffer is absorbed at once.
+    params: Params,
+    absorber: Absorber,
+    /// Bytes of M not absorbed yet are `buffer[..buffered]`: the LI prefix
+    /// at first, then an unfinished block, or short parts. Never a whole
+    /// piece: a full buffer is absorbed at once.
     buffer: Vec<u8>,
     buffered: usize,
-    /// Bytes of M the engine absorbed: a whole number of blocks.
+    /// Bytes of M absorbed: a whole number of blocks.
     absorbed: u64,
     /// The digest of everything so far, until the next update.
     digest: Option<Vec<u8>>,
 }
 
 impl Stream {
-    /// A stream of an empty input, hashed with `params` on `hasher`'s CPU
-    /// backend (whatever backend the hasher was asked for).
-    pub fn new(hasher: Arc<Hasher>, params: TreeParams) -> Stream {
+    /// A stream of an empty input, hashed with `params` (a [`TreeParams`],
+    /// [`StandardParams`] or [`Params`]) on `hasher`'s CPU backend
+    /// (whatever backend the hasher was asked for).
+    pub fn new(hasher: Arc<Hasher>, params: impl Into<Params>) -> Stream {
+        let params = params.into();
+        let absorber = match &params {
+            Params::Tree(p) => {
+                let owner = Owner {
+                    hasher,
+                    params: p.clone(),
+                };
+                Absorber::Tree(EngineCell::new(owner, |_| None))
+            }
+            Params::Standard(p) => Absorber::Standard(Box::new(StandardWalk {
+                hasher,
+                params: p.clone(),
+                walk: Walk::new(p),
+            })),
+        };
         let buffer = params.prefix().to_vec();
         Stream {
-            cell: EngineCell::new(Owner { hasher, params }, |_| None),
+            params,
+            absorber,
             buffered: buffer.len(),
             buffer,
             absorbed: 0,
@@ -102,13 +151,13 @@ impl Stream {
     }
 
     /// The parameters.
-    pub fn params(&self) -> &TreeParams {
-        &self.cell.borrow_owner().params
+    pub fn params(&self) -> &Params {
+        &self.params
     }
 
     /// Bytes of input given so far (the prefix not counted).
     pub fn len(&self) -> u64 {
-        self.absorbed + self.buffered as u64 - self.params().prefix().len() as u64
+        self.absorbed + self.buffered as u64 - self.params.prefix().len() as u64
     }
 
     /// Whether no input was given yet.
@@ -122,7 +171,7 @@ impl Stream {
             return Ok(());
         }
         self.digest = None;
-        let (block, piece) = (self.params().block_size(), self.piece_len());
+        let (block, piece) = (self.absorber.block_size(), self.absorber.piece_len());
         let mut data = data;
         while !data.is_empty() {
             // The bytes that complete the buffered unfinished block.
@@ -134,7 +183,7 @@ impl Stream {
                 self.copy_in(head);
                 self.absorb_buffer()?;
                 let whole = rest.len() / block * block;
-                self.absorbed += absorb(&mut self.cell, &rest[..whole], piece)?;
+                self.absorbed += self.absorber.absorb(&rest[..whole], piece)?;
                 data = &rest[whole..];
             } else {
                 let take = data.len().min(piece - self.buffered);
@@ -154,61 +203,24 @@ impl Stream {
         if let Some(digest) = &self.digest {
             return Ok(digest.clone());
         }
-        let (pending, absorbed) = (&self.buffer[..self.buffered], self.absorbed);
-        let digest = self.cell.with_dependent_mut(|owner, engine| {
-            let (cpu, params) = (owner.hasher.cpu(), &owner.params);
-            let finish = |mut last: Box<dyn LeafEngine + '_>| {
-                if !pending.is_empty() {
-                    last.absorb(Piece::Memory(pending))?;
-                }
-                last.finish(&mut Timings::default())
-            };
-            match engine {
-                // All of M is pending: one piece, hashed as `hash_bytes`
-                // hashes one (inline when small).
-                None => cpu.run_one_piece(pending.len() as u64, || finish(cpu.begin(params))),
-                // The pending bytes go to a copy, which pads its leaves.
-                Some(engine) => {
-                    cpu.run_pieces(|| finish(fork(cpu, params, engine.as_mut(), absorbed)?))
-                }
-            }
-        })?;
+        let pending = &self.buffer[..self.buffered];
+        let digest = self.absorber.finish(pending, self.absorbed)?;
         self.digest = Some(digest.clone());
         Ok(digest)
     }
 
     /// A second stream of the same input so far, which goes on apart.
-    /// (It needs `&mut self`: the leaf states are taken out of the engine
-    /// to be copied, and put back.)
+    /// (It needs `&mut self`: a tree's leaf states are taken out of the
+    /// engine to be copied, and put back.)
     pub fn try_clone(&mut self) -> Result<Stream, HashError> {
-        let owner = Owner {
-            hasher: Arc::clone(&self.cell.borrow_owner().hasher),
-            params: self.params().clone(),
-        };
-        let absorbed = self.absorbed;
-        let cell = EngineCell::try_new(owner, |copy| -> Result<Engine<'_>, HashError> {
-            self.cell.with_dependent_mut(|_, engine| match engine {
-                None => Ok(None),
-                Some(engine) => {
-                    let cpu = copy.hasher.cpu();
-                    cpu.run_pieces(|| fork(cpu, &copy.params, engine.as_mut(), absorbed))
-                        .map(Some)
-                }
-            })
-        })?;
         Ok(Stream {
-            cell,
+            params: self.params.clone(),
+            absorber: self.absorber.try_clone(self.absorbed)?,
             buffer: self.buffer[..self.buffered].to_vec(),
             buffered: self.buffered,
-            absorbed,
+            absorbed: self.absorbed,
             digest: self.digest.clone(),
         })
-    }
-
-    /// The piece length the CPU backend wants for these parameters.
-    fn piece_len(&self) -> usize {
-        let owner = self.cell.borrow_owner();
-        owner.hasher.cpu().piece_len(&owner.params)
     }
 
     /// Appends `bytes` to the buffer, which has room for them.
@@ -218,7 +230,7 @@ impl Stream {
             let room = if end <= SMALL_BUFFER {
                 end.next_power_of_two()
             } else {
-                self.piece_len()
+                self.absorber.piece_len()
             };
             // Zeroed pages from the allocator: only those written are touched.
             let mut grown = vec![0u8; room];
@@ -229,7 +241,7 @@ impl Stream {
         if bytes.len() < PARALLEL_COPY_MIN {
             to.copy_from_slice(bytes);
         } else {
-            let cpu = self.cell.borrow_owner().hasher.cpu();
+            let cpu = self.absorber.cpu();
             cpu.run_pieces(|| {
                 cpu.pool().install(|| {
                     to.par_chunks_mut(PARALLEL_COPY_MIN)
@@ -243,20 +255,99 @@ impl Stream {
 
     /// Absorbs the buffered bytes, a whole number of blocks.
     fn absorb_buffer(&mut self) -> Result<(), HashError> {
-        let piece = self.piece_len();
+        let piece = self.absorber.piece_len();
         let bytes = &self.buffer[..self.buffered];
-        self.absorbed += absorb(&mut self.cell, bytes, piece)?;
+        self.absorbed += self.absorber.absorb(bytes, piece)?;
         self.buffered = 0;
         Ok(())
     }
 }
 
-/// Absorbs `bytes`, a whole number of blocks that follow what was absorbed,
-/// in pieces of `piece` bytes, beginning the engine at the first: their length.
-fn absorb(cell: &mut EngineCell, bytes: &[u8], piece: usize) -> Result<u64, HashError> {
-    if bytes.is_empty() {
-        return Ok(0);
+impl Absorber {
+    /// The hasher's CPU backend.
+    fn cpu(&self) -> &CpuBackend {
+        match self {
+            Absorber::Tree(cell) => cell.borrow_owner().hasher.cpu(),
+            Absorber::Standard(s) => s.hasher.cpu(),
+        }
     }
+
+    /// The blocks that pieces are whole numbers of: LI's B, or a standard
+    /// function's chunk.
+    fn block_size(&self) -> usize {
+        match self {
+            Absorber::Tree(cell) => cell.borrow_owner().params.block_size(),
+            Absorber::Standard(s) => run::chunk_len(&s.params),
+        }
+    }
+
+    /// The piece length the CPU backend wants for these parameters.
+    fn piece_len(&self) -> usize {
+        match self {
+            Absorber::Tree(cell) => {
+                let owner = cell.borrow_owner();
+                owner.hasher.cpu().piece_len(&owner.params)
+            }
+            Absorber::Standard(s) => {
+                run::piece_len(&s.params, s.hasher.cpu().standard_piece_target())
+            }
+        }
+    }
+
+    /// Absorbs `bytes`, a whole number of blocks that follow what was
+    /// absorbed, in pieces of `piece` bytes: their length.
+    fn absorb(&mut self, bytes: &[u8], piece: usize) -> Result<u64, HashError> {
+        if bytes.is_empty() {
+            return Ok(0);
+        }
+        match self {
+            Absorber::Tree(cell) => absorb_tree(cell, bytes, piece)?,
+            Absorber::Standard(s) => {
+                let (cpu, params, walk) = (s.hasher.cpu(), &s.params, &mut s.walk);
+                // From a thread that is no rayon worker, as `Hasher` drives
+                // an input of several pieces.
+                cpu.run_pieces(|| {
+                    let cx = Context::new(params, cpu);
+                    bytes.chunks(piece).for_each(|piece| walk.piece(&cx, piece));
+                });
+            }
+        }
+        Ok(bytes.len() as u64)
+    }
+
+    /// The digest of the `absorbed` bytes of M and then `pending`, from a
+    /// copy of the state.
+    fn finish(&mut self, pending: &[u8], absorbed: u64) -> Result<Vec<u8>, HashError> {
+        match self {
+            Absorber::Tree(cell) => finish_tree(cell, pending, absorbed),
+            Absorber::Standard(s) => {
+                let (cpu, params, mut last) = (s.hasher.cpu(), &s.params, s.walk.clone());
+                // Hashed as `hash_bytes` hashes one piece (inline when small).
+                Ok(cpu.run_one_piece(pending.len() as u64, || {
+                    let cx = Context::new(params, cpu);
+                    last.piece(&cx, pending);
+                    last.finish(&cx)
+                }))
+            }
+        }
+    }
+
+    /// A second absorber in the same state after `absorbed` bytes of M.
+    fn try_clone(&mut self, absorbed: u64) -> Result<Absorber, HashError> {
+        Ok(match self {
+            Absorber::Tree(cell) => Absorber::Tree(clone_tree(cell, absorbed)?),
+            Absorber::Standard(s) => Absorber::Standard(Box::new(StandardWalk {
+                hasher: Arc::clone(&s.hasher),
+                params: s.params.clone(),
+                walk: s.walk.clone(),
+            })),
+        })
+    }
+}
+
+/// Absorbs `bytes`, a whole number of blocks that follow what was absorbed,
+/// in pieces of `piece` bytes, beginning the engine at the first.
+fn absorb_tree(cell: &mut EngineCell, bytes: &[u8], piece: usize) -> Result<(), HashError> {
     cell.with_dependent_mut(|owner, engine| {
         let cpu = owner.hasher.cpu();
         // From a thread that is no rayon worker, as `Hasher` drives an
@@ -267,8 +358,48 @@ fn absorb(cell: &mut EngineCell, bytes: &[u8], piece: usize) -> Result<u64, Hash
                 .chunks(piece)
                 .try_for_each(|piece| engine.absorb(Piece::Memory(piece)))
         })
-    })?;
-    Ok(bytes.len() as u64)
+    })
+}
+
+/// A tree's digest of the `absorbed` bytes of M and then `pending`.
+fn finish_tree(cell: &mut EngineCell, pending: &[u8], absorbed: u64) -> Result<Vec<u8>, HashError> {
+    cell.with_dependent_mut(|owner, engine| {
+        let (cpu, params) = (owner.hasher.cpu(), &owner.params);
+        let finish = |mut last: Box<dyn LeafEngine + '_>| {
+            if !pending.is_empty() {
+                last.absorb(Piece::Memory(pending))?;
+            }
+            last.finish(&mut Timings::default())
+        };
+        match engine {
+            // All of M is pending: one piece, hashed as `hash_bytes`
+            // hashes one (inline when small).
+            None => cpu.run_one_piece(pending.len() as u64, || finish(cpu.begin(params))),
+            // The pending bytes go to a copy, which pads its leaves.
+            Some(engine) => {
+                cpu.run_pieces(|| finish(fork(cpu, params, engine.as_mut(), absorbed)?))
+            }
+        }
+    })
+}
+
+/// A second cell whose engine's leaves hold what `cell`'s hold after
+/// `absorbed` bytes of M.
+fn clone_tree(cell: &mut EngineCell, absorbed: u64) -> Result<EngineCell, HashError> {
+    let owner = Owner {
+        hasher: Arc::clone(&cell.borrow_owner().hasher),
+        params: cell.borrow_owner().params.clone(),
+    };
+    EngineCell::try_new(owner, |copy| -> Result<Engine<'_>, HashError> {
+        cell.with_dependent_mut(|_, engine| match engine {
+            None => Ok(None),
+            Some(engine) => {
+                let cpu = copy.hasher.cpu();
+                cpu.run_pieces(|| fork(cpu, &copy.params, engine.as_mut(), absorbed))
+                    .map(Some)
+            }
+        })
+    })
 }
 
 /// A second engine whose leaves hold what `engine`'s hold after `absorbed`
@@ -294,6 +425,7 @@ mod tests {
     use crate::hasher::HasherOptions;
     use crate::params::Algorithm;
     use crate::reference;
+    use crate::standard::Standard;
 
     /// splitmix64: a seeded stream, so that a failure can be replayed.
     struct Rng(u64);
@@ -318,6 +450,24 @@ mod tests {
         (0..len).map(|_| rng.next() as u8).collect()
     }
 
+    /// The reference digest (src/reference) of `input`.
+    fn reference_digest(params: &Params, input: &[u8]) -> Vec<u8> {
+        use reference::{kangaroo, parallel_hash, turboshake};
+        let p = match params {
+            Params::Tree(p) => return reference::tree_hash(p, input),
+            Params::Standard(p) => p,
+        };
+        let (c, n, b) = (p.customization(), p.output_len(), p.block_size());
+        match p.standard() {
+            Standard::Kt128 => kangaroo::kt128(input, c, n),
+            Standard::Kt256 => kangaroo::kt256(input, c, n),
+            Standard::ParallelHash128 => parallel_hash::parallel_hash128(input, b, n, c),
+            Standard::ParallelHash256 => parallel_hash::parallel_hash256(input, b, n, c),
+            Standard::TurboShake128 => turboshake::turboshake128(input, p.domain(), n),
+            Standard::TurboShake256 => turboshake::turboshake256(input, p.domain(), n),
+        }
+    }
+
     /// Pieces of `piece_bytes` (the shortest that the parameters allow for
     /// 1: a short input crosses many), two threads.
     fn hasher_with(path: CpuPath, piece_bytes: usize) -> Arc<Hasher> {
@@ -334,11 +484,13 @@ mod tests {
         hasher_with(path, 1)
     }
 
-    /// Parameters that reach every engine: B below, at and above the rate,
+    /// Trees that reach every engine: B below, at and above the rate,
     /// prefixes longer than a block, XOF output, H = 0.
-    fn cases() -> Vec<TreeParams> {
+    fn tree_cases() -> Vec<Params> {
         let p = |a, h, d, b, prefix: &[u8], n| {
-            TreeParams::with_options(a, h, d, b, prefix.to_vec(), n).unwrap()
+            TreeParams::with_options(a, h, d, b, prefix.to_vec(), n)
+                .unwrap()
+                .into()
         };
         vec![
             p(Algorithm::Sha3_256, 2, 4, None, b"", None),
@@ -348,6 +500,54 @@ mod tests {
             p(Algorithm::Sha3_224, 4, 4, None, b"salt", None),
             p(Algorithm::Shake256, 0, 2, Some(8), &[1; 255], Some(100)),
         ]
+    }
+
+    /// Every standard function, with its defaults and with each of its
+    /// parameters: customization strings (one longer than a chunk of
+    /// ParallelHash's), blocks of 1 byte and of an odd length, domain bytes,
+    /// long outputs.
+    fn standard_cases() -> Vec<Params> {
+        let new = StandardParams::new;
+        let c = |p: StandardParams, c: &[u8]| p.with_customization(c.to_vec()).unwrap();
+        let b = |p: StandardParams, b| p.with_block_size(b).unwrap();
+        let n = |p: StandardParams, n| p.with_output_len(n).unwrap();
+        let d = |p: StandardParams, d| p.with_domain(d).unwrap();
+        let cases = vec![
+            new(Standard::Kt128),
+            c(new(Standard::Kt128), b"stream"),
+            n(c(new(Standard::Kt256), &[7; 9000]), 100),
+            new(Standard::ParallelHash128),
+            c(b(new(Standard::ParallelHash128), 1), b"S"),
+            n(c(b(new(Standard::ParallelHash256), 1013), &[3; 1500]), 7),
+            new(Standard::TurboShake128),
+            n(d(new(Standard::TurboShake256), 0x01), 300),
+        ];
+        cases.into_iter().map(Params::from).collect()
+    }
+
+    fn cases() -> Vec<Params> {
+        tree_cases().into_iter().chain(standard_cases()).collect()
+    }
+
+    /// Lengths around the blocks (a tree's stripe, a standard function's
+    /// chunk), and one of many pieces and parts copied by the workers
+    /// (where the reference is fast enough: not for blocks of a few bytes).
+    fn lengths(params: &Params) -> Vec<usize> {
+        let mut lens = match params {
+            Params::Tree(p) => {
+                let stripe = p.stripe_len() as usize;
+                vec![0, 1, p.block_size() + 1, 3 * stripe + 5]
+            }
+            Params::Standard(p) => {
+                let chunk = run::chunk_len(p);
+                vec![0, 1, chunk - 1, chunk, chunk + 1, 3 * chunk + 5, 70_000]
+            }
+        };
+        let few_bytes = matches!(params, Params::Standard(p) if run::chunk_len(p) < 64);
+        if !few_bytes {
+            lens.push(PARALLEL_COPY_MIN * 9 + 77);
+        }
+        lens
     }
 
     /// Feeds `input` to `stream` in parts that end at random points: most
@@ -378,14 +578,11 @@ mod tests {
             (hasher(CpuPath::Auto), CpuPath::Auto),
             (hasher_with(CpuPath::Auto, 4 << 20), CpuPath::Auto),
         ];
-        for (hasher, path) in hashers {
-            for params in cases() {
-                let stripe = params.stripe_len() as usize;
-                let mut lens = vec![0, 1, params.block_size() + 1, 3 * stripe + 5];
-                lens.push(PARALLEL_COPY_MIN * 9 + 77);
-                for len in lens {
-                    let input = bytes(len, len as u64);
-                    let want = reference::tree_hash(&params, &input);
+        for params in cases() {
+            for len in lengths(&params) {
+                let input = bytes(len, len as u64);
+                let want = reference_digest(&params, &input);
+                for (hasher, path) in &hashers {
                     for round in 0..2 {
                         let mut stream = Stream::new(hasher.clone(), params.clone());
                         feed(&mut stream, &input, &mut rng);
@@ -407,26 +604,32 @@ mod tests {
         let mut rng = Rng(11);
         let hasher = hasher(CpuPath::Auto);
         for params in cases() {
-            let len = 2 * params.stripe_len() as usize + PARALLEL_COPY_MIN + 999;
+            let span = match &params {
+                Params::Tree(p) => 2 * p.stripe_len() as usize,
+                Params::Standard(p) => 2 * run::chunk_len(p),
+            };
+            let len = span + PARALLEL_COPY_MIN + 999;
             let input = bytes(len, 3);
-            let cut = rng.up_to(len);
-            let mut stream = Stream::new(hasher.clone(), params.clone());
-            feed(&mut stream, &input[..cut], &mut rng);
-            let midway = reference::tree_hash(&params, &input[..cut]);
-            assert_eq!(stream.finalize().unwrap(), midway, "{}", params.label());
-            let mut copy = stream.try_clone().unwrap();
-            feed(&mut stream, &input[cut..], &mut rng);
-            let other = bytes(rng.up_to(3 * PARALLEL_COPY_MIN), 5);
-            feed(&mut copy, &other, &mut rng);
-            let whole = reference::tree_hash(&params, &input);
-            let branch: Vec<u8> = input[..cut].iter().chain(&other).copied().collect();
-            assert_eq!(stream.finalize().unwrap(), whole, "{}", params.label());
-            assert_eq!(
-                copy.finalize().unwrap(),
-                reference::tree_hash(&params, &branch),
-                "{}",
-                params.label()
-            );
+            let label = params.label();
+            for _ in 0..3 {
+                let cut = rng.up_to(len);
+                let mut stream = Stream::new(hasher.clone(), params.clone());
+                feed(&mut stream, &input[..cut], &mut rng);
+                let midway = reference_digest(&params, &input[..cut]);
+                assert_eq!(stream.finalize().unwrap(), midway, "{label}");
+                let mut copy = stream.try_clone().unwrap();
+                feed(&mut stream, &input[cut..], &mut rng);
+                let other = bytes(rng.up_to(3 * PARALLEL_COPY_MIN), 5);
+                feed(&mut copy, &other, &mut rng);
+                let branch: Vec<u8> = input[..cut].iter().chain(&other).copied().collect();
+                assert_eq!(
+                    copy.finalize().unwrap(),
+                    reference_digest(&params, &branch),
+                    "{label}"
+                );
+                let whole = reference_digest(&params, &input);
+                assert_eq!(stream.finalize().unwrap(), whole, "{label}");
+            }
         }
     }
 
@@ -436,25 +639,28 @@ mod tests {
     fn streams_fed_from_another_pools_workers() {
         use rayon::prelude::*;
         let hasher = hasher(CpuPath::Auto);
-        let params = TreeParams::new(Algorithm::Sha3_256, 3, 4).unwrap();
         let input = bytes(3 * PARALLEL_COPY_MIN, 9);
-        let want = reference::tree_hash(&params, &input);
         let foreign = rayon::ThreadPoolBuilder::new()
             .num_threads(2)
             .build()
             .unwrap();
-        let digests: Vec<Vec<u8>> = foreign.install(|| {
-            (0..4)
-                .into_par_iter()
-                .map(|k| {
-                    let mut stream = Stream::new(hasher.clone(), params.clone());
-                    for part in input.chunks(PARALLEL_COPY_MIN / 2 + k * 1000) {
-                        stream.update(part).unwrap();
-                    }
-                    stream.finalize().unwrap()
-                })
-                .collect()
-        });
-        assert!(digests.iter().all(|d| *d == want));
+        let tree = TreeParams::new(Algorithm::Sha3_256, 3, 4).unwrap().into();
+        let kt = StandardParams::new(Standard::Kt128).into();
+        for params in [tree, kt] {
+            let want = reference_digest(&params, &input);
+            let digests: Vec<Vec<u8>> = foreign.install(|| {
+                (0..4)
+                    .into_par_iter()
+                    .map(|k| {
+                        let mut stream = Stream::new(hasher.clone(), params.clone());
+                        for part in input.chunks(PARALLEL_COPY_MIN / 2 + k * 1000) {
+                            stream.update(part).unwrap();
+                        }
+                        stream.finalize().unwrap()
+                    })
+                    .collect()
+            });
+            assert!(digests.iter().all(|d| *d == want), "{}", params.label());
+        }
     }
 }

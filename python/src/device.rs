@@ -12,7 +12,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use treehash::gpu::DeviceBytes;
-use treehash::{BackendChoice, HashError, Hasher, TreeParams};
+use treehash::{BackendChoice, HashError, Hasher, Params, ParamsRef, TreeParams};
 
 use crate::errors::hash_error;
 use crate::objects::Digest;
@@ -28,23 +28,32 @@ use crate::options::{Args, hasher};
 /// of the same bytes hashed from the host. ``backend`` may be ``"auto"`` or
 /// ``"gpu"`` (the same here). The object must not be written while it is
 /// hashed. Raises ``ValueError`` for an object that is not contiguous or
-/// not on a CUDA GPU, ``treehash.GpuError`` when the GPU fails.
+/// not on a CUDA GPU, ``treehash.GpuError`` when the GPU fails. In this
+/// build only the LI trees are hashed on a GPU: a standard function raises
+/// ``ValueError``.
 #[pyfunction]
-#[pyo3(signature = (
-    obj, *, algorithm = "sha3-256", height = 8, degree = 4, block_size = None, length = None,
-    prefix = None, customization = None, backend = "auto", threads = None
-))]
+#[pyo3(
+    signature = (
+        obj, *, algorithm = "sha3-256", height = None, degree = None, block_size = None,
+        length = None, prefix = None, customization = None, domain = None, backend = "auto",
+        threads = None
+    ),
+    text_signature = "(obj, *, algorithm='sha3-256', height=8, degree=4, block_size=None, \
+                      length=None, prefix=None, customization=None, domain=None, \
+                      backend='auto', threads=None)"
+)]
 #[allow(clippy::too_many_arguments)]
 pub fn device_digest(
     py: Python<'_>,
     obj: &Bound<'_, PyAny>,
     algorithm: &str,
-    height: i64,
-    degree: i64,
+    height: Option<i64>,
+    degree: Option<i64>,
     block_size: Option<i64>,
     length: Option<i64>,
     prefix: Option<&Bound<'_, PyAny>>,
     customization: Option<&Bound<'_, PyAny>>,
+    domain: Option<i64>,
     backend: &str,
     threads: Option<i64>,
 ) -> PyResult<Digest> {
@@ -56,6 +65,7 @@ pub fn device_digest(
         length,
         prefix,
         customization,
+        domain,
         backend,
         threads,
     };
@@ -66,6 +76,8 @@ pub fn device_digest(
              (copy it to the host and use new() to hash it on the CPU)",
         ));
     }
+    // Refused before the object or a GPU is touched.
+    device_params(&options.params)?;
     let hasher = hasher(BackendChoice::Gpu, options.threads)?;
     let params = &options.params;
     let has = |name| obj.hasattr(name);
@@ -84,17 +96,27 @@ pub fn device_digest(
 }
 
 /// Hashes `bytes` with the GIL released.
-fn hash(
-    py: Python<'_>,
-    hasher: &Hasher,
-    params: &TreeParams,
-    bytes: DeviceBytes,
-) -> PyResult<Digest> {
+fn hash(py: Python<'_>, hasher: &Hasher, params: &Params, bytes: DeviceBytes) -> PyResult<Digest> {
+    let tree = device_params(params)?;
     // SAFETY: the caller holds the object that owns the memory (and, for
     // DLPack, its managed tensor) until this returns, which keeps it
     // allocated; not writing it meanwhile is the documented contract.
-    let out = py.detach(|| unsafe { hasher.hash_device(params, bytes) });
+    let out = py.detach(|| unsafe { hasher.hash_device(tree, bytes) });
     Ok(Digest::new(params, out.map_err(|e| hash_error(e, None))?))
+}
+
+/// The parameters `Hasher::hash_device` takes in this build: an LI tree's
+/// only. (Once it takes a standard function's too, this adapter goes and
+/// `params` is passed as it is.)
+fn device_params(params: &Params) -> PyResult<&TreeParams> {
+    match params.as_ref() {
+        ParamsRef::Tree(tree) => Ok(tree),
+        ParamsRef::Standard(p) => Err(PyValueError::new_err(format!(
+            "device_digest supports LI trees only in this build, not {}; hash the bytes \
+             from the host with new() or file_digest()",
+            p.standard()
+        ))),
+    }
 }
 
 /// The bytes a `__cuda_array_interface__` (version 2 or 3) describes.
@@ -222,7 +244,7 @@ fn dlpack_digest(
     py: Python<'_>,
     obj: &Bound<'_, PyAny>,
     hasher: &Hasher,
-    params: &TreeParams,
+    params: &Params,
 ) -> PyResult<Digest> {
     let (device_type, device_id): (i32, i32) = obj
         .call_method0("__dlpack_device__")?

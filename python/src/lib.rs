@@ -1,7 +1,8 @@
 //! The extension module of the Python package `treehash`
 //! (`treehash._treehash`; python/treehash/ re-exports it): hashlib's
-//! interface over the library's engines, files by the command line's fast
-//! path, and data already in GPU memory.
+//! interface over the library's engines for every function the command line
+//! computes (the LI trees, KT, ParallelHash, TurboSHAKE), files by the
+//! command line's fast path, and data already in GPU memory.
 
 mod buffer;
 mod device;
@@ -11,7 +12,7 @@ mod options;
 
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
-use treehash::Algorithm;
+use treehash::Function;
 
 #[pymodule]
 fn _treehash(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -20,7 +21,7 @@ fn _treehash(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("GpuError", py.get_type::<errors::GpuError>())?;
     m.add(
         "algorithms",
-        PyTuple::new(py, Algorithm::ALL.map(Algorithm::name))?,
+        PyTuple::new(py, Function::all().map(Function::name).collect::<Vec<_>>())?,
     )?;
     m.add_class::<objects::Hash>()?;
     m.add_class::<objects::Digest>()?;

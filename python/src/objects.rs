@@ -9,7 +9,8 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use treehash::gpu::KeepCurrentContext;
-use treehash::{BackendChoice, HashError, HashOutput, NoProgress, Stream, TreeParams};
+use treehash::standard::Family;
+use treehash::{BackendChoice, HashError, HashOutput, NoProgress, Params, ParamsRef, Stream};
 
 use crate::buffer::ReadBuffer;
 use crate::errors::hash_error;
@@ -29,16 +30,27 @@ struct Facts {
 }
 
 impl Facts {
-    fn of(params: &TreeParams) -> Facts {
+    fn of(params: &Params) -> Facts {
         Facts {
             label: params.label(),
             digest_size: params.output_len(),
-            block_size: params.block_size(),
+            block_size: block_size(params),
         }
     }
 }
 
-/// A tree hash being computed, with hashlib's interface.
+/// hashlib's `block_size`: the value of the `block_size` keyword where the
+/// function takes one (LI's B, the rate by default; ParallelHash's B),
+/// else the sponge's rate (KT's and TurboSHAKE's, as hashlib gives SHAKE's).
+fn block_size(params: &Params) -> usize {
+    match params.as_ref() {
+        ParamsRef::Tree(p) => p.block_size(),
+        ParamsRef::Standard(p) if p.standard().family() == Family::ParallelHash => p.block_size(),
+        ParamsRef::Standard(p) => p.standard().rate(),
+    }
+}
+
+/// A digest being computed, with hashlib's interface.
 ///
 /// Made by :func:`treehash.new`. ``update`` appends bytes; ``digest`` and
 /// ``hexdigest`` give the digest of everything so far and may be followed
@@ -115,8 +127,9 @@ impl Hash {
         })
     }
 
-    /// The tree's label, as ``treehash --tag`` writes it:
-    /// ``SHA3-256-LI(H=8,D=4,B=136)`` (``,P`` when there is a prefix).
+    /// The function's label, as ``treehash --tag`` writes it:
+    /// ``SHA3-256-LI(H=8,D=4,B=136)`` (``,P`` when there is a prefix),
+    /// ``KT128``, ``ParallelHash256(B=8192)``, ``TurboSHAKE128(D=1F)``.
     #[getter]
     fn name(&self) -> &str {
         &self.facts.label
@@ -128,8 +141,10 @@ impl Hash {
         self.facts.digest_size
     }
 
-    /// The leaf block size B in bytes (the rate by default, which is what
-    /// hashlib's ``block_size`` is for SHA-3).
+    /// The ``block_size`` parameter where the function takes one: an LI
+    /// tree's leaf block size B (the rate by default, which is what
+    /// hashlib's ``block_size`` is for SHA-3), ParallelHash's B; else the
+    /// sponge's rate (KT, TurboSHAKE: 168 or 136, hashlib's for SHAKE).
     #[getter]
     fn block_size(&self) -> usize {
         self.facts.block_size
@@ -151,7 +166,7 @@ pub struct Digest {
 }
 
 impl Digest {
-    pub fn new(params: &TreeParams, out: HashOutput) -> Digest {
+    pub fn new(params: &Params, out: HashOutput) -> Digest {
         Digest {
             digest: out.digest,
             facts: Facts::of(params),
@@ -183,7 +198,7 @@ impl Digest {
         }
     }
 
-    /// The tree's label, as ``treehash --tag`` writes it.
+    /// The function's label, as ``treehash --tag`` writes it.
     #[getter]
     fn name(&self) -> &str {
         &self.facts.label
@@ -195,7 +210,7 @@ impl Digest {
         self.facts.digest_size
     }
 
-    /// The leaf block size B in bytes.
+    /// As :attr:`Hash.block_size`: LI's or ParallelHash's B, else the rate.
     #[getter]
     fn block_size(&self) -> usize {
         self.facts.block_size
@@ -222,26 +237,34 @@ impl Digest {
     }
 }
 
-/// A new hash object (:class:`Hash`) with the command line's parameters and
-/// defaults, fed ``data`` if given. It hashes on the CPU's cores
-/// (``backend`` ``"auto"`` or ``"cpu"``; ``"gpu"`` is refused: use
-/// :func:`file_digest` or :func:`device_digest` for a GPU).
+/// A new hash object (:class:`Hash`) of any function the command line
+/// computes, with its parameters and defaults, fed ``data`` if given. It
+/// hashes on the CPU's cores (``backend`` ``"auto"`` or ``"cpu"``;
+/// ``"gpu"`` is refused: use :func:`file_digest` or :func:`device_digest`
+/// for a GPU).
 #[pyfunction]
-#[pyo3(signature = (
-    algorithm = "sha3-256", data = None, *, height = 8, degree = 4, block_size = None,
-    length = None, prefix = None, customization = None, backend = "auto", threads = None
-))]
+#[pyo3(
+    signature = (
+        algorithm = "sha3-256", data = None, *, height = None, degree = None, block_size = None,
+        length = None, prefix = None, customization = None, domain = None, backend = "auto",
+        threads = None
+    ),
+    text_signature = "(algorithm='sha3-256', data=None, *, height=8, degree=4, block_size=None, \
+                      length=None, prefix=None, customization=None, domain=None, \
+                      backend='auto', threads=None)"
+)]
 #[allow(clippy::too_many_arguments)]
 pub fn new(
     py: Python<'_>,
     algorithm: &str,
     data: Option<&Bound<'_, PyAny>>,
-    height: i64,
-    degree: i64,
+    height: Option<i64>,
+    degree: Option<i64>,
     block_size: Option<i64>,
     length: Option<i64>,
     prefix: Option<&Bound<'_, PyAny>>,
     customization: Option<&Bound<'_, PyAny>>,
+    domain: Option<i64>,
     backend: &str,
     threads: Option<i64>,
 ) -> PyResult<Hash> {
@@ -253,6 +276,7 @@ pub fn new(
         length,
         prefix,
         customization,
+        domain,
         backend,
         threads,
     };
@@ -284,21 +308,28 @@ pub fn new(
 /// being hashed can end the process with SIGBUS (the package installs no
 /// signal handler), as with any mapped file.
 #[pyfunction]
-#[pyo3(signature = (
-    path, *, algorithm = "sha3-256", height = 8, degree = 4, block_size = None, length = None,
-    prefix = None, customization = None, backend = "auto", threads = None
-))]
+#[pyo3(
+    signature = (
+        path, *, algorithm = "sha3-256", height = None, degree = None, block_size = None,
+        length = None, prefix = None, customization = None, domain = None, backend = "auto",
+        threads = None
+    ),
+    text_signature = "(path, *, algorithm='sha3-256', height=8, degree=4, block_size=None, \
+                      length=None, prefix=None, customization=None, domain=None, \
+                      backend='auto', threads=None)"
+)]
 #[allow(clippy::too_many_arguments)]
 pub fn file_digest(
     py: Python<'_>,
     path: &Bound<'_, PyAny>,
     algorithm: &str,
-    height: i64,
-    degree: i64,
+    height: Option<i64>,
+    degree: Option<i64>,
     block_size: Option<i64>,
     length: Option<i64>,
     prefix: Option<&Bound<'_, PyAny>>,
     customization: Option<&Bound<'_, PyAny>>,
+    domain: Option<i64>,
     backend: &str,
     threads: Option<i64>,
 ) -> PyResult<Digest> {
@@ -310,6 +341,7 @@ pub fn file_digest(
         length,
         prefix,
         customization,
+        domain,
         backend,
         threads,
     };

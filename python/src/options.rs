@@ -1,77 +1,103 @@
 //! The parameters every function takes, read and checked in one place, with
-//! the command line's names, defaults and messages; and the process's
-//! hashers, one per backend and thread count.
+//! the command line's names, defaults and messages (the library's
+//! `ParamOptions`, which the command line builds its parameters with too);
+//! and the process's hashers, one per backend and thread count.
 
 use std::sync::{Arc, Mutex};
 
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use treehash::{Algorithm, BackendChoice, Hasher, HasherOptions, TreeParams};
+use pyo3::types::PyString;
+use treehash::function::{OptionBytes, OptionNames, ParamOptions};
+use treehash::{BackendChoice, Function, Hasher, HasherOptions, Params};
 
 use crate::buffer::ReadBuffer;
 use crate::errors::hash_error;
 
+/// The keywords, as the messages that refuse one name them.
+const OPTION_NAMES: OptionNames = OptionNames {
+    height: "height",
+    degree: "degree",
+    block_size: "block_size",
+    prefix: "prefix",
+    customization: "customization",
+    domain: "domain",
+};
+
 /// What one call asks for.
 pub struct Options {
-    pub params: TreeParams,
+    pub params: Params,
     pub backend: BackendChoice,
     pub threads: Option<usize>,
 }
 
-/// The keyword arguments every function takes, as Python gave them.
+/// The keyword arguments every function takes, as Python gave them: `None`
+/// where not given (or given as `None`), so that an option a function does
+/// not take is refused only when given.
 pub struct Args<'a, 'py> {
     pub algorithm: &'a str,
-    pub height: i64,
-    pub degree: i64,
+    pub height: Option<i64>,
+    pub degree: Option<i64>,
     pub block_size: Option<i64>,
     pub length: Option<i64>,
     pub prefix: Option<&'a Bound<'py, PyAny>>,
     pub customization: Option<&'a Bound<'py, PyAny>>,
+    pub domain: Option<i64>,
     pub backend: &'a str,
     pub threads: Option<i64>,
 }
 
 impl Args<'_, '_> {
-    /// The checked options; a `ValueError` naming the first bad one.
+    /// The checked options; a `ValueError` naming the first bad one (a
+    /// `TypeError` for an argument of the wrong kind).
     pub fn options(&self) -> PyResult<Options> {
-        let algorithm: Algorithm = self
+        let function: Function = self
             .algorithm
             .parse()
             .map_err(|e: treehash::ParamError| PyValueError::new_err(e.to_string()))?;
-        if self.customization.is_some() {
-            // The LI functions take none; the functions that do (issue 23)
-            // are named here once the library has them.
-            return Err(PyValueError::new_err(format!(
-                "customization is not supported by {algorithm}"
-            )));
-        }
-        let prefix = match self.prefix {
-            None => Vec::new(),
-            Some(prefix) => {
-                let bytes = ReadBuffer::get(prefix)?.as_bytes().to_vec();
-                // As on the command line: a prefix given is a key or salt.
-                if bytes.is_empty() {
-                    return Err(PyValueError::new_err(
-                        "prefix: the prefix is empty; a key or salt needs at least one byte",
-                    ));
-                }
-                bytes
-            }
+        let prefix = self.prefix.map(prefix_bytes).transpose()?;
+        let customization = self.customization.map(customization_bytes).transpose()?;
+        let height = self
+            .height
+            .map(|h| {
+                u32::try_from(not_negative("height", h)?)
+                    .map_err(|_| PyValueError::new_err(format!("height {h} is too large")))
+            })
+            .transpose()?;
+        let unsigned = |name, value: Option<i64>| value.map(|v| not_negative(name, v)).transpose();
+        let domain = self
+            .domain
+            .map(|d| {
+                u8::try_from(not_negative("domain", d)?).map_err(|_| {
+                    PyValueError::new_err(format!(
+                        "domain byte {d:#04x} is out of range for TurboSHAKE (0x01 to 0x7f)"
+                    ))
+                })
+            })
+            .transpose()?;
+        let options = ParamOptions {
+            height,
+            degree: unsigned("degree", self.degree)?,
+            block_size: unsigned("block_size", self.block_size)?.map(|b| b as usize),
+            length: unsigned("length", self.length)?.map(|n| n as usize),
+            prefix: prefix.map(|bytes| -> OptionBytes<'_> {
+                Box::new(move || {
+                    // As on the command line: a prefix given is a key or salt.
+                    if bytes.is_empty() {
+                        return Err("prefix: the prefix is empty; a key or salt needs at least \
+                                    one byte"
+                            .into());
+                    }
+                    Ok(bytes)
+                })
+            }),
+            customization: customization
+                .map(|bytes| -> OptionBytes<'_> { Box::new(move || Ok(bytes)) }),
+            domain,
         };
-        let height = u32::try_from(not_negative("height", self.height)?)
-            .map_err(|_| PyValueError::new_err(format!("height {} is too large", self.height)))?;
-        let degree = not_negative("degree", self.degree)?;
-        let block_size = self
-            .block_size
-            .map(|b| not_negative("block_size", b).map(|b| b as usize))
-            .transpose()?;
-        let length = self
-            .length
-            .map(|n| not_negative("length", n).map(|n| n as usize))
-            .transpose()?;
-        let params =
-            TreeParams::with_options(algorithm, height, degree, block_size, prefix, length)
-                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let params = options
+            .build(function, &OPTION_NAMES)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
         let backend = match self.backend {
             "auto" => BackendChoice::Auto,
             "cpu" => BackendChoice::Cpu,
@@ -96,6 +122,28 @@ impl Args<'_, '_> {
             backend,
             threads,
         })
+    }
+}
+
+/// The prefix's bytes: any object with a buffer (not a `str`: a key is
+/// bytes).
+fn prefix_bytes(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    Ok(ReadBuffer::get(obj)?.as_bytes().to_vec())
+}
+
+/// The customization string's bytes: a `str` as UTF-8, or any object with
+/// a buffer.
+fn customization_bytes(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    if obj.is_instance_of::<PyString>() {
+        return Ok(obj.extract::<String>()?.into_bytes());
+    }
+    match ReadBuffer::get(obj) {
+        Ok(buffer) => Ok(buffer.as_bytes().to_vec()),
+        Err(e) if e.is_instance_of::<PyTypeError>(obj.py()) => Err(PyTypeError::new_err(format!(
+            "customization must be str or a bytes-like object, not {}",
+            obj.get_type().name()?
+        ))),
+        Err(e) => Err(e),
     }
 }
 

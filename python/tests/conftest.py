@@ -1,5 +1,5 @@
-"""Helpers shared by the tests: the spec's test input, the shared vectors,
-seeded random bytes."""
+"""Helpers shared by the tests: the spec's test input, the shared vectors
+(LI's, RFC 9861's and NIST SP 800-185's), seeded random bytes."""
 
 import json
 import os
@@ -10,6 +10,17 @@ import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 VECTORS = REPO / "tests" / "vectors" / "li-v1.json"
+STANDARD_VECTORS = [REPO / "tests" / "vectors" / f for f in ("rfc9861.json", "sp800-185.json")]
+#: The standard functions by the names their documents give them (the vector
+#: files' "function"), and by treehash's.
+STANDARD_NAMES = {
+    "KT128": "kt128",
+    "KT256": "kt256",
+    "ParallelHash128": "parallelhash128",
+    "ParallelHash256": "parallelhash256",
+    "TurboSHAKE128": "turboshake128",
+    "TurboSHAKE256": "turboshake256",
+}
 
 
 def spec_input(length):
@@ -40,8 +51,46 @@ def vector_params(case):
     return params
 
 
+def vector_bytes(value):
+    """A byte string as the standard vector files write it: hex, ASCII, or
+    RFC 9861's ptn(n) (byte k is k mod 251, the spec's test input)."""
+    (kind, text), = value.items()
+    if kind == "hex":
+        return bytes.fromhex(text)
+    if kind == "ascii":
+        return text.encode()
+    assert kind == "ptn", kind
+    return spec_input(text)
+
+
+def standard_vectors():
+    """Every known answer of the vector files for a function treehash
+    computes (not cSHAKE, not ParallelHashXOF), as (name, message, keyword
+    arguments, skip, output): the digest's bytes from ``skip`` on are
+    ``output``."""
+    cases = []
+    for path in STANDARD_VECTORS:
+        for group in json.loads(path.read_text())["groups"]:
+            name = STANDARD_NAMES.get(group["function"])
+            if name is None:
+                continue
+            for case in group["cases"]:
+                params = {"length": case["output_len"]}
+                if "customization" in case:
+                    params["customization"] = vector_bytes(case["customization"])
+                if "domain" in case:
+                    params["domain"] = int(case["domain"], 16)
+                if "block_size" in case:
+                    params["block_size"] = case["block_size"]
+                output = bytes.fromhex(case["output"])
+                cases.append((name, vector_bytes(case["message"]), params, case.get("skip", 0), output))
+    return cases
+
+
 def random_bytes(rng, length):
-    return rng.getrandbits(8 * length).to_bytes(length, "little") if length else b""
+    # randbytes, not getrandbits: a C int counts the bits of getrandbits,
+    # which 256 MiB overflows.
+    return rng.randbytes(length)
 
 
 @pytest.fixture

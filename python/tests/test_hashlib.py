@@ -45,7 +45,7 @@ def test_defaults_are_the_command_lines():
     assert treehash.new("shake256").digest_size == 64
     assert treehash.new("shake128").digest_size == 32
     assert treehash.new(prefix=b"k").name == "SHA3-256-LI(H=8,D=4,B=136,P)"
-    assert treehash.algorithms == (
+    assert treehash.algorithms[:6] == (
         "sha3-224", "sha3-256", "sha3-384", "sha3-512", "shake128", "shake256"
     )
 

@@ -23,8 +23,9 @@ import treehash
         ),
         ({"prefix": b""}, "the prefix is empty; a key or salt needs at least one byte"),
         ({"prefix": bytes(256)}, "prefix of 256 bytes is too long (at most 255)"),
-        ({"customization": b"app"}, "customization is not supported by sha3-256"),
-        ({"algorithm": "shake256", "customization": b""}, "not supported by shake256"),
+        ({"customization": b"app"}, "customization is for the standard functions (kt128,"),
+        ({"algorithm": "shake256", "customization": b""}, "standard functions (kt128, kt256, "),
+        ({"domain": 0x1F}, "domain is for the standard functions"),
         ({"backend": "tpu"}, "unknown backend 'tpu' (expected auto, cpu or gpu)"),
         ({"threads": 0}, "threads 0 is out of range (1 or more)"),
     ],
@@ -58,5 +59,7 @@ def test_the_wrong_kinds_are_type_errors():
         treehash.new(height="8")
     with pytest.raises(TypeError):
         treehash.new(prefix="text")
+    with pytest.raises(TypeError):
+        treehash.new("turboshake128", domain="1f")
     with pytest.raises(TypeError):
         treehash.new("sha3-256", None, 8)  # the parameters are keywords

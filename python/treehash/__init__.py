@@ -1,9 +1,14 @@
-"""SHA-3 tree-mode (LI) digests with hashlib's interface.
+"""SHA-3 tree-mode (LI) digests, KangarooTwelve, ParallelHash and
+TurboSHAKE, with hashlib's interface.
 
-The input is cut into blocks dealt round-robin onto the leaves of a tree of
-height H and degree D; every leaf is hashed, then the parent levels up to
-the root (docs/SPEC.md in treehash's source). At H = 0 the digest is plain
-SHA3-256, SHA3-512, SHAKE128 ... of the input.
+The LI trees (``sha3-224`` ... ``shake256``): the input is cut into blocks
+dealt round-robin onto the leaves of a tree of height H and degree D; every
+leaf is hashed, then the parent levels up to the root (docs/SPEC.md in
+treehash's source). At H = 0 the digest is plain SHA3-256, SHA3-512,
+SHAKE128 ... of the input. The standard functions, whose trees their
+documents fix: ``kt128`` and ``kt256`` (KangarooTwelve, RFC 9861),
+``parallelhash128`` and ``parallelhash256`` (NIST SP 800-185),
+``turboshake128`` and ``turboshake256`` (RFC 9861).
 
 - :func:`new` makes a hashlib-style object (``update``, ``digest``,
   ``hexdigest``, ``copy``) that hashes on every CPU core.
@@ -12,14 +17,21 @@ SHA3-256, SHA3-512, SHAKE128 ... of the input.
 - :func:`device_digest` hashes an object already in GPU memory (CuPy,
   PyTorch, Numba: DLPack or ``__cuda_array_interface__``) where it lies.
 
-Every function takes the command line's parameters, with its defaults:
-``algorithm`` (one of :data:`algorithms`), ``height`` (8), ``degree`` (4),
-``block_size``, ``length`` (SHAKE), ``prefix`` (a key or salt),
-``backend`` (``"auto"``, ``"cpu"`` or ``"gpu"``) and ``threads``.
+Every function takes the command line's parameters, with its names and
+defaults: ``algorithm`` (one of :data:`algorithms`), ``height`` (8) and
+``degree`` (4) of an LI tree, ``block_size`` (LI's B, the rate by default;
+ParallelHash's B, 8192 by default), ``length`` (the output length of SHAKE
+and the standard functions), ``prefix`` (an LI tree's key or salt),
+``customization`` (KT's C or ParallelHash's S: str, as UTF-8, or bytes),
+``domain`` (TurboSHAKE's D, 0x01 to 0x7F, 0x1F by default), ``backend``
+(``"auto"``, ``"cpu"`` or ``"gpu"``) and ``threads``. An option the
+function does not take raises ``ValueError`` with the command line's words.
 
 >>> import treehash
 >>> treehash.new("sha3-256", b"abc", height=0).hexdigest()[:16]
 '3a985da74fe225b2'
+>>> treehash.new("kt128").hexdigest()[:16]
+'1ac2d450fc3b4205'
 """
 
 from ._treehash import (
@@ -33,12 +45,19 @@ from ._treehash import (
     new,
 )
 
+#: The names :func:`new` takes, as hashlib's sets of the same names: every
+#: function is built in, so the two are the same.
+algorithms_guaranteed = frozenset(algorithms)
+algorithms_available = algorithms_guaranteed
+
 __all__ = [
     "Digest",
     "GpuError",
     "Hash",
     "__version__",
     "algorithms",
+    "algorithms_available",
+    "algorithms_guaranteed",
     "device_digest",
     "file_digest",
     "new",

@@ -1,4 +1,11 @@
-"""Type stubs of the extension module (re-exported by ``treehash``)."""
+"""Type stubs of the extension module (re-exported by ``treehash``).
+
+The defaults shown are the command line's. ``height``, ``degree``,
+``block_size``, ``prefix``, ``customization`` and ``domain`` are each for
+some functions only: given to another (even as its default value), one
+raises ``ValueError`` with the command line's words; ``None`` is the same
+as not giving it.
+"""
 
 import os
 from typing import Any, Literal, Optional, Tuple, Union
@@ -6,30 +13,41 @@ from typing import Any, Literal, Optional, Tuple, Union
 from typing_extensions import Buffer
 
 __version__: str
-#: The functions' names: ``new``'s and the others' ``algorithm``.
+#: The functions' names, ``algorithm``'s values: the LI trees of
+#: ``sha3-224``, ``sha3-256``, ``sha3-384``, ``sha3-512``, ``shake128``,
+#: ``shake256``, then ``kt128``, ``kt256``, ``parallelhash128``,
+#: ``parallelhash256``, ``turboshake128``, ``turboshake256``. Read in any
+#: case (``"KT128"``, ``"ParallelHash256"``).
 algorithms: Tuple[str, ...]
 
 _Backend = Literal["auto", "cpu", "gpu"]
 _Path = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+#: KT's C or ParallelHash's S: a str (hashed as UTF-8) or bytes.
+_Customization = Union[str, Buffer]
 
 class GpuError(RuntimeError):
     """A GPU was needed and could not be used: no CUDA driver or device, a
     start that failed, or a failure while hashing."""
 
 class Hash:
-    """A tree hash being computed, with hashlib's interface (made by
+    """A digest being computed, with hashlib's interface (made by
     :func:`new`). Safe to share between threads."""
 
     @property
     def name(self) -> str:
-        """The tree's label, as ``treehash --tag`` writes it:
-        ``SHA3-256-LI(H=8,D=4,B=136)``."""
+        """The function's label, as ``treehash --tag`` writes it:
+        ``SHA3-256-LI(H=8,D=4,B=136)``, ``KT128``,
+        ``ParallelHash256(B=8192)``, ``TurboSHAKE128(D=1F)``."""
     @property
     def digest_size(self) -> int:
         """The digest's length in bytes."""
     @property
     def block_size(self) -> int:
-        """The leaf block size B in bytes (the rate by default)."""
+        """The ``block_size`` parameter where the function takes one: an LI
+        tree's leaf block size B (the rate by default, hashlib's
+        ``block_size`` for SHA-3), ParallelHash's B. Else the sponge's rate:
+        168 for KT128 and TurboSHAKE128, 136 for KT256 and TurboSHAKE256
+        (hashlib's for SHAKE128 and SHAKE256)."""
     def update(self, data: Buffer, /) -> None:
         """Appends the bytes of ``data`` (any contiguous buffer), read
         without a copy; the GIL is released while a large update runs."""
@@ -46,13 +64,14 @@ class Digest:
 
     @property
     def name(self) -> str:
-        """The tree's label, as ``treehash --tag`` writes it."""
+        """The function's label, as ``treehash --tag`` writes it."""
     @property
     def digest_size(self) -> int:
         """The digest's length in bytes."""
     @property
     def block_size(self) -> int:
-        """The leaf block size B in bytes."""
+        """As :attr:`Hash.block_size`: LI's or ParallelHash's B, else the
+        sponge's rate."""
     @property
     def backend(self) -> Literal["cpu", "gpu", "cpu+gpu"]:
         """Where it was computed."""
@@ -70,51 +89,64 @@ def new(
     algorithm: str = "sha3-256",
     data: Optional[Buffer] = None,
     *,
-    height: int = 8,
-    degree: int = 4,
+    height: Optional[int] = 8,
+    degree: Optional[int] = 4,
     block_size: Optional[int] = None,
     length: Optional[int] = None,
     prefix: Optional[Buffer] = None,
-    customization: Optional[Any] = None,
+    customization: Optional[_Customization] = None,
+    domain: Optional[int] = None,
     backend: _Backend = "auto",
     threads: Optional[int] = None,
 ) -> Hash:
     """A new hash object on the CPU's cores, fed ``data`` if given.
-    ``backend="gpu"`` is refused (``ValueError``): use :func:`file_digest`
-    or :func:`device_digest` for a GPU."""
+
+    ``height`` (8) and ``degree`` (4): an LI tree's shape. ``block_size``:
+    LI's B (a multiple of 8; the rate by default) or ParallelHash's B (1 to
+    2^24; 8192). ``length``: the output length of SHAKE and the standard
+    functions (1 to 65536; 32 for the 128-bit functions, 64 for the
+    256-bit ones). ``prefix``: an LI tree's key or salt (1 to 255 bytes).
+    ``customization``: KT's C or ParallelHash's S (at most 256 KiB).
+    ``domain``: TurboSHAKE's D (0x01 to 0x7F; 0x1F). ``backend="gpu"`` is
+    refused (``ValueError``): use :func:`file_digest` or
+    :func:`device_digest` for a GPU."""
 
 def file_digest(
     path: _Path,
     *,
     algorithm: str = "sha3-256",
-    height: int = 8,
-    degree: int = 4,
+    height: Optional[int] = 8,
+    degree: Optional[int] = 4,
     block_size: Optional[int] = None,
     length: Optional[int] = None,
     prefix: Optional[Buffer] = None,
-    customization: Optional[Any] = None,
+    customization: Optional[_Customization] = None,
+    domain: Optional[int] = None,
     backend: _Backend = "auto",
     threads: Optional[int] = None,
 ) -> Digest:
-    """The digest of the file at ``path`` by the command line's fast path.
-    Raises ``OSError`` (with ``errno`` and ``filename``) when it cannot be
-    read, ``RuntimeError`` when it changes while hashed, ``GpuError`` when
-    ``backend="gpu"`` and no GPU works. ``"-"`` is the file named ``-``."""
+    """The digest of the file at ``path`` by the command line's fast path,
+    with :func:`new`'s parameters. Raises ``OSError`` (with ``errno`` and
+    ``filename``) when it cannot be read, ``RuntimeError`` when it changes
+    while hashed, ``GpuError`` when ``backend="gpu"`` and no GPU works.
+    ``"-"`` is the file named ``-``."""
 
 def device_digest(
     obj: Any,
     *,
     algorithm: str = "sha3-256",
-    height: int = 8,
-    degree: int = 4,
+    height: Optional[int] = 8,
+    degree: Optional[int] = 4,
     block_size: Optional[int] = None,
     length: Optional[int] = None,
     prefix: Optional[Buffer] = None,
-    customization: Optional[Any] = None,
+    customization: Optional[_Customization] = None,
+    domain: Optional[int] = None,
     backend: Literal["auto", "gpu"] = "auto",
     threads: Optional[int] = None,
 ) -> Digest:
     """The digest of an object in GPU memory (``__dlpack__`` on a CUDA
     device, or ``__cuda_array_interface__``), computed on that GPU with no
     copy to the host; its bytes must be contiguous. Equal to the digest of
-    the same bytes hashed from the host."""
+    the same bytes hashed from the host. In this build the LI trees only:
+    a standard function raises ``ValueError``."""

@@ -14,11 +14,10 @@ pub mod stdout;
 use std::io::{self, Read, Write};
 use std::path::Path;
 
+use treehash::function::{OptionBytes, OptionNames, ParamOptions};
 use treehash::input::is_stdin_name;
 use treehash::params::MAX_PREFIX_LEN;
-use treehash::params::{DEFAULT_DEGREE, DEFAULT_HEIGHT};
-use treehash::standard::Family;
-use treehash::{Algorithm, Function, Params, Standard, StandardParams, TreeParams};
+use treehash::{Algorithm, Params, TreeParams};
 
 use args::TreeArgs;
 
@@ -66,6 +65,16 @@ pub fn report(message: impl std::fmt::Display) {
     let _ = writeln!(std::io::stderr(), "treehash: {message}");
 }
 
+/// How the command line spells its options in the messages that refuse one.
+const OPTION_NAMES: OptionNames = OptionNames {
+    height: "-H/--height",
+    degree: "-D/--degree",
+    block_size: "-B/--block-size",
+    prefix: "a prefix (--prefix-hex, --prefix-file)",
+    customization: "--customization",
+    domain: "--domain",
+};
+
 /// Reads and validates the parameters: of an LI tree of height `height`
 /// (the default height when `None`), or of a standard function, which takes
 /// no height, degree or prefix. `inputs` are the files the command will
@@ -75,28 +84,9 @@ pub fn params(
     height: Option<u32>,
     inputs: &[std::path::PathBuf],
 ) -> Result<Params, Fatal> {
-    match args.algorithm {
-        Function::Tree(algorithm) => {
-            let standard_only = [
-                (
-                    "--customization",
-                    args.customization.is_some() || args.customization_hex.is_some(),
-                ),
-                ("--domain", args.domain.is_some()),
-            ];
-            if let Some((option, _)) = standard_only.iter().find(|(_, given)| *given) {
-                return Err(Fatal::usage(format!(
-                    "{option} is for the standard functions (kt128, kt256, parallelhash128, \
-                     parallelhash256, turboshake128, turboshake256), not {algorithm}"
-                )));
-            }
-            let height = height.unwrap_or(DEFAULT_HEIGHT);
-            tree_params(args, algorithm, height, inputs).map(Params::Tree)
-        }
-        Function::Standard(standard) => {
-            standard_params(args, standard, height).map(Params::Standard)
-        }
-    }
+    options(args, height, inputs)
+        .build(args.algorithm, &OPTION_NAMES)
+        .map_err(|e| Fatal::usage(e.to_string()))
 }
 
 /// The parameters of an LI tree of `algorithm` at `height`.
@@ -106,81 +96,48 @@ pub fn tree_params(
     height: u32,
     inputs: &[std::path::PathBuf],
 ) -> Result<TreeParams, Fatal> {
-    let prefix = match (&args.prefix_hex, &args.prefix_file) {
-        (Some(text), _) => prefix_from_hex(text)?,
-        (None, Some(path)) => read_prefix_file(path, inputs)?,
-        (None, None) => Vec::new(),
-    };
-    TreeParams::with_options(
-        algorithm,
-        height,
-        args.degree.unwrap_or(DEFAULT_DEGREE),
-        args.block_size,
-        prefix,
-        args.length,
-    )
-    .map_err(|e| Fatal::usage(e.to_string()))
+    options(args, Some(height), inputs)
+        .build_tree(algorithm, &OPTION_NAMES)
+        .map_err(|e| Fatal::usage(e.to_string()))
 }
 
-/// The parameters of a standard function: its tree is fixed by its
-/// document, so the LI options are refused, each with the reason.
-fn standard_params(
-    args: &TreeArgs,
-    standard: Standard,
+/// The options given, the prefix and customization string read only if the
+/// function takes them.
+fn options<'a>(
+    args: &'a TreeArgs,
     height: Option<u32>,
-) -> Result<StandardParams, Fatal> {
-    let fixed = |option: &str| {
-        Fatal::usage(format!(
-            "{option} does not apply to {standard}: its tree is fixed by {}",
-            standard.document()
-        ))
-    };
-    if height.is_some() {
-        return Err(fixed("-H/--height"));
-    }
-    if args.degree.is_some() {
-        return Err(fixed("-D/--degree"));
-    }
-    if args.prefix_hex.is_some() || args.prefix_file.is_some() {
-        return Err(Fatal::usage(format!(
-            "a prefix (--prefix-hex, --prefix-file) does not apply to {standard}: {} fixes \
-             its input; use --customization for a customization string",
-            standard.document()
-        )));
-    }
-    let family = standard.family();
-    if args.block_size.is_some() && family != Family::ParallelHash {
-        return Err(match family {
-            Family::Kangaroo => fixed("-B/--block-size (its chunks are 8192 bytes)"),
-            _ => Fatal::usage(format!(
-                "-B/--block-size does not apply to {standard}: it is one sponge"
-            )),
-        });
-    }
-    let customization = match (&args.customization, &args.customization_hex) {
-        (Some(text), _) => Some(text.as_bytes().to_vec()),
-        (None, Some(hex_text)) => Some(hex::decode(hex_text.trim()).map_err(|_| {
-            Fatal::usage(format!(
-                "--customization-hex: '{hex_text}' is not hexadecimal bytes (two digits each)"
-            ))
-        })?),
+    inputs: &'a [std::path::PathBuf],
+) -> ParamOptions<'a> {
+    let usage = |f: Fatal| f.message;
+    let prefix: Option<OptionBytes<'a>> = match (&args.prefix_hex, &args.prefix_file) {
+        (Some(text), _) => Some(Box::new(move || prefix_from_hex(text).map_err(usage))),
+        (None, Some(path)) => Some(Box::new(move || {
+            read_prefix_file(path, inputs).map_err(usage)
+        })),
         (None, None) => None,
     };
-    let usage = |e: treehash::ParamError| Fatal::usage(e.to_string());
-    let mut params = StandardParams::new(standard);
-    if let Some(c) = customization {
-        params = params.with_customization(c).map_err(usage)?;
+    let customization: Option<OptionBytes<'a>> =
+        match (&args.customization, &args.customization_hex) {
+            (Some(text), _) => Some(Box::new(move || Ok(text.as_bytes().to_vec()))),
+            (None, Some(hex_text)) => Some(Box::new(move || {
+                hex::decode(hex_text.trim()).map_err(|_| {
+                    format!(
+                        "--customization-hex: '{hex_text}' is not hexadecimal bytes (two \
+                         digits each)"
+                    )
+                })
+            })),
+            (None, None) => None,
+        };
+    ParamOptions {
+        height,
+        degree: args.degree,
+        block_size: args.block_size,
+        length: args.length,
+        prefix,
+        customization,
+        domain: args.domain,
     }
-    if let Some(b) = args.block_size {
-        params = params.with_block_size(b).map_err(usage)?;
-    }
-    if let Some(d) = args.domain {
-        params = params.with_domain(d).map_err(usage)?;
-    }
-    if let Some(n) = args.length {
-        params = params.with_output_len(n).map_err(usage)?;
-    }
-    Ok(params)
 }
 
 /// The prefix given in hex. A prefix given is a key or salt: an empty one is

@@ -9,10 +9,13 @@
 //! engines. One at a time, the parent levels of 2^24 leaves cost about as
 //! much as absorbing 8 GiB into them (docs/PERFORMANCE.md, "Large trees").
 
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+
 use super::units::FreshIsZero;
 use super::walk::Absorb;
 use super::workers::Workers;
-use crate::params::TreeParams;
+use crate::params::{Algorithm, TreeParams};
 use crate::sponge::Sponge;
 
 /// Copies of an empty-subtree value absorbed per call at most.
@@ -34,12 +37,10 @@ pub fn reduce_levels<S: Sponge, A: Absorb>(
     let c = params.algorithm().chaining_len();
     let d = params.degree() as usize;
     let rate = params.algorithm().rate();
-    // V_H of an empty leaf: A_c of nothing.
-    let mut empty = vec![0u8; c];
-    S::hash_into(&[], &mut empty);
+    let empties = empty_subtrees::<S>(d, params.height());
     let (w, node_len) = (A::WIDTH, d * c);
     let groups_per_task = TASK_BYTES.div_ceil(w * node_len);
-    for _ in 1..params.height() {
+    for empty in &empties[..empties.len() - 1] {
         let full = level.len() / node_len;
         let mut parents = vec![0u8; (level.len() / c).div_ceil(d) * c];
         let (whole, last) = parents.split_at_mut(full * c);
@@ -50,15 +51,41 @@ pub fn reduce_levels<S: Sponge, A: Absorb>(
             |_, out, children| hash_nodes(nodes, rate, children, node_len, out),
         );
         if !last.is_empty() {
-            hash_node::<S>(&level[full * node_len..], &empty, d, last);
+            hash_node::<S>(&level[full * node_len..], empty, d, last);
         }
-        let mut parent_of_empties = vec![0u8; c];
-        hash_node::<S>(&[], &empty, d, &mut parent_of_empties);
-        (level, empty) = (parents, parent_of_empties);
+        level = parents;
     }
     let mut root = vec![0u8; params.output_len()];
-    hash_node::<S>(&level, &empty, d, &mut root);
+    let empty = empties.last().expect("a tree has a level below its root");
+    hash_node::<S>(&level, empty, d, &mut root);
     root
+}
+
+/// The chaining values of empty subtrees of degree `d` under `S`, from an
+/// empty leaf (V_H of nothing) up to the root's children: `height` values,
+/// computed once per process for each function and degree. A small input's
+/// tree is mostly empty subtrees: computed anew for each, they were half of
+/// its permutations at H = 8 (and with a large D, many more).
+fn empty_subtrees<S: Sponge>(d: usize, height: u32) -> Vec<Vec<u8>> {
+    type Cache = HashMap<(Algorithm, usize), Vec<Vec<u8>>>;
+    static CACHE: LazyLock<Mutex<Cache>> = LazyLock::new(Default::default);
+    let height = height as usize;
+    let mut cache = CACHE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let values = cache.entry((S::ALGORITHM, d)).or_default();
+    if values.is_empty() {
+        let mut leaf = vec![0u8; S::ALGORITHM.chaining_len()];
+        S::hash_into(&[], &mut leaf);
+        values.push(leaf);
+    }
+    while values.len() < height {
+        let below = values.last().expect("the leaf's value is first");
+        let mut parent = vec![0u8; below.len()];
+        hash_node::<S>(&[], below, d, &mut parent);
+        values.push(parent);
+    }
+    values[..height].to_vec()
 }
 
 /// Up to `WIDTH` nodes side by side on one unit of `engine`: `children`

@@ -8,6 +8,11 @@
 //! `mremap`, which moves its pages without copying them; a unit's memory is
 //! first touched by the worker that absorbs into it; and `finish` gives the
 //! pages of padded units back while it writes the outputs.
+//!
+//! A small store lives on the heap instead: a mapping of its own costs two
+//! system calls per input, and unmapping it interrupts every thread of the
+//! process to flush its TLB, which a list of small files, each hashed by
+//! one of 16 threads, pays thousands of times over.
 
 use std::io;
 use std::marker::PhantomData;
@@ -37,21 +42,33 @@ pub unsafe trait FreshIsZero: Sized + Send + Sync {
     }
 }
 
-/// The units in use, and room for more: untouched pages of the mapping cost
+/// Stores of at most this many bytes live on the heap (see the module doc).
+const HEAP_MAX: usize = 1 << 20;
+
+/// Where the units are kept.
+enum Backing<U> {
+    /// No unit yet.
+    Nothing,
+    /// On the heap: every element a unit, the first `len` in use.
+    Heap(Vec<U>),
+    /// In an anonymous mapping of their own.
+    Map(MmapMut),
+}
+
+/// The units in use, and room for more: untouched pages of a mapping cost
 /// no memory until a unit there is written.
 pub struct UnitStore<U> {
-    /// `None` until a unit is needed.
-    map: Option<MmapMut>,
+    backing: Backing<U>,
     len: usize,
     units: PhantomData<U>,
 }
 
 impl<U: FreshIsZero> UnitStore<U> {
-    /// No units, and no mapping yet.
+    /// No units, and no memory for them yet.
     pub const fn new() -> Self {
         const { assert!(size_of::<U>() > 0 && align_of::<U>() <= 4096) };
         UnitStore {
-            map: None,
+            backing: Backing::Nothing,
             len: 0,
             units: PhantomData,
         }
@@ -62,15 +79,17 @@ impl<U: FreshIsZero> UnitStore<U> {
         self.len
     }
 
-    /// The units the mapping has room for.
+    /// The units there is room for.
     fn capacity(&self) -> usize {
-        self.map
-            .as_ref()
-            .map_or(0, |map| map.len() / size_of::<U>())
+        match &self.backing {
+            Backing::Nothing => 0,
+            Backing::Heap(units) => units.len(),
+            Backing::Map(map) => map.len() / size_of::<U>(),
+        }
     }
 
     /// Makes `len` units (never fewer than now) in use: the new ones fresh,
-    /// in memory not yet touched. Where the mapping must grow, it grows to
+    /// in memory not yet touched. Where the store must grow, it grows to
     /// twice its size (amortised, for inputs that come piece by piece), but
     /// never past `most` units, and only as far as needed where the system
     /// refuses that much address space.
@@ -86,8 +105,9 @@ impl<U: FreshIsZero> UnitStore<U> {
         Ok(())
     }
 
-    /// Room for `capacity` units: a new mapping, or the old one moved
-    /// (never copied) where it cannot grow in place.
+    /// Room for `capacity` units: on the heap while they are few; else a
+    /// new mapping, or the old one moved (never copied) where it cannot grow
+    /// in place.
     fn reserve(&mut self, capacity: usize) -> io::Result<()> {
         let bytes = capacity
             .checked_mul(size_of::<U>())
@@ -98,24 +118,42 @@ impl<U: FreshIsZero> UnitStore<U> {
                 format!("{} MiB of leaf states: {e}", bytes.div_ceil(1 << 20)),
             )
         };
-        match &mut self.map {
-            None => self.map = Some(map_zeroed(bytes).map_err(failed)?),
+        if bytes <= HEAP_MAX {
+            let units = match &mut self.backing {
+                Backing::Heap(units) => units,
+                backing => {
+                    *backing = Backing::Heap(Vec::new());
+                    let Backing::Heap(units) = backing else {
+                        unreachable!("just made")
+                    };
+                    units
+                }
+            };
+            units.resize_with(capacity, U::fresh);
+            return Ok(());
+        }
+        match &mut self.backing {
             #[cfg(target_os = "linux")]
             // SAFETY: an anonymous mapping, so there is no file end to pass,
             // and `&mut self` holds it: no reference into it is alive while
             // it moves. Its new pages are zero, fresh units (`FreshIsZero`).
-            Some(map) => unsafe {
+            Backing::Map(map) => unsafe {
                 map.remap(bytes, memmap2::RemapOptions::new().may_move(true))
                     .map_err(failed)?
             },
-            #[cfg(not(target_os = "linux"))]
-            Some(map) => {
-                let mut grown = map_zeroed(bytes).map_err(failed)?;
-                grown[..map.len()].copy_from_slice(map);
-                *map = grown;
+            backing => {
+                let mut map = map_zeroed(bytes).map_err(failed)?;
+                let old = match backing {
+                    Backing::Heap(units) => as_bytes(units),
+                    #[cfg(not(target_os = "linux"))]
+                    Backing::Map(old) => &old[..],
+                    _ => &[],
+                };
+                map[..old.len()].copy_from_slice(old);
+                *backing = Backing::Map(map);
             }
         }
-        if let Some(map) = &self.map {
+        if let Backing::Map(map) = &self.backing {
             ask_for_huge_pages(map);
         }
         Ok(())
@@ -124,29 +162,44 @@ impl<U: FreshIsZero> UnitStore<U> {
     /// The units in use, in chunks of `units` (the last perhaps shorter),
     /// whose pages [`Chunk::release`] gives back once a task is done with them.
     pub fn chunks_mut(&mut self, units: usize) -> impl Iterator<Item = Chunk<'_, U>> {
-        self.as_mut().chunks_mut(units.max(1)).map(Chunk)
+        let releasable = matches!(self.backing, Backing::Map(_));
+        self.as_mut()
+            .chunks_mut(units.max(1))
+            .map(move |units| Chunk { units, releasable })
     }
+}
+
+/// The bytes of `units`, to copy them into a mapping.
+fn as_bytes<U: FreshIsZero>(units: &[U]) -> &[u8] {
+    // SAFETY: the units are initialised values of a type whose every byte
+    // pattern the store may hold (`FreshIsZero`: plain data, no drop glue);
+    // reading them as bytes reads initialised memory of the same length.
+    unsafe { std::slice::from_raw_parts(units.as_ptr().cast::<u8>(), size_of_val(units)) }
 }
 
 impl<U: FreshIsZero> AsRef<[U]> for UnitStore<U> {
     fn as_ref(&self) -> &[U] {
-        match &self.map {
-            None => &[],
+        match &self.backing {
+            Backing::Nothing => &[],
+            Backing::Heap(units) => &units[..self.len],
             // SAFETY: the mapping starts on a page, aligned for `U`, and
             // holds at least `len` units, each written as a `U` or still
             // zero bytes, a valid `U` (`FreshIsZero`).
-            Some(map) => unsafe { std::slice::from_raw_parts(map.as_ptr().cast::<U>(), self.len) },
+            Backing::Map(map) => unsafe {
+                std::slice::from_raw_parts(map.as_ptr().cast::<U>(), self.len)
+            },
         }
     }
 }
 
 impl<U: FreshIsZero> AsMut<[U]> for UnitStore<U> {
     fn as_mut(&mut self) -> &mut [U] {
-        match &mut self.map {
-            None => &mut [],
+        match &mut self.backing {
+            Backing::Nothing => &mut [],
+            Backing::Heap(units) => &mut units[..self.len],
             // SAFETY: as in `as_ref`, and `&mut self` borrows the mapping
             // exclusively.
-            Some(map) => unsafe {
+            Backing::Map(map) => unsafe {
                 std::slice::from_raw_parts_mut(map.as_mut_ptr().cast::<U>(), self.len)
             },
         }
@@ -154,30 +207,35 @@ impl<U: FreshIsZero> AsMut<[U]> for UnitStore<U> {
 }
 
 /// Some units of a [`UnitStore`], held by one task.
-pub struct Chunk<'a, U>(&'a mut [U]);
+pub struct Chunk<'a, U> {
+    units: &'a mut [U],
+    /// The units lie in the store's own mapping (not on the heap).
+    releasable: bool,
+}
 
 impl<U: FreshIsZero> Chunk<'_, U> {
     /// The units.
     pub fn units(&self) -> &[U] {
-        self.0
+        self.units
     }
 
     /// Gives the pages that lie wholly within these units back to the
     /// system: the caller is done with them (they read as fresh units from
-    /// then on). A hint where it fails, and elsewhere than on Linux.
+    /// then on). A hint where it fails, for units on the heap (few), and
+    /// elsewhere than on Linux.
     pub fn release(self) {
         #[cfg(target_os = "linux")]
-        {
+        if self.releasable {
             let page = page_size();
-            let start = self.0.as_mut_ptr() as usize;
-            let end = start + std::mem::size_of_val(self.0);
+            let start = self.units.as_mut_ptr() as usize;
+            let end = start + std::mem::size_of_val(self.units);
             let (from, to) = (start.next_multiple_of(page), end - end % page);
             if from < to {
                 // SAFETY: [from, to) lies within this chunk, which `self`
-                // borrows exclusively, in a private anonymous mapping (a
-                // `Chunk` comes only from a `UnitStore`). MADV_DONTNEED makes
-                // those bytes zero, as a write of fresh units through the
-                // borrow would (`FreshIsZero`), and touches nothing else.
+                // borrows exclusively, in a private anonymous mapping of the
+                // store's own (`releasable`). MADV_DONTNEED makes those bytes
+                // zero, as a write of fresh units through the borrow would
+                // (`FreshIsZero`), and touches nothing else.
                 unsafe {
                     libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_DONTNEED);
                 }

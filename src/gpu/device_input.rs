@@ -144,6 +144,8 @@ impl Hasher {
         params: &P,
         data: &S,
     ) -> Result<HashOutput, HashError> {
+        // Asking for the slice's address binds its context to this thread.
+        let _kept = KeepCurrentContext::new();
         let stream = data.stream();
         // Makes the slice's stream wait for its last write, where cudarc
         // tracks them; the wait below covers that.

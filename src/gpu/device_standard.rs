@@ -17,7 +17,7 @@ use crate::cpu::chunks::LeafSpec;
 use crate::error::HashError;
 use crate::hasher::BackendUsed;
 use crate::standard::StandardParams;
-use crate::standard::run::Chain;
+use crate::standard::run::{self, Walk};
 use crate::timings::{Timings, timed};
 
 use super::device_input::{DeviceBytes, wait_for};
@@ -48,22 +48,23 @@ pub(super) fn hash_on(
     if let Some(stream) = bytes.stream {
         wait_for(gpu, stream)?;
     }
-    let mut chain = Chain::new(params);
+    let cx = run::Context::new(params, cpu);
+    let mut walk = Walk::new(params);
     let Some(spec) = params.standard().leaf_spec() else {
         timed(&mut timings.leaves, || {
             for at in (0..bytes.len).step_by(HOST_PIECE_BYTES) {
                 let len = HOST_PIECE_BYTES.min(bytes.len - at);
-                chain.absorb_message(&copy_to_host(gpu, bytes.ptr + at as u64, len)?);
+                walk.piece(&cx, &copy_to_host(gpu, bytes.ptr + at as u64, len)?);
             }
             Ok::<_, GpuError>(())
         })?;
-        return Ok((chain.finish(Vec::new(), cpu), BackendUsed::Cpu));
+        return Ok((walk.finish(&cx), BackendUsed::Cpu));
     };
-    let chunk_len = chain.chunk_len();
+    let chunk_len = cx.chunk_len();
     let whole = bytes.len / chunk_len;
     let mut first = 0;
-    if chain.wants_first_chunk() && whole > 0 {
-        chain.absorb_message(&copy_to_host(gpu, bytes.ptr, chunk_len)?);
+    if walk.wants_first_chunk() && whole > 0 {
+        walk.piece(&cx, &copy_to_host(gpu, bytes.ptr, chunk_len)?);
         first = 1;
     }
     if whole > first {
@@ -71,15 +72,16 @@ pub(super) fn hash_on(
         timings.compile += compile;
         let from = bytes.ptr + (first * chunk_len) as u64;
         timed(&mut timings.leaves, || {
-            Spans::new(gpu, kernel, &spec, chunk_len, whole - first)?.run(from, &mut chain)
+            let spans = Spans::new(gpu, kernel, &spec, chunk_len, whole - first)?;
+            spans.run(from, |values| walk.absorb_values(&cx, values))
         })?;
     }
-    let tail = copy_to_host(
-        gpu,
-        bytes.ptr + (whole * chunk_len) as u64,
-        bytes.len - whole * chunk_len,
-    )?;
-    let digest = timed(&mut timings.reduce, || chain.finish(tail, cpu));
+    let at = whole * chunk_len;
+    let tail = copy_to_host(gpu, bytes.ptr + at as u64, bytes.len - at)?;
+    let digest = timed(&mut timings.reduce, || {
+        walk.piece(&cx, &tail);
+        walk.finish(&cx)
+    });
     Ok((digest, BackendUsed::Gpu))
 }
 
@@ -152,21 +154,21 @@ impl<'a> Spans<'a> {
         })
     }
 
-    /// Hashes the chunks from device address `from` and feeds their values
-    /// to `chain`, in order.
-    fn run(mut self, from: u64, chain: &mut Chain<'_>) -> Result<(), GpuError> {
+    /// Hashes the chunks from device address `from` and hands their values
+    /// to `absorb`, in order.
+    fn run(mut self, from: u64, mut absorb: impl FnMut(&[u8])) -> Result<(), GpuError> {
         let mut previous: Option<(usize, usize)> = None;
         for (span, first) in (0..self.count).step_by(self.per_launch).enumerate() {
             let n = self.per_launch.min(self.count - first);
             let at = from + (first * self.chunk_len) as u64;
             self.launch(span % 2, at, n)?;
             if let Some((buffer, n)) = previous {
-                chain.absorb_values(self.values(buffer, n)?);
+                absorb(self.values(buffer, n)?);
             }
             previous = Some((span % 2, n));
         }
         if let Some((buffer, n)) = previous {
-            chain.absorb_values(self.values(buffer, n)?);
+            absorb(self.values(buffer, n)?);
         }
         Ok(())
     }

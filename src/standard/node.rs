@@ -20,6 +20,7 @@ const CSHAKE_DOMAIN: u8 = 0x04;
 const PARALLEL_HASH_NAME: &[u8] = b"ParallelHash";
 
 /// The last node of one digest, as its parts arrive.
+#[derive(Clone)]
 pub(crate) struct LastNode {
     sponge: ByteSponge,
     family: Family,

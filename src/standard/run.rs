@@ -1,19 +1,24 @@
 //! The walk over a message for the standard functions. Pieces of M are
 //! whole chunks (KT's 8192 bytes, ParallelHash's B); the chaining values of
 //! a piece's chunks are computed side by side, then fed to the last node in
-//! order. TurboSHAKE is one sponge over the whole message, on one thread.
+//! order. Nothing of a chunk outlives its piece, so memory is one piece and
+//! its chaining values, whatever the message's length. TurboSHAKE is one
+//! sponge over the whole message, on one thread.
 //!
-//! A piece's chunks may be shared between the CPU's workers and GPUs
-//! ([`ChunkEngine`]): the CPU hashes chunks [0, a) of the piece while each
-//! GPU is handed the next run after it, which it stages and hashes behind
-//! the caller's back. Chunks hold no state from one piece to the next, so the
-//! split may change at every piece with nothing to move: it follows each
-//! engine's measured rate ([`Split`]). The chaining values are fed to the
-//! last node in the message's order as they come back: a GPU's may lag a
-//! few pieces behind (as many as its ring of buffers holds), the CPU's
-//! waiting for them meanwhile. Memory is one piece, the GPUs' buffers and
-//! those few pieces' chaining values (0.4–0.8 % of their bytes), whatever the
-//! message's length.
+//! [`Walk`] is the state between pieces (the last node and an unfinished
+//! last chunk), which `crate::stream` keeps between the parts of an input
+//! given by `update`. [`hash`] drives it over an input, its chunks on the
+//! CPU's workers and on GPUs ([`ChunkEngine`]): the CPU hashes chunks
+//! [0, a) of a piece while each GPU is handed the next run after it, which
+//! it stages and hashes behind the caller's back. Chunks hold no state from
+//! one piece to the next, so the split may change at every piece with
+//! nothing to move: it follows each engine's measured rate ([`Split`]). The
+//! chaining values are fed to the last node in the message's order as they
+//! come back: a GPU's may lag a few launches behind (as many as its ring of
+//! buffers holds), the CPU's after them waiting meanwhile, at most
+//! [`MAX_VALUES_LEN`] of them per round of a piece. Memory is one piece, the
+//! GPUs' buffers and a few rounds' chaining values, whatever the message's
+//! length.
 
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -38,6 +43,11 @@ const CHUNKS_PER_TASK: usize = 64;
 /// Tasks per worker thread a piece is cut into, so that threads that finish
 /// early find work left.
 const TASKS_PER_THREAD: usize = 4;
+/// Bytes of chaining values computed at once, at most: chunks of a few
+/// bytes have 32 or 64 bytes of value each, and a whole piece's at once
+/// held 2.1 GB (RSS) for a 32 MiB file of ParallelHash256 with B = 1.
+/// KT's and ParallelHash's usual pieces are one batch.
+const MAX_VALUES_LEN: usize = 4 << 20;
 
 /// Whole chunks handed to an engine: bytes in memory, or a range of the
 /// input file that the engine reads where it wants them.
@@ -216,7 +226,7 @@ pub(crate) struct Walked {
 }
 
 /// The digest of `input` in pieces of about `piece_target` bytes, its chunks
-/// on the CPU's workers and on `engines`.
+/// on `cpu`'s workers and on `engines`.
 pub(crate) fn hash<'a>(
     params: &StandardParams,
     input: &mut Input<'_>,
@@ -225,9 +235,8 @@ pub(crate) fn hash<'a>(
     piece_target: usize,
     progress: &dyn Progress,
 ) -> Result<Walked, HashError> {
-    let chunk_len = chunk_len(params);
-    let framing = Blocks(chunk_len);
-    let piece_len = message::piece_len(chunk_len, piece_target);
+    let framing = Blocks(chunk_len(params));
+    let piece_len = piece_len(params, piece_target);
     let total_len = input.known_len();
     // Engines that read the file themselves while the CPU takes no chunk:
     // then mapping windows would only cost time.
@@ -236,7 +245,7 @@ pub(crate) fn hash<'a>(
     } else {
         Access::Read
     };
-    let mut walk = Walk::new(params, cpu, engines, total_len, progress);
+    let mut run = Shared::new(Context::new(params, cpu), engines, total_len, progress);
     let bytes = match input {
         Input::Bytes(data) => {
             message::for_each_piece_of_slice::<HashError>(
@@ -244,7 +253,7 @@ pub(crate) fn hash<'a>(
                 data,
                 piece_len,
                 progress,
-                |piece| walk.piece(piece),
+                |piece| run.piece(piece),
             )?;
             data.len() as u64
         }
@@ -257,7 +266,7 @@ pub(crate) fn hash<'a>(
                 access,
                 &unmapped,
                 progress,
-                |piece| walk.piece(piece),
+                |piece| run.piece(piece),
             )?;
             file.len()
         }
@@ -266,10 +275,10 @@ pub(crate) fn hash<'a>(
             *reader,
             piece_len,
             progress,
-            |bytes| walk.piece(Piece::Memory(bytes)),
+            |bytes| run.piece(Piece::Memory(bytes)),
         )?,
     };
-    walk.finish(bytes)
+    run.finish(bytes)
 }
 
 /// The length of the blocks a message is cut into: KT's chunks,
@@ -282,51 +291,40 @@ pub(crate) fn chunk_len(params: &StandardParams) -> usize {
     }
 }
 
-/// The chaining values of whole chunks on the CPU's workers (`values` holds
-/// one per chunk).
-fn cpu_values(
-    cpu: &CpuBackend,
-    workers: Workers<'_>,
-    leaf: &LeafSpec,
-    chunk_len: usize,
-    chunks: &[u8],
-    values: &mut [u8],
-) {
-    let count = chunks.len() / chunk_len;
-    if count == 0 {
-        return;
-    }
-    let cv_len = leaf.output_len();
-    let per_task = count
-        .div_ceil(workers.threads() * TASKS_PER_THREAD)
-        .clamp(1, CHUNKS_PER_TASK);
-    workers.for_each_pair(
-        (values, per_task * cv_len),
-        (chunks, per_task * chunk_len),
-        1,
-        |_, values, chunks| cpu.chaining_values(leaf, chunks, chunk_len, values),
-    );
+/// The length of the pieces a message is walked in: whole chunks, about
+/// `piece_target` bytes.
+pub(crate) fn piece_len(params: &StandardParams, piece_target: usize) -> usize {
+    message::piece_len(chunk_len(params), piece_target)
 }
 
-/// The last node of one message fed in its order: KT's first chunk, the
-/// other chunks' chaining values, and at the end the last chunks (the
-/// message's last bytes and KT's C ‖ length_encode(|C|)).
-pub(crate) struct Chain<'p> {
-    params: &'p StandardParams,
-    node: LastNode,
+/// What a message's chunks are hashed with: its parameters, and the CPU
+/// backend whose workers (its pool, or the calling thread alone where the
+/// input runs inline) share them out.
+pub(crate) struct Context<'a> {
+    params: &'a StandardParams,
+    cpu: &'a CpuBackend,
+    workers: Workers<'a>,
     /// The chunks' sponge (none for TurboSHAKE).
     leaf: Option<LeafSpec>,
     chunk_len: usize,
 }
 
-impl<'p> Chain<'p> {
-    pub(crate) fn new(params: &'p StandardParams) -> Self {
-        Chain {
+impl<'a> Context<'a> {
+    /// Made where the walk runs (inside `CpuBackend::run_*`), which decides
+    /// the workers.
+    pub(crate) fn new(params: &'a StandardParams, cpu: &'a CpuBackend) -> Self {
+        Context {
             params,
-            node: LastNode::new(params),
+            cpu,
+            workers: cpu.workers(),
             leaf: params.standard().leaf_spec(),
             chunk_len: chunk_len(params),
         }
+    }
+
+    /// The chunks' sponge.
+    fn leaf(&self) -> LeafSpec {
+        self.leaf.expect("only functions with chunks absorb them")
     }
 
     /// The chunks' length: KT's 8192 bytes, ParallelHash's B.
@@ -334,42 +332,143 @@ impl<'p> Chain<'p> {
         self.chunk_len
     }
 
+    /// The chaining values of whole chunks (`values` holds one per chunk),
+    /// side by side on the workers.
+    fn chaining_values(&self, chunks: &[u8], values: &mut [u8]) {
+        let count = chunks.len() / self.chunk_len;
+        if count == 0 {
+            return;
+        }
+        let cv_len = self.params.standard().chaining_len();
+        let per_task = count
+            .div_ceil(self.workers.threads() * TASKS_PER_THREAD)
+            .clamp(1, CHUNKS_PER_TASK);
+        let (cpu, leaf, chunk_len) = (self.cpu, self.leaf(), self.chunk_len);
+        self.workers.for_each_pair(
+            (values, per_task * cv_len),
+            (chunks, per_task * chunk_len),
+            1,
+            |_, values, chunks| cpu.chaining_values(&leaf, chunks, chunk_len, values),
+        );
+    }
+
+    /// Whole chunks per round of a piece: their values at most
+    /// [`MAX_VALUES_LEN`].
+    fn chunks_per_round(&self) -> usize {
+        (MAX_VALUES_LEN / self.params.standard().chaining_len()).max(1)
+    }
+}
+
+/// One message under way, from piece to piece: its last node, and the bytes
+/// of an unfinished last chunk. It borrows nothing, so that a stream keeps
+/// it between updates; a clone (the last node's sponge and the tail, a few
+/// hundred bytes) finishes a digest while the original goes on.
+pub(crate) struct Walk {
+    node: LastNode,
+    /// The bytes of a last chunk that is not whole (only the message's last
+    /// piece ends with one).
+    tail: Vec<u8>,
+    /// The chaining values of a piece's chunks, kept for the next piece.
+    values: Vec<u8>,
+}
+
+impl Clone for Walk {
+    /// The state, not the space kept for chaining values.
+    fn clone(&self) -> Self {
+        Walk {
+            node: self.node.clone(),
+            tail: self.tail.clone(),
+            values: Vec::new(),
+        }
+    }
+}
+
+impl Walk {
+    pub(crate) fn new(params: &StandardParams) -> Self {
+        Walk {
+            node: LastNode::new(params),
+            tail: Vec::new(),
+            values: Vec::new(),
+        }
+    }
+
+    /// Absorbs the next piece of M (which starts on a chunk boundary).
+    pub(crate) fn piece(&mut self, cx: &Context<'_>, bytes: &[u8]) {
+        debug_assert!(
+            self.tail.is_empty(),
+            "only the last piece is not whole chunks"
+        );
+        if cx.params.standard().family() == Family::TurboShake {
+            let node = &mut self.node;
+            cx.workers.run(|| node.absorb_message(bytes));
+            return;
+        }
+        let whole = bytes.len() / cx.chunk_len * cx.chunk_len;
+        let (mut chunks, tail) = bytes.split_at(whole);
+        self.tail.extend_from_slice(tail);
+        if self.node.wants_first_chunk() && !chunks.is_empty() {
+            let (first, rest) = chunks.split_at(cx.chunk_len);
+            self.node.absorb_message(first);
+            chunks = rest;
+        }
+        self.absorb_chunks(cx, chunks);
+    }
+
+    /// Hashes whole chunks side by side and feeds their chaining values to
+    /// the last node, in batches of at most [`MAX_VALUES_LEN`] of values.
+    fn absorb_chunks(&mut self, cx: &Context<'_>, chunks: &[u8]) {
+        for batch in chunks.chunks(cx.chunks_per_round() * cx.chunk_len) {
+            self.absorb_batch(cx, batch);
+        }
+    }
+
+    /// Hashes whole chunks side by side and feeds their chaining values to
+    /// the last node.
+    fn absorb_batch(&mut self, cx: &Context<'_>, chunks: &[u8]) {
+        let count = chunks.len() / cx.chunk_len;
+        if count == 0 {
+            return;
+        }
+        let mut values = std::mem::take(&mut self.values);
+        values.resize(count * cx.params.standard().chaining_len(), 0);
+        cx.chaining_values(chunks, &mut values);
+        self.absorb_values(cx, &values);
+        self.values = values;
+    }
+
     /// Whether KT's next chunk is its first, which the last node takes whole.
     pub(crate) fn wants_first_chunk(&self) -> bool {
         self.node.wants_first_chunk()
     }
 
-    /// KT's first chunk, or TurboSHAKE's next bytes.
-    pub(crate) fn absorb_message(&mut self, bytes: &[u8]) {
-        self.node.absorb_message(bytes);
+    /// The chaining values of the next `values.len() / c` chunks, computed
+    /// elsewhere (a GPU).
+    pub(crate) fn absorb_values(&mut self, cx: &Context<'_>, values: &[u8]) {
+        let count = values.len() / cx.params.standard().chaining_len();
+        self.node.absorb_chaining_values(values, count as u64);
     }
 
-    /// The chaining values of the next `values.len() / c` chunks.
-    pub(crate) fn absorb_values(&mut self, values: &[u8]) {
-        let c = self.params.standard().chaining_len();
-        self.node
-            .absorb_chaining_values(values, (values.len() / c) as u64);
-    }
-
-    /// The digest, `tail` being the message's bytes after its last whole
-    /// chunk; the last chunks are hashed on the calling thread.
-    pub(crate) fn finish(mut self, mut tail: Vec<u8>, cpu: &CpuBackend) -> Vec<u8> {
-        if self.params.standard().family() == Family::Kangaroo {
-            let c = self.params.customization();
+    /// The digest: the last chunks (with KT's C ‖ length_encode(|C|), which
+    /// ends S) and the last node.
+    pub(crate) fn finish(mut self, cx: &Context<'_>) -> Vec<u8> {
+        let params = cx.params;
+        let mut tail = std::mem::take(&mut self.tail);
+        if params.standard().family() == Family::Kangaroo {
+            let c = params.customization();
             tail.extend_from_slice(c);
             tail.extend_from_slice(&super::encode::length_encode(c.len() as u64));
         }
-        for chunk in tail.chunks(self.chunk_len) {
+        for chunk in tail.chunks(cx.chunk_len) {
             if self.node.wants_first_chunk() {
                 self.node.absorb_message(chunk);
             } else {
-                let leaf = self.leaf.expect("only functions with chunks have a tail");
-                let mut value = vec![0u8; leaf.output_len()];
-                cpu.chaining_values(&leaf, chunk, chunk.len(), &mut value);
+                let mut value = vec![0u8; params.standard().chaining_len()];
+                cx.cpu
+                    .chaining_values(&cx.leaf(), chunk, chunk.len(), &mut value);
                 self.node.absorb_chaining_values(&value, 1);
             }
         }
-        self.node.finish(self.params)
+        self.node.finish(params)
     }
 }
 
@@ -394,20 +493,17 @@ struct Gpu<'a> {
     tally: Tally,
 }
 
-/// One message under way.
-struct Walk<'a, 'j, 'p> {
-    chain: Chain<'p>,
-    cpu: &'p CpuBackend,
-    workers: Workers<'p>,
+/// One input under way on the CPU and on GPUs: the walk, what it runs
+/// with, and the engines.
+struct Shared<'a, 'j, 'p> {
+    cx: Context<'p>,
+    walk: Walk,
     gpus: Vec<Gpu<'a>>,
     joiners: &'j mut dyn ChunkJoiners<'a>,
     split: Split,
     cpu_tally: Tally,
     /// Values waiting for a GPU's before them.
     pending: VecDeque<Pending>,
-    /// The bytes of a last chunk that is not whole (only the message's last
-    /// piece ends with one).
-    tail: Vec<u8>,
     /// A file's bytes read for the CPU (pieces that come unread).
     buffer: Vec<u8>,
     message_len: u64,
@@ -416,10 +512,9 @@ struct Walk<'a, 'j, 'p> {
     progress: &'p dyn Progress,
 }
 
-impl<'a, 'j, 'p> Walk<'a, 'j, 'p> {
+impl<'a, 'j, 'p> Shared<'a, 'j, 'p> {
     fn new(
-        params: &'p StandardParams,
-        cpu: &'p CpuBackend,
+        cx: Context<'p>,
         engines: Engines<'a, 'j>,
         total_len: Option<u64>,
         progress: &'p dyn Progress,
@@ -432,16 +527,14 @@ impl<'a, 'j, 'p> Walk<'a, 'j, 'p> {
                 tally: Tally::default(),
             })
             .collect();
-        Walk {
-            chain: Chain::new(params),
-            cpu,
-            workers: cpu.workers(),
+        Shared {
+            walk: Walk::new(cx.params),
+            cx,
             gpus,
             joiners: engines.joiners,
             split: engines.split,
             cpu_tally: Tally::default(),
             pending: VecDeque::new(),
-            tail: Vec::new(),
             buffer: Vec::new(),
             message_len: 0,
             total_len,
@@ -452,46 +545,66 @@ impl<'a, 'j, 'p> Walk<'a, 'j, 'p> {
 
     /// Absorbs the next piece of M (which starts on a chunk boundary).
     fn piece(&mut self, piece: Piece<'_>) -> Result<(), HashError> {
-        debug_assert!(
-            self.tail.is_empty(),
-            "only the last piece is not whole chunks"
-        );
         let len = piece.len();
-        if self.chain.leaf.is_none() {
-            // TurboSHAKE: one sponge.
-            let start = Instant::now();
+        if self.cx.leaf.is_some() {
+            self.poll_joiners()?;
+        }
+        let start = Instant::now();
+        if self.gpus.is_empty() {
+            // The CPU alone (TurboSHAKE always): the walk's own path.
             let mut buffer = std::mem::take(&mut self.buffer);
-            let data = Bytes::of(piece).slice(0..len, &mut buffer)?;
-            let chain = &mut self.chain;
-            self.workers.run(|| chain.absorb_message(data));
+            let bytes = Bytes::of(piece).slice(0..len, &mut buffer)?;
+            self.walk.piece(&self.cx, bytes);
             self.buffer = buffer;
+            let time = start.elapsed();
             self.cpu_tally.bytes += len as u64;
-            self.cpu_tally.busy += start.elapsed();
+            self.cpu_tally.busy += time;
+            // The CPU's rate alone is the GPUs' first measure, if they join.
+            self.split.record(&[len], &[time]);
             self.message_len += len as u64;
             return Ok(());
         }
-        self.poll_joiners()?;
+        debug_assert!(
+            self.walk.tail.is_empty(),
+            "only the last piece is not whole chunks"
+        );
         let bytes = Bytes::of(piece);
-        let start = Instant::now();
-        let chunk_len = self.chain.chunk_len();
+        let chunk_len = self.cx.chunk_len;
         let whole = len / chunk_len * chunk_len;
         if whole < len {
             let mut buffer = Vec::new();
-            self.tail = bytes.slice(whole..len, &mut buffer)?.to_vec();
+            self.walk.tail = bytes.slice(whole..len, &mut buffer)?.to_vec();
         }
         let mut from = 0;
-        if self.chain.wants_first_chunk() && whole > 0 {
+        if self.walk.wants_first_chunk() && whole > 0 {
             let mut buffer = Vec::new();
-            self.chain
-                .absorb_message(bytes.slice(0..chunk_len, &mut buffer)?);
+            let first = bytes.slice(0..chunk_len, &mut buffer)?;
+            self.walk.node.absorb_message(first);
             self.cpu_tally.bytes += chunk_len as u64;
             from = chunk_len;
         }
         self.cpu_tally.busy += start.elapsed();
-        let count = (whole - from) / chunk_len;
+        // In rounds whose chaining values fit MAX_VALUES_LEN: the CPU's may
+        // wait for a GPU's before them.
+        let round = self.cx.chunks_per_round() * chunk_len;
+        while from < whole {
+            let to = whole.min(from + round);
+            self.round(bytes, from..to)?;
+            from = to;
+        }
+        self.message_len += len as u64;
+        self.progress.engines(&self.shares());
+        Ok(())
+    }
+
+    /// Shares the whole chunks `range` of the piece between the engines by
+    /// their rates.
+    fn round(&mut self, bytes: Bytes<'_>, range: Range<usize>) -> Result<(), HashError> {
+        let chunk_len = self.cx.chunk_len;
+        let count = range.len() / chunk_len;
         let counts = self.split.counts(count, self.gpus.len());
         // Engine k (the CPU first) takes bytes [bounds[k], bounds[k + 1]).
-        let mut bounds = vec![from];
+        let mut bounds = vec![range.start];
         for c in &counts {
             bounds.push(bounds.last().expect("starts with one") + c * chunk_len);
         }
@@ -510,13 +623,8 @@ impl<'a, 'j, 'p> Walk<'a, 'j, 'p> {
             }
         }
         self.split.record(&sizes, &times);
-        self.trace(len, &sizes, &times);
-        self.drain(false)?;
-        self.message_len += len as u64;
-        if !self.gpus.is_empty() {
-            self.progress.engines(&self.shares());
-        }
-        Ok(())
+        self.trace(range.start, &sizes, &times);
+        self.drain(false)
     }
 
     /// Adds the engines that are ready to join.
@@ -546,13 +654,10 @@ impl<'a, 'j, 'p> Walk<'a, 'j, 'p> {
     ) -> Result<(Vec<u8>, Vec<Duration>), HashError> {
         let mut times = vec![Duration::ZERO; bounds.len() - 1];
         let (cpu_time, gpu_times) = times.split_first_mut().expect("the CPU's is there");
-        let (cpu, workers, chunk_len) = (self.cpu, self.workers, self.chain.chunk_len());
-        let leaf = self
-            .chain
-            .leaf
-            .expect("only functions with chunks share them");
+        let cx = &self.cx;
         let cpu_range = bounds[0]..bounds[1];
-        let mut values = vec![0u8; cpu_range.len() / chunk_len * leaf.output_len()];
+        let cv_len = cx.params.standard().chaining_len();
+        let mut values = vec![0u8; cpu_range.len() / cx.chunk_len * cv_len];
         let buffer = &mut self.buffer;
         let mut cpu_part = || -> Result<(), HashError> {
             if cpu_range.is_empty() {
@@ -560,7 +665,7 @@ impl<'a, 'j, 'p> Walk<'a, 'j, 'p> {
             }
             let start = Instant::now();
             let run = bytes.slice(cpu_range.clone(), buffer)?;
-            cpu_values(cpu, workers, &leaf, chunk_len, run, &mut values);
+            cx.chaining_values(run, &mut values);
             *cpu_time = start.elapsed();
             Ok(())
         };
@@ -607,10 +712,10 @@ impl<'a, 'j, 'p> Walk<'a, 'j, 'p> {
             match front {
                 Pending::Ready(values) => {
                     let values = std::mem::take(values);
-                    self.chain.absorb_values(&values);
+                    self.walk.absorb_values(&self.cx, &values);
                 }
                 Pending::Gpu(k) => match self.gpus[*k].engine.take(wait)? {
-                    Some(values) => self.chain.absorb_values(&values),
+                    Some(values) => self.walk.absorb_values(&self.cx, &values),
                     None => return Ok(()),
                 },
             }
@@ -634,12 +739,10 @@ impl<'a, 'j, 'p> Walk<'a, 'j, 'p> {
         std::iter::once(cpu).chain(gpus).collect()
     }
 
-    fn trace(&self, len: usize, sizes: &[usize], times: &[Duration]) {
-        if self.gpus.is_empty() {
-            return;
-        }
+    /// `TREEHASH_TRACE=1`: each engine's bytes and time in a round.
+    fn trace(&self, at: usize, sizes: &[usize], times: &[Duration]) {
         trace::trace(|| {
-            let mut line = format!("piece of {len} B at {}:", self.message_len);
+            let mut line = format!("chunks from {}:", self.message_len + at as u64);
             let names =
                 std::iter::once("cpu".to_string()).chain(self.gpus.iter().map(|g| g.engine.name()));
             for ((name, size), time) in names.zip(sizes).zip(times) {
@@ -653,8 +756,7 @@ impl<'a, 'j, 'p> Walk<'a, 'j, 'p> {
     /// and the last node.
     fn finish(mut self, bytes: u64) -> Result<Walked, HashError> {
         self.drain(true)?;
-        let tail = std::mem::take(&mut self.tail);
-        self.cpu_tally.bytes += tail.len() as u64;
+        self.cpu_tally.bytes += self.walk.tail.len() as u64;
         let shares = self
             .shares()
             .into_iter()
@@ -666,7 +768,7 @@ impl<'a, 'j, 'p> Walk<'a, 'j, 'p> {
             copy_busy += copies;
             kernel_busy += kernels;
         }
-        let digest = self.chain.finish(tail, self.cpu);
+        let digest = self.walk.finish(&self.cx);
         Ok(Walked {
             digest,
             bytes,
@@ -981,6 +1083,50 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Pieces whose chaining values exceed `MAX_VALUES_LEN` (ParallelHash
+    /// with B = 1: 32 bytes a byte) are shared in rounds, the engines
+    /// answering late: the reference's digest.
+    #[test]
+    fn pieces_of_many_small_chunks_are_shared_in_rounds() {
+        let cpu = CpuBackend::new(Some(2), None, CpuPath::Auto).unwrap();
+        let params = StandardParams::new(Standard::ParallelHash128)
+            .with_block_size(1)
+            .unwrap();
+        let leaf = params.standard().leaf_spec().unwrap();
+        let round = Context::new(&params, &cpu).chunks_per_round();
+        assert_eq!(round, MAX_VALUES_LEN / 32);
+        let message = bytes(3 * round + 1234, 9);
+        let seen = Arc::new(Mutex::new(0));
+        let mut split = Split::new(true);
+        let mut mix = Mix(5);
+        split.script = Some(Box::new(move |n| {
+            (0..n).map(|_| (mix.next() % 4) as f64).collect()
+        }));
+        let engines = Engines {
+            gpus: vec![Box::new(LateEngine {
+                leaf,
+                chunk_len: 1,
+                lag: 3,
+                queue: VecDeque::new(),
+                seen: seen.clone(),
+            })],
+            joiners: &mut NoChunkJoiners,
+            split,
+        };
+        let mut input = Input::Bytes(&message);
+        let out = hash(
+            &params,
+            &mut input,
+            &cpu,
+            engines,
+            2 * round + 7,
+            &NoProgress,
+        )
+        .unwrap();
+        assert_eq!(out.digest, reference_digest(&params, &message));
+        assert!(*seen.lock().unwrap() > 0);
     }
 
     /// Under `--backend gpu` the CPU hashes no chunk: only KT's first one
