@@ -126,7 +126,7 @@ run() {
     # Their SIMD tests run where the CPU that built them (here) has the
     # feature (build.rs): built on an AVX-512 CPU, they fail on a host without
     # it rather than pass unchecked.
-    for t in lib vectors differential empty_subtrees input large_trees list nesting \
+    for t in lib vectors differential empty_subtrees input large_trees list nesting parts \
              standard_vectors standard_differential; do
         step "cpu-$t" "$bin/test-$t" --include-ignored
     done

@@ -271,9 +271,35 @@ impl CpuBackend {
         self.engine(params, 0..params.leaf_count(), 0)
     }
 
+    /// Parents below the root whose D children are all given (D·c bytes
+    /// each in `children`, back to back) into `out`, c bytes each: the
+    /// parent levels' engine, for the subtrees of a part (`crate::parts`).
+    pub(crate) fn whole_nodes(&self, params: &TreeParams, children: &[u8], out: &mut [u8]) {
+        let workers = self.workers();
+        match self.platform.node_engine() {
+            Engine::Sponges => {
+                with_sponge!(params.algorithm(), S => {
+                    let nodes = sponges::Sponges::<S>::default();
+                    reduce::whole_nodes(params, workers, &nodes, children, out)
+                })
+            }
+            #[cfg(target_arch = "x86_64")]
+            Engine::Lanes4(avx2) => {
+                let nodes = lanes::Lanes::<_, 4>::for_nodes(avx2, params.algorithm());
+                reduce::whole_nodes(params, workers, &nodes, children, out)
+            }
+            #[cfg(target_arch = "x86_64")]
+            Engine::Lanes8(avx512) => {
+                let nodes = lanes::Lanes::<_, 8>::for_nodes(avx512, params.algorithm());
+                reduce::whole_nodes(params, workers, &nodes, children, out)
+            }
+        }
+    }
+
     /// An engine for one message that owns no leaf yet, positioned after its
     /// first `message_len` bytes (a whole number of blocks): it takes its
-    /// leaves from other engines through `give_leaves`.
+    /// leaves from other engines through `give_leaves` (or a part's leaves
+    /// at 0, `crate::parts`).
     pub(crate) fn begin_at<'a>(
         &'a self,
         params: &'a TreeParams,

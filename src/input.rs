@@ -231,6 +231,11 @@ impl InputFile {
         self.stamp.len - self.start
     }
 
+    /// Its modification time when it was opened, where the system keeps one.
+    pub(crate) fn modified(&self) -> Option<SystemTime> {
+        self.stamp.modified
+    }
+
     /// Reads `buf.len()` bytes from `offset` of the input. A file that ends
     /// early has shrunk; an I/O error says where it happened.
     pub(crate) fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<(), HashError> {

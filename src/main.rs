@@ -15,6 +15,8 @@ fn main() {
     };
     let outcome = match &args.command {
         Some(cli::args::Command::Bench(bench)) => cli::bench_cmd::run(bench),
+        Some(cli::args::Command::Part(part)) => cli::part_cmd::run(part),
+        Some(cli::args::Command::Join(join)) => cli::join_cmd::run(join),
         None => match args.generate {
             Some(kind) => cli::generate::run(kind),
             None if args.check.check => cli::check_cmd::run(&args),

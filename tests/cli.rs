@@ -1561,7 +1561,7 @@ fn reversed_empty_and_huge_height_ranges_are_explained() {
 }
 
 #[test]
-fn help_is_a_file_name_and_only_bench_is_reserved() {
+fn help_is_a_file_name_and_only_the_subcommands_are_reserved() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(dir.path().join("help"), b"abc").unwrap();
     fs::write(dir.path().join("bench"), b"abc").unwrap();
@@ -1577,7 +1577,7 @@ fn help_is_a_file_name_and_only_bench_is_reserved() {
         .assert()
         .success()
         .stdout(predicate::str::contains(
-            "a file named bench must be written ./bench",
+            "Files named bench, part or join must be written ./bench, ./part, ./join",
         ));
 }
 

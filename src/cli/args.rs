@@ -31,7 +31,8 @@ pub fn parse() -> Result<Cli, clap::Error> {
         Height 0 is plain SHA-3 / SHAKE of the input. A --tag line's label, such as \
         SHA3-256-LI(H=8,D=4,B=136), records the parameters that --check needs. The tree mode \
         (LI v1) is defined in docs/SPEC.md in treehash's source distribution.",
-    after_help = "`bench` is the one reserved word: a file named bench must be written ./bench.\n\n\
+    after_help = "Files named bench, part or join must be written ./bench, ./part, ./join (those \
+        names are subcommands).\n\n\
         Exit codes: 0 all digests made (or, with --check, all matched); 1 an input could not be \
         read, a check failed, or standard output could not be written; 2 usage error or invalid \
         parameters; 3 --backend gpu was asked for and no usable GPU was found, or the GPU failed."
@@ -42,7 +43,7 @@ pub struct Cli {
     pub command: Option<Command>,
 
     /// Files to hash; `-` or nothing reads standard input. (A file named
-    /// `bench` must be written `./bench`.)
+    /// `bench`, `part` or `join` must be written `./bench`, `./part`, `./join`.)
     // Any name, the empty one too: it gets its own error, like coreutils.
     #[arg(value_name = "FILE", value_parser = any_path())]
     pub files: Vec<PathBuf>,
@@ -90,6 +91,10 @@ pub enum GenerateKind {
     Man,
     /// The man page of `treehash bench`: `man ./treehash-bench.1`.
     ManBench,
+    /// The man page of `treehash part`: `man ./treehash-part.1`.
+    ManPart,
+    /// The man page of `treehash join`: `man ./treehash-join.1`.
+    ManJoin,
     CompleteBash,
     CompleteZsh,
     CompleteFish,
@@ -101,6 +106,13 @@ pub enum Command {
     /// Hash one file at every height on each backend and compare the timings;
     /// check that H = 0 equals plain SHA-3.
     Bench(BenchArgs),
+    /// Hash part I of N of a file: only the leaves that part owns, read from
+    /// their bytes of the file alone (docs/SPEC.md, "Parts and joins"). Run the
+    /// N parts anywhere the file can be read; `treehash join` makes the digest.
+    Part(PartArgs),
+    /// Join the parts of a file made by `treehash part` into its digest, and
+    /// print its line as hashing prints it (or check it with -c).
+    Join(JoinArgs),
 }
 
 /// `treehash bench`.
@@ -146,6 +158,97 @@ pub struct BenchArgs {
 
     #[command(flatten)]
     pub run: RunArgs,
+}
+
+/// `treehash part`.
+#[derive(Args, Debug)]
+pub struct PartArgs {
+    /// The file (a regular file; `-` is standard input when it is one). With
+    /// --plan it gives the bytes each part reads.
+    #[arg(value_name = "FILE", value_parser = any_path(), required_unless_present = "plan")]
+    pub file: Option<PathBuf>,
+
+    /// How many parts the file is split into (any N ≥ 1; with more parts
+    /// than leaves, some own none and read nothing).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub parts: u64,
+
+    /// Which part to hash: 0 to N − 1.
+    #[arg(long, value_name = "I", required_unless_present = "plan")]
+    pub index: Option<u64>,
+
+    /// Where to write the part; `-` is standard output.
+    #[arg(short, long, value_name = "PART", value_parser = any_path(), required_unless_present = "plan")]
+    pub output: Option<PathBuf>,
+
+    /// Print each part's leaves, its run of bytes per stripe and what it reads,
+    /// and how many parts keep those runs at 1 MiB or more; hash nothing.
+    #[arg(long, conflicts_with_all = ["index", "output"])]
+    pub plan: bool,
+
+    /// Tree height H [default: 8].
+    #[arg(short = 'H', long, value_name = "HEIGHT")]
+    pub height: Option<u32>,
+
+    #[command(flatten)]
+    pub tree: TreeArgs,
+
+    /// Backend, as for hashing; under `auto` a part goes to the GPU when it
+    /// has enough bytes to read to repay the GPU's start.
+    #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
+    pub backend: BackendArg,
+
+    /// Print a per-phase time breakdown to standard error.
+    #[arg(long)]
+    pub timings: bool,
+
+    /// Say on standard error which backend hashed the part, and why a GPU
+    /// was left.
+    #[arg(short, long)]
+    pub verbose: bool,
+
+    /// Never show a progress bar.
+    #[arg(long)]
+    pub no_progress: bool,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// `treehash join`.
+#[derive(Args, Debug)]
+pub struct JoinArgs {
+    /// The parts, in any order: every part of one split, each once.
+    #[arg(value_name = "PART", required = true, value_parser = any_path())]
+    pub parts: Vec<PathBuf>,
+
+    /// Print `LABEL (NAME) = HEX`, whose label records the parameters.
+    #[arg(long, conflicts_with_all = ["json", "no_names", "raw"])]
+    pub tag: bool,
+
+    /// Print one JSON object (name, label, parameters, digest, bytes; seconds
+    /// is the join's time).
+    #[arg(long, conflicts_with_all = ["no_names", "raw"])]
+    pub json: bool,
+
+    /// Print only the hex digest.
+    #[arg(long, conflicts_with = "raw")]
+    pub no_names: bool,
+
+    /// Write the digest as raw bytes.
+    #[arg(long)]
+    pub raw: bool,
+
+    /// End the line with NUL instead of a newline, the name not escaped;
+    /// with --check, SUMS's lines end with NUL too.
+    #[arg(short, long, conflicts_with = "raw")]
+    pub zero: bool,
+
+    /// Check the joined digest against every line of SUMS that names the
+    /// parts' file (`-` is standard input), as --check does: NAME: OK or
+    /// NAME: FAILED.
+    #[arg(short, long, value_name = "SUMS", value_parser = any_path(), conflicts_with_all = ["tag", "json", "no_names", "raw"])]
+    pub check: Option<PathBuf>,
 }
 
 /// The most timed runs per height `bench --repeat` takes.

@@ -19,19 +19,29 @@ pub fn render(kind: GenerateKind) -> Vec<u8> {
     let mut command = super::args::command();
     let mut text = Vec::new();
     let shell = match kind {
-        GenerateKind::Man | GenerateKind::ManBench => {
-            // Both pages name the same source: the tool and its version.
+        GenerateKind::Man
+        | GenerateKind::ManBench
+        | GenerateKind::ManPart
+        | GenerateKind::ManJoin => {
+            // Every page names the same source: the tool and its version.
             let source = format!("treehash {}", env!("CARGO_PKG_VERSION"));
-            let page = if kind == GenerateKind::Man {
-                command
-            } else {
-                // Built first, so that the subcommand's title is `treehash-bench`,
-                // the name the main page's SUBCOMMANDS section refers to.
-                command.build();
-                command
-                    .find_subcommand("bench")
-                    .expect("the bench subcommand is defined")
-                    .clone()
+            let subcommand = match kind {
+                GenerateKind::ManBench => Some("bench"),
+                GenerateKind::ManPart => Some("part"),
+                GenerateKind::ManJoin => Some("join"),
+                _ => None,
+            };
+            let page = match subcommand {
+                None => command,
+                Some(name) => {
+                    // Built first, so that the subcommand's title is `treehash-NAME`,
+                    // the name the main page's SUBCOMMANDS section refers to.
+                    command.build();
+                    command
+                        .find_subcommand(name)
+                        .expect("the subcommand is defined")
+                        .clone()
+                }
             };
             clap_mangen::Man::new(page)
                 .source(source)

@@ -67,7 +67,9 @@ fn hash_each(
             Some(Ok(out)) => {
                 progress.suspend(|| {
                     note_fallback(&cli.output, &out);
-                    stdout::write(&digest_line(&cli.output, params, path, &out))?;
+                    let label = params.label();
+                    let line = digest_line(&cli.output, params, &label, params.keyed(), path, &out);
+                    stdout::write(&line)?;
                     note_timings(&cli.output, path, &out);
                     Ok::<_, std::io::Error>(())
                 })?;
@@ -173,22 +175,30 @@ fn verify_height_zero(hasher: &Hasher, params: &TreeParams, path: &Path) -> i32 
 }
 
 /// One input's digest in the form the options ask for, with its line end.
-fn digest_line(output: &OutputArgs, params: &Params, path: &Path, out: &HashOutput) -> Vec<u8> {
+/// `label` and `keyed` are those of `params`, but for `treehash join`, whose
+/// parts know that a prefix was used without knowing the prefix.
+pub fn digest_line(
+    output: &OutputArgs,
+    params: &Params,
+    label: &str,
+    keyed: bool,
+    path: &Path,
+    out: &HashOutput,
+) -> Vec<u8> {
     if output.raw {
         return out.digest.clone();
     }
     let hex_digest = hex::encode(&out.digest);
     let name = name_bytes(path);
     let mut line = if output.json {
-        json_record(params, path, out, &hex_digest).into_bytes()
+        json_record(params, (label, keyed), path, out, &hex_digest).into_bytes()
     } else if output.no_names {
         hex_digest.into_bytes()
     } else if output.zero {
         // -z: names are written as they are; the NUL ends the line.
-        let label = output.tag.then(|| params.label());
-        unescaped_line(label.as_deref(), &hex_digest, name)
+        unescaped_line(output.tag.then_some(label), &hex_digest, name)
     } else if output.tag {
-        tagged_line(&params.label(), &hex_digest, name)
+        tagged_line(label, &hex_digest, name)
     } else {
         untagged_line(&hex_digest, name)
     };
@@ -215,12 +225,18 @@ fn unescaped_line(label: Option<&str>, hex_digest: &str, name: &[u8]) -> Vec<u8>
 /// One JSON object on one line. The prefix itself is never included. A name
 /// that is not UTF-8 cannot be a JSON string as it is: `name` then has U+FFFD
 /// for each bad sequence, and `name_hex` the name's exact bytes.
-fn json_record(params: &Params, path: &Path, out: &HashOutput, hex_digest: &str) -> String {
+fn json_record(
+    params: &Params,
+    (label, keyed): (&str, bool),
+    path: &Path,
+    out: &HashOutput,
+    hex_digest: &str,
+) -> String {
     let mut record = serde_json::json!({
         "name": path.to_string_lossy(),
-        "label": params.label(),
+        "label": label,
         "algorithm": params.function().name(),
-        "keyed": params.keyed(),
+        "keyed": keyed,
         "output_len": params.output_len(),
         "digest": hex_digest,
         "bytes": out.bytes,

@@ -6,6 +6,8 @@ pub mod bench_cmd;
 pub mod check_cmd;
 pub mod generate;
 pub mod hash_cmd;
+pub mod join_cmd;
+pub mod part_cmd;
 pub mod plain;
 pub mod progress_bar;
 pub mod signals;

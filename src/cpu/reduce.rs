@@ -36,20 +36,13 @@ pub fn reduce_levels<S: Sponge, A: Absorb>(
     debug_assert!(params.height() > 0);
     let c = params.algorithm().chaining_len();
     let d = params.degree() as usize;
-    let rate = params.algorithm().rate();
     let empties = empty_subtrees::<S>(d, params.height());
-    let (w, node_len) = (A::WIDTH, d * c);
-    let groups_per_task = TASK_BYTES.div_ceil(w * node_len);
+    let node_len = d * c;
     for empty in &empties[..empties.len() - 1] {
         let full = level.len() / node_len;
         let mut parents = vec![0u8; (level.len() / c).div_ceil(d) * c];
         let (whole, last) = parents.split_at_mut(full * c);
-        workers.for_each_pair(
-            (whole, w * c),
-            (&level[..full * node_len], w * node_len),
-            groups_per_task,
-            |_, out, children| hash_nodes(nodes, rate, children, node_len, out),
-        );
+        whole_nodes(params, workers, nodes, &level[..full * node_len], whole);
         if !last.is_empty() {
             hash_node::<S>(&level[full * node_len..], empty, d, last);
         }
@@ -59,6 +52,28 @@ pub fn reduce_levels<S: Sponge, A: Absorb>(
     let empty = empties.last().expect("a tree has a level below its root");
     hash_node::<S>(&level, empty, d, &mut root);
     root
+}
+
+/// Parents below the root whose D children are all given: `children` holds
+/// D·c bytes for each, back to back, and `out` gets their c-byte values;
+/// `WIDTH` nodes per unit of `nodes`, on the workers.
+pub fn whole_nodes<A: Absorb>(
+    params: &TreeParams,
+    workers: Workers<'_>,
+    nodes: &A,
+    children: &[u8],
+    out: &mut [u8],
+) {
+    let c = params.algorithm().chaining_len();
+    let (w, node_len) = (A::WIDTH, params.degree() as usize * c);
+    let rate = params.algorithm().rate();
+    let groups_per_task = TASK_BYTES.div_ceil(w * node_len);
+    workers.for_each_pair(
+        (out, w * c),
+        (children, w * node_len),
+        groups_per_task,
+        |_, out, children| hash_nodes(nodes, rate, children, node_len, out),
+    );
 }
 
 /// The chaining values of empty subtrees of degree `d` under `S`, from an

@@ -305,14 +305,14 @@ impl<'h> ChunkJoiners<'h> for ChunkGpuJoiners<'h> {
 
 /// Passes progress on, less the first `skip` bytes: a redo after a failed
 /// attempt does not count again what the bar already shows.
-pub(super) struct Resumed<'p> {
+pub(crate) struct Resumed<'p> {
     inner: &'p dyn Progress,
     skip: u64,
     done: AtomicU64,
 }
 
 impl<'p> Resumed<'p> {
-    pub(super) fn new(inner: &'p dyn Progress, skip: u64) -> Self {
+    pub(crate) fn new(inner: &'p dyn Progress, skip: u64) -> Self {
         Resumed {
             inner,
             skip,
@@ -321,7 +321,7 @@ impl<'p> Resumed<'p> {
     }
 
     /// Bytes reported so far, skipped ones included.
-    pub(super) fn done(&self) -> u64 {
+    pub(crate) fn done(&self) -> u64 {
         self.done.load(Ordering::Relaxed)
     }
 }

@@ -10,7 +10,7 @@
 mod auto;
 mod engines;
 
-pub(crate) use auto::STARTUP_PAYOFF;
+pub(crate) use auto::{Resumed, STARTUP_PAYOFF};
 
 use std::fmt;
 use std::io::Read;
@@ -175,6 +175,11 @@ impl Hasher {
     /// The CPU backend.
     pub(crate) fn cpu(&self) -> &CpuBackend {
         &self.cpu
+    }
+
+    /// The options it was made with.
+    pub(crate) fn options(&self) -> &HasherOptions {
+        &self.options
     }
 
     /// The GPUs asked for (device inputs pick theirs by ordinal).

@@ -1,0 +1,205 @@
+//! `treehash join`: the parts of a file to its digest line, or a check of
+//! that digest against a SUMS file (docs/SPEC.md, "Parts and joins").
+
+use std::ffi::OsStr;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use treehash::checkfile::{CheckLine, digests_equal, escape_name, parse_line};
+use treehash::input::is_stdin_name;
+use treehash::params::MIN_KEYED_DIGEST_LEN;
+use treehash::parts::{Joined, join_bytes};
+use treehash::{BackendUsed, HashOutput, Label, Params, Timings};
+
+use super::args::{JoinArgs, OutputArgs};
+use super::hash_cmd::digest_line;
+use super::{Fatal, exit, report, stdout};
+
+pub fn run(args: &JoinArgs) -> Result<i32, Fatal> {
+    let start = Instant::now();
+    if args.parts.iter().filter(|p| is_stdin_name(p)).count() > 1 {
+        return Err(Fatal::usage("standard input (-) can hold one part only"));
+    }
+    let mut parts = Vec::with_capacity(args.parts.len());
+    for path in &args.parts {
+        match read_all(path) {
+            Ok(bytes) => parts.push(bytes),
+            Err(e) => {
+                report(format!(
+                    "{}: {}",
+                    path.display(),
+                    treehash::error::io_reason(&e)
+                ));
+                return Ok(exit::FAILED);
+            }
+        }
+    }
+    let joined = match join_bytes(&parts) {
+        Ok(joined) => joined,
+        Err(e) => {
+            let name = |at: usize| args.parts[at].display().to_string();
+            let reason = e.reason(&name);
+            match e.part() {
+                Some(at) => report(format!("{}: {reason}", name(at))),
+                None => report(format!("join: {reason}")),
+            }
+            return Ok(exit::FAILED);
+        }
+    };
+    let name = display_name(&joined);
+    if let Some(sums) = &args.check {
+        return check(args, &joined, &name, sums);
+    }
+    let output = OutputArgs {
+        tag: args.tag,
+        json: args.json,
+        no_names: args.no_names,
+        raw: args.raw,
+        zero: args.zero,
+        timings: false,
+        verbose: false,
+        no_progress: true,
+    };
+    let out = HashOutput {
+        digest: joined.digest.clone(),
+        bytes: joined.file_len,
+        // The join itself runs on the CPU; the parts ran wherever they ran.
+        backend: BackendUsed::Cpu,
+        timings: Timings {
+            total: start.elapsed(),
+            ..Timings::default()
+        },
+        shares: Vec::new(),
+        fallback_note: None,
+    };
+    let params = Params::Tree(joined.params.clone());
+    let label = joined.label().to_string();
+    let line = digest_line(&output, &params, &label, joined.keyed, &name, &out);
+    stdout::write(&line).map_err(|e| Fatal::write(&e, exit::OK))?;
+    Ok(exit::OK)
+}
+
+/// The name the parts recorded, `-` if none.
+fn display_name(joined: &Joined) -> PathBuf {
+    if joined.name.is_empty() {
+        PathBuf::from(treehash::input::STDIN_NAME)
+    } else {
+        PathBuf::from(OsStr::from_bytes(&joined.name))
+    }
+}
+
+/// A whole file, or standard input for `-`.
+fn read_all(path: &Path) -> std::io::Result<Vec<u8>> {
+    if is_stdin_name(path) {
+        let mut bytes = Vec::new();
+        std::io::stdin().lock().read_to_end(&mut bytes)?;
+        Ok(bytes)
+    } else {
+        std::fs::read(path)
+    }
+}
+
+/// `-c SUMS`: every line of SUMS that names the file gets a verdict, as
+/// `--check` gives it; the exit code is 0 only if each matched.
+fn check(args: &JoinArgs, joined: &Joined, name: &Path, sums: &Path) -> Result<i32, Fatal> {
+    let text = match read_all(sums) {
+        Ok(text) => text,
+        Err(e) => {
+            report(format!(
+                "{}: {}",
+                sums.display(),
+                treehash::error::io_reason(&e)
+            ));
+            return Ok(exit::FAILED);
+        }
+    };
+    let end = if args.zero { b'\0' } else { b'\n' };
+    let wanted = name.as_os_str().as_bytes();
+    let lines = text.split(|&b| b == end).filter_map(|line| {
+        if line.is_empty() || line.starts_with(b"#") {
+            return None;
+        }
+        // parse_line drops one trailing CR (of a CRLF line); a NUL-ended
+        // line keeps its own.
+        let parsed = if args.zero {
+            parse_line(&[line, b"\r"].concat())
+        } else {
+            parse_line(line)
+        };
+        parsed.ok().filter(|l| l.name == wanted)
+    });
+    let mut code = None;
+    for line in lines {
+        let verdict = match refusal(joined, &line) {
+            Some(why) => {
+                report(format!("{}: {}", sums.display(), why));
+                "FAILED"
+            }
+            None if digests_equal(&joined.digest, &line.digest) => "OK",
+            None => "FAILED",
+        };
+        let failed = verdict != "OK";
+        code = Some(
+            code.unwrap_or(exit::OK)
+                .max(if failed { exit::FAILED } else { exit::OK }),
+        );
+        say(args.zero, &line, verdict).map_err(|e| Fatal::write(&e, exit::OK))?;
+    }
+    Ok(code.unwrap_or_else(|| {
+        report(format!(
+            "{}: no line names {}",
+            sums.display(),
+            name.display()
+        ));
+        exit::FAILED
+    }))
+}
+
+/// Why a line cannot vouch for the parts' digest, if it cannot: a label
+/// of other parameters (a keyed set needs `,P`), a digest of another
+/// length, or a keyed digest too short for a keyed check (docs/SPEC.md).
+/// An untagged line is checked with the parts' parameters, prefix included.
+fn refusal(joined: &Joined, line: &CheckLine) -> Option<String> {
+    let label = Label::Tree(joined.label());
+    if let Some(theirs) = &line.label
+        && *theirs != label
+    {
+        return Some(format!(
+            "the line's label is {theirs}, the parts' {label}: no match"
+        ));
+    }
+    let n = joined.params.output_len();
+    if line.digest.len() != n {
+        return Some(format!(
+            "the line's digest has {} bytes, the parts' {n}",
+            line.digest.len()
+        ));
+    }
+    if joined.keyed && n < MIN_KEYED_DIGEST_LEN {
+        return Some(format!(
+            "a keyed digest of {n} bytes is refused: a keyed check needs at least \
+             {MIN_KEYED_DIGEST_LEN} bytes"
+        ));
+    }
+    None
+}
+
+/// `NAME: VERDICT`, as `--check` prints it.
+fn say(zero: bool, line: &CheckLine, verdict: &str) -> std::io::Result<()> {
+    let mut out = Vec::new();
+    if zero {
+        out.extend_from_slice(&line.name);
+    } else {
+        let mut name = Vec::new();
+        if escape_name(&line.name, &mut name) {
+            out.push(b'\\');
+        }
+        out.extend_from_slice(&name);
+    }
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(verdict.as_bytes());
+    out.push(if zero { b'\0' } else { b'\n' });
+    stdout::write(&out)
+}

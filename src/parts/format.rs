@@ -1,0 +1,300 @@
+//! A part as bytes: the versioned binary format of docs/SPEC.md, "Parts and
+//! joins". Every integer is little-endian; the last 16 bytes are a check
+//! value of all those before them, in every version.
+
+use sha3::{Digest, Sha3_256};
+
+use super::plan::{Subtrees, part_leaves, stored, subtrees, value_len};
+use super::{KeyCheck, Part};
+use crate::params::{Algorithm, TreeParams};
+
+/// The first bytes of every part (as PNG's, the first is not ASCII and a
+/// line feed ends them, so a text transfer that mangles them shows).
+const MAGIC: [u8; 8] = *b"\x89THPART\n";
+/// The format version this treehash writes and reads.
+pub const FORMAT_VERSION: u8 = 1;
+/// The tree modes a part can belong to; the fields after the mode byte are
+/// the mode's own. 1 is LI (docs/SPEC.md).
+const MODE_LI: u8 = 1;
+/// The node functions, by their code in the format.
+const ALGORITHM_CODES: [(Algorithm, u8); 6] = [
+    (Algorithm::Sha3_224, 1),
+    (Algorithm::Sha3_256, 2),
+    (Algorithm::Sha3_384, 3),
+    (Algorithm::Sha3_512, 4),
+    (Algorithm::Shake128, 5),
+    (Algorithm::Shake256, 6),
+];
+/// Flag bits.
+const KEYED: u8 = 1;
+const MODIFIED_KNOWN: u8 = 2;
+/// Bytes of the check value.
+const CHECK_LEN: usize = 16;
+/// Bytes of the LI header, up to the name.
+const HEADER_LEN: usize = 114;
+/// The domain string hashed before the prefix into the key check.
+const KEY_CHECK_DOMAIN: &[u8] = b"treehash part key check v1\0";
+
+/// Why bytes are not a part that can be joined.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PartError {
+    #[error("not a treehash part (it does not start with a part's signature)")]
+    NotAPart,
+    #[error("corrupt or truncated part: its check value does not match its contents")]
+    Corrupt,
+    #[error("part format version {0}, which this treehash cannot read (it reads version 1)")]
+    Version(u8),
+    #[error("a part of tree mode {0}, which this treehash does not know (it knows 1, LI)")]
+    Mode(u8),
+    /// The check value matches, but the fields contradict each other: not
+    /// made by treehash, or by a faulty one.
+    #[error("inconsistent part: {0}")]
+    Inconsistent(String),
+}
+
+/// The key check of a prefix: SHA3-256 of a fixed domain string and the
+/// prefix, its first 16 bytes.
+pub(crate) fn key_check(prefix: &[u8]) -> KeyCheck {
+    let digest = Sha3_256::new()
+        .chain_update(KEY_CHECK_DOMAIN)
+        .chain_update(prefix)
+        .finalize();
+    let mut check = [0u8; 16];
+    check.copy_from_slice(&digest[..16]);
+    check
+}
+
+/// The check value of `bytes`.
+fn check_value(bytes: &[u8]) -> [u8; CHECK_LEN] {
+    let digest = Sha3_256::digest(bytes);
+    let mut check = [0u8; CHECK_LEN];
+    check.copy_from_slice(&digest[..CHECK_LEN]);
+    check
+}
+
+impl Part {
+    /// The part in the format of docs/SPEC.md.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let p = &self.params;
+        let mut out = Vec::with_capacity(HEADER_LEN + self.name.len() + self.values.len() + 16);
+        out.extend_from_slice(&MAGIC);
+        out.push(FORMAT_VERSION);
+        out.push(MODE_LI);
+        out.push(algorithm_code(p.algorithm()));
+        let flags = if self.key_check.is_some() { KEYED } else { 0 }
+            | if self.modified_ns.is_some() {
+                MODIFIED_KNOWN
+            } else {
+                0
+            };
+        out.push(flags);
+        out.extend_from_slice(&p.height().to_le_bytes());
+        out.extend_from_slice(&p.degree().to_le_bytes());
+        out.extend_from_slice(&(p.block_size() as u32).to_le_bytes());
+        out.extend_from_slice(&(p.output_len() as u32).to_le_bytes());
+        out.extend_from_slice(&self.key_check.unwrap_or_default());
+        out.extend_from_slice(&self.file_len.to_le_bytes());
+        out.extend_from_slice(&self.modified_ns.unwrap_or(0).to_le_bytes());
+        out.extend_from_slice(&self.count.to_le_bytes());
+        out.extend_from_slice(&self.index.to_le_bytes());
+        out.extend_from_slice(&self.leaves.start.to_le_bytes());
+        out.extend_from_slice(&self.leaves.end.to_le_bytes());
+        out.extend_from_slice(&self.holding.to_le_bytes());
+        out.extend_from_slice(&self.value_count().to_le_bytes());
+        debug_assert_eq!(out.len(), HEADER_LEN - 2);
+        out.extend_from_slice(&(self.name.len() as u16).to_le_bytes());
+        out.extend_from_slice(&self.name);
+        out.extend_from_slice(&self.values);
+        let check = check_value(&out);
+        out.extend_from_slice(&check);
+        out
+    }
+
+    /// Reads a part written by [`Part::to_bytes`], and checks that its
+    /// fields agree: its leaves are part I of N's, and it holds a value for
+    /// each of their whole subtrees that holds a block.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Part, PartError> {
+        if !bytes.starts_with(&MAGIC) {
+            // Cut within the signature: a part, truncated.
+            return Err(if MAGIC.starts_with(bytes) {
+                PartError::Corrupt
+            } else {
+                PartError::NotAPart
+            });
+        }
+        if bytes.len() < HEADER_LEN + CHECK_LEN {
+            return Err(PartError::Corrupt);
+        }
+        let (body, check) = bytes.split_at(bytes.len() - CHECK_LEN);
+        if check_value(body) != check {
+            return Err(PartError::Corrupt);
+        }
+        let mut r = Reader {
+            bytes: body,
+            at: MAGIC.len(),
+        };
+        let version = r.u8();
+        if version != FORMAT_VERSION {
+            return Err(PartError::Version(version));
+        }
+        let mode = r.u8();
+        if mode != MODE_LI {
+            return Err(PartError::Mode(mode));
+        }
+        let bad = |why: String| PartError::Inconsistent(why);
+        let code = r.u8();
+        let algorithm = ALGORITHM_CODES
+            .iter()
+            .find(|(_, c)| *c == code)
+            .map(|(a, _)| *a)
+            .ok_or_else(|| bad(format!("unknown function code {code}")))?;
+        let flags = r.u8();
+        if flags & !(KEYED | MODIFIED_KNOWN) != 0 {
+            return Err(bad(format!("unknown flags {flags:#04x}")));
+        }
+        let height = r.u32();
+        let degree = r.u64();
+        let block_size = r.u32() as usize;
+        let output_len = r.u32() as usize;
+        let params = TreeParams::with_options(
+            algorithm,
+            height,
+            degree,
+            Some(block_size),
+            Vec::new(),
+            Some(output_len),
+        )
+        .map_err(|e| bad(e.to_string()))?;
+        let key_check: KeyCheck = r.array();
+        let key_check = if flags & KEYED != 0 {
+            Some(key_check)
+        } else if key_check != KeyCheck::default() {
+            return Err(bad("a key check without a prefix".into()));
+        } else {
+            None
+        };
+        let file_len = r.u64();
+        let modified = r.i64();
+        let modified_ns = (flags & MODIFIED_KNOWN != 0).then_some(modified);
+        let count = r.u64();
+        let index = r.u64();
+        let leaves = r.u64()..r.u64();
+        let holding = r.u64();
+        let value_count = r.u64();
+        let name_len = r.u16() as usize;
+        debug_assert_eq!(r.at, HEADER_LEN);
+        if count == 0 || index >= count {
+            return Err(bad(format!("part {index} of {count}")));
+        }
+        let own = part_leaves(params.leaf_count(), count, index);
+        if leaves != own {
+            return Err(bad(format!(
+                "leaves {}..{}, where part {index} of {count} owns {}..{}",
+                leaves.start, leaves.end, own.start, own.end
+            )));
+        }
+        let part = Part {
+            params,
+            key_check,
+            file_len,
+            modified_ns,
+            count,
+            index,
+            leaves,
+            holding,
+            name: Vec::new(),
+            values: Vec::new(),
+        };
+        let holding_range = part.holding_range();
+        if !holding_range.contains(&holding) {
+            return Err(bad(format!(
+                "{holding} leaves hold a block, where a file of {file_len} bytes fills {}..={}",
+                holding_range.start(),
+                holding_range.end()
+            )));
+        }
+        let tiles = part.subtrees();
+        let expected: u64 = tiles.iter().map(|t| stored(&part.params, t, holding)).sum();
+        if value_count != expected {
+            return Err(bad(format!(
+                "{value_count} values, where its leaves need {expected}"
+            )));
+        }
+        let values_len: usize = tiles
+            .iter()
+            .map(|t| stored(&part.params, t, holding) as usize * value_len(&part.params, t.level))
+            .sum();
+        if body.len() != HEADER_LEN + name_len + values_len {
+            return Err(bad(format!(
+                "{} bytes, where its fields need {}",
+                bytes.len(),
+                HEADER_LEN + name_len + values_len + CHECK_LEN
+            )));
+        }
+        let name = body[HEADER_LEN..HEADER_LEN + name_len].to_vec();
+        let values = body[HEADER_LEN + name_len..].to_vec();
+        Ok(Part {
+            name,
+            values,
+            ..part
+        })
+    }
+
+    /// The whole subtrees of its leaves, in order.
+    pub(crate) fn subtrees(&self) -> Vec<Subtrees> {
+        subtrees(&self.params, self.leaves.clone())
+    }
+
+    /// The leaves that can hold a block for a file of its size: exactly
+    /// ⌈|F| / B⌉ (at most L) without a prefix; with one, as many as a
+    /// prefix of 1 to 255 bytes can make.
+    fn holding_range(&self) -> std::ops::RangeInclusive<u64> {
+        let b = self.params.block_size() as u64;
+        let leaves = |message_len: u64| message_len.div_ceil(b).min(self.params.leaf_count());
+        let prefix = if self.key_check.is_some() {
+            1..=crate::params::MAX_PREFIX_LEN as u64
+        } else {
+            0..=0
+        };
+        leaves(self.file_len + prefix.start())..=leaves(self.file_len + prefix.end())
+    }
+}
+
+fn algorithm_code(algorithm: Algorithm) -> u8 {
+    ALGORITHM_CODES
+        .iter()
+        .find(|(a, _)| *a == algorithm)
+        .map(|(_, c)| *c)
+        .expect("every function has a code")
+}
+
+/// Fixed-width fields from the start of a body whose length is checked
+/// beforehand (at least `HEADER_LEN`).
+struct Reader<'b> {
+    bytes: &'b [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn array<const N: usize>(&mut self) -> [u8; N] {
+        let mut out = [0u8; N];
+        out.copy_from_slice(&self.bytes[self.at..self.at + N]);
+        self.at += N;
+        out
+    }
+    fn u8(&mut self) -> u8 {
+        self.array::<1>()[0]
+    }
+    fn u16(&mut self) -> u16 {
+        u16::from_le_bytes(self.array())
+    }
+    fn u32(&mut self) -> u32 {
+        u32::from_le_bytes(self.array())
+    }
+    fn u64(&mut self) -> u64 {
+        u64::from_le_bytes(self.array())
+    }
+    fn i64(&mut self) -> i64 {
+        i64::from_le_bytes(self.array())
+    }
+}

@@ -1,0 +1,266 @@
+//! Parts to the digest: the set is checked whole (one file, one set of
+//! parameters, every part once), then the tree is reduced from the parts'
+//! subtrees up, level by level.
+
+use super::nodes::Nodes;
+use super::plan::{stored, value_len};
+use super::{Part, PartError};
+use crate::params::{TreeLabel, TreeParams};
+
+/// The digest that a set of parts comes to, and what the parts say of it.
+#[derive(Clone, Debug)]
+pub struct Joined {
+    pub digest: Vec<u8>,
+    /// The parameters, without the prefix: no part records it.
+    pub params: TreeParams,
+    /// The parts were made with a prefix.
+    pub keyed: bool,
+    /// The file's name as the parts were given it (bytes; empty if none).
+    pub name: Vec<u8>,
+    /// The file's size in bytes.
+    pub file_len: u64,
+    /// How many parts the file was split into.
+    pub parts: u64,
+}
+
+impl Joined {
+    /// The label of the digest's parameters (`,P` where keyed).
+    pub fn label(&self) -> TreeLabel {
+        TreeLabel {
+            keyed: self.keyed,
+            ..TreeLabel::of(&self.params)
+        }
+    }
+}
+
+/// Why a set of parts was refused. Parts are named by their position in
+/// the list given to the join (`at`, `other`: 0 is the first).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JoinError {
+    /// The list is empty.
+    NoParts,
+    /// A part could not be read.
+    Unreadable { at: usize, error: PartError },
+    /// A part belongs to another file or other parameters than the first
+    /// part given: `what` differs, `this` being its value, `first` the
+    /// first part's.
+    Differs {
+        at: usize,
+        what: &'static str,
+        this: String,
+        first: String,
+    },
+    /// The same part twice.
+    Duplicate {
+        at: usize,
+        other: usize,
+        index: u64,
+        count: u64,
+    },
+    /// A part of the split is not in the list.
+    Missing { index: u64, count: u64 },
+}
+
+impl JoinError {
+    /// The position of the part that is refused, where one is.
+    pub fn part(&self) -> Option<usize> {
+        match self {
+            JoinError::Unreadable { at, .. }
+            | JoinError::Differs { at, .. }
+            | JoinError::Duplicate { at, .. } => Some(*at),
+            JoinError::NoParts | JoinError::Missing { .. } => None,
+        }
+    }
+
+    /// What is wrong, other parts named by `name` (of their position).
+    pub fn reason(&self, name: &dyn Fn(usize) -> String) -> String {
+        match self {
+            JoinError::NoParts => "no parts to join".into(),
+            JoinError::Unreadable { error, .. } => error.to_string(),
+            JoinError::Differs {
+                what, this, first, ..
+            } => format!(
+                "its {what} ({this}) differs from {}'s ({first}): a part of another file \
+                 or other parameters",
+                name(0)
+            ),
+            JoinError::Duplicate {
+                other,
+                index,
+                count,
+                ..
+            } => format!(
+                "part {index} of {count} is given twice (also as {})",
+                name(*other)
+            ),
+            JoinError::Missing { index, count } => {
+                format!("part {index} of {count} is missing")
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for JoinError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = |at: usize| format!("part #{}", at + 1);
+        match self.part() {
+            Some(at) => write!(f, "{}: {}", name(at), self.reason(&name)),
+            None => f.write_str(&self.reason(&name)),
+        }
+    }
+}
+
+impl std::error::Error for JoinError {}
+
+/// Reads every part of `parts` ([`Part::from_bytes`]) and joins them.
+pub fn join_bytes<B: AsRef<[u8]>>(parts: &[B]) -> Result<Joined, JoinError> {
+    let parts = parts
+        .iter()
+        .enumerate()
+        .map(|(at, bytes)| {
+            Part::from_bytes(bytes.as_ref()).map_err(|error| JoinError::Unreadable { at, error })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    join(&parts)
+}
+
+/// The digest of the file that `parts` were made from, in any order. The
+/// set must be whole: parts of one file (name, size, modification time),
+/// made with the same parameters and prefix, each part of the split once.
+pub fn join(parts: &[Part]) -> Result<Joined, JoinError> {
+    let Some(first) = parts.first() else {
+        return Err(JoinError::NoParts);
+    };
+    for (at, part) in parts.iter().enumerate().skip(1) {
+        if let Some((what, this, first)) = difference(part, first) {
+            return Err(JoinError::Differs {
+                at,
+                what,
+                this,
+                first,
+            });
+        }
+    }
+    let count = first.count;
+    // Each index once: the parts in the split's order.
+    let mut by_index: Vec<(u64, usize)> = parts
+        .iter()
+        .enumerate()
+        .map(|(at, p)| (p.index, at))
+        .collect();
+    by_index.sort_unstable();
+    for pair in by_index.windows(2) {
+        if pair[0].0 == pair[1].0 {
+            return Err(JoinError::Duplicate {
+                at: pair[1].1,
+                other: pair[0].1,
+                index: pair[0].0,
+                count,
+            });
+        }
+    }
+    if let Some(index) = (0..count).zip(&by_index).find(|(i, p)| p.0 != *i) {
+        return Err(JoinError::Missing {
+            index: index.0,
+            count,
+        });
+    }
+    if (by_index.len() as u64) < count {
+        return Err(JoinError::Missing {
+            index: by_index.len() as u64,
+            count,
+        });
+    }
+    let ordered: Vec<&Part> = by_index.iter().map(|&(_, at)| &parts[at]).collect();
+    Ok(Joined {
+        digest: reduce(&ordered),
+        params: first.params.clone(),
+        keyed: first.key_check.is_some(),
+        name: first.name.clone(),
+        file_len: first.file_len,
+        parts: count,
+    })
+}
+
+/// What makes `part` another file's or another tree's than `first`'s:
+/// the field's name and both values.
+fn difference(part: &Part, first: &Part) -> Option<(&'static str, String, String)> {
+    let both = |what, show: &dyn Fn(&Part) -> String| Some((what, show(part), show(first)));
+    if part.params != first.params {
+        return both("parameters", &|p| {
+            format!(
+                "{}, {}-byte digest",
+                TreeLabel::of(&p.params),
+                p.params.output_len()
+            )
+        });
+    }
+    if part.key_check != first.key_check {
+        return both("prefix", &|p| match p.key_check {
+            Some(check) => format!("key check {}", hex::encode(check)),
+            None => "none".into(),
+        });
+    }
+    if part.count != first.count {
+        return both("part count", &|p| p.count.to_string());
+    }
+    if part.file_len != first.file_len {
+        return both("file size", &|p| format!("{} bytes", p.file_len));
+    }
+    if part.modified_ns != first.modified_ns {
+        return both("modification time", &|p| match p.modified_ns {
+            Some(ns) => format!("{ns} ns after 1970"),
+            None => "unknown".into(),
+        });
+    }
+    if part.name != first.name {
+        return both("file name", &|p| {
+            format!("'{}'", String::from_utf8_lossy(&p.name))
+        });
+    }
+    if part.holding != first.holding {
+        return both("leaves holding a block", &|p| p.holding.to_string());
+    }
+    None
+}
+
+/// The digest from a whole set of parts in the split's order. Their
+/// subtrees tile the leaves; from the leaves up, each level's runs of
+/// consecutive nodes (the subtrees of that level given by parts, and the
+/// parents made of the level below) are reduced to their parents. A run
+/// ends only at the edge of a larger subtree, which starts and ends on a
+/// multiple of D nodes of the level, so every parent's children are in one run.
+fn reduce(parts: &[&Part]) -> Vec<u8> {
+    let params = &parts[0].params;
+    let holding = parts[0].holding;
+    let nodes = Nodes::new(params);
+    // For each level: (first node, nodes, values of those holding a block).
+    let mut pending: Vec<Vec<(u64, u64, Vec<u8>)>> = vec![Vec::new(); params.height() as usize + 1];
+    for part in parts {
+        let mut at = 0;
+        for tiles in part.subtrees() {
+            let len = stored(params, &tiles, holding) as usize * value_len(params, tiles.level);
+            let values = part.values[at..at + len].to_vec();
+            at += len;
+            pending[tiles.level as usize].push((tiles.first, tiles.count, values));
+        }
+    }
+    for level in (1..=params.height()).rev() {
+        // In the split's order already, but parents come after the level's own.
+        let mut level_runs = std::mem::take(&mut pending[level as usize]);
+        level_runs.sort_unstable_by_key(|r| r.0);
+        let mut runs = level_runs.into_iter().peekable();
+        while let Some((first, mut len, mut values)) = runs.next() {
+            while let Some((_, more, more_values)) = runs.next_if(|r| r.0 == first + len) {
+                len += more;
+                values.extend_from_slice(&more_values);
+            }
+            let parents = nodes.parents(level, len, &values);
+            let degree = params.degree();
+            pending[level as usize - 1].push((first / degree, len / degree, parents));
+        }
+    }
+    let mut root = std::mem::take(&mut pending[0]);
+    debug_assert_eq!(root.len(), 1, "the tiles cover the tree once");
+    root.pop().map(|(_, _, value)| value).unwrap_or_default()
+}

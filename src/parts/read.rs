@@ -1,0 +1,439 @@
+//! Hashing one part: one engine owns the part's leaves from the first
+//! byte, and every piece of the file reaches it unread, so that it reads
+//! only its own run of each stripe (`Piece::Unread`, `engine::owned_runs`).
+//! The kernel is asked to read those runs a few pieces ahead, and nothing
+//! else. Its leaves' outputs are then reduced to the roots of the part's
+//! whole subtrees.
+
+use std::fs::File;
+use std::io::Read;
+use std::ops::Range;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::time::{Instant, SystemTime};
+
+use super::Part;
+use super::format::key_check;
+use super::nodes::Nodes;
+use super::plan::{Subtrees, bytes_read, head, leaves_per_node, part_leaves, subtrees};
+use crate::engine::{LeafEngine, leaves_with_blocks, owned_runs, packed_len};
+use crate::error::HashError;
+use crate::gpu::{self, CopyMode};
+use crate::hasher::{BackendChoice, BackendUsed, Hasher, Resumed};
+use crate::input::{InputFile, Source};
+use crate::message::{self, Piece};
+use crate::params::TreeParams;
+use crate::progress::Progress;
+use crate::timings::{Timings, timed};
+
+/// Under `auto`, a part with at least this many bytes to read is hashed
+/// on the GPU, whose start-up is then repaid: the whole-file rule (start
+/// a GPU where the CPU's time for the rest is more than twice the start-up,
+/// hasher.rs) cannot be measured ahead of a part, which cannot hand its
+/// leaves to a GPU that joins late; 16 GiB take the CPU of the 16-core
+/// host (about 20 GB/s at H = 8, docs/PERFORMANCE.md) some 0.8 s, over
+/// twice a GPU's measured start-up of 0.15–0.3 s.
+const AUTO_GPU_PART_BYTES: u64 = 16 << 30;
+/// Pieces whose runs the kernel is asked to read ahead of the engine.
+const PIECES_AHEAD: u64 = 2;
+
+/// A part and how it was made.
+#[derive(Clone, Debug)]
+pub struct PartOutput {
+    pub part: Part,
+    /// Bytes of the file it read.
+    pub bytes_read: u64,
+    pub backend: BackendUsed,
+    pub timings: Timings,
+    /// Set when `auto` redid the part on the CPU because the GPU failed: why.
+    pub fallback_note: Option<String>,
+}
+
+/// The file a part reads.
+enum Opened {
+    File(InputFile),
+    /// A regular file that is empty: nothing to read (the input path takes
+    /// such files for streams, as /proc's report size 0).
+    Empty(File),
+}
+
+impl Hasher {
+    /// Part `index` of `count` of the file at `path` (`-` is standard input
+    /// when it is a regular file): the outputs of the leaves that part owns
+    /// (docs/SPEC.md, "Parts and joins"), read from the file's runs of
+    /// those leaves alone. [`crate::parts::join`] makes the digest of a
+    /// whole set. `progress` is told the part's bytes as they are hashed.
+    /// A file whose size or modification time changes meanwhile gets an
+    /// error, not a part.
+    pub fn hash_part(
+        &self,
+        params: &TreeParams,
+        path: &Path,
+        index: u64,
+        count: u64,
+        progress: &dyn Progress,
+    ) -> Result<PartOutput, HashError> {
+        let start = Instant::now();
+        let invalid =
+            |why: String| HashError::Io(std::io::Error::new(std::io::ErrorKind::InvalidInput, why));
+        if index >= count {
+            return Err(invalid(format!(
+                "part {index} of {count}: the index must be below the count"
+            )));
+        }
+        let name = path.as_os_str().as_bytes().to_vec();
+        if name.len() > usize::from(u16::MAX) {
+            return Err(invalid(format!(
+                "a name of {} bytes is longer than a part holds (65535)",
+                name.len()
+            )));
+        }
+        let mut timings = Timings::default();
+        let opened = timed(&mut timings.open, || open(path))?;
+        let (file_len, modified) = match &opened {
+            Opened::File(file) => (file.len(), file.modified()),
+            Opened::Empty(file) => (0, file.metadata()?.modified().ok()),
+        };
+        let leaves = part_leaves(params.leaf_count(), count, index);
+        let message_len = params.prefix().len() as u64 + file_len;
+        let holding = leaves_with_blocks(params, message_len);
+        let read_len = bytes_read(params, &leaves, file_len);
+        progress.start(Some(read_len));
+        let own_holding = holding.clamp(leaves.start, leaves.end) > leaves.start;
+        let whole = leaves == (0..params.leaf_count());
+        let input = match &opened {
+            Opened::File(file) => Some(file),
+            Opened::Empty(_) => None,
+        };
+        let mut made = Made {
+            leaves: Leaves::Outputs(Vec::new()),
+            backend: BackendUsed::Cpu,
+            note: None,
+        };
+        if own_holding || whole {
+            made = self.cpu().run_pieces(|| {
+                self.absorb_part(params, input, &leaves, read_len, progress, &mut timings)
+            })?;
+        }
+        match &opened {
+            Opened::File(file) => file.check_unchanged()?,
+            Opened::Empty(file) => unchanged_empty(file, modified)?,
+        }
+        let cpu = self.cpu();
+        let values = timed(&mut timings.reduce, || {
+            // From a thread that is no rayon worker, as every wait on the pool.
+            cpu.run_pieces(|| {
+                let whole =
+                    |children: &[u8], out: &mut [u8]| cpu.whole_nodes(params, children, out);
+                let nodes = Nodes::with_whole_nodes(params, &whole);
+                cpu.pool()
+                    .install(|| part_values(params, &nodes, &leaves, holding, made.leaves))
+            })
+        });
+        timings.total = start.elapsed();
+        let part = Part {
+            params: without_prefix(params)?,
+            key_check: params.has_prefix().then(|| key_check(params.prefix())),
+            file_len,
+            modified_ns: modified.and_then(nanos_since_epoch),
+            count,
+            index,
+            leaves,
+            holding,
+            name,
+            values,
+        };
+        Ok(PartOutput {
+            part,
+            bytes_read: read_len,
+            backend: made.backend,
+            timings,
+            fallback_note: made.note,
+        })
+    }
+
+    /// The part's leaves on the engine the options ask for; under `auto`
+    /// a GPU that fails is left for the CPU.
+    fn absorb_part(
+        &self,
+        params: &TreeParams,
+        file: Option<&InputFile>,
+        leaves: &Range<u64>,
+        read_len: u64,
+        progress: &dyn Progress,
+        timings: &mut Timings,
+    ) -> Result<Made, HashError> {
+        let gpu = match self.options().backend {
+            // Nothing to read (an empty file, or only the prefix's blocks).
+            _ if read_len == 0 => false,
+            BackendChoice::Cpu => false,
+            BackendChoice::Gpu => true,
+            BackendChoice::Auto => {
+                params.height() > 0 && read_len >= AUTO_GPU_PART_BYTES && gpu::driver_present()
+            }
+        };
+        let first_try = Resumed::new(progress, 0);
+        if gpu {
+            match self.part_on_gpu(params, file, leaves, &first_try, timings) {
+                Ok(leaves) => {
+                    return Ok(Made {
+                        leaves,
+                        backend: BackendUsed::Gpu,
+                        note: None,
+                    });
+                }
+                Err(HashError::Gpu(e)) if self.options().backend == BackendChoice::Auto => {
+                    *timings = Timings::default();
+                    let redo = Resumed::new(progress, first_try.done());
+                    let leaves = self.part_on_cpu(params, file, leaves, &redo, timings)?;
+                    return Ok(Made {
+                        leaves,
+                        backend: BackendUsed::Cpu,
+                        note: Some(format!("the GPU failed ({e}); hashing on the CPU")),
+                    });
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let leaves = self.part_on_cpu(params, file, leaves, &first_try, timings)?;
+        Ok(Made {
+            leaves,
+            backend: BackendUsed::Cpu,
+            note: None,
+        })
+    }
+
+    fn part_on_cpu(
+        &self,
+        params: &TreeParams,
+        file: Option<&InputFile>,
+        leaves: &Range<u64>,
+        progress: &dyn Progress,
+        timings: &mut Timings,
+    ) -> Result<Leaves, HashError> {
+        let cpu = self.cpu();
+        let engine = if *leaves == (0..params.leaf_count()) {
+            cpu.begin(params)
+        } else {
+            let mut engine = cpu.begin_at(params, 0);
+            engine.give_leaves(leaves.clone(), Vec::new())?;
+            engine
+        };
+        run_engine(params, file, engine, leaves, progress, timings)
+    }
+
+    /// The part on the first GPU the options name (a host with several
+    /// runs one part on each: `--device`).
+    fn part_on_gpu(
+        &self,
+        params: &TreeParams,
+        file: Option<&InputFile>,
+        leaves: &Range<u64>,
+        progress: &dyn Progress,
+        timings: &mut Timings,
+    ) -> Result<Leaves, HashError> {
+        let gpu = self.gpu()?;
+        timings.gpu_init = gpu.info().init;
+        let pool = self.cpu().pool();
+        let kernel = self.options().gpu_leaf_kernel;
+        let engine = if *leaves == (0..params.leaf_count()) {
+            let len = file.map_or(0, InputFile::len);
+            gpu.begin(params, Some(len), CopyMode::Staging, kernel, pool, timings)?
+        } else {
+            // Chunk buffers for the CPU's pieces, as for a GPU joining it.
+            let piece_len = self.cpu().piece_len(params);
+            let mut engine = gpu.begin_at(params, 0, piece_len, kernel, pool, timings)?;
+            engine.give_leaves(leaves.clone(), Vec::new())?;
+            engine
+        };
+        run_engine(params, file, engine, leaves, progress, timings)
+    }
+}
+
+/// What the engine gave, and how.
+struct Made {
+    leaves: Leaves,
+    backend: BackendUsed,
+    note: Option<String>,
+}
+
+/// An engine's result for a part.
+enum Leaves {
+    /// The outputs of its leaves that hold a block, in order.
+    Outputs(Vec<u8>),
+    /// The digest: the part owns every leaf.
+    Digest(Vec<u8>),
+}
+
+/// Feeds the file to `engine`, which owns `leaves`, and finishes it.
+fn run_engine<'a>(
+    params: &TreeParams,
+    file: Option<&InputFile>,
+    mut engine: Box<dyn LeafEngine + 'a>,
+    leaves: &Range<u64>,
+    progress: &dyn Progress,
+    timings: &mut Timings,
+) -> Result<Leaves, HashError> {
+    let whole = *leaves == (0..params.leaf_count());
+    timed(&mut timings.leaves, || {
+        feed(params, file, engine.as_mut(), leaves, progress)
+    })?;
+    if whole {
+        Ok(Leaves::Digest(engine.finish(timings)?))
+    } else {
+        Ok(Leaves::Outputs(engine.finish_leaves(timings)?))
+    }
+}
+
+/// Hands M = P ‖ F to `engine` piece by piece: the head (the blocks that
+/// hold prefix bytes), read only where one of its blocks is the part's,
+/// then pieces of the file left unread, so that the engine reads its runs.
+fn feed(
+    params: &TreeParams,
+    file: Option<&InputFile>,
+    engine: &mut dyn LeafEngine,
+    leaves: &Range<u64>,
+    progress: &dyn Progress,
+) -> Result<(), HashError> {
+    let prefix = params.prefix();
+    let file_len = file.map_or(0, InputFile::len);
+    let (head_len, head_from_file) = head(params, file_len);
+    let mut message_len = 0u64;
+    if head_len > 0 {
+        let mut head = vec![0u8; head_len as usize];
+        head[..prefix.len()].copy_from_slice(prefix);
+        // The engine looks only at its own blocks.
+        if let Some(file) = file
+            && packed_len(params, leaves, head_len) > 0
+        {
+            file.read_exact_at(&mut head[prefix.len()..], 0)?;
+            progress.advance(head_from_file);
+        }
+        engine.absorb(Piece::Memory(&head))?;
+        message_len = head_len;
+    }
+    let Some(input) = file else {
+        return Ok(());
+    };
+    let piece_len = piece_len(params, leaves, engine.piece_len());
+    let runs_of = |offset: u64, len: u64| {
+        let at = prefix.len() as u64 + offset;
+        owned_runs(params, leaves, at, len as usize)
+    };
+    let mut offset = head_from_file;
+    let mut asked = offset;
+    while offset < file_len {
+        let len = (piece_len as u64).min(file_len - offset);
+        let ahead = (offset + (1 + PIECES_AHEAD) * piece_len as u64).min(file_len);
+        while asked < ahead {
+            let step = (piece_len as u64).min(file_len - asked);
+            for run in runs_of(asked, step) {
+                input.prefetch(asked + run.start as u64, run.len() as u64);
+            }
+            asked += step;
+        }
+        engine.absorb(Piece::Unread {
+            input,
+            offset,
+            len: len as usize,
+        })?;
+        progress.advance(
+            packed_len(params, leaves, message_len + len) - packed_len(params, leaves, message_len),
+        );
+        offset += len;
+        message_len += len;
+    }
+    Ok(())
+}
+
+/// The piece length for a part: about `engine_piece` of its own bytes per
+/// piece, the whole piece at most `message::MAX_PIECE` (the CPU engine
+/// reads its runs into a buffer of the piece's length).
+fn piece_len(params: &TreeParams, leaves: &Range<u64>, engine_piece: usize) -> usize {
+    let owned = (leaves.end - leaves.start).max(1);
+    let target = (engine_piece as u64).saturating_mul(params.leaf_count()) / owned;
+    message::piece_len(
+        params.block_size(),
+        target.min(message::MAX_PIECE as u64) as usize,
+    )
+}
+
+/// The values a part stores: each of its whole subtrees that holds a
+/// block, reduced from its leaves' outputs; the digest itself for a part
+/// of every leaf.
+fn part_values(
+    params: &TreeParams,
+    nodes: &Nodes<'_>,
+    leaves: &Range<u64>,
+    holding: u64,
+    made: Leaves,
+) -> Vec<u8> {
+    let outputs = match made {
+        Leaves::Digest(digest) => return digest,
+        Leaves::Outputs(outputs) => outputs,
+    };
+    let leaf_len = params.leaf_output_len();
+    let mut values = Vec::new();
+    for tiles in subtrees(params, leaves.clone()) {
+        let Subtrees { level, count, .. } = tiles;
+        let span = tiles.leaves(params);
+        let from = holding.clamp(leaves.start, span.start) - leaves.start;
+        let to = holding.clamp(leaves.start, span.end) - leaves.start;
+        let own = outputs[from as usize * leaf_len..to as usize * leaf_len].to_vec();
+        let len = count * leaves_per_node(params, level);
+        values.extend(nodes.climb(params.height(), len, own, level));
+    }
+    values
+}
+
+/// Opens the file a part reads: a regular file, read by ranges; an empty
+/// one (which has nothing to read); else an error.
+fn open(path: &Path) -> Result<Opened, HashError> {
+    match Source::open(path)? {
+        Source::File(file) => Ok(Opened::File(file)),
+        Source::Stream(mut file) => {
+            let meta = file.metadata()?;
+            // A regular file of size 0 that still yields bytes is one of
+            // /proc's: its size says nothing.
+            if meta.is_file() && meta.len() == 0 && file.read(&mut [0u8; 1])? == 0 {
+                return Ok(Opened::Empty(file));
+            }
+            Err(HashError::Io(std::io::Error::other(
+                "a part is read by ranges, from a regular file of known size \
+                 (not a pipe, a device or a file of /proc)",
+            )))
+        }
+    }
+}
+
+/// An error if the empty file `file` grew or was touched meanwhile.
+fn unchanged_empty(file: &File, modified: Option<SystemTime>) -> Result<(), HashError> {
+    let meta = file.metadata()?;
+    if meta.len() != 0 {
+        return Err(HashError::Changed(format!("size 0 became {}", meta.len())));
+    }
+    if meta.modified().ok() != modified {
+        return Err(HashError::Changed("modification time moved".into()));
+    }
+    Ok(())
+}
+
+/// `params` without the prefix, as a part records them.
+fn without_prefix(params: &TreeParams) -> Result<TreeParams, crate::params::ParamError> {
+    TreeParams::with_options(
+        params.algorithm(),
+        params.height(),
+        params.degree(),
+        Some(params.block_size()),
+        Vec::new(),
+        Some(params.output_len()),
+    )
+}
+
+/// A time as nanoseconds since 1970 (negative before), where an i64 holds it.
+fn nanos_since_epoch(time: SystemTime) -> Option<i64> {
+    match time.duration_since(SystemTime::UNIX_EPOCH) {
+        Ok(after) => i64::try_from(after.as_nanos()).ok(),
+        Err(before) => i64::try_from(before.duration().as_nanos()).ok().map(|n| -n),
+    }
+}

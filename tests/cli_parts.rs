@@ -1,0 +1,428 @@
+//! `treehash part` and `treehash join`: the joined line is the line that
+//! hashing the file prints, in every form; broken sets, usage errors and
+//! their exit codes; and the bytes each part reads, counted by the kernel.
+
+mod common;
+
+#[allow(dead_code)]
+#[path = "../src/cli/args.rs"]
+mod args;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use tempfile::TempDir;
+
+fn treehash() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_treehash"))
+}
+
+/// `treehash SUBCOMMAND --backend=cpu …`: tests must not depend on whether
+/// this machine has a GPU.
+fn sub(name: &str) -> Command {
+    let mut cmd = treehash();
+    cmd.arg(name);
+    if name == "part" {
+        cmd.arg("--backend=cpu");
+    }
+    cmd
+}
+
+fn stdout_of(cmd: &mut Command) -> Vec<u8> {
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    out.stdout
+}
+
+/// Writes every part of a split of `file` into `dir`, returns their paths.
+fn make_parts(dir: &Path, tree: &[&str], file: &Path, count: u64) -> Vec<PathBuf> {
+    (0..count)
+        .map(|index| {
+            let part = dir.join(format!("part.{index}"));
+            sub("part")
+                .args(tree)
+                .args(["--parts", &count.to_string(), "--index", &index.to_string()])
+                .arg(file)
+                .arg("-o")
+                .arg(&part)
+                .assert()
+                .success();
+            part
+        })
+        .collect()
+}
+
+fn fixture(len: usize) -> (TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("data file.bin");
+    fs::write(&file, common::spec_input(len)).unwrap();
+    (dir, file)
+}
+
+#[test]
+fn the_joined_line_is_the_line_hashing_prints_in_every_form() {
+    let mut rng = StdRng::seed_from_u64(7);
+    let cases: [(&[&str], usize, u64); 5] = [
+        (&["-H", "2"], 100_003, 3),
+        (
+            &["-H", "3", "-D", "3", "-a", "shake256", "-l", "100"],
+            50_000,
+            27,
+        ),
+        (&["-H", "2", "--prefix-hex", "00112233"], 9_999, 40),
+        (&["-H", "0", "-a", "sha3-512"], 5_000, 2),
+        (&["-H", "1", "-D", "5", "-B", "64", "-a", "sha3-224"], 0, 4),
+    ];
+    for (tree, len, count) in cases {
+        let (dir, file) = fixture(len);
+        let mut parts = make_parts(dir.path(), tree, &file, count);
+        parts.shuffle(&mut rng);
+        for form in [
+            &[][..],
+            &["--tag"],
+            &["-z"],
+            &["--tag", "-z"],
+            &["--no-names"],
+        ] {
+            let hashed = stdout_of(
+                treehash()
+                    .args(["--backend=cpu"])
+                    .args(tree)
+                    .args(form)
+                    .arg(&file),
+            );
+            let joined = stdout_of(sub("join").args(form).args(&parts));
+            assert_eq!(
+                String::from_utf8_lossy(&joined),
+                String::from_utf8_lossy(&hashed),
+                "{tree:?} {form:?}"
+            );
+        }
+        let raw = stdout_of(
+            treehash()
+                .args(["--backend=cpu", "--raw"])
+                .args(tree)
+                .arg(&file),
+        );
+        assert_eq!(stdout_of(sub("join").arg("--raw").args(&parts)), raw);
+        // JSON: the same record, but for the time and the engines.
+        let json = |out: Vec<u8>| {
+            let mut v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+            for volatile in ["seconds", "engines"] {
+                v.as_object_mut().unwrap().remove(volatile);
+            }
+            v
+        };
+        let hashed = json(stdout_of(
+            treehash()
+                .args(["--backend=cpu", "--json"])
+                .args(tree)
+                .arg(&file),
+        ));
+        let joined = json(stdout_of(sub("join").arg("--json").args(&parts)));
+        assert_eq!(joined, hashed, "{tree:?}");
+    }
+}
+
+#[test]
+fn a_part_can_go_to_standard_output() {
+    let (dir, file) = fixture(30_000);
+    let parts = make_parts(dir.path(), &["-H", "2"], &file, 2);
+    let out = stdout_of(
+        sub("part")
+            .args(["-H", "2", "--parts", "2", "--index", "1", "-o", "-"])
+            .arg(&file),
+    );
+    assert_eq!(out, fs::read(&parts[1]).unwrap());
+    // A part read from standard input joins like one read from a file.
+    sub("join")
+        .arg(&parts[0])
+        .arg("-")
+        .write_stdin(out)
+        .assert()
+        .success()
+        .stdout(format!(
+            "{}  {}\n",
+            hex::encode(treehash::reference::tree_hash(
+                &treehash::TreeParams::new(treehash::Algorithm::Sha3_256, 2, 4).unwrap(),
+                &common::spec_input(30_000)
+            )),
+            file.display()
+        ));
+}
+
+#[test]
+fn join_checks_against_the_line_that_names_the_file() {
+    let (dir, file) = fixture(70_000);
+    let tree = ["-H", "2", "-a", "shake128", "-l", "20"];
+    let parts = make_parts(dir.path(), &tree, &file, 3);
+    let tagged = stdout_of(
+        treehash()
+            .args(["--backend=cpu", "--tag"])
+            .args(tree)
+            .arg(&file),
+    );
+    let plain = stdout_of(treehash().args(["--backend=cpu"]).args(tree).arg(&file));
+    let other = stdout_of(treehash().args(["--backend=cpu"]).args(tree).arg(&parts[0]));
+    let sums = dir.path().join("SUMS");
+    let name = file.display().to_string();
+    // The other file's line first: only the lines that name this file count.
+    fs::write(&sums, [&other[..], &tagged, &plain].concat()).unwrap();
+    sub("join")
+        .arg("-c")
+        .arg(&sums)
+        .args(&parts)
+        .assert()
+        .success()
+        .stdout(format!("{name}: OK\n{name}: OK\n"));
+    // A wrong digest; a label of other parameters.
+    let mut wrong = plain.clone();
+    wrong[0] = if wrong[0] == b'0' { b'1' } else { b'0' };
+    let relabelled = String::from_utf8(tagged.clone())
+        .unwrap()
+        .replace("H=2", "H=3");
+    fs::write(&sums, [&wrong[..], relabelled.as_bytes()].concat()).unwrap();
+    sub("join")
+        .arg("-c")
+        .arg(&sums)
+        .args(&parts)
+        .assert()
+        .code(1)
+        .stdout(format!("{name}: FAILED\n{name}: FAILED\n"))
+        .stderr(predicates::str::contains("label is SHAKE128-LI(H=3"));
+    // No line names the file.
+    fs::write(&sums, &other).unwrap();
+    sub("join")
+        .arg("-c")
+        .arg(&sums)
+        .args(&parts)
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr(format!(
+            "treehash: {}: no line names {name}\n",
+            sums.display()
+        ));
+}
+
+#[test]
+fn broken_sets_are_refused_with_the_part_named() {
+    let (dir, file) = fixture(40_000);
+    let parts = make_parts(dir.path(), &["-H", "2"], &file, 4);
+    let join = |parts: &[&PathBuf]| {
+        let out = sub("join").args(parts).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert!(out.stdout.is_empty());
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        err
+    };
+    let err = join(&[&parts[0], &parts[1], &parts[3]]);
+    assert_eq!(err, "treehash: join: part 2 of 4 is missing\n");
+    let err = join(&[&parts[0], &parts[1], &parts[2], &parts[3], &parts[2]]);
+    assert_eq!(
+        err,
+        format!(
+            "treehash: {}: part 2 of 4 is given twice (also as {})\n",
+            parts[2].display(),
+            parts[2].display()
+        )
+    );
+    let mut bytes = fs::read(&parts[1]).unwrap();
+    bytes[50] ^= 4;
+    let corrupt = dir.path().join("corrupt");
+    fs::write(&corrupt, &bytes).unwrap();
+    let err = join(&[&parts[0], &corrupt, &parts[2], &parts[3]]);
+    assert_eq!(
+        err,
+        format!(
+            "treehash: {}: corrupt or truncated part: its check value does not match its \
+             contents\n",
+            corrupt.display()
+        )
+    );
+    let elsewhere = dir.path().join("other");
+    fs::create_dir(&elsewhere).unwrap();
+    let other = make_parts(&elsewhere, &["-H", "2", "-D", "3"], &file, 4);
+    let err = join(&[&parts[0], &parts[1], &other[2], &parts[3]]);
+    assert!(
+        err.starts_with(&format!("treehash: {}: its parameters", other[2].display())),
+        "{err}"
+    );
+    let err = join(&[&parts[0], &file]);
+    assert!(err.contains("not a treehash part"), "{err}");
+    let err = join(&[&parts[0], &dir.path().join("none")]);
+    assert!(err.contains("No such file"), "{err}");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let (_dir, file) = fixture(1000);
+    let bad: [&[&str]; 6] = [
+        &["part", "--parts", "3", "--index", "3", "-o", "x"],
+        &[
+            "part", "-a", "kt128", "--parts", "2", "--index", "0", "-o", "x",
+        ],
+        &["part", "--parts", "0", "--index", "0", "-o", "x"],
+        &["part", "--parts", "3", "--index", "1"],
+        &["part", "--parts", "3", "-D", "1", "--index", "1", "-o", "x"],
+        &["join"],
+    ];
+    for args in bad {
+        let mut cmd = treehash();
+        cmd.args(args);
+        if args[0] == "part" {
+            cmd.arg(&file);
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        assert!(out.stdout.is_empty());
+    }
+}
+
+/// Runs `treehash ARGS` in a shell and returns the bytes the kernel counts
+/// it reading (`rchar` of /proc/PID/io: a reaped child's reads are added
+/// to its parent's), and what it wrote on standard error.
+fn bytes_read_by(args: &[&std::ffi::OsStr]) -> (u64, String) {
+    let script = r#"r() { while read -r k v; do [ "$k" = rchar: ] && echo "$v"; done < /proc/$$/io; }
+        a=$(r); "$@" || exit 1; b=$(r); echo $((b - a))"#;
+    let out = std::process::Command::new("sh")
+        .args(["-c", script, "sh", env!("CARGO_BIN_EXE_treehash")])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    (
+        // The count is the last line (after what the command printed).
+        text.lines().last().unwrap().parse().unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// Each part reads its share of the file (the leaves it owns, ⌈L/N⌉ of L
+/// at most) and at most one stripe more, never the whole file; together
+/// they read it once.
+#[test]
+fn each_part_reads_its_share_of_the_file() {
+    // 4096 leaves of 136 bytes: stripes of 557,056 bytes; 12 stripes and a half.
+    let tree = ["-H", "6", "-D", "4"];
+    let stripe = 4096 * 136u64;
+    let len = 12 * stripe + stripe / 2 + 77;
+    let (dir, file) = fixture(len as usize);
+    // What the process reads whatever it does (the loader's, /proc and
+    // cgroup files): a few kilobytes.
+    let (noise, _) = bytes_read_by(&["--version".as_ref()]);
+    assert!(noise < 64 << 10, "{noise}");
+    for count in [2u64, 4, 3, 7, 64] {
+        let mut total = 0;
+        for index in 0..count {
+            let part = dir.path().join(format!("p{index}"));
+            let (read, stderr) = bytes_read_by(&[
+                "part".as_ref(),
+                "--backend=cpu".as_ref(),
+                tree[0].as_ref(),
+                tree[1].as_ref(),
+                tree[2].as_ref(),
+                tree[3].as_ref(),
+                "--parts".as_ref(),
+                count.to_string().as_ref(),
+                "--index".as_ref(),
+                index.to_string().as_ref(),
+                file.as_os_str(),
+                "-o".as_ref(),
+                part.as_os_str(),
+            ]);
+            let read = read.saturating_sub(noise);
+            let share = len * 4096u64.div_ceil(count) / 4096;
+            assert!(
+                read <= share + stripe,
+                "{count} parts: part {index} read {read}, its share is {share}: {stderr}"
+            );
+            let least = len * (4096 / count) / 4096;
+            assert!(
+                read + stripe >= least,
+                "part {index} of {count} read {read}"
+            );
+            total += read;
+        }
+        // Everything was read once, and little else.
+        assert!(
+            total >= len && total < len + stripe,
+            "{count} parts read {total}"
+        );
+    }
+}
+
+#[test]
+fn the_plan_shows_every_part_and_warns_of_short_runs() {
+    let (_dir, file) = fixture(3 * 65536 * 136);
+    let out = sub("part")
+        .args(["--plan", "--parts", "16"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2 + 16, "{text}");
+    assert!(lines[0].starts_with("SHA3-256-LI(H=8,D=4,B=136): 65536 leaves"));
+    // Part 5 owns leaves 20480..24576: runs of 4096 · 136 bytes, three stripes.
+    assert_eq!(lines[2 + 5], "5\t20480..24576\t557056\t1671168\t1");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("at most 8 parts, -H 9 or -B 272"), "{err}");
+    // The part itself warns too; eight parts do not.
+    for (count, warns) in [(16, true), (8, false)] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = sub("part")
+            .args(["--parts", &count.to_string(), "--index", "0", "-o"])
+            .arg(dir.path().join("p"))
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.contains("warning: "), warns, "{count}: {err}");
+    }
+}
+
+#[test]
+fn man_pages_of_part_and_join_list_every_option() {
+    let mut command = args::command();
+    command.build();
+    for name in ["part", "join"] {
+        let page = treehash()
+            .args(["--generate", &format!("man-{name}")])
+            .output()
+            .unwrap();
+        assert!(page.status.success());
+        let page = String::from_utf8(page.stdout).unwrap();
+        assert!(page.contains(&format!(".TH treehash-{name} 1 ")), "{page}");
+        let sub = command.find_subcommand(name).unwrap();
+        for arg in sub.get_arguments().filter(|a| !a.is_hide_set()) {
+            if let Some(long) = arg.get_long() {
+                let roff = format!("--{long}").replace('-', "\\-");
+                assert!(page.contains(&roff), "{name}: {roff}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_part_of_a_pipe_is_refused() {
+    let out = sub("part")
+        .args(["--parts", "2", "--index", "0", "-o", "/dev/null", "-"])
+        .write_stdin("some bytes")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.starts_with("treehash: -: a part is read by ranges"),
+        "{err}"
+    );
+}
