@@ -1,30 +1,39 @@
-//! Joins the CUDA sources under kernels/ into the one translation unit that
+//! Joins the CUDA sources under kernels/ into the translation units that
 //! NVRTC compiles at run time (NVRTC has no file system to resolve includes
-//! from). No CUDA toolkit is needed to build the crate.
+//! from): the LI kernels, and the standard functions' chunk kernel. No CUDA toolkit is needed to build the crate.
 //!
 //! Also says which SIMD paths the tests must test (see `simd_test_cfgs`).
 
 use std::path::Path;
 use std::{env, fs};
 
-/// In dependency order: each file may use what the ones before it define.
+/// The LI kernels, in dependency order: each file may use what the ones
+/// before it define.
 const KERNEL_FILES: [&str; 3] = [
     "kernels/keccak.cuh",
     "kernels/few_leaves.cu",
     "kernels/treehash.cu",
 ];
+/// The standard functions' chunk kernel, a translation unit of its own.
+const CHUNK_KERNEL_FILES: [&str; 2] = ["kernels/keccak.cuh", "kernels/chunks.cu"];
 
 fn main() {
+    join_sources(&KERNEL_FILES, "kernels.cu");
+    join_sources(&CHUNK_KERNEL_FILES, "chunk_kernels.cu");
+    simd_test_cfgs();
+    cuda_driver_cfg();
+}
+
+/// Writes `files`, joined, to `name` in OUT_DIR.
+fn join_sources(files: &[&str], name: &str) {
     let mut source = String::new();
-    for file in KERNEL_FILES {
+    for file in files {
         println!("cargo::rerun-if-changed={file}");
         let text = fs::read_to_string(file).unwrap_or_else(|e| panic!("reading {file}: {e}"));
         source.push_str(&format!("// ---- {file}\n#line 1 \"{file}\"\n{text}\n"));
     }
-    let out = Path::new(&env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("kernels.cu");
+    let out = Path::new(&env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join(name);
     fs::write(&out, source).unwrap_or_else(|e| panic!("writing {}: {e}", out.display()));
-    simd_test_cfgs();
-    cuda_driver_cfg();
 }
 
 /// `cfg(treehash_test_cuda_driver)`: the machine that builds the tests has

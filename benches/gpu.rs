@@ -2,6 +2,8 @@
 //! machine). Prints markdown tables of:
 //! - the pinned host-to-device copy rate, the ceiling for hashing host data;
 //! - the leaf kernel on data already in device memory, by leaf count;
+//! - the standard functions' chunk kernel on data in device memory, and
+//!   KT128 end to end on the GPU, the CPU and auto (TREEHASH_BENCH_FILE);
 //! - end-to-end hashing of a page-cached file (TREEHASH_BENCH_FILE), by copy
 //!   mode and chunk size, against the CPU backend, all in this one run.
 //!
@@ -24,6 +26,61 @@ fn hasher(backend: BackendChoice, piece_bytes: Option<usize>, copy_mode: CopyMod
         ..Default::default()
     })
     .expect("a hasher")
+}
+
+/// The chunk kernel of each standard function with chunks, on 2 GiB in
+/// device memory: KT's 8192-byte chunks, ParallelHash's B of 8192, 1000 (not
+/// whole words) and 1 MiB (few chunks, one thread each).
+fn chunk_kernels(gpu: &treehash::gpu::GpuBackend) {
+    use treehash::cpu::chunks::LeafSpec;
+    println!("## Chunk kernels (standard functions), 2 GiB on the device, median of 3\n");
+    println!("| function | chunk bytes | GB/s |\n|---|---:|---:|");
+    for (name, spec, chunk) in [
+        ("KT128", LeafSpec::KT128, 8192),
+        ("KT256", LeafSpec::KT256, 8192),
+        ("ParallelHash128", LeafSpec::PARALLEL_HASH128, 8192),
+        ("ParallelHash256", LeafSpec::PARALLEL_HASH256, 8192),
+        ("ParallelHash128", LeafSpec::PARALLEL_HASH128, 1000),
+        ("ParallelHash128", LeafSpec::PARALLEL_HASH128, 1 << 20),
+    ] {
+        let rate = measure::chunk_kernel_rate(gpu, &spec, chunk, 2 << 30, 3).expect("kernel rate");
+        println!("| {name} | {chunk} | {:.0} |", rate / GB);
+    }
+    println!();
+}
+
+/// KT128 of the bench file on each backend (GPU in-process against the
+/// pinned copy rate: issue 23's target is 0.9 of it).
+fn kt128_end_to_end(file: &std::path::Path, size: u64, reps: usize, copy: f64) {
+    let params = treehash::StandardParams::new(treehash::Standard::Kt128);
+    println!("## KT128 end to end, same file, median of {reps}\n");
+    println!("| backend | GB/s | × pinned copy | shares (engine: GB) |\n|---|---:|---:|---|");
+    for backend in [BackendChoice::Gpu, BackendChoice::Cpu, BackendChoice::Auto] {
+        let h = hasher(backend, None, CopyMode::Staging);
+        h.hash_path(&params, file, &NoProgress).expect("warm-up");
+        let mut rates = Vec::new();
+        let mut last = None;
+        for _ in 0..reps {
+            let start = Instant::now();
+            let out = h.hash_path(&params, file, &NoProgress).expect("hash");
+            rates.push(size as f64 / start.elapsed().as_secs_f64());
+            last = Some(out);
+        }
+        let out = last.expect("at least one run");
+        let shares: Vec<String> = out
+            .shares
+            .iter()
+            .map(|s| format!("{}: {:.2}", s.engine, s.bytes as f64 / GB))
+            .collect();
+        let rate = median(rates);
+        println!(
+            "| {backend:?} | {:.1} | {:.2} | {} |",
+            rate / GB,
+            rate / copy,
+            shares.join(", ")
+        );
+    }
+    println!();
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -105,6 +162,7 @@ fn main() {
         );
     }
     println!();
+    chunk_kernels(gpu);
 
     let Some(file) = std::env::var_os("TREEHASH_BENCH_FILE").map(PathBuf::from) else {
         println!("(set TREEHASH_BENCH_FILE to a page-cached file for the end-to-end table)");
@@ -115,6 +173,7 @@ fn main() {
         .ok()
         .and_then(|r| r.parse().ok())
         .unwrap_or(3);
+    kt128_end_to_end(&file, size, reps, copy);
     println!(
         "## End to end, {:.2} GB page-cached file, SHA3-256, median of {reps} (pinned copy {:.1} GB/s)\n",
         size as f64 / GB,

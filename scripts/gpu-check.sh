@@ -118,6 +118,7 @@ run() {
     step gpu-tests "$bin/test-gpu" --ignored --test-threads=1 "${skips[@]}"
     step gpu-list-tests "$bin/test-gpu_list" --ignored --test-threads=1
     step gpu-device-tests "$bin/test-gpu_device" --ignored --test-threads=1
+    step gpu-standard-tests "$bin/test-gpu_standard" --ignored --test-threads=1
     if [ "$gpus" -lt 2 ]; then
         summary+=("NOT RUN  the two-GPU tests ($TWO_GPU_TESTS): this machine has $gpus GPU(s)")
     fi

@@ -4,7 +4,17 @@
 //! library fails it.
 
 use treehash::Algorithm;
+use treehash::cpu::chunks::{LeafSpec, Rounds};
 use treehash::gpu::kernels;
+
+/// Leaf states must stay in registers: a local-memory array in the PTX
+/// means an index the compiler could not resolve.
+fn assert_no_local_memory(ptx: &str, what: &str) {
+    assert!(
+        !ptx.contains(".local"),
+        "{what}: the kernels use local memory"
+    );
+}
 
 #[test]
 #[ignore = "needs NVRTC: run scripts/fetch-nvrtc.sh, put .nvrtc/nvidia/cu13/lib on \
@@ -24,11 +34,38 @@ fn kernel_source_compiles_for_hopper_without_local_memory() {
                 "{algorithm}: kernel {name} missing from the PTX"
             );
         }
-        // Leaf states must stay in registers: a local-memory array in the PTX
-        // means an index the compiler could not resolve.
+        assert_no_local_memory(&ptx, &algorithm.to_string());
+    }
+}
+
+/// The chunk kernel (kernels/chunks.cu) of every chunk sponge the GPU runs,
+/// and of others a `LeafSpec` can state (every FIPS 202 rate, either round
+/// count, outputs that are not whole words, the lowest and highest domain
+/// bytes), compiles without local memory.
+#[test]
+#[ignore = "needs NVRTC: run scripts/fetch-nvrtc.sh, put .nvrtc/nvidia/cu13/lib on \
+            LD_LIBRARY_PATH, then cargo test --test kernels_compile -- --ignored (.ci/run does)"]
+fn chunk_kernel_compiles_for_every_leaf_spec_without_local_memory() {
+    assert!(
+        kernels::nvrtc_present(),
+        "libnvrtc.so not found (scripts/fetch-nvrtc.sh installs it)"
+    );
+    let mut specs = kernels::CHUNK_SPECS.to_vec();
+    assert!(specs.contains(&LeafSpec::KT128) && specs.contains(&LeafSpec::PARALLEL_HASH256));
+    for algorithm in Algorithm::ALL {
+        specs.push(LeafSpec::new(Rounds::Keccak24, algorithm.rate(), 0x06, 5));
+    }
+    specs.push(LeafSpec::new(Rounds::Turbo12, 168, 0x01, 168));
+    specs.push(LeafSpec::new(Rounds::Turbo12, 136, 0x7F, 1));
+    for spec in specs {
+        let ptx = kernels::compile_chunks("sm_90", &spec)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .to_src();
+        let entry = kernels::CHUNK_ENTRY_POINT;
         assert!(
-            !ptx.contains(".local"),
-            "{algorithm}: the kernels use local memory"
+            ptx.contains(&format!(".entry {entry}(")),
+            "{spec:?}: kernel {entry} missing from the PTX"
         );
+        assert_no_local_memory(&ptx, &format!("{spec:?}"));
     }
 }

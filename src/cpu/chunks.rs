@@ -101,6 +101,21 @@ impl LeafSpec {
     pub const fn output_len(&self) -> usize {
         self.output_len
     }
+
+    /// The permutation's rounds.
+    pub const fn rounds(&self) -> Rounds {
+        self.rounds
+    }
+
+    /// The rate in bytes.
+    pub const fn rate(&self) -> usize {
+        self.rate
+    }
+
+    /// The domain byte.
+    pub const fn domain(&self) -> u8 {
+        self.domain
+    }
 }
 
 /// Writes the first `spec.output_len()` bytes of each chunk's sponge output

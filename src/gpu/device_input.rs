@@ -2,7 +2,7 @@
 //! the leaf kernel reads the caller's device bytes in place, one launch per
 //! span of up to [`LAUNCH_BYTES`], then the tree is reduced on the device as
 //! for any other input (`reduce.rs`). Nothing is copied to the host but the
-//! digest.
+//! digest. The standard functions are device_standard.rs's.
 //!
 //! Two cases copy on the device, never to the host: the blocks that hold
 //! prefix bytes (the prefix comes from the host; the file's first bytes
@@ -22,6 +22,7 @@ use std::time::Instant;
 use cudarc::driver::{CudaSlice, DevicePtr, PushKernelArg, result, sys};
 
 use crate::error::HashError;
+use crate::function::{AsParams, ParamsRef};
 use crate::hasher::{BackendUsed, HashOutput, Hasher};
 use crate::params::TreeParams;
 use crate::progress::EngineShare;
@@ -65,6 +66,12 @@ impl Hasher {
     /// At height 0 the whole input is one sponge, absorbed by one warp:
     /// about 0.06 GB/s on the H200, so large inputs want H ≥ 6.
     ///
+    /// KT and ParallelHash hash their chunks where they lie with the chunk
+    /// kernel, and only the chaining values (and KT's first chunk, and the
+    /// bytes after the last whole chunk) come to the host, whose last node
+    /// takes them. TurboSHAKE, one sequential sponge, is copied to the host
+    /// a piece at a time and hashed there (the output says `Cpu`).
+    ///
     /// # Safety
     /// `bytes.ptr .. bytes.ptr + bytes.len` must be device memory (or
     /// managed memory) of the device's primary context that stays allocated,
@@ -72,9 +79,9 @@ impl Hasher {
     /// memory the driver knows, in that context, and (where the driver tells
     /// the allocation's range) that its allocation holds the whole range is
     /// checked; that it stays allocated is not.
-    pub unsafe fn hash_device(
+    pub unsafe fn hash_device<P: AsParams + ?Sized>(
         &self,
-        params: &TreeParams,
+        params: &P,
         bytes: DeviceBytes,
     ) -> Result<HashOutput, HashError> {
         let start = Instant::now();
@@ -98,17 +105,30 @@ impl Hasher {
             Ok(gpu)
         })?;
         let mut timings = Timings::default();
-        let digest = guard("hashing on the GPU", || {
-            hash_on(gpu, params, &bytes, &mut timings)
+        let (digest, backend) = guard("hashing on the GPU", || -> Result<_, HashError> {
+            match params.as_params() {
+                ParamsRef::Tree(params) => Ok((
+                    hash_on(gpu, params, &bytes, &mut timings)?,
+                    BackendUsed::Gpu,
+                )),
+                ParamsRef::Standard(params) => {
+                    let cpu = self.cpu();
+                    super::device_standard::hash_on(gpu, cpu, params, &bytes, &mut timings)
+                }
+            }
         })?;
         timings.total = start.elapsed();
+        let engine = match backend {
+            BackendUsed::Cpu => "cpu".to_string(),
+            _ => gpu.info().engine_name(),
+        };
         Ok(HashOutput {
             digest,
             bytes: bytes.len as u64,
-            backend: BackendUsed::Gpu,
+            backend,
             timings,
             shares: vec![EngineShare {
-                engine: gpu.info().engine_name(),
+                engine,
                 bytes: bytes.len as u64,
                 busy: timings.leaves,
             }],
@@ -119,9 +139,9 @@ impl Hasher {
     /// [`Hasher::hash_device`] of a cudarc slice or view: the work queued
     /// on its stream so far is waited for, and the borrow keeps it alive
     /// and unwritten while it is hashed.
-    pub fn hash_device_slice<S: DevicePtr<u8>>(
+    pub fn hash_device_slice<P: AsParams + ?Sized, S: DevicePtr<u8>>(
         &self,
-        params: &TreeParams,
+        params: &P,
         data: &S,
     ) -> Result<HashOutput, HashError> {
         // Asking for the slice's address binds its context to this thread.
@@ -296,7 +316,7 @@ fn hash_on(
 
 /// Makes the hashing stream wait, on the device, for the work queued on
 /// `producer` so far.
-fn wait_for(gpu: &GpuBackend, producer: u64) -> Result<(), GpuError> {
+pub(super) fn wait_for(gpu: &GpuBackend, producer: u64) -> Result<(), GpuError> {
     let event = result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
         .context("creating an event")?;
     // SAFETY: `event` was just created in the current context, and

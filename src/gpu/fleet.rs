@@ -9,15 +9,15 @@
 
 use std::fmt;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use cudarc::driver::CudaContext;
 
-use crate::params::Algorithm;
 use crate::trace::trace;
 
+use super::kernels::KernelSet;
 use super::{Context, GpuBackend, GpuError, driver_present};
 
 /// Which CUDA devices to use.
@@ -68,11 +68,11 @@ impl FromStr for Devices {
 struct Device {
     ordinal: usize,
     backend: OnceLock<Result<GpuBackend, GpuError>>,
-    /// One bit per function (`Algorithm::ALL` order): its kernels and the
+    /// One bit per set of kernels (`KernelSet::all` order): they and the
     /// chunk buffers are ready.
-    ready: AtomicU8,
+    ready: AtomicU16,
     /// The same bits: being prepared by a background thread.
-    preparing: AtomicU8,
+    preparing: AtomicU16,
 }
 
 impl Device {
@@ -84,15 +84,15 @@ impl Device {
         })
     }
 
-    fn is_ready(&self, algorithm: Algorithm) -> bool {
-        self.ready.load(Ordering::Acquire) & bit(algorithm) != 0
+    fn is_ready(&self, kernels: KernelSet) -> bool {
+        self.ready.load(Ordering::Acquire) & bit(kernels) != 0
     }
 
-    /// Opens the device and readies `algorithm`; an error is kept.
+    /// Opens the device and readies `kernels`; an error is kept.
     fn prepare(
         &self,
         start: &Start,
-        algorithm: Algorithm,
+        kernels: KernelSet,
         piece_len: usize,
         failure: &Mutex<Option<String>>,
     ) {
@@ -100,27 +100,30 @@ impl Device {
             Ok(gpu) => {
                 let ordinal = self.ordinal;
                 trace(|| format!("GPU {ordinal} open ({:?} in the driver)", gpu.info().init));
-                gpu.prepare(algorithm, piece_len)
+                gpu.prepare(kernels, piece_len)
             }
             Err(e) => Err(e.clone()),
         };
         match result {
             Ok(()) => {
-                trace(|| format!("GPU {} ready for {algorithm}", self.ordinal));
-                self.ready.fetch_or(bit(algorithm), Ordering::Release);
+                trace(|| format!("GPU {} ready for {kernels}", self.ordinal));
+                self.ready.fetch_or(bit(kernels), Ordering::Release);
             }
             Err(e) => note_failure(failure, &e),
         }
     }
 }
 
-fn bit(algorithm: Algorithm) -> u8 {
-    let index = Algorithm::ALL
-        .iter()
-        .position(|&a| a == algorithm)
-        .unwrap_or(0);
-    1 << index
+/// The bit of `kernels` in `ready` and `preparing`; none for kernels the
+/// GPU does not have (their preparation fails, and they are never ready).
+fn bit(kernels: KernelSet) -> u16 {
+    kernels.index().map_or(0, |index| 1 << index)
 }
+
+// Every set has its bit.
+const _: () = assert!(
+    crate::params::Algorithm::ALL.len() + super::kernels::CHUNK_SPECS.len() <= u16::BITS as usize
+);
 
 fn note_failure(failure: &Mutex<Option<String>>, e: &GpuError) {
     if let Ok(mut first) = failure.lock() {
@@ -171,8 +174,8 @@ impl Shared {
                 .map(|ordinal| Device {
                     ordinal,
                     backend: OnceLock::new(),
-                    ready: AtomicU8::new(0),
-                    preparing: AtomicU8::new(0),
+                    ready: AtomicU16::new(0),
+                    preparing: AtomicU16::new(0),
                 })
                 .collect())
         })
@@ -233,11 +236,12 @@ impl Fleet {
         }))
     }
 
-    /// Starts every device and readies `algorithm` for pieces of
-    /// `piece_len` bytes on it, on background threads (one per device);
-    /// returns at once. Asking again is free.
-    pub fn start_in_background(&self, algorithm: Algorithm, piece_len: usize) {
-        self.start(algorithm, piece_len, true);
+    /// Starts every device and readies `kernels` (an algorithm's, or a
+    /// standard function's chunk kernel) for pieces of `piece_len` bytes on
+    /// it, on background threads (one per device); returns at once. Asking
+    /// again is free.
+    pub fn start_in_background(&self, kernels: impl Into<KernelSet>, piece_len: usize) {
+        self.start(kernels.into(), piece_len, true);
     }
 
     /// The first device asked for, opened now (the driver started); the
@@ -268,22 +272,21 @@ impl Fleet {
     /// in the background, as [`start_in_background`](Self::start_in_background)
     /// does. Their start is not kept as the machine's start-up: the driver
     /// is already running, so it would understate a whole start.
-    pub fn start_others_in_background(&self, algorithm: Algorithm, piece_len: usize) {
+    pub fn start_others_in_background(&self, kernels: impl Into<KernelSet>, piece_len: usize) {
+        let kernels = kernels.into();
         if let Some(Ok(list)) = self.0.list.get() {
-            list[0]
-                .preparing
-                .fetch_or(bit(algorithm), Ordering::Relaxed);
+            list[0].preparing.fetch_or(bit(kernels), Ordering::Relaxed);
         }
-        self.start(algorithm, piece_len, false);
+        self.start(kernels, piece_len, false);
     }
 
-    fn start(&self, algorithm: Algorithm, piece_len: usize, measured: bool) {
+    fn start(&self, kernels: KernelSet, piece_len: usize, measured: bool) {
         let nothing_to_do = match self.0.list.get() {
             // No driver or no device.
             Some(Err(_)) => true,
             Some(Ok(list)) => list
                 .iter()
-                .all(|d| d.preparing.load(Ordering::Relaxed) & bit(algorithm) != 0),
+                .all(|d| d.preparing.load(Ordering::Relaxed) & bit(kernels) != 0),
             None => false,
         };
         if nothing_to_do {
@@ -305,17 +308,17 @@ impl Fleet {
                 let mut started = false;
                 std::thread::scope(|s| {
                     for device in list {
-                        let first = device.preparing.fetch_or(bit(algorithm), Ordering::Relaxed);
-                        if first & bit(algorithm) == 0 && !device.is_ready(algorithm) {
+                        let first = device.preparing.fetch_or(bit(kernels), Ordering::Relaxed);
+                        if first & bit(kernels) == 0 && !device.is_ready(kernels) {
                             started = true;
                             let shared = &shared;
                             s.spawn(move || {
-                                device.prepare(&shared.start, algorithm, piece_len, &shared.failure)
+                                device.prepare(&shared.start, kernels, piece_len, &shared.failure)
                             });
                         }
                     }
                 });
-                if measured && started && list.iter().any(|d| d.is_ready(algorithm)) {
+                if measured && started && list.iter().any(|d| d.is_ready(kernels)) {
                     remember_startup(began.elapsed());
                 }
             });
@@ -371,13 +374,14 @@ impl Fleet {
             .get_or_init(|| kept_startup().map_or(UNMEASURED_STARTUP, |(kept, _)| kept))
     }
 
-    /// The devices ready for `algorithm` now, with their ordinals (never waits).
-    pub fn ready(&self, algorithm: Algorithm) -> Vec<(usize, &GpuBackend)> {
+    /// The devices ready for `kernels` now, with their ordinals (never waits).
+    pub fn ready(&self, kernels: impl Into<KernelSet>) -> Vec<(usize, &GpuBackend)> {
         let Some(Ok(list)) = self.0.list.get() else {
             return Vec::new();
         };
+        let kernels = kernels.into();
         list.iter()
-            .filter(|d| d.is_ready(algorithm))
+            .filter(|d| d.is_ready(kernels))
             .filter_map(|d| match d.backend.get() {
                 Some(Ok(gpu)) => Some((d.ordinal, gpu)),
                 _ => None,
@@ -385,13 +389,13 @@ impl Fleet {
             .collect()
     }
 
-    /// Whether the device of ordinal `ordinal` is ready for `algorithm` now
+    /// Whether the device of ordinal `ordinal` is ready for `kernels` now
     /// (never waits).
-    pub fn is_ready(&self, ordinal: usize, algorithm: Algorithm) -> bool {
-        self.ready(algorithm).iter().any(|&(o, _)| o == ordinal)
+    pub fn is_ready(&self, ordinal: usize, kernels: impl Into<KernelSet>) -> bool {
+        self.ready(kernels).iter().any(|&(o, _)| o == ordinal)
     }
 
-    /// The ordinals of the devices ready for some algorithm now (never waits).
+    /// The ordinals of the devices ready for some kernels now (never waits).
     pub fn ordinals_ready(&self) -> Vec<usize> {
         let Some(Ok(list)) = self.0.list.get() else {
             return Vec::new();
@@ -416,14 +420,15 @@ impl Fleet {
             .collect()
     }
 
-    /// Starts every device and readies `algorithm` on it now (waiting for
+    /// Starts every device and readies `kernels` on it now (waiting for
     /// any start already under way); failures are kept as in the background.
-    pub fn prepare_now(&self, algorithm: Algorithm, piece_len: usize) {
+    pub fn prepare_now(&self, kernels: impl Into<KernelSet>, piece_len: usize) {
+        let kernels = kernels.into();
         match self.0.list() {
             Ok(list) => list
                 .iter()
-                .filter(|d| !d.is_ready(algorithm))
-                .for_each(|d| d.prepare(&self.0.start, algorithm, piece_len, &self.0.failure)),
+                .filter(|d| !d.is_ready(kernels))
+                .for_each(|d| d.prepare(&self.0.start, kernels, piece_len, &self.0.failure)),
             Err(e) => note_failure(&self.0.failure, e),
         }
     }

@@ -2,6 +2,10 @@
 //! launched: compiled by NVRTC for the device's own architecture, one
 //! function's kernels at a time and only when first needed, then loaded. The PTX is kept in a disk cache, so later
 //! processes skip NVRTC (and the driver's own cache skips the PTX JIT).
+//!
+//! Two translation units: the LI kernels of each FIPS 202 function
+//! ([`TreeKernels`]), and the chunk kernel of each standard function's
+//! chunk sponge ([`ChunkKernel`], kernels/chunks.cu).
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -13,6 +17,7 @@ use cudarc::driver::{
 use cudarc::nvrtc::{CompileOptions, Ptx};
 
 use crate::cpu::Rounds;
+use crate::cpu::chunks::LeafSpec;
 use crate::params::Algorithm;
 use crate::sponge::plain_hash;
 
@@ -20,6 +25,8 @@ use super::GpuError;
 
 /// The kernel source as NVRTC sees it.
 pub const SOURCE: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.cu"));
+/// The chunk kernel's source (kernels/keccak.cuh and kernels/chunks.cu).
+pub const CHUNK_SOURCE: &str = include_str!(concat!(env!("OUT_DIR"), "/chunk_kernels.cu"));
 
 /// True when libnvrtc can be loaded (it needs no GPU).
 pub fn nvrtc_present() -> bool {
@@ -38,6 +45,67 @@ pub const ENTRY_POINTS: [&str; 4] = [
     "finalize_leaves",
     "hash_nodes",
 ];
+
+/// The chunk kernel's entry point.
+pub const CHUNK_ENTRY_POINT: &str = "chunk_values";
+
+/// The chunk sponges the GPU runs: those of the standard functions that
+/// have chunks (KT128, KT256, ParallelHash128, ParallelHash256).
+pub const CHUNK_SPECS: [LeafSpec; 4] = [
+    LeafSpec::KT128,
+    LeafSpec::KT256,
+    LeafSpec::PARALLEL_HASH128,
+    LeafSpec::PARALLEL_HASH256,
+];
+
+/// What a GPU is readied for: an LI tree's kernels, or a standard
+/// function's chunk kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelSet {
+    Tree(Algorithm),
+    Chunks(LeafSpec),
+}
+
+impl KernelSet {
+    /// Every set, in a fixed order (its index keys the fleet's ready bits).
+    pub fn all() -> impl Iterator<Item = KernelSet> {
+        let trees = Algorithm::ALL.into_iter().map(KernelSet::Tree);
+        trees.chain(CHUNK_SPECS.into_iter().map(KernelSet::Chunks))
+    }
+
+    /// Its place in [`KernelSet::all`]; `None` for a chunk sponge the GPU
+    /// does not run.
+    pub fn index(self) -> Option<usize> {
+        KernelSet::all().position(|k| k == self)
+    }
+}
+
+impl From<Algorithm> for KernelSet {
+    fn from(algorithm: Algorithm) -> KernelSet {
+        KernelSet::Tree(algorithm)
+    }
+}
+
+impl std::fmt::Display for KernelSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KernelSet::Tree(algorithm) => write!(f, "{algorithm}"),
+            KernelSet::Chunks(spec) => f.write_str(&chunk_name(spec)),
+        }
+    }
+}
+
+/// A chunk sponge's name in messages and cache files: `chunks-r12-168-0b-32`
+/// (rounds, rate, domain byte, output bytes).
+fn chunk_name(spec: &LeafSpec) -> String {
+    format!(
+        "chunks-r{}-{}-{:02x}-{}",
+        spec.rounds().count(),
+        spec.rate(),
+        spec.domain(),
+        spec.output_len()
+    )
+}
 
 /// Trees with at most this many leaves absorb one warp per leaf; larger
 /// ones one thread per leaf (docs/PERFORMANCE.md, "Few leaves", measured).
@@ -91,22 +159,55 @@ fn defines(algorithm: Algorithm) -> [String; 5] {
     ]
 }
 
+/// The `-D` defines of the chunk kernel for the sponge `spec`, from the one
+/// table (`LeafSpec`): its rounds, rate, domain byte and output length.
+fn chunk_defines(spec: &LeafSpec) -> [String; 5] {
+    [
+        format!("-DTREEHASH_ROUNDS={}", spec.rounds().count()),
+        format!("-DTREEHASH_RATE={}", spec.rate()),
+        format!("-DTREEHASH_CV={}", spec.output_len()),
+        format!("-DTREEHASH_DS={:#04x}", spec.domain()),
+        format!("-DTREEHASH_THREADS_PER_BLOCK={THREADS_PER_BLOCK}"),
+    ]
+}
+
 /// Compiles `algorithm`'s kernels to PTX for `arch` (for example `sm_90`).
 pub fn compile(arch: &str, algorithm: Algorithm) -> Result<Ptx, GpuError> {
+    compile_source(arch, SOURCE, "treehash.cu", &defines(algorithm))
+        .map_err(|e| GpuError::new(format!("compiling the {algorithm} kernels for {arch}: {e}")))
+}
+
+/// Compiles the chunk kernel of the sponge `spec` (any [`LeafSpec`]) to PTX
+/// for `arch`.
+pub fn compile_chunks(arch: &str, spec: &LeafSpec) -> Result<Ptx, GpuError> {
+    compile_source(arch, CHUNK_SOURCE, "chunks.cu", &chunk_defines(spec)).map_err(|e| {
+        GpuError::new(format!(
+            "compiling the chunk kernel {} for {arch}: {e}",
+            chunk_name(spec)
+        ))
+    })
+}
+
+/// NVRTC on `source` with `defines`.
+fn compile_source(
+    arch: &str,
+    source: &str,
+    name: &str,
+    defines: &[String],
+) -> Result<Ptx, GpuError> {
     if !nvrtc_present() {
         return Err(GpuError::new(
             "NVRTC (libnvrtc.so) was not found; it compiles the kernels at run time",
         ));
     }
     let mut options = vec![format!("--gpu-architecture={arch}"), "-std=c++17".into()];
-    options.extend(defines(algorithm));
+    options.extend_from_slice(defines);
     let options = CompileOptions {
         options,
-        name: Some("treehash.cu".into()),
+        name: Some(name.into()),
         ..Default::default()
     };
-    cudarc::nvrtc::compile_ptx_with_opts(SOURCE, options)
-        .map_err(|e| GpuError::new(format!("compiling the {algorithm} kernels for {arch}: {e}")))
+    cudarc::nvrtc::compile_ptx_with_opts(source, options).map_err(|e| GpuError::new(e.to_string()))
 }
 
 /// A launch of `threads` threads, rounded up to whole blocks.
@@ -133,11 +234,27 @@ pub struct TreeKernels {
     _module: Arc<CudaModule>,
 }
 
-/// Each algorithm's kernels, compiled and loaded on first use.
+/// The chunk kernel of one chunk sponge.
+pub struct ChunkKernel {
+    pub function: CudaFunction,
+    pub spec: LeafSpec,
+    _module: Arc<CudaModule>,
+}
+
+impl ChunkKernel {
+    /// The launch for `count` chunks: a thread each, a warp per 32.
+    pub(super) fn launch_config(&self, count: u64) -> LaunchConfig {
+        launch_config(count)
+    }
+}
+
+/// Each algorithm's kernels and each chunk sponge's, compiled and loaded on
+/// first use.
 pub struct Kernels {
     ctx: Arc<CudaContext>,
     arch: String,
     loaded: [OnceLock<Result<TreeKernels, GpuError>>; 6],
+    chunks: [OnceLock<Result<ChunkKernel, GpuError>>; CHUNK_SPECS.len()],
 }
 
 impl TreeKernels {
@@ -156,7 +273,66 @@ impl Kernels {
             ctx,
             arch,
             loaded: Default::default(),
+            chunks: Default::default(),
         }
+    }
+
+    /// Readies `set` (compiled or loaded now unless it was): the time spent,
+    /// if any.
+    pub fn ready(&self, set: KernelSet) -> Result<Duration, GpuError> {
+        match set {
+            KernelSet::Tree(algorithm) => self.get(algorithm).map(|(_, spent)| spent),
+            KernelSet::Chunks(spec) => self.chunk_kernel(&spec).map(|(_, spent)| spent),
+        }
+    }
+
+    /// The chunk kernel of `spec`, and the time spent compiling and loading
+    /// it if that happened in this call.
+    pub fn chunk_kernel(&self, spec: &LeafSpec) -> Result<(&ChunkKernel, Duration), GpuError> {
+        let Some(index) = CHUNK_SPECS.iter().position(|s| s == spec) else {
+            return Err(GpuError::new(format!(
+                "the GPU has no chunk kernel for {}",
+                chunk_name(spec)
+            )));
+        };
+        let mut spent = Duration::ZERO;
+        let kernel = self.chunks[index].get_or_init(|| {
+            let start = Instant::now();
+            let loaded = self.compile_and_load_chunks(spec);
+            spent = start.elapsed();
+            loaded
+        });
+        kernel.as_ref().map(|k| (k, spent)).map_err(Clone::clone)
+    }
+
+    fn compile_and_load_chunks(&self, spec: &LeafSpec) -> Result<ChunkKernel, GpuError> {
+        let key = format!("{CHUNK_SOURCE}\n{}\n{:?}", self.arch, chunk_defines(spec));
+        let cache = cache_path(&chunk_name(spec), &self.arch, &key);
+        if let Some(ptx) = cache.as_ref().and_then(|p| std::fs::read_to_string(p).ok())
+            && let Ok(kernel) = self.load_chunks(Ptx::from_src(ptx), spec)
+        {
+            return Ok(kernel);
+        }
+        let ptx = compile_chunks(&self.arch, spec)?;
+        if let Some(path) = &cache {
+            store(path, &ptx.to_src());
+        }
+        self.load_chunks(ptx, spec)
+    }
+
+    fn load_chunks(&self, ptx: Ptx, spec: &LeafSpec) -> Result<ChunkKernel, GpuError> {
+        let module = self
+            .ctx
+            .load_module(ptx)
+            .map_err(|e| GpuError::driver("loading the chunk kernel's module", e))?;
+        let function = module
+            .load_function(CHUNK_ENTRY_POINT)
+            .map_err(|e| GpuError::driver(&format!("finding kernel {CHUNK_ENTRY_POINT}"), e))?;
+        Ok(ChunkKernel {
+            function,
+            spec: *spec,
+            _module: module,
+        })
     }
 
     /// The kernels of `algorithm`, and the time spent compiling and loading
@@ -177,7 +353,8 @@ impl Kernels {
     }
 
     fn compile_and_load(&self, algorithm: Algorithm) -> Result<TreeKernels, GpuError> {
-        let cache = cache_path(&self.arch, algorithm);
+        let key = format!("{SOURCE}\n{}\n{:?}", self.arch, defines(algorithm));
+        let cache = cache_path(&format!("kernels-{algorithm}"), &self.arch, &key);
         if let Some(ptx) = cache.as_ref().and_then(|p| std::fs::read_to_string(p).ok())
             && let Ok(kernels) = self.load(Ptx::from_src(ptx))
         {
@@ -210,14 +387,13 @@ impl Kernels {
     }
 }
 
-/// Where compiled PTX is cached, in [`cache_dir`]. The file name holds
-/// a hash of the source, the architecture and the algorithm, so that a
-/// changed kernel is never loaded from a stale file.
-fn cache_path(arch: &str, algorithm: Algorithm) -> Option<PathBuf> {
+/// Where compiled PTX is cached, in [`cache_dir`]: `name`, the
+/// architecture and a hash of `key` (the source, the architecture and the
+/// defines), so that a changed kernel is never loaded from a stale file.
+fn cache_path(name: &str, arch: &str, key: &str) -> Option<PathBuf> {
     let dir = cache_dir()?;
-    let key = format!("{SOURCE}\n{arch}\n{:?}", defines(algorithm));
     let id = hex::encode(&plain_hash(Algorithm::Sha3_256, key.as_bytes(), 32)[..12]);
-    Some(dir.join(format!("kernels-{algorithm}-{arch}-{id}.ptx")))
+    Some(dir.join(format!("{name}-{arch}-{id}.ptx")))
 }
 
 /// treehash's cache directory: `$TREEHASH_CACHE_DIR`, else

@@ -1,6 +1,6 @@
 //! Measurements of the device itself, for the benchmarks: the pinned
 //! host-to-device copy rate (the ceiling of end-to-end hashing) and the leaf
-//! kernel's rate on data already in device memory. Built only with the
+//! and chunk kernels' rates on data already in device memory. Built only with the
 //! `measure` feature, which the benchmarks require: it is no part of the
 //! library's API.
 //!
@@ -123,6 +123,57 @@ pub fn leaf_kernel_rate(
         // SAFETY: arguments match absorb_leaves; the buffers hold what it reads.
         unsafe { launch.launch(kernel.launch_config(leaf_count.min(len.div_ceil(block_size)))) }
             .context("launching the leaf kernel")?;
+        end.record(stream).context("recording an event")?;
+        let ms = start.elapsed_ms(&end).context("timing the kernel")?;
+        seconds.push(f64::from(ms) / 1e3);
+    }
+    seconds.remove(0);
+    Ok(len as f64 / median(&mut seconds))
+}
+
+/// The median rate, in bytes per second, of the chunk kernel of `spec`
+/// hashing `bytes` bytes (rounded down to whole chunks of `chunk_len`)
+/// that are already in device memory, one launch per run, the chaining
+/// values left on the device, over `reps` runs after a warm-up.
+pub fn chunk_kernel_rate(
+    gpu: &GpuBackend,
+    spec: &crate::cpu::chunks::LeafSpec,
+    chunk_len: usize,
+    bytes: usize,
+    reps: usize,
+) -> Result<f64, GpuError> {
+    let (kernel, _) = gpu.kernels.chunk_kernel(spec)?;
+    let stream = &gpu.compute;
+    let count = bytes / chunk_len.max(1);
+    if count == 0 {
+        return Err(GpuError::new(
+            "measuring the chunk kernel: fewer bytes than a chunk",
+        ));
+    }
+    let len = count * chunk_len;
+    let host: Vec<u8> = (0..len)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let data = stream.clone_htod(&host).context("copying test data")?;
+    let values = stream
+        .alloc_zeros::<u8>(count * spec.output_len())
+        .context("allocating chaining values")?;
+    let (data_ptr, values_ptr) = (address(&data, stream), address(&values, stream));
+    let (start, end) = (timing_event(gpu)?, timing_event(gpu)?);
+    let (chunk_len, count) = (chunk_len as u64, count as u64);
+    let mut seconds = Vec::with_capacity(reps + 1);
+    for _ in 0..reps.max(1) + 1 {
+        start.record(stream).context("recording an event")?;
+        let mut launch = stream.launch_builder(&kernel.function);
+        launch
+            .arg(&data_ptr)
+            .arg(&chunk_len)
+            .arg(&count)
+            .arg(&values_ptr);
+        // SAFETY: arguments match chunk_values; the buffers hold what it
+        // reads and writes.
+        unsafe { launch.launch(kernel.launch_config(count)) }
+            .context("launching the chunk kernel")?;
         end.record(stream).context("recording an event")?;
         let ms = start.elapsed_ms(&end).context("timing the kernel")?;
         seconds.push(f64::from(ms) / 1e3);

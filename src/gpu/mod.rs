@@ -6,7 +6,9 @@
 //! error becomes a [`GpuError`] with context, and a missing driver or device is
 //! reported before any CUDA call is made.
 
+mod chunks;
 mod device_input;
+mod device_standard;
 mod engine;
 mod fleet;
 pub mod kernels;
@@ -27,7 +29,7 @@ use cudarc::driver::{CudaContext, CudaStream, DriverError};
 use crate::engine::LeafEngine;
 use crate::error::HashError;
 use crate::message;
-use crate::params::{Algorithm, TreeParams};
+use crate::params::TreeParams;
 use crate::timings::{Timings, timed};
 use crate::trace::trace;
 
@@ -35,7 +37,7 @@ pub use device_input::{DeviceBytes, KeepCurrentContext};
 use engine::GpuMessage;
 pub use fleet::{Devices, Fleet, Start};
 use kernels::Kernels;
-pub use kernels::LeafKernel;
+pub use kernels::{KernelSet, LeafKernel};
 use pipeline::{GpuLeaves, Slots};
 
 /// Bytes per chunk copied to the device and absorbed by one kernel launch.
@@ -293,14 +295,16 @@ impl GpuBackend {
         })
     }
 
-    /// Starts what a digest of `algorithm` in pieces of `piece_len` bytes
-    /// will need, so that it is ready before the first piece: its kernels
-    /// and the chunk buffers.
-    pub fn prepare(&self, algorithm: Algorithm, piece_len: usize) -> Result<(), GpuError> {
+    /// Starts what a digest with `kernels` (an LI tree's, or a standard
+    /// function's chunk kernel) in pieces of `piece_len` bytes will need, so
+    /// that it is ready before the first piece: its kernels and the chunk
+    /// buffers.
+    pub fn prepare(&self, kernels: impl Into<KernelSet>, piece_len: usize) -> Result<(), GpuError> {
+        let kernels = kernels.into();
         guard("starting the GPU", || {
-            self.kernels.get(algorithm)?;
+            self.kernels.ready(kernels)?;
             let ordinal = self.info.ordinal;
-            trace(|| format!("GPU {ordinal}: {algorithm} kernels loaded"));
+            trace(|| format!("GPU {ordinal}: {kernels} kernels loaded"));
             let slots = self.take_slots(self.buffer_len(piece_len))?;
             self.return_slots(slots);
             Ok(())

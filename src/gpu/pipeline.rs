@@ -23,7 +23,7 @@ use super::{Context, GpuBackend, GpuError};
 /// One place in the ring: a chunk's pinned copy, its device copy, and the
 /// events that say when the copy started and ended and the hashing started
 /// and ended (timing events, so that busy times can be reported).
-struct Slot {
+pub(super) struct Slot {
     pinned: PinnedHostSlice<u8>,
     device: CudaSlice<u8>,
     copy_start: CudaEvent,
@@ -32,6 +32,41 @@ struct Slot {
     hashed: CudaEvent,
     /// Events recorded and not yet waited for.
     in_flight: bool,
+    /// The chaining values of the chunk kernel's last launch from this
+    /// slot, made on first use (LI never needs them).
+    values: Option<Values>,
+}
+
+/// The output of a chunk kernel's launch: on the device, and the pinned
+/// host buffer it is copied back to before the slot's `hashed` event.
+pub(super) struct Values {
+    pub(super) device: CudaSlice<u8>,
+    pub(super) host: PinnedHostSlice<u8>,
+}
+
+impl Slot {
+    /// Its output buffers, at least `len` bytes each (new ones if the kept
+    /// ones are shorter).
+    pub(super) fn values(&mut self, gpu: &GpuBackend, len: usize) -> Result<&mut Values, GpuError> {
+        if self.values.as_ref().is_none_or(|v| v.device.len() < len) {
+            self.values = None; // the old ones freed first
+            // SAFETY: the kernel writes every byte that is copied back.
+            let device = unsafe { gpu.compute.alloc::<u8>(len.max(1)) }
+                .context("allocating a device buffer for chaining values")?;
+            // Cached, not write-combined as the chunk buffers are: the host
+            // reads these.
+            // SAFETY: written by the copy back before it is read.
+            let host = unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(len.max(1), 0) }
+                .context("allocating pinned host memory for chaining values")?;
+            self.values = Some(Values { device, host });
+        }
+        Ok(self.values.as_mut().expect("made above"))
+    }
+
+    /// Its output buffers, if it has any.
+    pub(super) fn kept_values(&self) -> Option<&Values> {
+        self.values.as_ref()
+    }
 }
 
 /// The ring of slots, kept by the backend between inputs.
@@ -63,6 +98,7 @@ impl Slots {
                 hash_start: event()?,
                 hashed: event()?,
                 in_flight: false,
+                values: None,
             });
         }
         gpu.compute
@@ -128,177 +164,102 @@ impl Staged<'_> {
 }
 
 /// Where a chunk's bytes come from.
-enum ChunkSource<'s> {
+pub(super) enum ChunkSource<'s> {
     /// The first `len` bytes of the slot's pinned buffer.
     Pinned(usize),
     /// Registered host memory.
     Registered(&'s [u8]),
 }
 
-/// The leaves of one tree while its message streams in. The ring of slots
-/// is the backend's, lent to this tree until it is dropped.
-pub(super) struct GpuLeaves<'a> {
+/// The ring of slots lent to one message by the backend until it is
+/// dropped, and the chunks sent through it: chunk k goes through slot
+/// k mod the ring's length, so while the GPU hashes chunk k it copies chunk
+/// k+1 and the CPU fills chunk k+2. What the kernel does with a chunk is
+/// the caller's: the launch is a closure.
+pub(super) struct Ring<'a> {
     gpu: &'a GpuBackend,
-    params: &'a TreeParams,
-    kernels: &'a TreeKernels,
-    leaf_kernel: LeafKernel,
     slots: Slots,
     pool: &'a rayon::ThreadPool,
-    /// The leaves of the stream these states absorb: all of M's, or the
-    /// packed blocks of a range of them (see `GpuMessage`).
-    leaf_count: u64,
-    /// Lane-major leaf states: lane w of leaf j at `w * leaf_count + j`.
-    states: CudaSlice<u64>,
+    /// Chunks enqueued so far.
     chunks: usize,
-    /// Bytes of that stream absorbed so far (a whole number of blocks until
-    /// the last chunk).
-    message_len: u64,
     copy_busy: Duration,
     kernel_busy: Duration,
 }
 
-impl<'a> GpuLeaves<'a> {
-    pub(super) fn new(
-        gpu: &'a GpuBackend,
-        params: &'a TreeParams,
-        kernels: &'a TreeKernels,
-        leaf_kernel: LeafKernel,
-        slots: Slots,
-        pool: &'a rayon::ThreadPool,
-        leaf_count: u64,
-    ) -> Result<Self, GpuError> {
-        Ok(GpuLeaves {
+impl<'a> Ring<'a> {
+    pub(super) fn new(gpu: &'a GpuBackend, slots: Slots, pool: &'a rayon::ThreadPool) -> Self {
+        Ring {
             gpu,
-            params,
-            kernels,
-            leaf_kernel,
             slots,
             pool,
-            leaf_count,
-            states: alloc_states(gpu, leaf_count)?,
             chunks: 0,
-            message_len: 0,
             copy_busy: Duration::ZERO,
             kernel_busy: Duration::ZERO,
-        })
+        }
     }
 
     pub(super) fn gpu(&self) -> &'a GpuBackend {
         self.gpu
     }
 
-    /// The leaf states (valid once [`GpuLeaves::wait_absorbed`] returned).
-    pub(super) fn states(&self) -> &CudaSlice<u64> {
-        &self.states
-    }
-
-    /// Bytes of its stream absorbed so far.
-    pub(super) fn message_len(&self) -> u64 {
-        self.message_len
-    }
-
-    /// The leaves of its stream.
-    pub(super) fn leaf_count(&self) -> u64 {
-        self.leaf_count
-    }
-
     /// Bytes a chunk may hold.
-    pub(super) fn chunk_capacity(&self) -> usize {
+    pub(super) fn capacity(&self) -> usize {
         self.slots.capacity()
     }
 
-    /// Absorbs with `kernel` from the next chunk on.
-    pub(super) fn set_leaf_kernel(&mut self, kernel: LeafKernel) {
-        self.leaf_kernel = kernel;
+    /// The slot the next chunk goes through.
+    pub(super) fn next_index(&self) -> usize {
+        self.chunks % self.slots.ring.len()
     }
 
-    /// Makes the GPU's context current on the calling thread (the raw driver
-    /// calls below need it; an engine may be driven from any thread).
-    pub(super) fn bind(&self) -> Result<(), GpuError> {
-        self.gpu
-            .ctx
-            .bind_to_thread()
-            .context("using the GPU's context")
+    /// Slot `index`, to read its chaining values once it is retired.
+    pub(super) fn slot_mut(&mut self, index: usize) -> &mut Slot {
+        &mut self.slots.ring[index]
     }
 
-    /// Every leaf's state, lane-major, once every chunk is absorbed.
-    pub(super) fn download_states(&mut self) -> Result<Vec<u64>, GpuError> {
-        self.wait_absorbed()?;
-        let stream = &self.gpu.compute;
-        let mut host = vec![0u64; 25 * self.leaf_count as usize];
-        if !host.is_empty() {
-            stream
-                .memcpy_dtoh(&self.states.slice(..host.len()), &mut host)
-                .context("copying leaf states back")?;
+    /// Waits for slot `index`'s last chunk to be hashed (if one is in
+    /// flight) and adds its busy times.
+    pub(super) fn retire(&mut self, index: usize) -> Result<(), GpuError> {
+        retire(
+            &mut self.slots.ring[index],
+            &mut self.copy_busy,
+            &mut self.kernel_busy,
+        )
+    }
+
+    /// Whether slot `index`'s last chunk is hashed (never waits).
+    pub(super) fn is_hashed(&self, index: usize) -> Result<bool, GpuError> {
+        let slot = &self.slots.ring[index];
+        if !slot.in_flight {
+            return Ok(true);
         }
-        stream.synchronize().context("copying leaf states back")?;
-        Ok(host)
+        slot.hashed
+            .try_is_complete()
+            .context("asking whether the GPU is done")
     }
 
-    /// Starts over on a stream of `leaf_count` leaves of which `message_len`
-    /// bytes were absorbed, whose states are `lane_major` (25 words a leaf).
-    pub(super) fn upload_states(
-        &mut self,
-        leaf_count: u64,
-        lane_major: &[u64],
-        message_len: u64,
-    ) -> Result<(), GpuError> {
-        self.wait_absorbed()?;
-        let mut states = alloc_states(self.gpu, leaf_count)?;
-        if !lane_major.is_empty() {
-            let stream = &self.gpu.compute;
-            stream
-                .memcpy_htod(lane_major, &mut states.slice_mut(..lane_major.len()))
-                .context("copying leaf states to the device")?;
-            stream
-                .synchronize()
-                .context("copying leaf states to the device")?;
-        }
-        (self.states, self.leaf_count, self.message_len) = (states, leaf_count, message_len);
-        Ok(())
-    }
-
-    /// The time the copy engine and the leaf kernels were busy so far.
-    pub(super) fn busy(&self) -> (Duration, Duration) {
-        (self.copy_busy, self.kernel_busy)
-    }
-
-    /// Absorbs a piece that lives only during this call: CPU threads copy
-    /// it into the slot's pinned buffer first.
-    pub(super) fn absorb_staged(&mut self, from: Staged<'_>) -> Result<(), HashError> {
+    /// Copies a piece that lives only during this call into the next slot's
+    /// pinned buffer (on the CPU pool), once that slot's last chunk is hashed.
+    pub(super) fn stage(&mut self, from: Staged<'_>) -> Result<usize, HashError> {
         let pool = self.pool;
-        let slot = self.next_slot()?;
+        let index = self.next_index();
+        self.retire(index)?;
+        let slot = &mut self.slots.ring[index];
         let pinned = slot.pinned.as_mut_slice().context("using pinned memory")?;
         let len = from.len();
         pool.install(|| from.copy_into(&mut pinned[..len]))?;
-        Ok(self.enqueue(ChunkSource::Pinned(len))?)
-    }
-
-    /// Absorbs a piece of a file mapping, pinned for the copy and released
-    /// before this returns (the mapping may be unmapped afterwards).
-    ///
-    /// # Safety
-    /// `mapped` must be bytes of a file mapping, as [`Registration::of_mapping`] needs.
-    pub(super) unsafe fn absorb_registered(&mut self, mapped: &[u8]) -> Result<(), GpuError> {
-        // SAFETY: passed on from the caller.
-        let registration = unsafe { Registration::of_mapping(self.gpu, mapped) }?;
-        self.next_slot()?;
-        self.enqueue(ChunkSource::Registered(mapped))?;
-        drop(registration);
-        Ok(())
-    }
-
-    /// The slot the next chunk goes to, once its previous chunk is hashed.
-    fn next_slot(&mut self) -> Result<&mut Slot, GpuError> {
-        let index = self.chunks % self.slots.ring.len();
-        let slot = &mut self.slots.ring[index];
-        retire(slot, &mut self.copy_busy, &mut self.kernel_busy)?;
-        Ok(slot)
+        Ok(len)
     }
 
     /// Copies the next chunk to its slot's device buffer on the copy stream,
-    /// then absorbs it on the compute stream once the copy is done.
-    fn enqueue(&mut self, source: ChunkSource<'_>) -> Result<(), GpuError> {
+    /// then, once the copy is done, calls `launch` with the slot, the
+    /// chunk's device address and its length to queue the kernels on the
+    /// compute stream. A pinned chunk must have been staged first.
+    pub(super) fn enqueue(
+        &mut self,
+        source: ChunkSource<'_>,
+        launch: impl FnOnce(&mut Slot, u64, u64) -> Result<(), GpuError>,
+    ) -> Result<(), GpuError> {
         let gpu = self.gpu;
         if gpu.fail_after_chunks.is_some_and(|k| self.chunks >= k) {
             return Err(GpuError::new(format!(
@@ -306,7 +267,10 @@ impl<'a> GpuLeaves<'a> {
                 self.chunks
             )));
         }
-        let index = self.chunks % self.slots.ring.len();
+        let index = self.next_index();
+        if let ChunkSource::Registered(_) = source {
+            self.retire(index)?;
+        }
         let slot = &mut self.slots.ring[index];
         let src = match source {
             ChunkSource::Pinned(len) => {
@@ -333,53 +297,219 @@ impl<'a> GpuLeaves<'a> {
         slot.hash_start
             .record(&gpu.compute)
             .context("recording an event")?;
-
-        let block_size = self.params.block_size() as u64;
-        let leaf_count = self.leaf_count;
-        let blocks = len.div_ceil(block_size);
-        let first_block = self.message_len / block_size;
-        let states = address(&self.states, &gpu.compute);
-        let mut launch = gpu
-            .compute
-            .launch_builder(self.kernels.absorb(self.leaf_kernel));
-        launch
-            .arg(&states)
-            .arg(&leaf_count)
-            .arg(&device)
-            .arg(&len)
-            .arg(&first_block)
-            .arg(&block_size);
-        // SAFETY: the arguments match the kernel's signature; the chunk
-        // buffer holds `len` bytes, the states 25·L words.
-        unsafe { launch.launch(self.leaf_kernel.launch_config(blocks.min(leaf_count))) }
-            .context("launching the leaf kernel")?;
+        launch(slot, device, len)?;
         slot.hashed
             .record(&gpu.compute)
             .context("recording an event")?;
         slot.in_flight = true;
-
         self.chunks += 1;
-        self.message_len += len;
+        Ok(())
+    }
+
+    /// Waits until every chunk enqueued so far is hashed.
+    pub(super) fn wait_all(&mut self) -> Result<(), GpuError> {
+        for index in 0..self.slots.ring.len() {
+            self.retire(index)?;
+        }
+        Ok(())
+    }
+
+    /// The time the copy engine and the kernels were busy so far.
+    pub(super) fn busy(&self) -> (Duration, Duration) {
+        (self.copy_busy, self.kernel_busy)
+    }
+
+    /// Makes the GPU's context current on the calling thread (the raw driver
+    /// calls need it; an engine may be driven from any thread).
+    pub(super) fn bind(&self) -> Result<(), GpuError> {
+        self.gpu
+            .ctx
+            .bind_to_thread()
+            .context("using the GPU's context")
+    }
+}
+
+impl Drop for Ring<'_> {
+    /// On an error path copies or kernels may still be in flight; the
+    /// buffers must not be freed (and their memory reused) under them. The
+    /// ring goes back to the backend.
+    fn drop(&mut self) {
+        if self.gpu.ctx.synchronize().is_ok() {
+            self.gpu.return_slots(std::mem::take(&mut self.slots));
+        }
+    }
+}
+
+/// The leaves of one tree while its message streams in through the ring.
+pub(super) struct GpuLeaves<'a> {
+    ring: Ring<'a>,
+    params: &'a TreeParams,
+    kernels: &'a TreeKernels,
+    leaf_kernel: LeafKernel,
+    /// The leaves of the stream these states absorb: all of M's, or the
+    /// packed blocks of a range of them (see `GpuMessage`).
+    leaf_count: u64,
+    /// Lane-major leaf states: lane w of leaf j at `w * leaf_count + j`.
+    states: CudaSlice<u64>,
+    /// Bytes of that stream absorbed so far (a whole number of blocks until
+    /// the last chunk).
+    message_len: u64,
+}
+
+impl<'a> GpuLeaves<'a> {
+    pub(super) fn new(
+        gpu: &'a GpuBackend,
+        params: &'a TreeParams,
+        kernels: &'a TreeKernels,
+        leaf_kernel: LeafKernel,
+        slots: Slots,
+        pool: &'a rayon::ThreadPool,
+        leaf_count: u64,
+    ) -> Result<Self, GpuError> {
+        // The ring first: if the states cannot be had, it still goes back.
+        let ring = Ring::new(gpu, slots, pool);
+        Ok(GpuLeaves {
+            ring,
+            params,
+            kernels,
+            leaf_kernel,
+            leaf_count,
+            states: alloc_states(gpu, leaf_count)?,
+            message_len: 0,
+        })
+    }
+
+    pub(super) fn gpu(&self) -> &'a GpuBackend {
+        self.ring.gpu()
+    }
+
+    /// The leaf states (valid once [`GpuLeaves::wait_absorbed`] returned).
+    pub(super) fn states(&self) -> &CudaSlice<u64> {
+        &self.states
+    }
+
+    /// Bytes of its stream absorbed so far.
+    pub(super) fn message_len(&self) -> u64 {
+        self.message_len
+    }
+
+    /// The leaves of its stream.
+    pub(super) fn leaf_count(&self) -> u64 {
+        self.leaf_count
+    }
+
+    /// Bytes a chunk may hold.
+    pub(super) fn chunk_capacity(&self) -> usize {
+        self.ring.capacity()
+    }
+
+    /// Absorbs with `kernel` from the next chunk on.
+    pub(super) fn set_leaf_kernel(&mut self, kernel: LeafKernel) {
+        self.leaf_kernel = kernel;
+    }
+
+    /// Makes the GPU's context current on the calling thread (the raw driver
+    /// calls below need it; an engine may be driven from any thread).
+    pub(super) fn bind(&self) -> Result<(), GpuError> {
+        self.ring.bind()
+    }
+
+    /// Every leaf's state, lane-major, once every chunk is absorbed.
+    pub(super) fn download_states(&mut self) -> Result<Vec<u64>, GpuError> {
+        self.wait_absorbed()?;
+        let stream = &self.gpu().compute;
+        let mut host = vec![0u64; 25 * self.leaf_count as usize];
+        if !host.is_empty() {
+            stream
+                .memcpy_dtoh(&self.states.slice(..host.len()), &mut host)
+                .context("copying leaf states back")?;
+        }
+        stream.synchronize().context("copying leaf states back")?;
+        Ok(host)
+    }
+
+    /// Starts over on a stream of `leaf_count` leaves of which `message_len`
+    /// bytes were absorbed, whose states are `lane_major` (25 words a leaf).
+    pub(super) fn upload_states(
+        &mut self,
+        leaf_count: u64,
+        lane_major: &[u64],
+        message_len: u64,
+    ) -> Result<(), GpuError> {
+        self.wait_absorbed()?;
+        let mut states = alloc_states(self.gpu(), leaf_count)?;
+        if !lane_major.is_empty() {
+            let stream = &self.gpu().compute;
+            stream
+                .memcpy_htod(lane_major, &mut states.slice_mut(..lane_major.len()))
+                .context("copying leaf states to the device")?;
+            stream
+                .synchronize()
+                .context("copying leaf states to the device")?;
+        }
+        (self.states, self.leaf_count, self.message_len) = (states, leaf_count, message_len);
+        Ok(())
+    }
+
+    /// The time the copy engine and the leaf kernels were busy so far.
+    pub(super) fn busy(&self) -> (Duration, Duration) {
+        self.ring.busy()
+    }
+
+    /// Absorbs a piece that lives only during this call: CPU threads copy
+    /// it into the slot's pinned buffer first.
+    pub(super) fn absorb_staged(&mut self, from: Staged<'_>) -> Result<(), HashError> {
+        let len = self.ring.stage(from)?;
+        Ok(self.enqueue(ChunkSource::Pinned(len))?)
+    }
+
+    /// Absorbs a piece of a file mapping, pinned for the copy and released
+    /// before this returns (the mapping may be unmapped afterwards).
+    ///
+    /// # Safety
+    /// `mapped` must be bytes of a file mapping, as [`Registration::of_mapping`] needs.
+    pub(super) unsafe fn absorb_registered(&mut self, mapped: &[u8]) -> Result<(), GpuError> {
+        // SAFETY: passed on from the caller.
+        let registration = unsafe { Registration::of_mapping(self.gpu(), mapped) }?;
+        self.enqueue(ChunkSource::Registered(mapped))?;
+        drop(registration);
+        Ok(())
+    }
+
+    /// Sends the next chunk through the ring, the leaf kernel absorbing it
+    /// once it is on the device.
+    fn enqueue(&mut self, source: ChunkSource<'_>) -> Result<(), GpuError> {
+        let gpu = self.ring.gpu();
+        let block_size = self.params.block_size() as u64;
+        let leaf_count = self.leaf_count;
+        let first_block = self.message_len / block_size;
+        let states = address(&self.states, &gpu.compute);
+        let (kernels, leaf_kernel) = (self.kernels, self.leaf_kernel);
+        let mut absorbed = 0;
+        self.ring.enqueue(source, |_, device, len| {
+            let blocks = len.div_ceil(block_size);
+            let mut launch = gpu.compute.launch_builder(kernels.absorb(leaf_kernel));
+            launch
+                .arg(&states)
+                .arg(&leaf_count)
+                .arg(&device)
+                .arg(&len)
+                .arg(&first_block)
+                .arg(&block_size);
+            // SAFETY: the arguments match the kernel's signature; the chunk
+            // buffer holds `len` bytes, the states 25·L words.
+            unsafe { launch.launch(leaf_kernel.launch_config(blocks.min(leaf_count))) }
+                .context("launching the leaf kernel")?;
+            absorbed = len;
+            Ok(())
+        })?;
+        self.message_len += absorbed;
         Ok(())
     }
 
     /// Waits until every chunk enqueued so far is hashed.
     pub(super) fn wait_absorbed(&mut self) -> Result<(), GpuError> {
-        for slot in &mut self.slots.ring {
-            retire(slot, &mut self.copy_busy, &mut self.kernel_busy)?;
-        }
-        Ok(())
-    }
-}
-
-impl Drop for GpuLeaves<'_> {
-    /// On an error path copies or kernels may still be in flight; the states
-    /// must not be freed (and their memory reused) under them. The ring goes
-    /// back to the backend.
-    fn drop(&mut self) {
-        if self.gpu.ctx.synchronize().is_ok() {
-            self.gpu.return_slots(std::mem::take(&mut self.slots));
-        }
+        self.ring.wait_all()
     }
 }
 

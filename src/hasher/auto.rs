@@ -7,11 +7,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::Hasher;
+use crate::cpu::chunks::LeafSpec;
 use crate::error::HashError;
-use crate::gpu::{self, GpuBackend};
+use crate::gpu::{self, GpuBackend, KernelSet};
 use crate::params::TreeParams;
 use crate::progress::{EngineShare, Progress};
 use crate::schedule::{Joiners, Member, Standing};
+use crate::standard::run::{ChunkEngine, ChunkJoiners};
 use crate::timings::Timings;
 use crate::trace;
 
@@ -37,8 +39,8 @@ impl Hasher {
                 self.gpus.expected_startup().as_secs_f64()
             )
         } else {
-            "no GPU was started: a tree of one leaf (height 0) is one sponge, \
-             which a GPU cannot share"
+            "no GPU was started: a tree of one leaf (height 0), like TurboSHAKE, \
+             is one sponge, which a GPU cannot share"
                 .to_string()
         })
     }
@@ -90,50 +92,73 @@ const PIECES_MEASURED_BEFORE_GPU_START: u64 = 8;
 pub(crate) const STARTUP_PAYOFF: f64 = 4.0;
 
 impl GpuJoiners<'_> {
-    /// Where every GPU must take part: the first failure to start one, as
-    /// an error.
-    fn required_failure(&self) -> Result<(), HashError> {
-        match self.hasher.gpus.failure() {
-            Some(failure) if self.required => Err(HashError::Gpu(failure)),
-            _ => Ok(()),
-        }
-    }
-
     /// After the input: the joiners' start-up added to `timings`, and a
     /// failure to start a GPU that had to take part as an error.
     pub(super) fn finish(&self, timings: &mut Timings) -> Result<(), HashError> {
-        timings.gpu_init += self.startup.gpu_init;
-        timings.compile += self.startup.compile;
-        self.required_failure()
+        finish_joining(self.hasher, self.required, &self.startup, timings)
     }
 
-    /// Whether starting the GPUs can pay off for the rest of this input,
-    /// from the CPU's rate so far and the start-up measured on this machine.
+    /// Whether starting the GPUs can pay off for the rest of this input.
     fn worth_starting(&mut self, now: &Standing) -> bool {
-        if self.hasher.options.wait_for_gpus {
-            return true;
-        }
-        if now.message_len == 0 {
-            return false;
-        }
-        let (from_len, from_time) = *self.baseline.get_or_insert((now.message_len, now.elapsed));
         let piece = self.hasher.cpu.piece_len(self.params) as u64;
-        let (bytes, time) = (
-            now.message_len - from_len,
-            now.elapsed.saturating_sub(from_time),
-        );
-        if bytes < PIECES_MEASURED_BEFORE_GPU_START * piece || time.is_zero() {
-            return false;
+        worth_starting(self.hasher, &mut self.baseline, piece, now)
+    }
+}
+
+/// Where every GPU must take part (`required`): the first failure to start
+/// one, as an error.
+fn required_failure(hasher: &Hasher, required: bool) -> Result<(), HashError> {
+    match hasher.gpus.failure() {
+        Some(failure) if required => Err(HashError::Gpu(failure)),
+        _ => Ok(()),
+    }
+}
+
+/// After an input: the joiners' start-up added to `timings`, and a failure
+/// to start a GPU that had to take part as an error.
+fn finish_joining(
+    hasher: &Hasher,
+    required: bool,
+    startup: &Timings,
+    timings: &mut Timings,
+) -> Result<(), HashError> {
+    timings.gpu_init += startup.gpu_init;
+    timings.compile += startup.compile;
+    required_failure(hasher, required)
+}
+
+/// Whether starting the GPUs can pay off for the rest of an input, from
+/// the CPU's rate so far (since `baseline`, set at the first look, after
+/// the first piece) in pieces of `piece` bytes and the start-up measured on
+/// this machine.
+fn worth_starting(
+    hasher: &Hasher,
+    baseline: &mut Option<(u64, Duration)>,
+    piece: u64,
+    now: &Standing,
+) -> bool {
+    if hasher.options.wait_for_gpus {
+        return true;
+    }
+    if now.message_len == 0 {
+        return false;
+    }
+    let (from_len, from_time) = *baseline.get_or_insert((now.message_len, now.elapsed));
+    let (bytes, time) = (
+        now.message_len - from_len,
+        now.elapsed.saturating_sub(from_time),
+    );
+    if bytes < PIECES_MEASURED_BEFORE_GPU_START * piece || time.is_zero() {
+        return false;
+    }
+    let startup = hasher.gpus.expected_startup().as_secs_f64();
+    match now.remaining {
+        Some(left) => {
+            let rate = bytes as f64 / time.as_secs_f64();
+            left as f64 / rate > STARTUP_PAYOFF * startup
         }
-        let startup = self.hasher.gpus.expected_startup().as_secs_f64();
-        match now.remaining {
-            Some(left) => {
-                let rate = bytes as f64 / time.as_secs_f64();
-                left as f64 / rate > STARTUP_PAYOFF * startup
-            }
-            // A stream of unknown length: once it has lasted that long.
-            None => now.elapsed.as_secs_f64() > startup,
-        }
+        // A stream of unknown length: once it has lasted that long.
+        None => now.elapsed.as_secs_f64() > startup,
     }
 }
 
@@ -181,8 +206,106 @@ impl<'h> Joiners<'h> for GpuJoiners<'h> {
                 Err(_) => {}
             }
         }
-        self.required_failure()?;
+        required_failure(hasher, self.required)?;
         Ok(members)
+    }
+}
+
+/// The GPUs that join a standard function's input to take chunks, as
+/// [`GpuJoiners`] join an LI tree's: under `Auto` once the rest of the
+/// input repays their start-up, or under `Gpu` after the first.
+pub(super) struct ChunkGpuJoiners<'h> {
+    hasher: &'h Hasher,
+    spec: LeafSpec,
+    chunk_len: usize,
+    /// The pieces of the input.
+    piece_len: usize,
+    /// The GPUs were asked to start.
+    started: bool,
+    /// Where the CPU's rate is measured from.
+    baseline: Option<(u64, Duration)>,
+    /// Ordinals that joined (or failed to).
+    pub(super) joined: Vec<usize>,
+    /// Their start-up, for the timings.
+    startup: Timings,
+    /// Every GPU must take part (`--backend gpu`); those already asked to
+    /// start.
+    required: bool,
+}
+
+impl<'h> ChunkGpuJoiners<'h> {
+    /// Joiners of chunks of `chunk_len` bytes through `spec` in pieces of
+    /// `piece_len` bytes; under `Gpu` (`required`) the GPUs were started
+    /// already.
+    pub(super) fn new(
+        hasher: &'h Hasher,
+        spec: &LeafSpec,
+        chunk_len: usize,
+        piece_len: usize,
+        required: bool,
+    ) -> Self {
+        ChunkGpuJoiners {
+            hasher,
+            spec: *spec,
+            chunk_len,
+            piece_len,
+            started: required,
+            baseline: None,
+            joined: Vec::new(),
+            startup: Timings::default(),
+            required,
+        }
+    }
+
+    /// After the input: the joiners' start-up added to `timings`, and a
+    /// failure to start a GPU that had to take part as an error.
+    pub(super) fn finish(&self, timings: &mut Timings) -> Result<(), HashError> {
+        finish_joining(self.hasher, self.required, &self.startup, timings)
+    }
+}
+
+impl<'h> ChunkJoiners<'h> for ChunkGpuJoiners<'h> {
+    fn poll(&mut self, now: &Standing) -> Result<Vec<Box<dyn ChunkEngine + 'h>>, HashError> {
+        let hasher = self.hasher;
+        let kernels = KernelSet::Chunks(self.spec);
+        if !self.started {
+            // The CPU's rate is that of pieces of whole chunks, as long as
+            // LI's pieces.
+            if !worth_starting(hasher, &mut self.baseline, self.piece_len as u64, now) {
+                return Ok(Vec::new());
+            }
+            hasher.gpus.start_in_background(kernels, self.piece_len);
+            trace::trace(|| format!("GPUs asked to start at {:?}", now.elapsed));
+            self.started = true;
+        }
+        let mut engines = Vec::new();
+        for (ordinal, gpu) in hasher.gpus.ready(kernels) {
+            if self.joined.contains(&ordinal) {
+                continue;
+            }
+            self.joined.push(ordinal);
+            hasher.charge_startup(gpu, &mut self.startup);
+            let pool = hasher.cpu.pool();
+            let engine = gpu.begin_chunks(
+                &self.spec,
+                self.chunk_len,
+                self.piece_len,
+                pool,
+                &mut self.startup,
+            );
+            trace::trace(|| match &engine {
+                Ok(_) => format!("GPU {ordinal} joins at {:?}", now.elapsed),
+                Err(e) => format!("GPU {ordinal} cannot begin: {e}"),
+            });
+            match engine {
+                Ok(engine) => engines.push(engine),
+                // Under auto one that cannot begin stays out.
+                Err(e) if self.required => return Err(e),
+                Err(_) => {}
+            }
+        }
+        required_failure(hasher, self.required)?;
+        Ok(engines)
     }
 }
 

@@ -4,18 +4,26 @@
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use super::auto::{GpuJoiners, Resumed};
+use super::auto::{ChunkGpuJoiners, GpuJoiners, Resumed};
 use super::{BackendChoice, BackendUsed, HashOutput, Hasher, Placement};
+use crate::cpu::chunks::LeafSpec;
 use crate::error::HashError;
+use crate::gpu::KernelSet;
 use crate::message::{self, Input};
 use crate::params::TreeParams;
-use crate::progress::{EngineShare, Progress};
+use crate::progress::Progress;
 use crate::schedule::{self, Balance, Hashed, Joiners, Member, NoJoiners};
-use crate::standard::{self, StandardParams};
+use crate::standard::StandardParams;
+use crate::standard::run::{self, Engines, NoChunkJoiners, Split, Walked};
 use crate::timings::{Timings, timed};
 
 impl Hasher {
-    /// The digest of one input with a standard function, on the CPU.
+    /// The digest of one input with a standard function where `placement`
+    /// says: its chunks on the CPU's workers, on the GPUs, or shared between
+    /// them piece by piece (`standard::run`). TurboSHAKE, one sequential
+    /// sponge, is the CPU's under every backend. Under `Auto`, if a GPU
+    /// fails, an input that can be read again is redone on the CPU, and
+    /// `Auto` leaves the GPUs alone for later inputs.
     pub(super) fn hash_standard(
         &self,
         params: &StandardParams,
@@ -27,30 +35,217 @@ impl Hasher {
         let mut timings = Timings::default();
         let piece_target = self.cpu.standard_piece_target();
         let len = input.known_len();
-        let work = || {
-            timed(&mut timings.leaves, || {
-                standard::run::hash(params, &mut input, &self.cpu, piece_target, progress)
-            })
+        let backend = self.options.backend;
+        let spec = params.standard().leaf_spec();
+        let first_try = Resumed::new(progress, 0);
+        let on_engines = || -> Result<Walked, HashError> {
+            let Some(spec) = spec else {
+                return self.standard_on_cpu(params, &mut input, progress, &mut timings);
+            };
+            match (placement, backend) {
+                (Placement::Engines, BackendChoice::Gpu) => {
+                    self.standard_on_gpus(params, &spec, &mut input, progress, &mut timings)
+                }
+                (Placement::Engines, BackendChoice::Auto) => {
+                    self.standard_on_all(params, &spec, &mut input, &first_try, &mut timings)
+                }
+                (Placement::Gpu(ordinal), _) => self.standard_on_gpu(
+                    ordinal,
+                    params,
+                    &spec,
+                    &mut input,
+                    &first_try,
+                    &mut timings,
+                ),
+                _ => self.standard_on_cpu(params, &mut input, progress, &mut timings),
+            }
         };
-        let (digest, bytes) = match (placement, len) {
-            (Placement::Alone, _) => self.cpu.run_alone(work),
-            (_, Some(len)) if len <= piece_target as u64 => self.cpu.run_one_piece(len, work),
-            _ => self.cpu.run_pieces(work),
-        }?;
+        // As for LI: an input of one piece in one call (inline when small),
+        // a longer one from a thread that is no rayon worker.
+        let gpu_only = spec.is_some()
+            && match placement {
+                Placement::Gpu(_) => true,
+                Placement::Engines => backend == BackendChoice::Gpu,
+                _ => false,
+            };
+        let result = match (placement, len) {
+            (Placement::Alone, _) => self.cpu.run_alone(on_engines),
+            (_, Some(len)) if !gpu_only && len <= piece_target as u64 => {
+                self.cpu.run_one_piece(len, on_engines)
+            }
+            _ => self.cpu.run_pieces(on_engines),
+        };
+        let (walked, note) = match result {
+            Ok(walked) => (walked, None),
+            Err(HashError::Gpu(e)) if backend == BackendChoice::Auto && input.can_reread() => {
+                // Auto does not come back to a GPU that failed.
+                self.gpu_failed.store(true, Ordering::Relaxed);
+                timings = Timings::default();
+                let redo = Resumed::new(progress, first_try.done());
+                let walked = self.standard_on_cpu(params, &mut input, &redo, &mut timings)?;
+                let note = format!("the GPU failed ({e}); hashing on the CPU");
+                (walked, Some(note))
+            }
+            Err(e) => return Err(e),
+        };
         timings.total = start.elapsed();
-        let share = EngineShare {
-            engine: "cpu".into(),
-            bytes,
-            busy: timings.leaves,
+        timings.copy_busy += walked.copy_busy;
+        timings.kernel_busy += walked.kernel_busy;
+        let gpu_used = walked
+            .shares
+            .iter()
+            .any(|s| s.engine.starts_with("gpu") && s.bytes > 0);
+        let backend = match (gpu_used, placement, backend) {
+            (false, _, _) => BackendUsed::Cpu,
+            (true, Placement::Gpu(_), _) | (true, _, BackendChoice::Gpu) => BackendUsed::Gpu,
+            (true, _, _) => BackendUsed::CpuGpu,
         };
         Ok(HashOutput {
-            digest,
-            bytes,
-            backend: BackendUsed::Cpu,
+            digest: walked.digest,
+            bytes: walked.bytes,
+            backend,
             timings,
-            shares: vec![share],
-            fallback_note: None,
+            shares: walked.shares,
+            fallback_note: note,
         })
+    }
+
+    /// A standard function's input on the CPU alone.
+    fn standard_on_cpu(
+        &self,
+        params: &StandardParams,
+        input: &mut Input<'_>,
+        progress: &dyn Progress,
+        timings: &mut Timings,
+    ) -> Result<Walked, HashError> {
+        let piece_target = self.cpu.standard_piece_target();
+        let mut none = NoChunkJoiners;
+        let engines = Engines::cpu_only(&mut none);
+        timed(&mut timings.leaves, || {
+            run::hash(params, input, &self.cpu, engines, piece_target, progress)
+        })
+    }
+
+    /// A standard function's chunks on the GPUs asked for, which must all
+    /// start, as for LI (`on_gpus`): the first from the first piece, the
+    /// others joining when they are ready (or from the first piece, when
+    /// the options wait for them). The CPU takes KT's first chunk, the last
+    /// chunks and the last node.
+    fn standard_on_gpus(
+        &self,
+        params: &StandardParams,
+        spec: &LeafSpec,
+        input: &mut Input<'_>,
+        progress: &dyn Progress,
+        timings: &mut Timings,
+    ) -> Result<Walked, HashError> {
+        let open = || {
+            if self.options.wait_for_gpus {
+                self.gpus()
+            } else {
+                self.gpu().map(|gpu| vec![gpu])
+            }
+        };
+        let gpus = match input {
+            Input::File(file) => message::reading_ahead_during(file, open),
+            _ => open(),
+        }?;
+        self.charge_startup(gpus[0], timings);
+        let piece_target = self.cpu.standard_piece_target();
+        let chunk_len = run::chunk_len(params);
+        let piece_len = message::piece_len(chunk_len, piece_target);
+        let pool = self.cpu.pool();
+        let mut engines = Vec::with_capacity(gpus.len());
+        for gpu in &gpus {
+            engines.push(gpu.begin_chunks(spec, chunk_len, piece_len, pool, timings)?);
+        }
+        let mut joiners = ChunkGpuJoiners::new(self, spec, chunk_len, piece_len, true);
+        joiners.joined = gpus.iter().map(|gpu| gpu.info().ordinal).collect();
+        if !self.options.wait_for_gpus {
+            self.gpus
+                .start_others_in_background(KernelSet::Chunks(*spec), piece_len);
+        }
+        let engines = Engines {
+            gpus: engines,
+            joiners: &mut joiners,
+            split: Split::new(false),
+        };
+        let walked = timed(&mut timings.leaves, || {
+            run::hash(params, input, &self.cpu, engines, piece_target, progress)
+        })?;
+        // A device that failed to start after the last piece's look is an
+        // error too (one still starting is not waited for).
+        joiners.finish(timings)?;
+        Ok(walked)
+    }
+
+    /// A standard function's chunks on the GPU of ordinal `ordinal` alone,
+    /// which is ready for them.
+    fn standard_on_gpu(
+        &self,
+        ordinal: usize,
+        params: &StandardParams,
+        spec: &LeafSpec,
+        input: &mut Input<'_>,
+        progress: &dyn Progress,
+        timings: &mut Timings,
+    ) -> Result<Walked, HashError> {
+        let kernels = KernelSet::Chunks(*spec);
+        let gpu = self
+            .gpus
+            .ready(kernels)
+            .into_iter()
+            .find_map(|(o, gpu)| (o == ordinal).then_some(gpu))
+            .ok_or_else(|| {
+                HashError::Internal(format!("GPU {ordinal} is not ready for {kernels}"))
+            })?;
+        self.charge_startup(gpu, timings);
+        let piece_target = self.cpu.standard_piece_target();
+        let chunk_len = run::chunk_len(params);
+        let piece_len = message::piece_len(chunk_len, piece_target);
+        let engine = gpu.begin_chunks(spec, chunk_len, piece_len, self.cpu.pool(), timings)?;
+        let engines = Engines {
+            gpus: vec![engine],
+            joiners: &mut NoChunkJoiners,
+            split: Split::new(false),
+        };
+        timed(&mut timings.leaves, || {
+            run::hash(params, input, &self.cpu, engines, piece_target, progress)
+        })
+    }
+
+    /// A standard function's chunks on the CPU from the first piece, and on
+    /// every GPU that is ready in time (started in the background once the
+    /// rest of the input repays their start-up), shared by measured rates.
+    fn standard_on_all(
+        &self,
+        params: &StandardParams,
+        spec: &LeafSpec,
+        input: &mut Input<'_>,
+        progress: &dyn Progress,
+        timings: &mut Timings,
+    ) -> Result<Walked, HashError> {
+        if self.gpu_failed.load(Ordering::Relaxed) {
+            return self.standard_on_cpu(params, input, progress, timings);
+        }
+        self.shareable_input.store(true, Ordering::Relaxed);
+        let piece_target = self.cpu.standard_piece_target();
+        let chunk_len = run::chunk_len(params);
+        let piece_len = message::piece_len(chunk_len, piece_target);
+        if self.options.wait_for_gpus {
+            self.gpus.prepare_now(KernelSet::Chunks(*spec), piece_len);
+        }
+        let mut joiners = ChunkGpuJoiners::new(self, spec, chunk_len, piece_len, false);
+        let engines = Engines {
+            gpus: Vec::new(),
+            joiners: &mut joiners,
+            split: Split::new(true),
+        };
+        let walked = timed(&mut timings.leaves, || {
+            run::hash(params, input, &self.cpu, engines, piece_target, progress)
+        })?;
+        joiners.finish(timings)?;
+        Ok(walked)
     }
 
     /// The digest of one input where `placement` says. Under `Auto`, if a

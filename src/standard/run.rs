@@ -1,14 +1,29 @@
 //! The walk over a message for the standard functions. Pieces of M are
 //! whole chunks (KT's 8192 bytes, ParallelHash's B); the chaining values of
-//! a piece's chunks are computed side by side on the workers, then fed to
-//! the last node in order. Nothing of a chunk outlives its piece, so memory
-//! is one piece and its chaining values, whatever the message's length.
-//! TurboSHAKE is one sponge over the whole message, on one thread.
+//! a piece's chunks are computed side by side, then fed to the last node in
+//! order. Nothing of a chunk outlives its piece, so memory is one piece and
+//! its chaining values, whatever the message's length. TurboSHAKE is one
+//! sponge over the whole message, on one thread.
 //!
-//! [`Walk`] is the state between pieces; [`hash`] drives it over an input,
-//! and `crate::stream` over the parts of an input given by `update`.
+//! [`Walk`] is the state between pieces (the last node and an unfinished
+//! last chunk), which `crate::stream` keeps between the parts of an input
+//! given by `update`. [`hash`] drives it over an input, its chunks on the
+//! CPU's workers and on GPUs ([`ChunkEngine`]): the CPU hashes chunks
+//! [0, a) of a piece while each GPU is handed the next run after it, which
+//! it stages and hashes behind the caller's back. Chunks hold no state from
+//! one piece to the next, so the split may change at every piece with
+//! nothing to move: it follows each engine's measured rate ([`Split`]). The
+//! chaining values are fed to the last node in the message's order as they
+//! come back: a GPU's may lag a few launches behind (as many as its ring of
+//! buffers holds), the CPU's after them waiting meanwhile, at most
+//! [`MAX_VALUES_LEN`] of them per round of a piece. Memory is one piece, the
+//! GPUs' buffers and a few rounds' chaining values, whatever the message's
+//! length.
 
+use std::collections::VecDeque;
+use std::ops::Range;
 use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
 
 use super::node::LastNode;
 use super::{Family, StandardParams};
@@ -16,9 +31,11 @@ use crate::cpu::CpuBackend;
 use crate::cpu::chunks::LeafSpec;
 use crate::cpu::workers::Workers;
 use crate::error::HashError;
-use crate::message::Input;
-use crate::message::{self, Access, Blocks, Piece};
-use crate::progress::Progress;
+use crate::input::InputFile;
+use crate::message::{self, Access, Blocks, Input, Piece};
+use crate::progress::{EngineShare, Progress};
+use crate::schedule::Standing;
+use crate::trace;
 
 /// Chunks per task at most when a piece's chunks are shared out: each task
 /// is a run of neighbouring chunks, read once.
@@ -32,27 +49,211 @@ const TASKS_PER_THREAD: usize = 4;
 /// KT's and ParallelHash's usual pieces are one batch.
 const MAX_VALUES_LEN: usize = 4 << 20;
 
-/// The digest of `input` and its length in bytes, in pieces of about
-/// `piece_target` bytes, the chunks on `cpu`'s workers.
-pub(crate) fn hash(
+/// Whole chunks handed to an engine: bytes in memory, or a range of the
+/// input file that the engine reads where it wants them.
+#[derive(Clone, Copy)]
+pub(crate) enum ChunkBytes<'a> {
+    Memory(&'a [u8]),
+    File {
+        input: &'a InputFile,
+        offset: u64,
+        len: usize,
+    },
+}
+
+impl<'a> ChunkBytes<'a> {
+    pub(crate) fn len(&self) -> usize {
+        match *self {
+            ChunkBytes::Memory(bytes) => bytes.len(),
+            ChunkBytes::File { len, .. } => len,
+        }
+    }
+
+    /// The bytes from `start` to `end`.
+    pub(crate) fn range(&self, start: usize, end: usize) -> ChunkBytes<'a> {
+        match *self {
+            ChunkBytes::Memory(bytes) => ChunkBytes::Memory(&bytes[start..end]),
+            ChunkBytes::File { input, offset, .. } => ChunkBytes::File {
+                input,
+                offset: offset + start as u64,
+                len: end - start,
+            },
+        }
+    }
+
+    /// The bytes in memory: borrowed, or read into `buffer` (on the
+    /// calling thread's pool, a mebibyte per task).
+    pub(crate) fn read<'b>(&self, buffer: &'b mut Vec<u8>) -> Result<&'b [u8], HashError>
+    where
+        'a: 'b,
+    {
+        match *self {
+            ChunkBytes::Memory(bytes) => Ok(bytes),
+            ChunkBytes::File { input, offset, len } => {
+                buffer.resize(len, 0);
+                input.read_parts_at(vec![(&mut buffer[..], offset)])?;
+                Ok(buffer)
+            }
+        }
+    }
+}
+
+/// A piece as the walk reads it: chunks for the engines, and the bytes the
+/// CPU hashes (from the mapping where the piece is mapped, else read).
+#[derive(Clone, Copy)]
+struct Bytes<'a> {
+    chunks: ChunkBytes<'a>,
+    mapped: Option<&'a [u8]>,
+}
+
+impl<'a> Bytes<'a> {
+    fn of(piece: Piece<'a>) -> Self {
+        match piece {
+            Piece::Memory(bytes) => Bytes {
+                chunks: ChunkBytes::Memory(bytes),
+                mapped: None,
+            },
+            // GPUs read a file with pread into their buffers, faster than
+            // copying through the mapping (as for LI).
+            Piece::Mapped {
+                bytes,
+                input,
+                offset,
+            } => Bytes {
+                chunks: ChunkBytes::File {
+                    input,
+                    offset,
+                    len: bytes.len(),
+                },
+                mapped: Some(bytes),
+            },
+            Piece::Unread { input, offset, len } => Bytes {
+                chunks: ChunkBytes::File { input, offset, len },
+                mapped: None,
+            },
+        }
+    }
+
+    /// The bytes `range` for an engine.
+    fn chunks(&self, range: Range<usize>) -> ChunkBytes<'a> {
+        self.chunks.range(range.start, range.end)
+    }
+
+    /// The bytes `range` in memory: borrowed, or read into `buffer`.
+    fn slice<'b>(&self, range: Range<usize>, buffer: &'b mut Vec<u8>) -> Result<&'b [u8], HashError>
+    where
+        'a: 'b,
+    {
+        match self.mapped {
+            Some(bytes) => Ok(&bytes[range]),
+            None => {
+                let chunks = self.chunks(range);
+                match chunks {
+                    ChunkBytes::Memory(bytes) => Ok(bytes),
+                    ChunkBytes::File { .. } => chunks.read(buffer),
+                }
+            }
+        }
+    }
+}
+
+/// An engine that hashes whole chunks behind the caller's back (a GPU):
+/// what it is handed is hashed while the caller goes on, and the chaining
+/// values come back in the order the chunks were handed over.
+pub(crate) trait ChunkEngine: Send {
+    /// Its name in the shares: `gpu0`.
+    fn name(&self) -> String;
+
+    /// Starts on the whole chunks of `bytes`, which it no longer needs when
+    /// this returns (it copied or read them). May wait for buffers of
+    /// earlier chunks to come free.
+    fn submit(&mut self, bytes: ChunkBytes<'_>) -> Result<(), HashError>;
+
+    /// The chaining values of the oldest submission not taken yet, once
+    /// they are all done: waiting for them when `wait`, else `None` while
+    /// they are not.
+    fn take(&mut self, wait: bool) -> Result<Option<Vec<u8>>, HashError>;
+
+    /// The time its copies and kernels were busy so far.
+    fn busy(&self) -> (Duration, Duration);
+}
+
+/// Chunk engines that may join while an input is hashed (GPUs starting up).
+pub(crate) trait ChunkJoiners<'a> {
+    /// Engines ready to join now; an error where one that had to join cannot.
+    fn poll(&mut self, now: &Standing) -> Result<Vec<Box<dyn ChunkEngine + 'a>>, HashError>;
+}
+
+/// No engine joins.
+pub(crate) struct NoChunkJoiners;
+
+impl<'a> ChunkJoiners<'a> for NoChunkJoiners {
+    fn poll(&mut self, _now: &Standing) -> Result<Vec<Box<dyn ChunkEngine + 'a>>, HashError> {
+        Ok(Vec::new())
+    }
+}
+
+/// The engines besides the CPU's workers that take chunks: GPUs there from
+/// the first piece, and those that join later.
+pub(crate) struct Engines<'a, 'j> {
+    pub(crate) gpus: Vec<Box<dyn ChunkEngine + 'a>>,
+    pub(crate) joiners: &'j mut dyn ChunkJoiners<'a>,
+    pub(crate) split: Split,
+}
+
+impl Engines<'_, '_> {
+    /// The CPU's workers alone.
+    pub(crate) fn cpu_only(joiners: &mut NoChunkJoiners) -> Engines<'_, '_> {
+        Engines {
+            gpus: Vec::new(),
+            joiners,
+            split: Split::new(true),
+        }
+    }
+}
+
+/// What a message came to.
+pub(crate) struct Walked {
+    pub(crate) digest: Vec<u8>,
+    /// Bytes of input.
+    pub(crate) bytes: u64,
+    /// Each engine that hashed chunks (the CPU first, with the first chunk
+    /// and the last ones, or TurboSHAKE's whole message).
+    pub(crate) shares: Vec<EngineShare>,
+    /// The GPUs' copies and kernels, busy.
+    pub(crate) copy_busy: Duration,
+    pub(crate) kernel_busy: Duration,
+}
+
+/// The digest of `input` in pieces of about `piece_target` bytes, its chunks
+/// on `cpu`'s workers and on `engines`.
+pub(crate) fn hash<'a>(
     params: &StandardParams,
     input: &mut Input<'_>,
     cpu: &CpuBackend,
+    engines: Engines<'a, '_>,
     piece_target: usize,
     progress: &dyn Progress,
-) -> Result<(Vec<u8>, u64), HashError> {
+) -> Result<Walked, HashError> {
     let framing = Blocks(chunk_len(params));
     let piece_len = piece_len(params, piece_target);
-    let cx = Context::new(params, cpu);
-    let mut walk = Walk::new(params);
-    let mut absorb = |piece: Piece<'_>| -> Result<(), HashError> {
-        walk.piece(&cx, piece_bytes(piece)?);
-        Ok(())
+    let total_len = input.known_len();
+    // Engines that read the file themselves while the CPU takes no chunk:
+    // then mapping windows would only cost time.
+    let access = if engines.split.cpu_takes_chunks() {
+        Access::Map
+    } else {
+        Access::Read
     };
+    let mut run = Shared::new(Context::new(params, cpu), engines, total_len, progress);
     let bytes = match input {
         Input::Bytes(data) => {
             message::for_each_piece_of_slice::<HashError>(
-                &framing, data, piece_len, progress, absorb,
+                &framing,
+                data,
+                piece_len,
+                progress,
+                |piece| run.piece(piece),
             )?;
             data.len() as u64
         }
@@ -62,10 +263,10 @@ pub(crate) fn hash(
                 &framing,
                 file,
                 piece_len,
-                Access::Map,
+                access,
                 &unmapped,
                 progress,
-                absorb,
+                |piece| run.piece(piece),
             )?;
             file.len()
         }
@@ -74,20 +275,10 @@ pub(crate) fn hash(
             *reader,
             piece_len,
             progress,
-            |bytes| absorb(Piece::Memory(bytes)),
+            |bytes| run.piece(Piece::Memory(bytes)),
         )?,
     };
-    Ok((walk.finish(&cx), bytes))
-}
-
-/// The bytes of a piece: a standard function's pieces are all read.
-fn piece_bytes(piece: Piece<'_>) -> Result<&[u8], HashError> {
-    match piece {
-        Piece::Memory(bytes) | Piece::Mapped { bytes, .. } => Ok(bytes),
-        Piece::Unread { .. } => Err(HashError::Internal(
-            "a standard function's piece came unread".into(),
-        )),
-    }
+    run.finish(bytes)
 }
 
 /// The length of the blocks a message is cut into: KT's chunks,
@@ -134,6 +325,37 @@ impl<'a> Context<'a> {
     /// The chunks' sponge.
     fn leaf(&self) -> LeafSpec {
         self.leaf.expect("only functions with chunks absorb them")
+    }
+
+    /// The chunks' length: KT's 8192 bytes, ParallelHash's B.
+    pub(crate) fn chunk_len(&self) -> usize {
+        self.chunk_len
+    }
+
+    /// The chaining values of whole chunks (`values` holds one per chunk),
+    /// side by side on the workers.
+    fn chaining_values(&self, chunks: &[u8], values: &mut [u8]) {
+        let count = chunks.len() / self.chunk_len;
+        if count == 0 {
+            return;
+        }
+        let cv_len = self.params.standard().chaining_len();
+        let per_task = count
+            .div_ceil(self.workers.threads() * TASKS_PER_THREAD)
+            .clamp(1, CHUNKS_PER_TASK);
+        let (cpu, leaf, chunk_len) = (self.cpu, self.leaf(), self.chunk_len);
+        self.workers.for_each_pair(
+            (values, per_task * cv_len),
+            (chunks, per_task * chunk_len),
+            1,
+            |_, values, chunks| cpu.chaining_values(&leaf, chunks, chunk_len, values),
+        );
+    }
+
+    /// Whole chunks per round of a piece: their values at most
+    /// [`MAX_VALUES_LEN`].
+    fn chunks_per_round(&self) -> usize {
+        (MAX_VALUES_LEN / self.params.standard().chaining_len()).max(1)
     }
 }
 
@@ -195,9 +417,7 @@ impl Walk {
     /// Hashes whole chunks side by side and feeds their chaining values to
     /// the last node, in batches of at most [`MAX_VALUES_LEN`] of values.
     fn absorb_chunks(&mut self, cx: &Context<'_>, chunks: &[u8]) {
-        let cv_len = cx.params.standard().chaining_len();
-        let batch = (MAX_VALUES_LEN / cv_len) * cx.chunk_len;
-        for batch in chunks.chunks(batch) {
+        for batch in chunks.chunks(cx.chunks_per_round() * cx.chunk_len) {
             self.absorb_batch(cx, batch);
         }
     }
@@ -209,19 +429,23 @@ impl Walk {
         if count == 0 {
             return;
         }
-        let cv_len = cx.params.standard().chaining_len();
-        self.values.resize(count * cv_len, 0);
-        let per_task = count
-            .div_ceil(cx.workers.threads() * TASKS_PER_THREAD)
-            .clamp(1, CHUNKS_PER_TASK);
-        let (cpu, leaf, chunk_len) = (cx.cpu, cx.leaf(), cx.chunk_len);
-        cx.workers.for_each_pair(
-            (&mut self.values[..], per_task * cv_len),
-            (chunks, per_task * chunk_len),
-            1,
-            |_, values, chunks| cpu.chaining_values(&leaf, chunks, chunk_len, values),
-        );
-        self.node.absorb_chaining_values(&self.values, count as u64);
+        let mut values = std::mem::take(&mut self.values);
+        values.resize(count * cx.params.standard().chaining_len(), 0);
+        cx.chaining_values(chunks, &mut values);
+        self.absorb_values(cx, &values);
+        self.values = values;
+    }
+
+    /// Whether KT's next chunk is its first, which the last node takes whole.
+    pub(crate) fn wants_first_chunk(&self) -> bool {
+        self.node.wants_first_chunk()
+    }
+
+    /// The chaining values of the next `values.len() / c` chunks, computed
+    /// elsewhere (a GPU).
+    pub(crate) fn absorb_values(&mut self, cx: &Context<'_>, values: &[u8]) {
+        let count = values.len() / cx.params.standard().chaining_len();
+        self.node.absorb_chaining_values(values, count as u64);
     }
 
     /// The digest: the last chunks (with KT's C ‖ length_encode(|C|), which
@@ -245,5 +469,783 @@ impl Walk {
             }
         }
         self.node.finish(params)
+    }
+}
+
+/// Bytes hashed and time spent, per engine.
+#[derive(Clone, Copy, Debug, Default)]
+struct Tally {
+    bytes: u64,
+    busy: Duration,
+}
+
+/// Chaining values on their way to the last node, in the message's order.
+enum Pending {
+    /// The CPU's, ready.
+    Ready(Vec<u8>),
+    /// The next submission of GPU `k`.
+    Gpu(usize),
+}
+
+/// A GPU taking part.
+struct Gpu<'a> {
+    engine: Box<dyn ChunkEngine + 'a>,
+    tally: Tally,
+}
+
+/// One input under way on the CPU and on GPUs: the walk, what it runs
+/// with, and the engines.
+struct Shared<'a, 'j, 'p> {
+    cx: Context<'p>,
+    walk: Walk,
+    gpus: Vec<Gpu<'a>>,
+    joiners: &'j mut dyn ChunkJoiners<'a>,
+    split: Split,
+    cpu_tally: Tally,
+    /// Values waiting for a GPU's before them.
+    pending: VecDeque<Pending>,
+    /// A file's bytes read for the CPU (pieces that come unread).
+    buffer: Vec<u8>,
+    message_len: u64,
+    total_len: Option<u64>,
+    started: Instant,
+    progress: &'p dyn Progress,
+}
+
+impl<'a, 'j, 'p> Shared<'a, 'j, 'p> {
+    fn new(
+        cx: Context<'p>,
+        engines: Engines<'a, 'j>,
+        total_len: Option<u64>,
+        progress: &'p dyn Progress,
+    ) -> Self {
+        let gpus = engines
+            .gpus
+            .into_iter()
+            .map(|engine| Gpu {
+                engine,
+                tally: Tally::default(),
+            })
+            .collect();
+        Shared {
+            walk: Walk::new(cx.params),
+            cx,
+            gpus,
+            joiners: engines.joiners,
+            split: engines.split,
+            cpu_tally: Tally::default(),
+            pending: VecDeque::new(),
+            buffer: Vec::new(),
+            message_len: 0,
+            total_len,
+            started: Instant::now(),
+            progress,
+        }
+    }
+
+    /// Absorbs the next piece of M (which starts on a chunk boundary).
+    fn piece(&mut self, piece: Piece<'_>) -> Result<(), HashError> {
+        let len = piece.len();
+        if self.cx.leaf.is_some() {
+            self.poll_joiners()?;
+        }
+        let start = Instant::now();
+        if self.gpus.is_empty() {
+            // The CPU alone (TurboSHAKE always): the walk's own path.
+            let mut buffer = std::mem::take(&mut self.buffer);
+            let bytes = Bytes::of(piece).slice(0..len, &mut buffer)?;
+            self.walk.piece(&self.cx, bytes);
+            self.buffer = buffer;
+            let time = start.elapsed();
+            self.cpu_tally.bytes += len as u64;
+            self.cpu_tally.busy += time;
+            // The CPU's rate alone is the GPUs' first measure, if they join.
+            self.split.record(&[len], &[time]);
+            self.message_len += len as u64;
+            return Ok(());
+        }
+        debug_assert!(
+            self.walk.tail.is_empty(),
+            "only the last piece is not whole chunks"
+        );
+        let bytes = Bytes::of(piece);
+        let chunk_len = self.cx.chunk_len;
+        let whole = len / chunk_len * chunk_len;
+        if whole < len {
+            let mut buffer = Vec::new();
+            self.walk.tail = bytes.slice(whole..len, &mut buffer)?.to_vec();
+        }
+        let mut from = 0;
+        if self.walk.wants_first_chunk() && whole > 0 {
+            let mut buffer = Vec::new();
+            let first = bytes.slice(0..chunk_len, &mut buffer)?;
+            self.walk.node.absorb_message(first);
+            self.cpu_tally.bytes += chunk_len as u64;
+            from = chunk_len;
+        }
+        self.cpu_tally.busy += start.elapsed();
+        // In rounds whose chaining values fit MAX_VALUES_LEN: the CPU's may
+        // wait for a GPU's before them.
+        let round = self.cx.chunks_per_round() * chunk_len;
+        while from < whole {
+            let to = whole.min(from + round);
+            self.round(bytes, from..to)?;
+            from = to;
+        }
+        self.message_len += len as u64;
+        self.progress.engines(&self.shares());
+        Ok(())
+    }
+
+    /// Shares the whole chunks `range` of the piece between the engines by
+    /// their rates.
+    fn round(&mut self, bytes: Bytes<'_>, range: Range<usize>) -> Result<(), HashError> {
+        let chunk_len = self.cx.chunk_len;
+        let count = range.len() / chunk_len;
+        let counts = self.split.counts(count, self.gpus.len());
+        // Engine k (the CPU first) takes bytes [bounds[k], bounds[k + 1]).
+        let mut bounds = vec![range.start];
+        for c in &counts {
+            bounds.push(bounds.last().expect("starts with one") + c * chunk_len);
+        }
+        let (cpu_values, times) = self.absorb_shared(bytes, &bounds)?;
+        let sizes: Vec<usize> = bounds.windows(2).map(|w| w[1] - w[0]).collect();
+        self.cpu_tally.busy += times[0];
+        if sizes[0] > 0 {
+            self.cpu_tally.bytes += sizes[0] as u64;
+            self.pending.push_back(Pending::Ready(cpu_values));
+        }
+        for (k, gpu) in self.gpus.iter_mut().enumerate() {
+            if sizes[k + 1] > 0 {
+                gpu.tally.bytes += sizes[k + 1] as u64;
+                gpu.tally.busy += times[k + 1];
+                self.pending.push_back(Pending::Gpu(k));
+            }
+        }
+        self.split.record(&sizes, &times);
+        self.trace(range.start, &sizes, &times);
+        self.drain(false)
+    }
+
+    /// Adds the engines that are ready to join.
+    fn poll_joiners(&mut self) -> Result<(), HashError> {
+        let standing = Standing {
+            message_len: self.message_len,
+            remaining: self.total_len.map(|t| t.saturating_sub(self.message_len)),
+            elapsed: self.started.elapsed(),
+        };
+        for engine in self.joiners.poll(&standing)? {
+            trace::trace(|| format!("{} joins at {}", engine.name(), self.message_len));
+            self.gpus.push(Gpu {
+                engine,
+                tally: Tally::default(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Hands each GPU its run of the piece (`bounds[k + 1]..bounds[k + 2]`
+    /// to GPU k) and hashes the CPU's (`bounds[0]..bounds[1]`) meanwhile:
+    /// the CPU's chaining values, and each engine's time.
+    fn absorb_shared(
+        &mut self,
+        bytes: Bytes<'_>,
+        bounds: &[usize],
+    ) -> Result<(Vec<u8>, Vec<Duration>), HashError> {
+        let mut times = vec![Duration::ZERO; bounds.len() - 1];
+        let (cpu_time, gpu_times) = times.split_first_mut().expect("the CPU's is there");
+        let cx = &self.cx;
+        let cpu_range = bounds[0]..bounds[1];
+        let cv_len = cx.params.standard().chaining_len();
+        let mut values = vec![0u8; cpu_range.len() / cx.chunk_len * cv_len];
+        let buffer = &mut self.buffer;
+        let mut cpu_part = || -> Result<(), HashError> {
+            if cpu_range.is_empty() {
+                return Ok(());
+            }
+            let start = Instant::now();
+            let run = bytes.slice(cpu_range.clone(), buffer)?;
+            cx.chaining_values(run, &mut values);
+            *cpu_time = start.elapsed();
+            Ok(())
+        };
+        let mut submits: Vec<_> = self
+            .gpus
+            .iter_mut()
+            .zip(gpu_times.iter_mut())
+            .zip(bounds[1..].windows(2))
+            .filter(|(_, w)| w[0] < w[1])
+            .map(|((gpu, time), w)| {
+                let run = bytes.chunks(w[0]..w[1]);
+                move || -> Result<(), HashError> {
+                    let start = Instant::now();
+                    gpu.engine.submit(run)?;
+                    *time = start.elapsed();
+                    Ok(())
+                }
+            })
+            .collect();
+        if submits.is_empty() {
+            cpu_part()?;
+        } else if submits.len() == 1 && cpu_range.is_empty() {
+            submits[0]()?;
+        } else {
+            // The GPUs' staging on the global rayon pool's long-lived
+            // threads (a thread's first CUDA call sets up driver state for
+            // it), the CPU's chunks on this one.
+            let mut results: Vec<Result<(), HashError>> = submits.iter().map(|_| Ok(())).collect();
+            let mut result = Ok(());
+            rayon::in_place_scope(|s| {
+                for (submit, out) in submits.iter_mut().zip(results.iter_mut()) {
+                    s.spawn(move |_| *out = submit());
+                }
+                result = cpu_part();
+            });
+            results.into_iter().fold(result, Result::and)?;
+        }
+        Ok((values, times))
+    }
+
+    /// Feeds the last node what is ready, in order; with `wait`, everything.
+    fn drain(&mut self, wait: bool) -> Result<(), HashError> {
+        while let Some(front) = self.pending.front_mut() {
+            match front {
+                Pending::Ready(values) => {
+                    let values = std::mem::take(values);
+                    self.walk.absorb_values(&self.cx, &values);
+                }
+                Pending::Gpu(k) => match self.gpus[*k].engine.take(wait)? {
+                    Some(values) => self.walk.absorb_values(&self.cx, &values),
+                    None => return Ok(()),
+                },
+            }
+            self.pending.pop_front();
+        }
+        Ok(())
+    }
+
+    /// Each engine's share so far, the CPU first.
+    fn shares(&self) -> Vec<EngineShare> {
+        let cpu = EngineShare {
+            engine: "cpu".into(),
+            bytes: self.cpu_tally.bytes,
+            busy: self.cpu_tally.busy,
+        };
+        let gpus = self.gpus.iter().map(|g| EngineShare {
+            engine: g.engine.name(),
+            bytes: g.tally.bytes,
+            busy: g.tally.busy,
+        });
+        std::iter::once(cpu).chain(gpus).collect()
+    }
+
+    /// `TREEHASH_TRACE=1`: each engine's bytes and time in a round.
+    fn trace(&self, at: usize, sizes: &[usize], times: &[Duration]) {
+        trace::trace(|| {
+            let mut line = format!("chunks from {}:", self.message_len + at as u64);
+            let names =
+                std::iter::once("cpu".to_string()).chain(self.gpus.iter().map(|g| g.engine.name()));
+            for ((name, size), time) in names.zip(sizes).zip(times) {
+                line += &format!(" {name} {size} B {:.3} ms;", time.as_secs_f64() * 1e3);
+            }
+            line
+        });
+    }
+
+    /// The digest: every chaining value fed in order, then the last chunks
+    /// and the last node.
+    fn finish(mut self, bytes: u64) -> Result<Walked, HashError> {
+        self.drain(true)?;
+        self.cpu_tally.bytes += self.walk.tail.len() as u64;
+        let shares = self
+            .shares()
+            .into_iter()
+            .filter(|s| s.engine == "cpu" || s.bytes > 0)
+            .collect();
+        let (mut copy_busy, mut kernel_busy) = (Duration::ZERO, Duration::ZERO);
+        for gpu in &self.gpus {
+            let (copies, kernels) = gpu.engine.busy();
+            copy_busy += copies;
+            kernel_busy += kernels;
+        }
+        let digest = self.walk.finish(&self.cx);
+        Ok(Walked {
+            digest,
+            bytes,
+            shares,
+            copy_busy,
+            kernel_busy,
+        })
+    }
+}
+
+/// Pieces an engine hashes before its rate is taken as measured: its first
+/// is slower (threads woken, a GPU's buffers for chaining values made).
+const PIECES_BEFORE_RATE: u32 = 1;
+/// The weight of a piece's rate in an engine's smoothed rate.
+const RATE_WEIGHT: f64 = 0.5;
+
+/// An engine's rate: bytes a second, smoothed over its recent pieces.
+#[derive(Clone, Copy, Debug, Default)]
+struct Rate {
+    pieces: u32,
+    bytes_per_second: Option<f64>,
+}
+
+impl Rate {
+    fn record(&mut self, bytes: usize, time: Duration) {
+        if bytes == 0 || time.is_zero() {
+            return;
+        }
+        self.pieces += 1;
+        if self.pieces <= PIECES_BEFORE_RATE {
+            return;
+        }
+        let rate = bytes as f64 / time.as_secs_f64();
+        self.bytes_per_second = Some(match self.bytes_per_second {
+            Some(before) => RATE_WEIGHT * rate + (1.0 - RATE_WEIGHT) * before,
+            None => rate,
+        });
+    }
+}
+
+/// How each piece's chunks are shared between the CPU and the GPUs: in
+/// proportion to each engine's measured rate (bytes a second over its recent
+/// pieces, each measured while the others ran beside it), so that all
+/// finish a piece together. The CPU, and the GPUs whose staging it does,
+/// share the host's cores and memory, so the rates move with the split; a
+/// piece later they are measured again. An engine not measured yet is taken
+/// to run as fast as the mean of those that are (at first an even share).
+/// Under `--backend gpu` the CPU takes no chunk.
+pub(crate) struct Split {
+    cpu_takes_chunks: bool,
+    /// The CPU's, then each GPU's.
+    rates: Vec<Rate>,
+    /// Tests: each piece's weights, by the engines' count.
+    #[cfg(test)]
+    script: Option<Box<dyn FnMut(usize) -> Vec<f64> + Send>>,
+}
+
+impl Split {
+    /// A split where the CPU takes chunks or not (it takes them all while
+    /// no GPU does).
+    pub(crate) fn new(cpu_takes_chunks: bool) -> Split {
+        Split {
+            cpu_takes_chunks,
+            rates: vec![Rate::default()],
+            #[cfg(test)]
+            script: None,
+        }
+    }
+
+    /// Whether the CPU takes chunks when GPUs take part.
+    fn cpu_takes_chunks(&self) -> bool {
+        self.cpu_takes_chunks
+    }
+
+    /// Each engine's weight for the next piece: its rate, or the mean of
+    /// the measured rates.
+    fn weights(&mut self, gpus: usize) -> Vec<f64> {
+        self.rates.resize(1 + gpus, Rate::default());
+        #[cfg(test)]
+        if let Some(script) = &mut self.script {
+            return script(1 + gpus);
+        }
+        let measured: Vec<f64> = self
+            .rates
+            .iter()
+            .filter_map(|r| r.bytes_per_second)
+            .collect();
+        let guess = if measured.is_empty() {
+            1.0
+        } else {
+            measured.iter().sum::<f64>() / measured.len() as f64
+        };
+        let mut weights: Vec<f64> = self
+            .rates
+            .iter()
+            .map(|r| r.bytes_per_second.unwrap_or(guess))
+            .collect();
+        if !self.cpu_takes_chunks && gpus > 0 {
+            weights[0] = 0.0;
+        }
+        weights
+    }
+
+    /// How many of `count` chunks each engine takes: the CPU first, then
+    /// each of `gpus` GPUs.
+    fn counts(&mut self, count: usize, gpus: usize) -> Vec<usize> {
+        let weights = self.weights(gpus);
+        let total: f64 = weights.iter().sum();
+        if gpus == 0 || total <= 0.0 || !total.is_finite() {
+            let mut counts = vec![0; 1 + gpus];
+            counts[0] = count;
+            return counts;
+        }
+        let mut counts = Vec::with_capacity(weights.len());
+        let (mut sum, mut given) = (0.0, 0);
+        for w in &weights {
+            sum += w.max(0.0);
+            let upto = ((count as f64 * sum / total).round() as usize).min(count);
+            counts.push(upto - given);
+            given = upto;
+        }
+        *counts.last_mut().expect("one engine at least") += count - given;
+        counts
+    }
+
+    /// Notes what each engine (the CPU first) hashed in the last piece and
+    /// the time it took.
+    fn record(&mut self, bytes: &[usize], times: &[Duration]) {
+        if self.rates.len() < bytes.len() {
+            self.rates.resize(bytes.len(), Rate::default());
+        }
+        for ((rate, &b), &t) in self.rates.iter_mut().zip(bytes).zip(times) {
+            rate.record(b, t);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use std::sync::{Arc, Mutex};
+
+    use crate::cpu::CpuPath;
+    use crate::progress::NoProgress;
+    use crate::reference;
+    use crate::standard::{Standard, StandardParams};
+
+    /// A chunk engine on the CPU that answers late: a submission's values
+    /// come back only `lag` takes after it was made, so the walk's order
+    /// and its waits are exercised as with a GPU's ring.
+    struct LateEngine {
+        leaf: LeafSpec,
+        chunk_len: usize,
+        lag: usize,
+        /// Submissions not taken: their values and the takes they waited.
+        queue: VecDeque<(Vec<u8>, usize)>,
+        /// Every submission's bytes, for the test to check.
+        seen: Arc<Mutex<u64>>,
+    }
+
+    impl ChunkEngine for LateEngine {
+        fn name(&self) -> String {
+            "late".into()
+        }
+
+        fn submit(&mut self, bytes: ChunkBytes<'_>) -> Result<(), HashError> {
+            let mut buffer = Vec::new();
+            let data = bytes.read(&mut buffer)?;
+            assert_eq!(data.len() % self.chunk_len, 0, "whole chunks");
+            let mut values = vec![0u8; data.len() / self.chunk_len * self.leaf.output_len()];
+            crate::cpu::chunks::chaining_values(
+                CpuPath::Portable,
+                &self.leaf,
+                data,
+                self.chunk_len,
+                &mut values,
+            )?;
+            *self.seen.lock().unwrap() += data.len() as u64;
+            self.queue.push_back((values, 0));
+            Ok(())
+        }
+
+        fn take(&mut self, wait: bool) -> Result<Option<Vec<u8>>, HashError> {
+            let front = self.queue.front_mut().expect("a submission to take");
+            if !wait && front.1 < self.lag {
+                front.1 += 1;
+                return Ok(None);
+            }
+            Ok(self.queue.pop_front().map(|(values, _)| values))
+        }
+
+        fn busy(&self) -> (Duration, Duration) {
+            (Duration::ZERO, Duration::ZERO)
+        }
+    }
+
+    /// splitmix64.
+    struct Mix(u64);
+
+    impl Mix {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+    }
+
+    fn bytes(len: usize, seed: u64) -> Vec<u8> {
+        let mut mix = Mix(seed);
+        (0..len).map(|_| mix.next() as u8).collect()
+    }
+
+    /// Joins one engine at a given piece.
+    struct JoinAt {
+        at_piece: u32,
+        polls: u32,
+        engine: Option<Box<dyn ChunkEngine>>,
+    }
+
+    impl<'a> ChunkJoiners<'a> for JoinAt {
+        fn poll(&mut self, _now: &Standing) -> Result<Vec<Box<dyn ChunkEngine + 'a>>, HashError> {
+            self.polls += 1;
+            if self.polls > self.at_piece
+                && let Some(engine) = self.engine.take()
+            {
+                return Ok(vec![engine]);
+            }
+            Ok(Vec::new())
+        }
+    }
+
+    fn cases() -> Vec<StandardParams> {
+        vec![
+            StandardParams::new(Standard::Kt128),
+            StandardParams::new(Standard::Kt256)
+                .with_customization(vec![7; 9000])
+                .unwrap(),
+            StandardParams::new(Standard::ParallelHash128)
+                .with_block_size(13)
+                .unwrap(),
+            StandardParams::new(Standard::ParallelHash256)
+                .with_block_size(1000)
+                .unwrap()
+                .with_customization(b"S".to_vec())
+                .unwrap(),
+            StandardParams::new(Standard::ParallelHash128)
+                .with_block_size(1)
+                .unwrap(),
+        ]
+    }
+
+    /// Whatever the split of each piece (weights scripted at random, zeros
+    /// included: the CPU alone, a GPU alone, any share), however late the
+    /// engines answer and whenever one joins, the digest is the reference's.
+    #[test]
+    fn any_split_of_the_chunks_gives_the_reference_digest() {
+        let cpu = CpuBackend::new(Some(2), Some(8192), CpuPath::Auto).unwrap();
+        for (case, params) in cases().into_iter().enumerate() {
+            let b = chunk_len(&params);
+            let leaf = params.standard().leaf_spec().unwrap();
+            for (round, len) in [0, 1, b, 3 * b - 1, 40 * b + 3, 20_000, 150_000]
+                .into_iter()
+                .enumerate()
+            {
+                let message = bytes(len, (case * 100 + round) as u64);
+                let want = reference_digest(&params, &message);
+                for (lag, join_at) in [(0, 0), (2, 0), (1, 3), (5, 1)] {
+                    let seen = Arc::new(Mutex::new(0));
+                    let late = |lag| -> Box<dyn ChunkEngine> {
+                        Box::new(LateEngine {
+                            leaf,
+                            chunk_len: b,
+                            lag,
+                            queue: VecDeque::new(),
+                            seen: seen.clone(),
+                        })
+                    };
+                    let mut joiners = JoinAt {
+                        at_piece: join_at,
+                        polls: 0,
+                        engine: Some(late(lag + 1)),
+                    };
+                    let mut split = Split::new(true);
+                    let mut mix = Mix((lag * 10) as u64 + u64::from(join_at) + len as u64);
+                    split.script = Some(Box::new(move |n| {
+                        (0..n)
+                            .map(|_| [0.0, 0.0, 1.0, 3.0, 0.5][(mix.next() % 5) as usize])
+                            .collect()
+                    }));
+                    let engines = Engines {
+                        gpus: vec![late(lag)],
+                        joiners: &mut joiners,
+                        split,
+                    };
+                    let mut input = Input::Bytes(&message);
+                    let out = hash(&params, &mut input, &cpu, engines, 8192, &NoProgress).unwrap();
+                    let what = format!("{} of {len} bytes, lag {lag}", params.label());
+                    assert_eq!(out.digest, want, "{what}");
+                    assert_eq!(out.bytes, len as u64);
+                    let shared: u64 = out.shares.iter().map(|s| s.bytes).sum();
+                    assert_eq!(shared, len as u64, "{what}: every byte in one share");
+                    let late_bytes: u64 = out
+                        .shares
+                        .iter()
+                        .filter(|s| s.engine == "late")
+                        .map(|s| s.bytes)
+                        .sum();
+                    assert_eq!(late_bytes, *seen.lock().unwrap(), "{what}");
+                }
+            }
+        }
+    }
+
+    /// Pieces whose chaining values exceed `MAX_VALUES_LEN` (ParallelHash
+    /// with B = 1: 32 bytes a byte) are shared in rounds, the engines
+    /// answering late: the reference's digest.
+    #[test]
+    fn pieces_of_many_small_chunks_are_shared_in_rounds() {
+        let cpu = CpuBackend::new(Some(2), None, CpuPath::Auto).unwrap();
+        let params = StandardParams::new(Standard::ParallelHash128)
+            .with_block_size(1)
+            .unwrap();
+        let leaf = params.standard().leaf_spec().unwrap();
+        let round = Context::new(&params, &cpu).chunks_per_round();
+        assert_eq!(round, MAX_VALUES_LEN / 32);
+        let message = bytes(3 * round + 1234, 9);
+        let seen = Arc::new(Mutex::new(0));
+        let mut split = Split::new(true);
+        let mut mix = Mix(5);
+        split.script = Some(Box::new(move |n| {
+            (0..n).map(|_| (mix.next() % 4) as f64).collect()
+        }));
+        let engines = Engines {
+            gpus: vec![Box::new(LateEngine {
+                leaf,
+                chunk_len: 1,
+                lag: 3,
+                queue: VecDeque::new(),
+                seen: seen.clone(),
+            })],
+            joiners: &mut NoChunkJoiners,
+            split,
+        };
+        let mut input = Input::Bytes(&message);
+        let out = hash(
+            &params,
+            &mut input,
+            &cpu,
+            engines,
+            2 * round + 7,
+            &NoProgress,
+        )
+        .unwrap();
+        assert_eq!(out.digest, reference_digest(&params, &message));
+        assert!(*seen.lock().unwrap() > 0);
+    }
+
+    /// Under `--backend gpu` the CPU hashes no chunk: only KT's first one
+    /// and the last ones, and ParallelHash's last.
+    #[test]
+    fn a_split_without_the_cpu_gives_it_no_chunk() {
+        let cpu = CpuBackend::new(Some(2), Some(16384), CpuPath::Auto).unwrap();
+        for params in cases() {
+            let b = chunk_len(&params);
+            let leaf = params.standard().leaf_spec().unwrap();
+            let message = bytes(30 * b + 5, 3);
+            let seen = Arc::new(Mutex::new(0));
+            let engines = Engines {
+                gpus: vec![Box::new(LateEngine {
+                    leaf,
+                    chunk_len: b,
+                    lag: 1,
+                    queue: VecDeque::new(),
+                    seen: seen.clone(),
+                })],
+                joiners: &mut NoChunkJoiners,
+                split: Split::new(false),
+            };
+            let mut input = Input::Bytes(&message);
+            let out = hash(&params, &mut input, &cpu, engines, 16384, &NoProgress).unwrap();
+            assert_eq!(out.digest, reference_digest(&params, &message));
+            let first = if params.standard().family() == Family::Kangaroo {
+                b
+            } else {
+                0
+            };
+            let cpu_bytes = out.shares[0].bytes;
+            assert_eq!(out.shares[0].engine, "cpu");
+            let tail = message.len() % b;
+            assert_eq!(cpu_bytes as usize, first + tail, "{}", params.label());
+            assert_eq!(*seen.lock().unwrap(), message.len() as u64 - cpu_bytes);
+        }
+    }
+
+    /// Files: mapped pieces shared (the CPU hashes from the mapping, the
+    /// engines read their runs with pread), and unread pieces where the CPU
+    /// takes no chunk (it reads KT's first chunk and the last bytes itself).
+    #[test]
+    fn files_shared_or_read_by_the_engines_give_the_reference_digest() {
+        use crate::input::Source;
+        let cpu = CpuBackend::new(Some(2), Some(3 * 8192), CpuPath::Auto).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        for params in cases() {
+            let b = chunk_len(&params);
+            let leaf = params.standard().leaf_spec().unwrap();
+            for len in [0, b - 1, 7 * b + 1, 300_001] {
+                let message = bytes(len, len as u64);
+                let path = dir.path().join("m");
+                std::fs::write(&path, &message).unwrap();
+                let want = reference_digest(&params, &message);
+                for cpu_takes_chunks in [true, false] {
+                    let Source::File(file) = Source::open(&path).unwrap() else {
+                        // An empty file is a stream.
+                        assert_eq!(len, 0);
+                        continue;
+                    };
+                    let seen = Arc::new(Mutex::new(0));
+                    let engines = Engines {
+                        gpus: vec![Box::new(LateEngine {
+                            leaf,
+                            chunk_len: b,
+                            lag: 2,
+                            queue: VecDeque::new(),
+                            seen: seen.clone(),
+                        })],
+                        joiners: &mut NoChunkJoiners,
+                        split: Split::new(cpu_takes_chunks),
+                    };
+                    let mut input = Input::File(&file);
+                    let out = hash(&params, &mut input, &cpu, engines, 3 * 8192, &NoProgress);
+                    let out = out.unwrap();
+                    let what = format!("{} file of {len}, CPU {cpu_takes_chunks}", params.label());
+                    assert_eq!(out.digest, want, "{what}");
+                    let shared: u64 = out.shares.iter().map(|s| s.bytes).sum();
+                    assert_eq!(shared, len as u64, "{what}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn counts_follow_the_rates_and_cover_every_chunk() {
+        let mut split = Split::new(true);
+        // Nothing measured: even shares.
+        assert_eq!(split.counts(10, 1), vec![5, 5]);
+        assert_eq!(split.counts(7, 0), vec![7]);
+        // The CPU measured at 1 GB/s (its first piece left out), a GPU at 3.
+        let ms = Duration::from_millis;
+        split.record(&[1_000_000, 0], &[ms(1), ms(0)]);
+        split.record(&[1_000_000, 3_000_000], &[ms(1), ms(1)]);
+        // The GPU's first piece is left out: it runs at the CPU's rate.
+        assert_eq!(split.counts(100, 1), vec![50, 50]);
+        split.record(&[1_000_000, 3_000_000], &[ms(1), ms(1)]);
+        assert_eq!(split.counts(100, 1), vec![25, 75]);
+        // A second GPU not measured yet runs at the mean (2 GB/s).
+        assert_eq!(split.counts(60, 2), vec![10, 30, 20]);
+        for count in 0..50 {
+            let counts = split.counts(count, 2);
+            assert_eq!(counts.iter().sum::<usize>(), count);
+        }
+        let mut gpu_only = Split::new(false);
+        assert_eq!(gpu_only.counts(9, 2), vec![0, 5, 4]);
+        assert_eq!(gpu_only.counts(9, 0), vec![9]);
+    }
+
+    fn reference_digest(p: &StandardParams, message: &[u8]) -> Vec<u8> {
+        use reference::{kangaroo, parallel_hash};
+        let (c, n, b) = (p.customization(), p.output_len(), p.block_size());
+        match p.standard() {
+            Standard::Kt128 => kangaroo::kt128(message, c, n),
+            Standard::Kt256 => kangaroo::kt256(message, c, n),
+            Standard::ParallelHash128 => parallel_hash::parallel_hash128(message, b, n, c),
+            Standard::ParallelHash256 => parallel_hash::parallel_hash256(message, b, n, c),
+            other => unreachable!("{other} has no chunks"),
+        }
     }
 }
