@@ -12,7 +12,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use treehash::gpu::DeviceBytes;
-use treehash::{BackendChoice, HashError, Hasher, Params, ParamsRef, TreeParams};
+use treehash::{BackendChoice, HashError, Hasher, Params};
 
 use crate::errors::hash_error;
 use crate::objects::Digest;
@@ -76,8 +76,6 @@ pub fn device_digest(
              (copy it to the host and use new() to hash it on the CPU)",
         ));
     }
-    // Refused before the object or a GPU is touched.
-    device_params(&options.params)?;
     let hasher = hasher(BackendChoice::Gpu, options.threads)?;
     let params = &options.params;
     let has = |name| obj.hasattr(name);
@@ -97,26 +95,11 @@ pub fn device_digest(
 
 /// Hashes `bytes` with the GIL released.
 fn hash(py: Python<'_>, hasher: &Hasher, params: &Params, bytes: DeviceBytes) -> PyResult<Digest> {
-    let tree = device_params(params)?;
     // SAFETY: the caller holds the object that owns the memory (and, for
     // DLPack, its managed tensor) until this returns, which keeps it
     // allocated; not writing it meanwhile is the documented contract.
-    let out = py.detach(|| unsafe { hasher.hash_device(tree, bytes) });
+    let out = py.detach(|| unsafe { hasher.hash_device(params, bytes) });
     Ok(Digest::new(params, out.map_err(|e| hash_error(e, None))?))
-}
-
-/// The parameters `Hasher::hash_device` takes in this build: an LI tree's
-/// only. (Once it takes a standard function's too, this adapter goes and
-/// `params` is passed as it is.)
-fn device_params(params: &Params) -> PyResult<&TreeParams> {
-    match params.as_ref() {
-        ParamsRef::Tree(tree) => Ok(tree),
-        ParamsRef::Standard(p) => Err(PyValueError::new_err(format!(
-            "device_digest supports LI trees only in this build, not {}; hash the bytes \
-             from the host with new() or file_digest()",
-            p.standard()
-        ))),
-    }
 }
 
 /// The bytes a `__cuda_array_interface__` (version 2 or 3) describes.

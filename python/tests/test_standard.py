@@ -393,12 +393,6 @@ def test_refusals_say_what_the_command_line_says(cli, tmp_path, params, message,
     assert said == message
 
 
-def test_device_digest_hashes_trees_only_in_this_build():
-    for name in STANDARD:
-        with pytest.raises(ValueError, match="device_digest supports LI trees only in this build"):
-            treehash.device_digest(object(), algorithm=name)
-
-
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="hashlib.file_digest is new in 3.11")
 def test_hashlib_file_digest_takes_a_standard_function(rng):
     data = random_bytes(rng, (3 << 20) + 17)

@@ -148,5 +148,6 @@ def device_digest(
     """The digest of an object in GPU memory (``__dlpack__`` on a CUDA
     device, or ``__cuda_array_interface__``), computed on that GPU with no
     copy to the host; its bytes must be contiguous. Equal to the digest of
-    the same bytes hashed from the host. In this build the LI trees only:
-    a standard function raises ``ValueError``."""
+    the same bytes hashed from the host. KT and ParallelHash hash their
+    chunks on the GPU in place; TurboSHAKE, one sponge, is copied to the
+    host in pieces and hashed there."""
