@@ -119,10 +119,9 @@ pub enum Command {
 /// `treehash bench`.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// The file to hash (a regular file: it is read many times). Two or more
-    /// are measured as a list: hashed side by side as `treehash FILE...`
-    /// hashes them, every rate over their bytes in all (files of no bytes
-    /// are allowed in a list that has some).
+    /// The file to hash (a regular file: it is read many times), or two or
+    /// more: a list, hashed side by side as `treehash FILE...` hashes it,
+    /// every rate over the bytes in all (a list may hold empty files).
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
 

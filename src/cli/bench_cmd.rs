@@ -16,6 +16,13 @@ use super::{Fatal, exit, failure_code, report, signals, stdout};
 
 pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {
     let functions = functions(args)?;
+    let trees = functions.iter().filter(|f| matches!(f, Params::Tree(_)));
+    if args.vs_plain && trees.count() == 0 {
+        return Err(Fatal::usage(
+            "--vs-plain times plain SHA-3 of an LI function (sha3-256, shake128, …); \
+             none is measured",
+        ));
+    }
     for params in &functions {
         if let Params::Tree(tree) = params {
             for &height in &args.heights.0 {

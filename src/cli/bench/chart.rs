@@ -59,11 +59,19 @@ pub fn plot_svg(r: &Report, path: &Path) -> Result<(), String> {
         .y_label_area_size(70)
         .build_cartesian_2d(x_lo..x_hi, (bottom..top).log_scale().with_key_points(ticks))
         .map_err(|e| draw(&e))?;
+    let trees = !heights.is_empty();
     chart
         .configure_mesh()
-        .x_desc("tree height H (leaves = D^H)")
+        .x_desc(match trees {
+            true => "tree height H (leaves = D^H)",
+            false => "(a standard function has no height)",
+        })
         .y_desc("throughput, GB/s (log scale; bars: slowest to fastest run)")
-        .x_labels((h_max - h_min + 1) as usize)
+        .x_labels(if trees {
+            (h_max - h_min + 1) as usize
+        } else {
+            0
+        })
         .x_label_formatter(&|x| format!("{x:.0}"))
         .y_label_formatter(&|y| tick_label(*y))
         .draw()
