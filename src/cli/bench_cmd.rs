@@ -113,11 +113,15 @@ pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {
         code = code.max(exit::GPU);
     }
     for v in outcome.verification.iter().filter(|v| v.failed()) {
-        let what = match v.height {
-            Some(0) => format!("H = 0 digest differs from {}", v.against),
-            _ => format!("{} digest differs from {}", v.function, v.against),
+        let at = v.height.map(|h| format!(" at H = {h}")).unwrap_or_default();
+        let files = match outcome.is_list() {
+            true => format!(" ({} of {} files)", v.files_failed, v.files_checked),
+            false => String::new(),
         };
-        report(format!("verification FAILED on {}: the {what}", v.backend));
+        report(format!(
+            "verification FAILED: {}{at} on {} differs from {}{files}",
+            v.function, v.backend, v.against
+        ));
         code = exit::FAILED;
     }
     Ok(code)
