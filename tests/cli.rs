@@ -1375,6 +1375,349 @@ fn bench_refuses_bad_heights_and_missing_files() {
         .stderr(predicate::str::contains("No such file or directory"));
 }
 
+/// A list of files: `common::spec_input` of each size, in `dir`.
+fn list_of(dir: &Path, sizes: &[usize]) -> Vec<PathBuf> {
+    sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &size)| {
+            let path = dir.join(format!("list-{i}"));
+            fs::write(&path, common::spec_input(size)).unwrap();
+            path
+        })
+        .collect()
+}
+
+/// Two or more files are measured as a list, hashed side by side: every
+/// rate is over their bytes in all, each file's H = 0 digest is checked
+/// against plain SHA-3, and a list has no one digest or phases.
+#[test]
+fn bench_measures_a_list_of_files_and_checks_each_at_height_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    // An empty file may be one of a list's.
+    let sizes = [0, 1, 136, 137, 5000, 100_003];
+    let files = list_of(dir.path(), &sizes);
+    let total: usize = sizes.iter().sum();
+    let out = stdout_of(
+        bench()
+            .args([
+                "--heights",
+                "0,2,3",
+                "--repeat",
+                "2",
+                "--json",
+                "--vs-plain",
+            ])
+            .args(&files),
+    );
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(report["file"].is_null(), "{report}");
+    assert_eq!(report["files"], sizes.len());
+    assert_eq!(report["bytes"], total);
+    let v = &report["verification"][0];
+    assert_eq!(v["verdict"], "PASS", "{v}");
+    assert_eq!(v["files_checked"], sizes.len());
+    assert_eq!(v["files_failed"], 0);
+    assert_eq!(v["against"], "plain SHA3-256 by the sha3 crate");
+    assert!(report["sha3_crate"]["digest"].is_null());
+    let rows = report["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    for (row, height) in rows.iter().zip([0u32, 2, 3]) {
+        assert_eq!(row["height"], height);
+        assert_eq!(row["function"], "sha3-256");
+        assert!(row["skipped"].is_null());
+        let median = row["median_seconds"].as_f64().unwrap();
+        let gb = total as f64 / median / 1e9;
+        assert!((row["gb_per_s"].as_f64().unwrap() / gb - 1.0).abs() < 1e-9);
+        let files_per_s = sizes.len() as f64 / median;
+        assert!((row["files_per_s"].as_f64().unwrap() / files_per_s - 1.0).abs() < 1e-9);
+        assert!(row["digest"].is_null() && row["phases"].is_null(), "{row}");
+    }
+    // The table says it is a list, with a files/s column.
+    let table = stdout_of(
+        bench()
+            .args(["--heights", "0", "--repeat", "1"])
+            .args(&files),
+    );
+    assert!(
+        table.starts_with(&format!(
+            "treehash bench: a list of 6 files ({total} bytes in all, hashed side by side"
+        )),
+        "{table}"
+    );
+    assert!(
+        table
+            .contains("H=0 on cpu: PASS (6 files, each equal to plain SHA3-256 by the sha3 crate)"),
+        "{table}"
+    );
+    assert!(table.contains("| GB/s | files/s | × H=0 |"), "{table}");
+    // A list of one file is the one file.
+    let one = stdout_of(
+        bench()
+            .args(["--heights", "0", "--repeat", "1", "--json"])
+            .arg(&files[5]),
+    );
+    let one: serde_json::Value = serde_json::from_str(&one).unwrap();
+    assert_eq!(one["file"], files[5].display().to_string());
+    assert_eq!((&one["files"], &one["bytes"]), (&1.into(), &100_003.into()));
+    let params = TreeParams::new(Algorithm::Sha3_256, 0, 4).unwrap();
+    assert_eq!(one["rows"][0]["digest"], digest_hex(&params, &files[5]));
+    assert_eq!(
+        one["verification"][0]["digest"],
+        digest_hex(&params, &files[5])
+    );
+}
+
+/// `--also` adds functions: a standard function gets one row per backend,
+/// with no height, its speed-up over the first LI function's H = 0 row and
+/// its digest checked against the reference code.
+#[test]
+fn bench_measures_standard_functions_beside_the_li_rows() {
+    let (dir, a, _) = fixture();
+    let svg = dir.path().join("chart.svg");
+    let out = stdout_of(
+        bench()
+            .args([
+                "--heights",
+                "0,2",
+                "--repeat",
+                "2",
+                "--json",
+                "--also",
+                "KT128",
+            ])
+            .arg("--plot")
+            .arg(&svg)
+            .arg(&a),
+    );
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let rows = report["rows"].as_array().unwrap();
+    let functions: Vec<(&str, Option<u64>)> = rows
+        .iter()
+        .map(|r| (r["function"].as_str().unwrap(), r["height"].as_u64()))
+        .collect();
+    assert_eq!(
+        functions,
+        [
+            ("sha3-256", Some(0)),
+            ("sha3-256", Some(2)),
+            ("kt128", None)
+        ]
+    );
+    let kt = &rows[2];
+    assert!(kt["leaves"].is_null() && kt["skipped"].is_null(), "{kt}");
+    assert_eq!(kt["label"], "KT128");
+    let data = fs::read(&a).unwrap();
+    let reference = hex::encode(reference::kangaroo::kt128(&data, b"", 32));
+    assert_eq!(kt["digest"], reference);
+    let hashed = stdout_of(treehash().args(["-a", "kt128", "--no-names"]).arg(&a));
+    assert_eq!(hashed, format!("{reference}\n"));
+    let h0 = rows[0]["median_seconds"].as_f64().unwrap();
+    let speedup = h0 / kt["median_seconds"].as_f64().unwrap();
+    assert!((kt["speedup_vs_h0"].as_f64().unwrap() / speedup - 1.0).abs() < 1e-9);
+    let verdicts: Vec<(&str, &str)> = report["verification"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["function"].as_str().unwrap(),
+                v["verdict"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(verdicts, [("sha3-256", "PASS"), ("kt128", "PASS")]);
+    assert_eq!(report["verification"][1]["expected"], reference);
+    assert_eq!(
+        report["verification"][1]["against"],
+        "KT128 by the reference code"
+    );
+    // The chart draws it as a line labelled with its name and backend.
+    let text = fs::read_to_string(&svg).unwrap();
+    let doc = roxmltree::Document::parse(&text).expect("well-formed XML");
+    let labels: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text().map(str::trim))
+        .collect();
+    assert!(labels.contains(&"kt128 on cpu"), "{labels:?}");
+    // The table: a function column, and no height for KT.
+    let table = stdout_of(
+        bench()
+            .args(["--heights", "0", "--repeat", "1", "--also", "kt128"])
+            .arg(&a),
+    );
+    assert!(
+        table.contains("| backend | function | H | leaves |"),
+        "{table}"
+    );
+    assert!(table.contains("| cpu | kt128 | – | – |"), "{table}");
+    assert!(
+        table.contains("kt128 on cpu: PASS (KT128 by the reference code: "),
+        "{table}"
+    );
+    assert!(table.contains("sha3-256 H=0 on cpu: PASS"), "{table}");
+    // The options given apply to every function: here the output length.
+    let out = stdout_of(
+        bench()
+            .args([
+                "-a",
+                "shake128",
+                "-l",
+                "40",
+                "--also",
+                "kt256,parallelhash128",
+            ])
+            .args(["--heights", "0", "--repeat", "1", "--json"])
+            .arg(&a),
+    );
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let rows = report["rows"].as_array().unwrap();
+    for (row, name) in rows[1..].iter().zip(["kt256", "parallelhash128"]) {
+        let want = stdout_of(
+            treehash()
+                .args(["-a", name, "-l", "40", "--no-names"])
+                .arg(&a),
+        );
+        assert_eq!(
+            format!("{}\n", row["digest"].as_str().unwrap()),
+            want,
+            "{row}"
+        );
+    }
+    // A standard function alone has no speed-up to take.
+    let out = stdout_of(
+        bench()
+            .args(["-a", "turboshake256", "--repeat", "1", "--json"])
+            .arg(&a),
+    );
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["rows"].as_array().unwrap().len(), 1);
+    assert!(report["rows"][0]["speedup_vs_h0"].is_null());
+    assert!(report["degree"].is_null());
+    assert_eq!(report["verification"][0]["verdict"], "PASS");
+}
+
+/// A list can mix standard functions with LI: each file of it is checked.
+#[test]
+fn bench_checks_every_file_of_a_list_for_a_standard_function() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = list_of(dir.path(), &[0, 8191, 8192, 8193, 30_000]);
+    let out = stdout_of(
+        bench()
+            .args([
+                "-a",
+                "parallelhash256",
+                "-B",
+                "1000",
+                "--also",
+                "parallelhash128",
+            ])
+            .args(["--repeat", "1", "--json"])
+            .args(&files),
+    );
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    for v in report["verification"].as_array().unwrap() {
+        assert_eq!(
+            (&v["verdict"], &v["files_checked"]),
+            (&"PASS".into(), &5.into()),
+            "{v}"
+        );
+    }
+    let rows = report["rows"].as_array().unwrap();
+    let labels: Vec<&str> = rows.iter().map(|r| r["label"].as_str().unwrap()).collect();
+    assert_eq!(
+        labels,
+        ["ParallelHash256(B=1000)", "ParallelHash128(B=1000)"]
+    );
+    // TurboSHAKE, one sponge, and KT over and under one chunk.
+    let out = stdout_of(
+        bench()
+            .args(["-a", "turboshake128", "--also", "kt256", "--repeat", "1"])
+            .args(&files),
+    );
+    assert!(
+        out.contains("turboshake128 on cpu: PASS (5 files, each equal to TurboSHAKE128 by the reference code)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("kt256 on cpu: PASS (5 files, each equal to KT256 by the reference code)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn bench_refuses_lists_it_cannot_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = list_of(dir.path(), &[10, 20]);
+    // No file at all.
+    bench()
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::contains("<FILE>..."));
+    // Standard input among the files: a usage error, before anything runs.
+    bench()
+        .arg(&files[0])
+        .arg("-")
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(
+            "treehash: bench needs regular files, not standard input (it reads each file many \
+             times)\n",
+        );
+    // A directory, and a file that is missing: each is named.
+    let missing = dir.path().join("missing");
+    bench()
+        .arg(&files[0])
+        .arg(dir.path())
+        .arg(&missing)
+        .arg(&files[1])
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr(format!(
+            "treehash: {d}: a directory: bench takes regular files (name those in it, e.g. \
+             {d}/*)\ntreehash: {}: No such file or directory\n",
+            missing.display(),
+            d = dir.path().display(),
+        ));
+    // Files that are all empty have nothing to time.
+    let empty = list_of(dir.path(), &[0, 0]);
+    bench()
+        .args(&empty)
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr("treehash: the 2 files are all empty: bench has nothing to time\n");
+    // An option a function of --also does not take, and a function that
+    // does not exist.
+    bench()
+        .args(["-D", "2", "--also", "kt128"])
+        .arg(&files[0])
+        .assert()
+        .code(2)
+        .stderr("treehash: -D/--degree does not apply to kt128: its tree is fixed by RFC 9861\n");
+    bench()
+        .args(["--also", "kt512"])
+        .arg(&files[0])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "invalid value 'kt512' for '--also <FUNCTION>'",
+        ));
+    // --vs-plain needs an LI function to take plain SHA-3 of.
+    bench()
+        .args(["-a", "kt128", "--vs-plain"])
+        .arg(&files[0])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--vs-plain times plain SHA-3 of an LI function",
+        ));
+}
+
 // ---- keyed checks (docs/SPEC.md, "Checking keyed lines")
 
 const KEY: &str = "00112233445566778899aabbccddeeff";

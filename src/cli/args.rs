@@ -103,8 +103,9 @@ pub enum GenerateKind {
 
 #[derive(clap::Subcommand, Debug)]
 pub enum Command {
-    /// Hash one file at every height on each backend and compare the timings;
-    /// check that H = 0 equals plain SHA-3.
+    /// Hash one file, or a list of files side by side, at every height on
+    /// each backend (and with standard functions beside) and compare the
+    /// timings; check that H = 0 equals plain SHA-3.
     Bench(BenchArgs),
     /// Hash part I of N of a file: only the leaves that part owns, read from
     /// their bytes of the file alone (docs/SPEC.md, "Parts and joins"). Run the
@@ -118,28 +119,41 @@ pub enum Command {
 /// `treehash bench`.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// The file to hash (a regular file: it is read many times).
-    pub file: PathBuf,
+    /// The file to hash (a regular file: it is read many times), or two or
+    /// more: a list, hashed side by side as `treehash FILE...` hashes it,
+    /// every rate over the bytes in all (a list may hold empty files).
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
 
-    /// Heights to measure: `0..=8`, `2..6`, `0,4,8` or `5` (at most 64; a height given twice is measured once).
+    /// Heights to measure each LI function at: `0..=8`, `2..6`, `0,4,8` or
+    /// `5` (at most 64; a height given twice is measured once).
     #[arg(long, default_value = "0..=8", value_parser = parse_heights)]
     pub heights: Heights,
 
     #[command(flatten)]
     pub tree: TreeArgs,
 
+    /// More functions to measure beside -a's, comma-separated: an LI tree
+    /// gets rows by height as -a's does; a standard function (kt128,
+    /// parallelhash256, …) one row per backend, with no height, its × H=0
+    /// over the first LI function's H = 0 row. Every option given (-l, -B,
+    /// --customization, …) applies to each function, which must take it.
+    #[arg(long, value_name = "FUNCTION", value_delimiter = ',', ignore_case = true, value_parser = algorithm())]
+    pub also: Vec<Function>,
+
     /// Backends to measure, comma-separated [default: cpu, and gpu when one is present].
     #[arg(long, value_enum, value_delimiter = ',')]
     pub backend: Vec<BackendArg>,
 
-    /// Timed runs per height (their median, fastest and slowest are reported),
-    /// after one warm-up per backend.
+    /// Timed runs per row (their median, fastest and slowest are reported),
+    /// after one warm-up per backend and function.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=MAX_REPEAT))]
     pub repeat: u32,
 
-    /// Add plain SHA-3 by the sha3 crate on one thread as a reference row.
-    /// (Each row's speed-up, × H=0, is over the same backend's H = 0 row,
-    /// treehash's own plain SHA-3, whether or not this is given.)
+    /// Add plain SHA-3 (of the first LI function) by the sha3 crate on one
+    /// thread as a reference row. (Each row's speed-up, × H=0, is over the
+    /// same backend's H = 0 row, treehash's own plain SHA-3, whether or not
+    /// this is given.)
     #[arg(long)]
     pub vs_plain: bool,
 
@@ -147,8 +161,9 @@ pub struct BenchArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// Write a chart of throughput against height (one line per backend) to
-    /// this SVG file (its name must end in .svg).
+    /// Write a chart of throughput against height (one line per backend and
+    /// LI function; a standard function is a dashed flat line) to this SVG
+    /// file (its name must end in .svg).
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
 

@@ -1,22 +1,37 @@
-//! The measurements of `treehash bench`: one file hashed at every height on
-//! every backend asked for, timed (median, fastest and slowest of N runs
-//! after a warm-up), with the H = 0 digest checked against plain SHA-3
-//! computed independently ([`super::plain`]), and the results as a table,
-//! JSON and an SVG chart. Each row's speed-up is over the same backend's
-//! H = 0 row: treehash's own plain SHA-3. The command itself (arguments,
-//! progress, output) is `bench_cmd`.
+//! The measurements of `treehash bench`: one file, or a list of files
+//! hashed side by side as `treehash FILE...` hashes them, with each LI
+//! function at every height and each standard function once, on every
+//! backend asked for, timed (median, fastest and slowest of N runs after a
+//! warm-up). Each function's digests are held to an independent computation,
+//! file by file: an LI function's at H = 0 to plain SHA-3 by the sha3 crate,
+//! a standard function's to the reference code ([`super::plain`]). Each
+//! row's speed-up is over the same backend's H = 0 row, treehash's own plain
+//! SHA-3: of the same LI function, or, for a standard function, of the first
+//! LI function. The results as a table ([`to_markdown`]), JSON, or an SVG
+//! chart ([`plot_svg`]); the command itself (arguments, progress, output)
+//! is `bench_cmd`.
 
-use std::path::{Path, PathBuf};
+mod chart;
+mod inputs;
+mod table;
+
+use std::path::PathBuf;
 use std::time::Instant;
 
 use serde::Serialize;
+use treehash::standard::Family;
 use treehash::timings::{Timings, ms};
 use treehash::{
-    BackendChoice, BackendUsed, HashError, HashOutput, Hasher, HasherOptions, NoProgress,
-    TreeParams,
+    BackendChoice, BackendUsed, HashError, HashOutput, Hasher, HasherOptions, Params, ParamsRef,
+    StandardParams, TreeParams,
 };
 
+pub use chart::plot_svg;
+pub use inputs::BenchError;
+pub use table::to_markdown;
+
 use super::plain;
+use inputs::{Inputs, uses_gpu};
 
 /// On the GPU one leaf's sponge absorbs about 64 MB/s (a warp per leaf on an
 /// H200, docs/PERFORMANCE.md): a run whose leaves would each absorb more than
@@ -24,31 +39,83 @@ use super::plain;
 /// sponge is sequential).
 pub const GPU_MAX_BYTES_PER_LEAF: u64 = 64 << 20;
 
+/// The longest file a standard function's digest is checked on: the
+/// reference code ([`plain::reference_of_file`]) reads a whole file into
+/// memory.
+pub const REFERENCE_MAX_BYTES: u64 = 1 << 30;
+
 /// What to measure.
 #[derive(Clone, Debug)]
 pub struct BenchConfig {
-    pub file: PathBuf,
-    /// Every height's parameters are these at another height.
-    pub params: TreeParams,
+    /// One file, or (more than one) a list hashed side by side.
+    pub files: Vec<PathBuf>,
+    /// The functions, in order: an LI tree's parameters (every height's are
+    /// these at another height) or a standard function's.
+    pub functions: Vec<Params>,
+    /// The LI functions' heights.
     pub heights: Vec<u32>,
     /// Backends to measure; empty means the CPU, and the GPU if one starts.
     pub backends: Vec<BackendChoice>,
-    /// Timed runs per height (after one warm-up per backend).
+    /// Timed runs per row (after one warm-up per backend and function).
     pub repeat: usize,
-    /// Time plain SHA-3 by the sha3 crate on one thread as a reference row.
+    /// Time plain SHA-3 of the first LI function by the sha3 crate on one
+    /// thread as a reference row.
     pub vs_plain: bool,
     /// Options for every backend's hasher (threads, device, copy mode); the
     /// backend field is replaced by each entry of `backends`.
     pub hasher: HasherOptions,
 }
 
-/// One backend at one height: measured, or skipped and why.
+/// A function measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct FunctionInfo {
+    pub name: String,
+    /// An LI tree's degree and leaf block size (none for a standard function).
+    pub degree: Option<u64>,
+    pub block_size: Option<usize>,
+    /// A standard function's label, which records its parameters: `KT128`,
+    /// `ParallelHash256(B=8192)` (none for an LI tree, whose label has a height).
+    pub label: Option<String>,
+}
+
+impl FunctionInfo {
+    fn of(params: &Params) -> FunctionInfo {
+        let name = params.function().name().to_string();
+        match params.as_ref() {
+            ParamsRef::Tree(p) => FunctionInfo {
+                name,
+                degree: Some(p.degree()),
+                block_size: Some(p.block_size()),
+                label: None,
+            },
+            ParamsRef::Standard(p) => FunctionInfo {
+                name,
+                degree: None,
+                block_size: None,
+                label: Some(p.label()),
+            },
+        }
+    }
+
+    /// Whether this is an LI tree (measured by height).
+    pub fn is_tree(&self) -> bool {
+        self.label.is_none()
+    }
+}
+
+/// One backend and function at one height (none for a standard function):
+/// measured, or skipped and why.
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
     /// The backend asked for (`cpu`, `gpu`, `auto`).
     pub backend: String,
-    pub height: u32,
-    pub leaves: u64,
+    /// The function's name (`sha3-256`, `kt128`).
+    pub function: String,
+    /// The parameters' label: `SHA3-256-LI(H=3,D=4,B=136)`, `KT128`.
+    pub label: String,
+    /// An LI tree's height and leaf count; none for a standard function.
+    pub height: Option<u32>,
+    pub leaves: Option<u64>,
     /// Why the row was not measured, if it was not.
     pub skipped: Option<String>,
     /// What was measured (in JSON, its fields are the row's; absent when skipped).
@@ -57,32 +124,46 @@ pub struct Row {
 }
 
 impl Row {
-    /// A row that was not measured, and why.
-    fn skipped(backend: &str, height: u32, params: &TreeParams, why: String) -> Row {
+    /// The row of `point` on `backend`, not measured yet.
+    fn of(backend: &str, point: &Point) -> Row {
+        let (height, leaves) = match point.params.as_ref() {
+            ParamsRef::Tree(p) => (Some(p.height()), Some(p.leaf_count())),
+            ParamsRef::Standard(_) => (None, None),
+        };
         Row {
             backend: backend.to_string(),
+            function: point.params.function().name().to_string(),
+            label: point.params.label(),
             height,
-            leaves: params.leaf_count(),
-            skipped: Some(why),
+            leaves,
+            skipped: None,
             measured: None,
         }
     }
 }
 
-/// One backend's timed runs at one height.
+/// One backend's timed runs of one row.
 #[derive(Clone, Debug, Serialize)]
 pub struct Measurement {
-    /// The backend that ran (differs from the row's only for `auto`).
+    /// The backend that ran (differs from the row's only for `auto`;
+    /// `cpu+gpu` for a list some of whose files went to each).
     pub ran_on: String,
-    pub digest: String,
+    /// The digest of the one file; none for a list (each file's digest is
+    /// checked by the verification).
+    pub digest: Option<String>,
     #[serde(flatten)]
     pub seconds: Spread,
-    /// Throughput of the median run.
+    /// Throughput of the median run, over every file's bytes.
     pub gb_per_s: f64,
+    /// Files hashed per second in the median run.
+    pub files_per_s: f64,
     /// Throughput over the same backend's H = 0 row (plain SHA-3 on that
-    /// backend); none when H = 0 was not measured on it.
+    /// backend: the same LI function's, or for a standard function the
+    /// first LI function's); none when that was not measured.
     pub speedup_vs_h0: Option<f64>,
-    pub phases: Phases,
+    /// The median run's phases, for one file; none for a list, whose files
+    /// are hashed side by side.
+    pub phases: Option<Phases>,
 }
 
 /// The median, fastest and slowest of a set of timed runs, in seconds.
@@ -136,16 +217,8 @@ impl Phases {
     }
 }
 
-/// Whether a run had a GPU take part.
-fn uses_gpu(backend: BackendUsed) -> bool {
-    match backend {
-        BackendUsed::Gpu | BackendUsed::CpuGpu => true,
-        BackendUsed::Cpu => false,
-    }
-}
-
 /// One-time costs of a backend, shown apart from the rows: a GPU's (none
-/// when the backend ran on no GPU).
+/// when the backend ran on no GPU), from its first warm-up.
 #[derive(Clone, Debug, Serialize)]
 pub struct Startup {
     pub backend: String,
@@ -155,27 +228,50 @@ pub struct Startup {
 }
 
 /// The reference row of `--vs-plain`: plain single-stream SHA-3 / SHAKE of
-/// the file by RustCrypto's sha3 crate on one thread (slower than
-/// treehash's own H = 0, which no row's speed-up is taken over).
+/// each file by RustCrypto's sha3 crate on one thread, the first LI
+/// function's (slower than treehash's own H = 0, which no row's speed-up is
+/// taken over).
 #[derive(Clone, Debug, Serialize)]
 pub struct Sha3Crate {
     pub label: String,
-    pub digest: String,
+    /// The one file's digest; none for a list.
+    pub digest: Option<String>,
     #[serde(flatten)]
     pub seconds: Spread,
     /// Throughput of the median run.
     pub gb_per_s: f64,
+    pub files_per_s: f64,
 }
 
-/// The H = 0 digest of a backend against plain SHA-3.
+/// One backend's digests of one function, file by file, against an
+/// independent computation: an LI function's at H = 0 against plain SHA-3
+/// by the sha3 crate, a standard function's against the reference code.
 #[derive(Clone, Debug, Serialize)]
 pub struct Verification {
     pub backend: String,
-    /// `PASS`, `FAIL` or `SKIPPED`.
+    pub function: String,
+    /// The height checked: 0 for an LI function, none for a standard one.
+    pub height: Option<u32>,
+    /// What the backend's digests are held to: `plain SHA3-256 by the
+    /// sha3 crate`, `KT128 by the reference code`.
+    pub against: String,
+    /// `PASS` (every file checked agrees), `FAIL` (one differs) or
+    /// `SKIPPED` (none was checked).
     pub verdict: String,
-    pub h0_digest: Option<String>,
-    pub plain_digest: String,
+    pub files_checked: usize,
+    pub files_failed: usize,
+    /// The backend's digest and the independent one: the one file's, or a
+    /// list's first file that differs (`failed_file`).
+    pub digest: Option<String>,
+    pub expected: Option<String>,
+    pub failed_file: Option<String>,
     pub note: Option<String>,
+}
+
+impl Verification {
+    pub fn failed(&self) -> bool {
+        self.verdict == "FAIL"
+    }
 }
 
 /// A backend asked for that could not start (`--backend gpu` with no usable GPU).
@@ -188,11 +284,18 @@ pub struct Unavailable {
 /// Everything a bench measured.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
-    pub file: String,
+    /// The one file measured; none for a list.
+    pub file: Option<String>,
+    /// How many files, and their bytes together (every rate is over these).
+    pub files: usize,
     pub bytes: u64,
+    /// The function of `-a`, the first of `functions`.
     pub algorithm: String,
-    pub degree: u64,
-    pub block_size: usize,
+    /// The first LI function's degree and leaf block size (none without one).
+    pub degree: Option<u64>,
+    pub block_size: Option<usize>,
+    /// Every function measured: `-a`'s, then `--also`'s.
+    pub functions: Vec<FunctionInfo>,
     pub repeat: usize,
     pub startup: Vec<Startup>,
     /// Backends asked for by name that could not start: nothing was measured
@@ -205,9 +308,15 @@ pub struct Report {
 }
 
 impl Report {
-    /// True when no H = 0 verification failed.
-    pub fn verified(&self) -> bool {
-        self.verification.iter().all(|v| v.verdict != "FAIL")
+    /// Whether more than one file was measured.
+    pub fn is_list(&self) -> bool {
+        self.files > 1
+    }
+
+    /// The first LI function, whose H = 0 rows the standard functions'
+    /// speed-ups are over.
+    pub fn first_tree(&self) -> Option<&FunctionInfo> {
+        self.functions.iter().find(|f| f.is_tree())
     }
 }
 
@@ -219,26 +328,95 @@ fn backend_name(b: BackendChoice) -> &'static str {
     }
 }
 
+/// One row to measure on every backend: an LI function at one height, or
+/// a standard function.
+struct Point {
+    /// The function's index in [`BenchConfig::functions`].
+    function: usize,
+    params: Params,
+}
+
+impl Point {
+    /// Every function's points, in order: an LI function's at each height.
+    fn all(config: &BenchConfig) -> Result<Vec<Point>, HashError> {
+        let mut points = Vec::new();
+        for (function, params) in config.functions.iter().enumerate() {
+            match params.as_ref() {
+                ParamsRef::Tree(p) => {
+                    for &height in &config.heights {
+                        let params = Params::Tree(p.at_height(height)?);
+                        points.push(Point { function, params });
+                    }
+                }
+                ParamsRef::Standard(_) => points.push(Point {
+                    function,
+                    params: params.clone(),
+                }),
+            }
+        }
+        Ok(points)
+    }
+}
+
+/// The independent digests a function's are held to: each file's, or none
+/// where the file was not checked.
+struct Expected {
+    against: String,
+    digests: Vec<Option<Vec<u8>>>,
+    /// Why some files are not checked.
+    note: Option<String>,
+}
+
 /// Runs the bench; `status` is told what is being measured.
-pub fn run(config: &BenchConfig, status: &dyn Fn(&str)) -> Result<Report, HashError> {
-    let bytes = std::fs::metadata(&config.file)?.len();
-    let plain_digest = {
-        status("plain SHA-3 (sha3 crate, one thread)");
-        let runs = if config.vs_plain { config.repeat } else { 1 };
-        plain_of_file(&config.params, &config.file, runs)?
-    };
-    let sha3_crate = config.vs_plain.then(|| Sha3Crate {
-        label: config.params.algorithm().fips_name().to_string(),
-        digest: plain_digest.0.clone(),
-        seconds: plain_digest.1,
-        gb_per_s: rate(bytes, plain_digest.1.median),
-    });
+pub fn run(config: &BenchConfig, status: &dyn Fn(&str)) -> Result<Report, BenchError> {
+    let inputs = Inputs::look_up(&config.files)?;
+    let points = Point::all(config)?;
+    let functions: Vec<FunctionInfo> = config.functions.iter().map(FunctionInfo::of).collect();
+    let first_tree = config
+        .functions
+        .iter()
+        .position(|f| matches!(f.as_ref(), ParamsRef::Tree(_)));
+    let mut sha3_crate = None;
+    let mut expected = Vec::with_capacity(config.functions.len());
+    for (index, function) in config.functions.iter().enumerate() {
+        expected.push(match function.as_ref() {
+            ParamsRef::Tree(params) => {
+                let fips = params.algorithm().fips_name();
+                status(&format!("plain {fips} (sha3 crate, one thread)"));
+                let timed = config.vs_plain && first_tree == Some(index);
+                let runs = if timed { config.repeat } else { 1 };
+                let (digests, seconds) = plain_digests(params, &inputs, runs)?;
+                if timed {
+                    sha3_crate = Some(Sha3Crate {
+                        label: fips.to_string(),
+                        digest: single_hex(&digests),
+                        seconds,
+                        gb_per_s: rate(inputs.bytes(), seconds.median),
+                        files_per_s: inputs.count() as f64 / seconds.median,
+                    });
+                }
+                Expected {
+                    against: format!("plain {fips} by the sha3 crate"),
+                    digests: digests.into_iter().map(Some).collect(),
+                    note: None,
+                }
+            }
+            ParamsRef::Standard(params) => {
+                status(&format!("{} by the reference code", params.label()));
+                reference_digests(params, &inputs)?
+            }
+        });
+    }
+    let first = &functions[0];
+    let tree = functions.iter().find(|f| f.is_tree());
     let mut report = Report {
-        file: config.file.display().to_string(),
-        bytes,
-        algorithm: config.params.algorithm().name().to_string(),
-        degree: config.params.degree(),
-        block_size: config.params.block_size(),
+        file: (!inputs.is_list()).then(|| inputs.paths()[0].display().to_string()),
+        files: inputs.count(),
+        bytes: inputs.bytes(),
+        algorithm: first.name.clone(),
+        degree: tree.and_then(|f| f.degree),
+        block_size: tree.and_then(|f| f.block_size),
+        functions: functions.clone(),
         repeat: config.repeat,
         startup: Vec::new(),
         unavailable: Vec::new(),
@@ -246,107 +424,229 @@ pub fn run(config: &BenchConfig, status: &dyn Fn(&str)) -> Result<Report, HashEr
         verification: Vec::new(),
         rows: Vec::new(),
     };
+    let bench = Bench {
+        config,
+        inputs: &inputs,
+        status,
+    };
     for (backend, hasher) in hashers(config)? {
         let name = backend_name(backend);
         let hasher = match hasher {
             Ok(hasher) => hasher,
             Err(e) => {
-                record_unavailable(&mut report, config, name, &e.to_string(), &plain_digest.0)?;
+                let why = format!("unavailable: {e}");
+                for point in &points {
+                    let mut row = Row::of(name, point);
+                    row.skipped = Some(why.clone());
+                    report.rows.push(row);
+                }
+                for (function, expected) in config.functions.iter().zip(&expected) {
+                    let digests = Err(why.clone());
+                    let v = verify(name, function, expected, &inputs, digests);
+                    report.verification.push(v);
+                }
+                report.unavailable.push(Unavailable {
+                    backend: name.to_string(),
+                    reason: e.to_string(),
+                });
                 continue;
             }
         };
-        let gpu_bound = backend == BackendChoice::Gpu;
-        let skip = |params: &TreeParams| {
-            (gpu_bound && bytes / params.leaf_count() > GPU_MAX_BYTES_PER_LEAF).then(|| {
-                format!(
-                    "{} MiB per leaf: one sponge per leaf on the GPU would take too long",
-                    (bytes / params.leaf_count()) >> 20
-                )
-            })
-        };
-        // Warm-up: starts the GPU, compiles kernels, pulls the file into the page cache.
-        status(&format!("{name}: warm-up"));
-        let warm_params = config
-            .heights
-            .iter()
-            .rev()
-            .map(|&h| config.params.at_height(h))
-            .find_map(|p| p.ok().filter(|p| skip(p).is_none()));
-        if let Some(params) = warm_params {
-            let out = hasher.hash_path(&params, &config.file, &NoProgress)?;
-            // Asked only of a hasher that ran on the GPU, so that it starts nothing.
-            let device = uses_gpu(out.backend).then(|| hasher.gpu().ok()).flatten();
-            let on_gpu = device.is_some();
-            report.startup.push(Startup {
-                backend: name.to_string(),
-                device: device.map(|g| format!("{} ({})", g.info().name, g.info().arch)),
-                gpu_init_ms: on_gpu.then(|| ms(out.timings.gpu_init)),
-                compile_ms: on_gpu.then(|| ms(out.timings.compile)),
-            });
-        }
         let first_row = report.rows.len();
-        for &height in &config.heights {
-            let params = config.params.at_height(height)?;
-            if let Some(why) = skip(&params) {
-                report.rows.push(Row::skipped(name, height, &params, why));
-                continue;
-            }
-            let mut runs = Vec::with_capacity(config.repeat);
-            for r in 0..config.repeat {
-                status(&format!(
-                    "{name}: H={height}, run {}/{}",
-                    r + 1,
-                    config.repeat
-                ));
-                let start = Instant::now();
-                let out = hasher.hash_path(&params, &config.file, &NoProgress)?;
-                runs.push((start.elapsed().as_secs_f64(), out));
-            }
-            let mut times: Vec<f64> = runs.iter().map(|r| r.0).collect();
-            let seconds = Spread::of(&mut times);
-            let (_, out) = runs
-                .iter()
-                .find(|r| r.0 == seconds.median)
-                .expect("the median is one of the runs");
-            report.rows.push(Row {
-                backend: name.to_string(),
-                height,
-                leaves: params.leaf_count(),
-                skipped: None,
-                measured: Some(Measurement {
-                    ran_on: out.backend.to_string(),
-                    digest: hex::encode(&out.digest),
-                    seconds,
-                    gb_per_s: rate(bytes, seconds.median),
-                    speedup_vs_h0: None,
-                    phases: Phases::of(out),
-                }),
-            });
+        for (index, function) in config.functions.iter().enumerate() {
+            let mine: Vec<&Point> = points.iter().filter(|p| p.function == index).collect();
+            let digests = bench.measure(&hasher, backend, function, &mine, &mut report)?;
+            let v = verify(name, function, &expected[index], &inputs, digests);
+            report.verification.push(v);
         }
-        set_speedups(&mut report.rows[first_row..]);
-        status(&format!("{name}: H=0 verification"));
-        report.verification.push(verify_h0(
-            &hasher,
-            name,
-            config,
-            &report.rows,
-            &plain_digest.0,
-            &skip,
-        )?);
+        let base = first_tree.map(|i| functions[i].name.as_str());
+        set_speedups(&mut report.rows[first_row..], base);
     }
     Ok(report)
 }
 
+/// What every function's measurement shares.
+struct Bench<'a> {
+    config: &'a BenchConfig,
+    inputs: &'a Inputs,
+    status: &'a dyn Fn(&str),
+}
+
+impl Bench<'_> {
+    /// Measures one function's `points` on one backend: pushes their rows
+    /// (and the backend's start-up costs, at its first warm-up), and returns
+    /// the digests its verification compares (each file's, at H = 0 for an
+    /// LI function), or why there are none.
+    fn measure(
+        &self,
+        hasher: &Hasher,
+        backend: BackendChoice,
+        function: &Params,
+        points: &[&Point],
+        report: &mut Report,
+    ) -> Result<Result<Vec<Vec<u8>>, String>, BenchError> {
+        let name = backend_name(backend);
+        let function_name = function.function().name();
+        let several = self.config.functions.len() > 1;
+        let subject = |point: &Point| match (point.params.as_ref(), several) {
+            (ParamsRef::Tree(p), false) => format!("H={}", p.height()),
+            (ParamsRef::Tree(p), true) => format!("{function_name} H={}", p.height()),
+            (ParamsRef::Standard(_), _) => function_name.to_string(),
+        };
+        let skip = |params: &Params| gpu_skip(backend, params, self.inputs);
+        // Warm-up: starts the GPU, compiles kernels, pulls the files into the
+        // page cache; and shows where this backend hashes the function.
+        let mut refused = None;
+        if let Some(point) = points.iter().rev().find(|p| skip(&p.params).is_none()) {
+            (self.status)(&format!("{name}: {} warm-up", subject(point)));
+            let warm = self.inputs.hash(hasher, &point.params)?;
+            if !report.startup.iter().any(|s| s.backend == name) {
+                report.startup.push(startup(hasher, name, &warm));
+            }
+            if !ran_as_asked(backend, warm.ran_on) {
+                refused = Some(format!(
+                    "{function_name} ran on {} under --backend {name}: not measured as {name}",
+                    warm.ran_on
+                ));
+            }
+        }
+        let checked_height = match function.as_ref() {
+            ParamsRef::Tree(_) => Some(0),
+            ParamsRef::Standard(_) => None,
+        };
+        let mut checked = None;
+        for point in points {
+            let mut row = Row::of(name, point);
+            if let Some(why) = refused.clone().or_else(|| skip(&point.params)) {
+                row.skipped = Some(why);
+                report.rows.push(row);
+                continue;
+            }
+            let repeat = self.config.repeat;
+            let mut runs = Vec::with_capacity(repeat);
+            for r in 0..repeat {
+                (self.status)(&format!(
+                    "{name}: {}, run {}/{repeat}",
+                    subject(point),
+                    r + 1
+                ));
+                let start = Instant::now();
+                let hashed = self.inputs.hash(hasher, &point.params)?;
+                runs.push((start.elapsed().as_secs_f64(), hashed));
+            }
+            let mut times: Vec<f64> = runs.iter().map(|r| r.0).collect();
+            let seconds = Spread::of(&mut times);
+            let median = runs
+                .iter()
+                .position(|r| r.0 == seconds.median)
+                .expect("the median is one of the runs");
+            let (_, hashed) = runs.swap_remove(median);
+            row.measured = Some(Measurement {
+                ran_on: hashed.ran_on.to_string(),
+                digest: hashed.single.as_ref().map(|out| hex::encode(&out.digest)),
+                seconds,
+                gb_per_s: rate(self.inputs.bytes(), seconds.median),
+                files_per_s: self.inputs.count() as f64 / seconds.median,
+                speedup_vs_h0: None,
+                phases: hashed.single.as_ref().map(Phases::of),
+            });
+            if row.height == checked_height {
+                checked = Some(hashed.digests);
+            }
+            report.rows.push(row);
+        }
+        if let Some(why) = refused {
+            return Ok(Err(why));
+        }
+        if let Some(digests) = checked {
+            return Ok(Ok(digests));
+        }
+        // Not measured: an LI function's H = 0 not among the heights is
+        // hashed for the check alone, unless the GPU would take too long.
+        let params = match function.as_ref() {
+            ParamsRef::Tree(p) => Params::Tree(p.at_height(0).map_err(HashError::from)?),
+            ParamsRef::Standard(_) => function.clone(),
+        };
+        if let Some(why) = skip(&params) {
+            return Ok(Err(why));
+        }
+        (self.status)(&format!("{name}: {function_name} H=0 verification"));
+        let hashed = self.inputs.hash(hasher, &params)?;
+        Ok(Ok(hashed.digests))
+    }
+}
+
+/// The start-up costs of the backend `name` shown by its first warm-up.
+fn startup(hasher: &Hasher, name: &str, warm: &inputs::Hashed) -> Startup {
+    // Asked only of a hasher that ran on the GPU, so that it starts nothing.
+    let device = uses_gpu(warm.ran_on).then(|| hasher.gpu().ok()).flatten();
+    let timings = warm.gpu_startup.filter(|_| device.is_some());
+    Startup {
+        backend: name.to_string(),
+        device: device.map(|g| format!("{} ({})", g.info().name, g.info().arch)),
+        gpu_init_ms: timings.map(|t| ms(t.gpu_init)),
+        compile_ms: timings.map(|t| ms(t.compile)),
+    }
+}
+
+/// Whether a run was made where its row's backend says: a `gpu` row's on
+/// the GPU alone, a `cpu` row's on the CPU (`auto` may run on either).
+fn ran_as_asked(asked: BackendChoice, used: BackendUsed) -> bool {
+    match asked {
+        BackendChoice::Auto => true,
+        BackendChoice::Cpu => used == BackendUsed::Cpu,
+        BackendChoice::Gpu => used == BackendUsed::Gpu,
+    }
+}
+
+/// Why `params` are not measured on `backend`: on the GPU, a sponge that
+/// would absorb more than [`GPU_MAX_BYTES_PER_LEAF`] of the longest file
+/// (an LI leaf, TurboSHAKE's one sponge).
+fn gpu_skip(backend: BackendChoice, params: &Params, inputs: &Inputs) -> Option<String> {
+    if backend != BackendChoice::Gpu {
+        return None;
+    }
+    let longest = inputs.largest();
+    let (per_sponge, what) = match params.as_ref() {
+        ParamsRef::Tree(p) => (
+            longest / p.leaf_count(),
+            "per leaf: one sponge per leaf on the GPU would take too long",
+        ),
+        ParamsRef::Standard(p) if p.standard().family() == Family::TurboShake => (
+            longest,
+            "in its one sponge: one sponge on the GPU would take too long",
+        ),
+        ParamsRef::Standard(_) => return None,
+    };
+    let of = if inputs.is_list() {
+        "the longest file: "
+    } else {
+        ""
+    };
+    (per_sponge > GPU_MAX_BYTES_PER_LEAF).then(|| format!("{of}{} MiB {what}", per_sponge >> 20))
+}
+
 /// Each measured row's speed-up over the H = 0 row among `rows` (one
-/// backend's), if H = 0 was measured.
-fn set_speedups(rows: &mut [Row]) {
-    let h0 = rows
+/// backend's) of its own LI function, or for a standard function of
+/// `base`, the first LI function, where that was measured.
+fn set_speedups(rows: &mut [Row], base: Option<&str>) {
+    let h0 = |function: &str| {
+        rows.iter()
+            .filter(|r| r.function == function && r.height == Some(0))
+            .find_map(|r| r.measured.as_ref())
+            .map(|m| m.seconds.median)
+    };
+    let over: Vec<Option<f64>> = rows
         .iter()
-        .filter(|r| r.height == 0)
-        .find_map(|r| r.measured.as_ref())
-        .map(|m| m.seconds.median);
-    for m in rows.iter_mut().filter_map(|r| r.measured.as_mut()) {
-        m.speedup_vs_h0 = h0.map(|h0| h0 / m.seconds.median);
+        .map(|row| match row.height {
+            Some(_) => h0(&row.function),
+            None => base.and_then(h0),
+        })
+        .collect();
+    for (row, over) in rows.iter_mut().zip(over) {
+        if let Some(m) = row.measured.as_mut() {
+            m.speedup_vs_h0 = over.map(|h0| h0 / m.seconds.median);
+        }
     }
 }
 
@@ -383,454 +683,318 @@ fn hashers(config: &BenchConfig) -> Result<Vec<Measured>, HashError> {
     Ok(hashers)
 }
 
-/// The rows and H = 0 verdict of a backend that could not start.
-fn record_unavailable(
-    report: &mut Report,
-    config: &BenchConfig,
-    name: &str,
-    reason: &str,
-    plain: &str,
-) -> Result<(), HashError> {
-    let why = format!("unavailable: {reason}");
-    for &height in &config.heights {
-        let params = config.params.at_height(height)?;
-        report
-            .rows
-            .push(Row::skipped(name, height, &params, why.clone()));
-    }
-    report.verification.push(Verification {
-        backend: name.to_string(),
+/// The backend's `digests` of `function` (or why there are none) against
+/// the independent ones, file by file.
+fn verify(
+    backend: &str,
+    function: &Params,
+    expected: &Expected,
+    inputs: &Inputs,
+    digests: Result<Vec<Vec<u8>>, String>,
+) -> Verification {
+    let one = |digests: &[Option<Vec<u8>>]| match digests {
+        [Some(d)] => Some(hex::encode(d)),
+        _ => None,
+    };
+    let mut v = Verification {
+        backend: backend.to_string(),
+        function: function.function().name().to_string(),
+        height: match function.as_ref() {
+            ParamsRef::Tree(_) => Some(0),
+            ParamsRef::Standard(_) => None,
+        },
+        against: expected.against.clone(),
         verdict: "SKIPPED".to_string(),
-        h0_digest: None,
-        plain_digest: plain.to_string(),
-        note: Some(why),
-    });
-    report.unavailable.push(Unavailable {
-        backend: name.to_string(),
-        reason: reason.to_string(),
-    });
-    Ok(())
+        files_checked: 0,
+        files_failed: 0,
+        digest: None,
+        expected: one(&expected.digests),
+        failed_file: None,
+        note: expected.note.clone(),
+    };
+    let digests = match digests {
+        Ok(digests) => digests,
+        Err(why) => {
+            v.note = Some(why);
+            return v;
+        }
+    };
+    if let [digest] = digests.as_slice() {
+        v.digest = Some(hex::encode(digest));
+    }
+    let pairs = digests.iter().zip(&expected.digests).zip(inputs.paths());
+    for ((got, want), path) in pairs {
+        let Some(want) = want else { continue };
+        v.files_checked += 1;
+        if got != want {
+            v.files_failed += 1;
+            if v.failed_file.is_none() {
+                v.failed_file = Some(path.display().to_string());
+                v.digest = Some(hex::encode(got));
+                v.expected = Some(hex::encode(want));
+            }
+        }
+    }
+    v.verdict = if v.files_failed > 0 {
+        "FAIL"
+    } else if v.files_checked > 0 {
+        "PASS"
+    } else {
+        "SKIPPED"
+    }
+    .to_string();
+    v
 }
 
-/// The backend's H = 0 digest (from its H = 0 row, or a run made for it)
-/// against plain SHA-3.
-fn verify_h0(
-    hasher: &Hasher,
-    name: &str,
-    config: &BenchConfig,
-    rows: &[Row],
-    plain: &str,
-    skip: &dyn Fn(&TreeParams) -> Option<String>,
-) -> Result<Verification, HashError> {
-    let h0 = config.params.at_height(0)?;
-    let measured = rows
-        .iter()
-        .filter(|r| r.backend == name && r.height == 0)
-        .find_map(|r| r.measured.as_ref())
-        .map(|m| m.digest.clone());
-    let digest = match measured {
-        Some(d) => Some(d),
-        None if skip(&h0).is_some() => None,
-        None => Some(hex::encode(
-            hasher.hash_path(&h0, &config.file, &NoProgress)?.digest,
+/// Plain single-stream SHA-3 / SHAKE of prefix ‖ file ([`plain`]) for each
+/// file, and the spread of `runs` of them all.
+fn plain_digests(
+    params: &TreeParams,
+    inputs: &Inputs,
+    runs: usize,
+) -> Result<(Vec<Vec<u8>>, Spread), BenchError> {
+    let mut times = Vec::with_capacity(runs);
+    let mut digests = Vec::new();
+    for _ in 0..runs.max(1) {
+        let start = Instant::now();
+        digests = inputs
+            .paths()
+            .iter()
+            .map(|path| plain::digest_of_file(params, path).map_err(|e| BenchError::of(path, e)))
+            .collect::<Result<_, _>>()?;
+        times.push(start.elapsed().as_secs_f64());
+    }
+    Ok((digests, Spread::of(&mut times)))
+}
+
+/// The standard function of each file by the reference code, for the
+/// files of at most [`REFERENCE_MAX_BYTES`].
+fn reference_digests(params: &StandardParams, inputs: &Inputs) -> Result<Expected, BenchError> {
+    let mut digests = Vec::with_capacity(inputs.count());
+    let mut too_long = 0;
+    for (path, &size) in inputs.paths().iter().zip(inputs.sizes()) {
+        if size > REFERENCE_MAX_BYTES {
+            too_long += 1;
+            digests.push(None);
+            continue;
+        }
+        let digest = plain::reference_of_file(params, path).map_err(|e| BenchError::of(path, e))?;
+        digests.push(Some(digest));
+    }
+    let gib = REFERENCE_MAX_BYTES >> 30;
+    let note = match (too_long, inputs.is_list()) {
+        (0, _) => None,
+        (_, false) => Some(format!(
+            "not checked: the file is over {gib} GiB, and the reference code reads a whole \
+             file into memory"
+        )),
+        (n, true) => Some(format!(
+            "{n} file(s) over {gib} GiB not checked: the reference code reads a whole file \
+             into memory"
         )),
     };
-    Ok(Verification {
-        backend: name.to_string(),
-        verdict: match &digest {
-            Some(d) if d == plain => "PASS",
-            Some(_) => "FAIL",
-            None => "SKIPPED",
-        }
-        .to_string(),
-        note: digest.is_none().then(|| skip(&h0).unwrap_or_default()),
-        h0_digest: digest,
-        plain_digest: plain.to_string(),
+    Ok(Expected {
+        against: format!(
+            "{} by the reference code",
+            params.standard().standard_name()
+        ),
+        digests,
+        note,
     })
 }
 
-/// Plain single-stream SHA-3 / SHAKE of prefix ‖ file ([`plain`]): the
-/// digest in hex and the spread of `runs`.
-fn plain_of_file(
-    params: &TreeParams,
-    path: &Path,
-    runs: usize,
-) -> Result<(String, Spread), HashError> {
-    let mut times = Vec::with_capacity(runs);
-    let mut digest = Vec::new();
-    for _ in 0..runs.max(1) {
-        let start = Instant::now();
-        digest = plain::digest_of_file(params, path)?;
-        times.push(start.elapsed().as_secs_f64());
-    }
-    Ok((hex::encode(digest), Spread::of(&mut times)))
-}
-
-/// The report as a markdown table with its header lines. The GPU's copy
-/// and kernel columns appear only when a row ran on a GPU.
-pub fn to_markdown(r: &Report) -> String {
-    let mut s = format!(
-        "treehash bench: {} ({} bytes), {}, D={}, B={}, median (and min–max) of {} run(s) \
-         after a warm-up; × H=0 is the speed-up over the same backend's H = 0 row\n",
-        r.file, r.bytes, r.algorithm, r.degree, r.block_size, r.repeat
-    );
-    for st in &r.startup {
-        if let (Some(device), Some(init), Some(compile)) =
-            (&st.device, st.gpu_init_ms, st.compile_ms)
-        {
-            s += &format!(
-                "{}: {device}: GPU init {init:.0} ms, kernel compile/load {compile:.0} ms (once, not in the rows)\n",
-                st.backend
-            );
-        }
-    }
-    for v in &r.verification {
-        s += &format!(
-            "H=0 on {}: {} (plain {} by the sha3 crate: {}){}\n",
-            v.backend,
-            v.verdict,
-            r.algorithm,
-            v.plain_digest,
-            v.note
-                .as_ref()
-                .map(|n| format!(" — {n}"))
-                .unwrap_or_default()
-        );
-    }
-    let gpu = r
-        .rows
-        .iter()
-        .filter_map(|row| row.measured.as_ref())
-        .any(|m| m.phases.copies_busy_ms.is_some());
-    let mut header = vec![
-        "backend",
-        "H",
-        "leaves",
-        "ms median",
-        "ms min–max",
-        "GB/s",
-        "× H=0",
-        "leaf phase ms",
-    ];
-    if gpu {
-        header.extend(["copies busy ms", "kernels busy ms"]);
-    }
-    header.extend(["reduce ms", "digest"]);
-    let columns = header.len();
-    s += "\n";
-    s += &table_line(header.iter().map(|h| h.to_string()));
-    s += &table_line((0..columns).map(|i| match i {
-        0 => "---".to_string(),
-        _ if i == columns - 1 => "---".to_string(),
-        _ => "---:".to_string(),
-    }));
-    let optional = |x: Option<f64>, decimals: usize| {
-        x.map_or_else(|| "–".to_string(), |x| format!("{x:.decimals$}"))
-    };
-    let timing = |t: &Spread| {
-        [
-            format!("{:.1}", t.median * 1e3),
-            format!("{:.1}–{:.1}", t.min * 1e3, t.max * 1e3),
-        ]
-    };
-    if let Some(p) = &r.sha3_crate {
-        let mut cells = vec![
-            format!("reference: plain {} by the sha3 crate, 1 thread", p.label),
-            "–".into(),
-            "–".into(),
-        ];
-        cells.extend(timing(&p.seconds));
-        cells.extend([format!("{:.3}", p.gb_per_s), "–".into()]);
-        cells.resize(columns - 1, String::new());
-        cells.push(short(&p.digest).to_string());
-        s += &table_line(cells);
-    }
-    for row in &r.rows {
-        let backend = match &row.measured {
-            Some(m) if m.ran_on != row.backend => format!("{} ({})", row.backend, m.ran_on),
-            _ => row.backend.clone(),
-        };
-        let mut cells = vec![backend, row.height.to_string(), row.leaves.to_string()];
-        let Some(m) = &row.measured else {
-            let why = row.skipped.as_deref().unwrap_or("not measured");
-            cells.push(format!("skipped: {why}"));
-            cells.resize(columns, String::new());
-            s += &table_line(cells);
-            continue;
-        };
-        let p = &m.phases;
-        cells.extend(timing(&m.seconds));
-        cells.extend([
-            format!("{:.3}", m.gb_per_s),
-            optional(m.speedup_vs_h0, 2),
-            format!("{:.1}", p.leaves_ms),
-        ]);
-        if gpu {
-            cells.extend([
-                optional(p.copies_busy_ms, 1),
-                optional(p.kernels_busy_ms, 1),
-            ]);
-        }
-        cells.extend([format!("{:.2}", p.reduce_ms), short(&m.digest).to_string()]);
-        s += &table_line(cells);
-    }
-    s
-}
-
-/// One line of a markdown table.
-fn table_line(cells: impl IntoIterator<Item = String>) -> String {
-    let mut line = String::from("|");
-    for cell in cells {
-        line.push(' ');
-        line.push_str(&cell);
-        line.push_str(" |");
-    }
-    line.push('\n');
-    line
-}
-
-/// The first 16 hex digits, enough to compare digests across rows.
-fn short(digest: &str) -> &str {
-    &digest[..digest.len().min(16)]
-}
-
-/// Writes an SVG chart of throughput against height, one line per backend
-/// measured (a backend that could not start has none), each point's bar
-/// spanning its slowest to fastest run, and the sha3 crate's reference as a
-/// flat line. The y axis is logarithmic, labelled at [`log_ticks`].
-pub fn plot_svg(r: &Report, path: &Path) -> Result<(), String> {
-    use plotters::prelude::*;
-    let measured: Vec<(&Row, &Measurement)> = r
-        .rows
-        .iter()
-        .filter_map(|row| row.measured.as_ref().map(|m| (row, m)))
-        .collect();
-    if measured.is_empty() || r.bytes == 0 {
-        return Err("nothing was measured".into());
-    }
-    // Every rate drawn: each run's slowest and fastest.
-    let spreads = measured
-        .iter()
-        .map(|(_, m)| m.seconds)
-        .chain(r.sha3_crate.iter().map(|p| p.seconds));
-    let (lo, hi) = spreads.fold((f64::MAX, f64::MIN), |(lo, hi), t| {
-        (lo.min(rate(r.bytes, t.max)), hi.max(rate(r.bytes, t.min)))
-    });
-    let ticks = log_ticks(lo, hi);
-    let (bottom, top) = (ticks[0], ticks[ticks.len() - 1]);
-    let heights: Vec<u32> = r.rows.iter().map(|row| row.height).collect();
-    let (h_min, h_max) = (
-        *heights.iter().min().expect("rows"),
-        *heights.iter().max().expect("rows"),
-    );
-    // Drawn into memory, then written: plotters drops a write error of its
-    // own file (a small chart fails only when its buffer is flushed on drop).
-    let mut svg = String::new();
-    let root = SVGBackend::with_string(&mut svg, (900, 560)).into_drawing_area();
-    let draw = |e: &dyn std::fmt::Display| e.to_string();
-    root.fill(&WHITE).map_err(|e| draw(&e))?;
-    let caption = format!(
-        "treehash {} throughput, {:.1} MB file, D={}",
-        r.algorithm,
-        r.bytes as f64 / 1e6,
-        r.degree
-    );
-    let mut chart = ChartBuilder::on(&root)
-        .caption(caption, ("sans-serif", 22))
-        .margin(20)
-        .x_label_area_size(45)
-        .y_label_area_size(70)
-        .build_cartesian_2d(
-            (h_min as f64 - 0.2)..(h_max as f64 + 0.2),
-            (bottom..top).log_scale().with_key_points(ticks),
-        )
-        .map_err(|e| draw(&e))?;
-    chart
-        .configure_mesh()
-        .x_desc("tree height H (leaves = D^H)")
-        .y_desc("throughput, GB/s (log scale; bars: slowest to fastest run)")
-        .x_labels((h_max - h_min + 1) as usize)
-        .x_label_formatter(&|x| format!("{x:.0}"))
-        .y_label_formatter(&|y| tick_label(*y))
-        .draw()
-        .map_err(|e| draw(&e))?;
-    let mut backends: Vec<&str> = measured
-        .iter()
-        .map(|(row, _)| row.backend.as_str())
-        .collect();
-    backends.dedup();
-    let palette = [RED, BLUE, GREEN, MAGENTA, CYAN];
-    for (i, backend) in backends.iter().enumerate() {
-        let color = palette[i % palette.len()];
-        let rows: Vec<&(&Row, &Measurement)> = measured
-            .iter()
-            .filter(|(row, _)| row.backend == *backend)
-            .collect();
-        let points: Vec<(f64, f64)> = rows
-            .iter()
-            .map(|(row, m)| (f64::from(row.height), m.gb_per_s))
-            .collect();
-        chart
-            .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
-            .map_err(|e| draw(&e))?
-            .label(*backend)
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
-        chart
-            .draw_series(
-                points
-                    .into_iter()
-                    .map(|p| Circle::new(p, 4, color.filled())),
-            )
-            .map_err(|e| draw(&e))?;
-        chart
-            .draw_series(rows.iter().map(|(row, m)| {
-                let h = f64::from(row.height);
-                PathElement::new(
-                    vec![
-                        (h, rate(r.bytes, m.seconds.max)),
-                        (h, rate(r.bytes, m.seconds.min)),
-                    ],
-                    color.stroke_width(1),
-                )
-            }))
-            .map_err(|e| draw(&e))?;
-    }
-    if let Some(p) = &r.sha3_crate {
-        let line = vec![(h_min as f64, p.gb_per_s), (h_max as f64, p.gb_per_s)];
-        chart
-            .draw_series(LineSeries::new(line, BLACK.stroke_width(1)))
-            .map_err(|e| draw(&e))?
-            .label(format!(
-                "reference: plain {} by the sha3 crate, 1 thread",
-                p.label
-            ))
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
-    }
-    chart
-        .configure_series_labels()
-        .border_style(BLACK)
-        .background_style(WHITE.mix(0.9))
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()
-        .map_err(|e| draw(&e))?;
-    root.present().map_err(|e| draw(&e))?;
-    drop(chart);
-    drop(root);
-    std::fs::write(path, svg).map_err(|e| treehash::error::io_reason(&e))
-}
-
-/// The most labelled ticks on the chart's y axis.
-const MAX_TICKS: usize = 12;
-
-/// Mantissas of the ticks in each decade, finest first: the finest that
-/// keeps the axis within [`MAX_TICKS`] is used.
-const TICK_MANTISSAS: [&[f64]; 4] = [
-    &[1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0],
-    &[1.0, 2.0, 3.0, 5.0],
-    &[1.0, 2.0, 5.0],
-    &[1.0],
-];
-
-/// The labelled ticks of a log axis that shows `lo..=hi` (both above 0):
-/// the first lies below `lo` and the last above `hi`, so that they are the
-/// axis's ends and every value drawn lies between two labelled ticks (at
-/// most 10 × apart, and at most 2.5 × apart where the range allows).
-pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
-    // Room between the outermost value and the axis's end.
-    const MARGIN: f64 = 1.05;
-    let (first, last) = (lo.log10().floor() as i32 - 1, hi.log10().ceil() as i32 + 1);
-    let mut ticks = Vec::new();
-    for mantissas in TICK_MANTISSAS {
-        let candidates: Vec<f64> = (first..=last)
-            .flat_map(|e| mantissas.iter().map(move |m| m * 10f64.powi(e)))
-            .collect();
-        let start = candidates
-            .iter()
-            .rposition(|&t| t < lo / MARGIN)
-            .unwrap_or(0);
-        let end = candidates
-            .iter()
-            .position(|&t| t > hi * MARGIN)
-            .unwrap_or(candidates.len() - 1);
-        ticks = candidates[start..=end].to_vec();
-        if ticks.len() <= MAX_TICKS {
-            break;
-        }
-    }
-    ticks
-}
-
-/// A tick's label: its one or two significant digits (`0.15`, `2`, `40`).
-fn tick_label(y: f64) -> String {
-    let decimals = (1 - y.log10().floor() as i32).max(0) as usize;
-    let text = format!("{y:.decimals$}");
-    if text.contains('.') {
-        text.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        text
+/// The one file's digest in hex; none for a list.
+fn single_hex(digests: &[Vec<u8>]) -> Option<String> {
+    match digests {
+        [digest] => Some(hex::encode(digest)),
+        _ => None,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use treehash::{Algorithm, Standard};
 
-    /// The ratio of the widest gap between neighbouring ticks.
-    fn widest_gap(ticks: &[f64]) -> f64 {
-        ticks.windows(2).map(|w| w[1] / w[0]).fold(0.0, f64::max)
+    /// Three files of 1, 2 and `longest` bytes (sparse: nothing is written).
+    fn inputs(dir: &std::path::Path, longest: u64) -> Inputs {
+        let paths: Vec<PathBuf> = [1, 2, longest]
+            .iter()
+            .enumerate()
+            .map(|(i, &len)| {
+                let path = dir.join(format!("f{i}"));
+                std::fs::File::create(&path).unwrap().set_len(len).unwrap();
+                path
+            })
+            .collect();
+        Inputs::look_up(&paths).unwrap()
+    }
+
+    fn tree(height: u32) -> Params {
+        Params::Tree(TreeParams::new(Algorithm::Sha3_256, height, 4).unwrap())
+    }
+
+    fn standard(s: Standard) -> Params {
+        Params::Standard(StandardParams::new(s))
     }
 
     #[test]
-    fn log_ticks_frame_every_value_and_stay_few() {
-        // The issue's chart: 0.345 GB/s (the sha3 crate) to about 5 GB/s.
-        for (lo, hi) in [
-            (0.345, 5.0),
-            (2.6, 2.7),
-            (1.0, 1.0),
-            (0.01, 500.0),
-            (1e-4, 1e4),
-            (40.0, 60.0),
-            (0.469, 0.469),
-        ] {
-            let ticks = log_ticks(lo, hi);
-            assert!(
-                ticks.len() >= 2 && ticks.len() <= MAX_TICKS,
-                "{lo} {hi}: {ticks:?}"
-            );
-            assert!(ticks.windows(2).all(|w| w[0] < w[1]), "{ticks:?}");
-            assert!(
-                ticks[0] < lo && hi < ticks[ticks.len() - 1],
-                "{lo} {hi}: {ticks:?}"
-            );
-            assert!(widest_gap(&ticks) <= 10.0 + 1e-9, "{ticks:?}");
-            if hi / lo < 100.0 {
-                assert!(widest_gap(&ticks) <= 2.5 + 1e-9, "{lo} {hi}: {ticks:?}");
-            }
+    fn a_row_is_measured_only_where_its_backend_says() {
+        use BackendUsed::{Cpu, CpuGpu, Gpu};
+        for used in [Cpu, Gpu, CpuGpu] {
+            assert!(ran_as_asked(BackendChoice::Auto, used));
+            assert_eq!(ran_as_asked(BackendChoice::Cpu, used), used == Cpu);
+            assert_eq!(ran_as_asked(BackendChoice::Gpu, used), used == Gpu);
         }
-        let labels: Vec<String> = log_ticks(0.345, 5.0).into_iter().map(tick_label).collect();
+    }
+
+    #[test]
+    fn the_gpu_skips_sponges_over_its_limit_in_the_longest_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let list = inputs(dir.path(), 4 * GPU_MAX_BYTES_PER_LEAF);
+        let gpu = BackendChoice::Gpu;
+        // 4 × the limit: H = 0 and H = 1 (4 leaves of exactly the limit) …
         assert_eq!(
-            labels,
-            [
-                "0.3", "0.4", "0.5", "0.6", "0.8", "1", "1.5", "2", "3", "4", "5", "6"
-            ]
+            gpu_skip(gpu, &tree(0), &list).unwrap(),
+            "the longest file: 256 MiB per leaf: one sponge per leaf on the GPU would take too long"
         );
+        assert!(gpu_skip(gpu, &tree(1), &list).is_none());
+        // … TurboSHAKE's one sponge, but not KT's or ParallelHash's chunks.
+        let turbo = gpu_skip(gpu, &standard(Standard::TurboShake128), &list).unwrap();
+        assert!(turbo.contains("256 MiB in its one sponge"), "{turbo}");
+        for s in [Standard::Kt128, Standard::ParallelHash256] {
+            assert!(gpu_skip(gpu, &standard(s), &list).is_none());
+        }
+        // The CPU skips nothing.
+        for backend in [BackendChoice::Cpu, BackendChoice::Auto] {
+            assert!(gpu_skip(backend, &tree(0), &list).is_none());
+        }
+    }
+
+    fn measured_row(function: &str, height: Option<u32>, median: f64) -> Row {
+        Row {
+            backend: "cpu".into(),
+            function: function.into(),
+            label: String::new(),
+            height,
+            leaves: height.map(|_| 1),
+            skipped: None,
+            measured: Some(Measurement {
+                ran_on: "cpu".into(),
+                digest: None,
+                seconds: Spread {
+                    median,
+                    min: median,
+                    max: median,
+                },
+                gb_per_s: 1.0,
+                files_per_s: 1.0,
+                speedup_vs_h0: None,
+                phases: None,
+            }),
+        }
     }
 
     #[test]
-    fn tick_labels_show_one_or_two_significant_digits() {
-        for (y, label) in [
-            (0.15, "0.15"),
-            (0.1 * 3.0, "0.3"),
-            (1.0, "1"),
-            (1.5, "1.5"),
-            (2.0, "2"),
-            (40.0, "40"),
-            (1500.0, "1500"),
-            (0.0005, "0.0005"),
-        ] {
-            assert_eq!(tick_label(y), label);
-        }
+    fn speedups_are_over_the_own_or_the_first_tree_s_height_zero() {
+        let mut rows = vec![
+            measured_row("sha3-256", Some(0), 8.0),
+            measured_row("sha3-256", Some(4), 2.0),
+            measured_row("kt128", None, 4.0),
+            measured_row("shake128", Some(0), 6.0),
+            measured_row("shake128", Some(4), 3.0),
+            // Without H = 0: no speed-up.
+            measured_row("sha3-512", Some(4), 3.0),
+        ];
+        set_speedups(&mut rows, Some("sha3-256"));
+        let speedups: Vec<Option<f64>> = rows
+            .iter()
+            .map(|r| r.measured.as_ref().unwrap().speedup_vs_h0)
+            .collect();
+        let want = [Some(1.0), Some(4.0), Some(2.0), Some(1.0), Some(2.0), None];
+        assert_eq!(speedups, want);
+        // No LI function: a standard function's row has none.
+        let mut rows = vec![measured_row("kt128", None, 4.0)];
+        set_speedups(&mut rows, None);
+        assert_eq!(rows[0].measured.as_ref().unwrap().speedup_vs_h0, None);
+    }
+
+    #[test]
+    fn a_list_passes_only_if_every_file_checked_agrees() {
+        let dir = tempfile::tempdir().unwrap();
+        let list = inputs(dir.path(), 3);
+        let expected = |digests: Vec<Option<Vec<u8>>>| Expected {
+            against: "the reference".into(),
+            digests,
+            note: None,
+        };
+        let kt = standard(Standard::Kt128);
+        let all = expected(vec![Some(vec![1]), Some(vec![2]), Some(vec![3])]);
+        let pass = verify("cpu", &kt, &all, &list, Ok(vec![vec![1], vec![2], vec![3]]));
+        assert_eq!(
+            (pass.verdict.as_str(), pass.files_checked, pass.files_failed),
+            ("PASS", 3, 0)
+        );
+        assert!(pass.digest.is_none() && pass.failed_file.is_none());
+        // The second and third differ: the first of them is named.
+        let fail = verify("cpu", &kt, &all, &list, Ok(vec![vec![1], vec![9], vec![8]]));
+        assert_eq!(
+            (fail.verdict.as_str(), fail.files_checked, fail.files_failed),
+            ("FAIL", 3, 2)
+        );
+        let second = list.paths()[1].display().to_string();
+        assert_eq!(fail.failed_file.as_deref(), Some(second.as_str()));
+        assert_eq!(fail.digest.as_deref(), Some("09"));
+        assert_eq!(fail.expected.as_deref(), Some("02"));
+        // A file with no independent digest is not checked; with none at
+        // all, nothing is.
+        let some = expected(vec![Some(vec![1]), None, Some(vec![3])]);
+        let partial = verify(
+            "cpu",
+            &kt,
+            &some,
+            &list,
+            Ok(vec![vec![1], vec![7], vec![3]]),
+        );
+        assert_eq!(
+            (partial.verdict.as_str(), partial.files_checked),
+            ("PASS", 2)
+        );
+        let none = expected(vec![None, None, None]);
+        let skipped = verify(
+            "cpu",
+            &kt,
+            &none,
+            &list,
+            Ok(vec![vec![1], vec![2], vec![3]]),
+        );
+        assert_eq!(
+            (skipped.verdict.as_str(), skipped.files_checked),
+            ("SKIPPED", 0)
+        );
+        // A backend that did not measure the function says why.
+        let why = verify("gpu", &tree(0), &all, &list, Err("unavailable".into()));
+        assert_eq!(why.verdict, "SKIPPED");
+        assert_eq!(why.height, Some(0));
+        assert_eq!(why.note.as_deref(), Some("unavailable"));
+    }
+
+    #[test]
+    fn one_file_s_digests_are_shown_whatever_the_verdict() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("one");
+        std::fs::write(&path, b"x").unwrap();
+        let one = Inputs::look_up(&[path]).unwrap();
+        let expected = Expected {
+            against: "plain".into(),
+            digests: vec![Some(vec![0xab])],
+            note: None,
+        };
+        let pass = verify("cpu", &tree(0), &expected, &one, Ok(vec![vec![0xab]]));
+        assert_eq!(pass.verdict, "PASS");
+        assert_eq!(
+            (pass.digest.as_deref(), pass.expected.as_deref()),
+            (Some("ab"), Some("ab"))
+        );
     }
 }

@@ -1,70 +1,41 @@
-//! `treehash bench FILE`: timings across heights and backends, H = 0 checked
-//! against plain SHA-3, as a table, JSON or an SVG chart.
+//! `treehash bench FILE...`: timings across heights, functions and backends,
+//! of one file or a list of files hashed side by side, each function's
+//! digests checked against an independent computation, as a table, JSON or
+//! an SVG chart.
 
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use treehash::{BackendChoice, HasherOptions};
+use treehash::{BackendChoice, Function, HasherOptions, Params};
 
 use super::args::BenchArgs;
 use super::bench::{self, BenchConfig};
-use super::{Fatal, exit, failure_code, report, signals, stdout, tree_params};
+use super::{Fatal, exit, failure_code, report, signals, stdout};
 
 pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {
-    let treehash::Function::Tree(algorithm) = args.tree.algorithm else {
-        return Err(Fatal::usage(format!(
-            "bench measures LI trees by height; {} has no height",
-            args.tree.algorithm
-        )));
-    };
-    let params = tree_params(&args.tree, algorithm, 0, std::slice::from_ref(&args.file))?;
-    for &height in &args.heights.0 {
-        params
-            .at_height(height)
-            .map_err(|e| Fatal::usage(format!("--heights: H={height}: {e}")))?;
+    let functions = functions(args)?;
+    let trees = functions.iter().filter(|f| matches!(f, Params::Tree(_)));
+    if args.vs_plain && trees.count() == 0 {
+        return Err(Fatal::usage(
+            "--vs-plain times plain SHA-3 of an LI function (sha3-256, shake128, …); \
+             none is measured",
+        ));
+    }
+    for params in &functions {
+        if let Params::Tree(tree) = params {
+            for &height in &args.heights.0 {
+                tree.at_height(height)
+                    .map_err(|e| Fatal::usage(format!("--heights: H={height}: {e}")))?;
+            }
+        }
     }
     if let Some(plot) = &args.plot {
         check_svg_name(plot)?;
     }
-    if treehash::input::is_stdin_name(&args.file) {
-        return Err(Fatal::usage(
-            "bench needs a regular file, not standard input (it reads the file many times)",
-        ));
-    }
-    match std::fs::metadata(&args.file) {
-        // No throughput can be measured on no bytes.
-        Ok(meta) if meta.is_file() && meta.len() == 0 => {
-            return Err(Fatal {
-                message: format!(
-                    "{}: the file is empty: bench has nothing to time (--verify checks \
-                     an empty file's H = 0 digest)",
-                    args.file.display()
-                ),
-                code: exit::FAILED,
-            });
-        }
-        Ok(meta) if meta.is_file() => {}
-        Ok(_) => {
-            return Err(Fatal {
-                message: format!(
-                    "{}: not a regular file (bench reads it many times)",
-                    args.file.display()
-                ),
-                code: exit::FAILED,
-            });
-        }
-        Err(e) => {
-            return Err(Fatal {
-                message: format!(
-                    "{}: {}",
-                    args.file.display(),
-                    treehash::error::io_reason(&e)
-                ),
-                code: exit::FAILED,
-            });
-        }
+    if let Some(code) = refuse_inputs(&args.files)? {
+        return Ok(code);
     }
     let plot = args.plot.as_deref().map(PlotFile::open).transpose()?;
     let options = HasherOptions {
@@ -92,22 +63,29 @@ pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {
         bar
     };
     let config = BenchConfig {
-        file: args.file.clone(),
-        params,
+        files: args.files.clone(),
+        functions,
         heights: args.heights.0.clone(),
         backends,
         repeat: args.repeat as usize,
         vs_plain: args.vs_plain,
         hasher: options,
     };
-    signals::hashing(&args.file);
+    // The SIGBUS handler names the input: only one file can be named.
+    if let [only] = args.files.as_slice() {
+        signals::hashing(only);
+    }
     let result = bench::run(&config, &|step| spinner.set_message(step.to_string()));
     spinner.finish_and_clear();
     let outcome = match result {
         Ok(outcome) => outcome,
         Err(e) => {
-            report(format!("{}: {e}", args.file.display()));
-            return Ok(failure_code(&e));
+            match (&e.path, args.files.as_slice()) {
+                (Some(_), _) => report(&e),
+                (None, [only]) => report(format!("{}: {e}", only.display())),
+                (None, _) => report(&e),
+            }
+            return Ok(failure_code(&e.error));
         }
     };
     let text = if args.json {
@@ -134,11 +112,98 @@ pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {
         ));
         code = code.max(exit::GPU);
     }
-    if !outcome.verified() {
-        report("H = 0 verification FAILED: a backend's H = 0 digest differs from plain SHA-3");
+    for v in outcome.verification.iter().filter(|v| v.failed()) {
+        let at = v.height.map(|h| format!(" at H = {h}")).unwrap_or_default();
+        let files = match outcome.is_list() {
+            true => format!(" ({} of {} files)", v.files_failed, v.files_checked),
+            false => String::new(),
+        };
+        report(format!(
+            "verification FAILED: {}{at} on {} differs from {}{files}",
+            v.function, v.backend, v.against
+        ));
         code = exit::FAILED;
     }
     Ok(code)
+}
+
+/// The parameters of every function measured: -a's, then --also's (each
+/// once), with the options given, which each must take.
+fn functions(args: &BenchArgs) -> Result<Vec<Params>, Fatal> {
+    let mut names: Vec<Function> = vec![args.tree.algorithm];
+    for &f in &args.also {
+        if !names.contains(&f) {
+            names.push(f);
+        }
+    }
+    let mut tree = args.tree.clone();
+    let mut all = Vec::with_capacity(names.len());
+    for function in names {
+        tree.algorithm = function;
+        let height = matches!(function, Function::Tree(_)).then_some(0);
+        let params = super::params(&tree, height, &args.files)?;
+        // A prefix file (standard input, say) is read once: the LI
+        // functions after this one take its bytes.
+        if params.keyed() && tree.prefix_file.is_some() {
+            tree.prefix_file = None;
+            tree.prefix_hex = Some(hex::encode(params.prefix()));
+        }
+        all.push(params);
+    }
+    Ok(all)
+}
+
+/// Refuses inputs a bench cannot time: standard input (a usage error,
+/// before anything is read), and files that are missing, not regular, or
+/// (a file alone, or every file of a list) empty. Each bad file is
+/// reported; the exit code is returned if there was one.
+fn refuse_inputs(files: &[PathBuf]) -> Result<Option<i32>, Fatal> {
+    if files.iter().any(|f| treehash::input::is_stdin_name(f)) {
+        return Err(Fatal::usage(match files {
+            [_] => "bench needs a regular file, not standard input (it reads the file many times)",
+            _ => "bench needs regular files, not standard input (it reads each file many times)",
+        }));
+    }
+    let mut bad = false;
+    let mut bytes = 0;
+    for file in files {
+        let why = match std::fs::metadata(file) {
+            Ok(meta) if meta.is_file() => {
+                bytes += meta.len();
+                continue;
+            }
+            Ok(meta) if meta.is_dir() => format!(
+                "a directory: bench takes regular files (name those in it, e.g. {}/*)",
+                file.display()
+            ),
+            Ok(_) => "not a regular file (bench reads it many times)".to_string(),
+            Err(e) => treehash::error::io_reason(&e),
+        };
+        report(format!("{}: {why}", file.display()));
+        bad = true;
+    }
+    if bad {
+        return Ok(Some(exit::FAILED));
+    }
+    // No throughput can be measured on no bytes.
+    if bytes == 0 {
+        let message = match files {
+            [only] => format!(
+                "{}: the file is empty: bench has nothing to time (--verify checks an empty \
+                 file's H = 0 digest)",
+                only.display()
+            ),
+            _ => format!(
+                "the {} files are all empty: bench has nothing to time",
+                files.len()
+            ),
+        };
+        return Err(Fatal {
+            message,
+            code: exit::FAILED,
+        });
+    }
+    Ok(None)
 }
 
 /// The chart is SVG: a name that says otherwise (`chart.png`) would get

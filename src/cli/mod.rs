@@ -16,10 +16,10 @@ pub mod stdout;
 use std::io::{self, Read, Write};
 use std::path::Path;
 
+use treehash::Params;
 use treehash::function::{OptionBytes, OptionNames, ParamOptions};
 use treehash::input::is_stdin_name;
 use treehash::params::MAX_PREFIX_LEN;
-use treehash::{Algorithm, Params, TreeParams};
 
 use args::TreeArgs;
 
@@ -88,18 +88,6 @@ pub fn params(
 ) -> Result<Params, Fatal> {
     options(args, height, inputs)
         .build(args.algorithm, &OPTION_NAMES)
-        .map_err(|e| Fatal::usage(e.to_string()))
-}
-
-/// The parameters of an LI tree of `algorithm` at `height`.
-pub fn tree_params(
-    args: &TreeArgs,
-    algorithm: Algorithm,
-    height: u32,
-    inputs: &[std::path::PathBuf],
-) -> Result<TreeParams, Fatal> {
-    options(args, Some(height), inputs)
-        .build_tree(algorithm, &OPTION_NAMES)
         .map_err(|e| Fatal::usage(e.to_string()))
 }
 
