@@ -192,6 +192,7 @@ def test_a_missing_file_is_the_workers_oserror(client, tmp_path):
     with pytest.raises(FileNotFoundError) as caught:
         treehash.dask.file_digest(missing, client=client)
     assert caught.value.filename == str(missing)
+    assert caught.value.strerror.startswith("No such file or directory (on worker tcp://127.0.0.1:")
 
 
 def test_bad_arguments_are_refused_before_any_task(client, data_file):

@@ -21,6 +21,7 @@ changes while it is read) is not retried: its exception reaches the caller.
 import os
 import uuid
 import warnings
+from typing import Any, Optional, Union
 
 try:
     import distributed
@@ -40,7 +41,12 @@ class ShortRunsWarning(UserWarning):
     which a parallel file system serves slowly (docs/SPEC.md, "The split")."""
 
 
-def file_digest(path, client=None, parts=None, **params):
+def file_digest(
+    path: Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"],
+    client: Optional["distributed.Client"] = None,
+    parts: Optional[int] = None,
+    **params: Any,
+) -> treehash.Digest:
     """The digest of the file at ``path``, hashed by the workers of a Dask
     cluster: the same :class:`treehash.Digest` as
     :func:`treehash.file_digest` with the same ``params`` (its keywords:
@@ -60,7 +66,8 @@ def file_digest(path, client=None, parts=None, **params):
     made absolute here, on the client. Parts record the file's size and
     modification time, and a file that differs between workers raises
     ``ValueError`` naming the part; a file that cannot be read raises the
-    worker's ``OSError``, one that changes while read ``RuntimeError``.
+    worker's ``OSError``, one that changes while read ``RuntimeError``
+    (their messages name the worker).
     Bad parameters raise ``ValueError`` here, before any task is sent. A
     split whose runs per stripe are shorter than 1 MiB warns
     (:class:`ShortRunsWarning`), naming a part count, height or block size
@@ -126,10 +133,19 @@ def _part_count(parts, addresses):
 
 
 def _hash_part(path, index, count, params):
-    """A part's task: on a worker, with its threads unless told."""
+    """A part's task: on a worker, with its threads unless told. An error
+    names the worker (the host that lacks the file, or whose GPU failed),
+    keeping its type, errno and file name."""
+    worker = distributed.get_worker()
     if params.get("threads") is None:
-        params = {**params, "threads": distributed.get_worker().state.nthreads}
-    return treehash.hash_part(path, index, count, **params)
+        params = {**params, "threads": worker.state.nthreads}
+    try:
+        return treehash.hash_part(path, index, count, **params)
+    except OSError as error:
+        where = f"{error.strerror} (on worker {worker.address})"
+        raise type(error)(error.errno, where, error.filename) from None
+    except RuntimeError as error:
+        raise type(error)(f"{error} (on worker {worker.address})") from None
 
 
 def _join_parts(path, parts):
