@@ -7,6 +7,7 @@ part; clear errors without a client and for bad parameters."""
 import os
 import sys
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -23,9 +24,13 @@ from treehash.dask import ShortRunsWarning  # noqa: E402
 
 WORKERS = 3
 
-# Small trees split three ways read short runs: expected here, and
-# test_short_runs_warn checks the warning.
-pytestmark = pytest.mark.filterwarnings("ignore::treehash.dask.ShortRunsWarning")
+pytestmark = [
+    # Small trees split three ways read short runs: expected here, and
+    # test_short_runs_warn checks the warning.
+    pytest.mark.filterwarnings("ignore::treehash.dask.ShortRunsWarning"),
+    # A second cluster's scheduler serves its HTTP endpoints on another port.
+    pytest.mark.filterwarnings("ignore:Port 8787 is already in use"),
+]
 
 # The worker plugins below travel to the workers by value: the workers need
 # not import this module.
@@ -211,3 +216,17 @@ def test_no_client_is_a_clear_error(cluster, data_file):
     # The module's cluster, but no client.
     with pytest.raises(ValueError, match="needs a Dask client: start one"):
         treehash.dask.file_digest(data_file)
+
+
+def test_a_cluster_without_workers_yet(data_file):
+    with distributed.LocalCluster(
+        n_workers=0, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+    ) as empty, distributed.Client(empty) as client:
+        with pytest.raises(ValueError, match="the Dask cluster has no workers yet"):
+            treehash.dask.file_digest(data_file, client=client)
+        # With parts given, they wait for a worker.
+        with ThreadPoolExecutor(1) as pool:
+            pending = pool.submit(treehash.dask.file_digest, data_file, client=client, parts=2)
+            empty.scale(1)
+            got = pending.result(timeout=60)
+    assert got.hexdigest() == treehash.file_digest(data_file).hexdigest()

@@ -81,6 +81,13 @@ def file_digest(
     if warning is not None:
         warnings.warn(f"{os.fsdecode(path)}: {warning}", ShortRunsWarning, stacklevel=2)
     token = uuid.uuid4().hex
+
+    def placed(index):
+        # Where there are no workers yet, the parts wait for the first.
+        if not addresses:
+            return {}
+        return {"workers": [addresses[index % len(addresses)]], "allow_other_workers": True}
+
     futures = [
         client.submit(
             _hash_part,
@@ -89,8 +96,7 @@ def file_digest(
             count,
             params,
             key=(f"treehash-part-{token}", index),
-            workers=[addresses[index % len(addresses)]] if addresses else None,
-            allow_other_workers=True,
+            **placed(index),
         )
         for index in range(count)
     ]
