@@ -2,13 +2,15 @@
 //! (`treehash._treehash`; python/treehash/ re-exports it): hashlib's
 //! interface over the library's engines for every function the command line
 //! computes (the LI trees, KT, ParallelHash, TurboSHAKE), files by the
-//! command line's fast path, and data already in GPU memory.
+//! command line's fast path, data already in GPU memory, and a file's parts
+//! and their join (which `treehash.dask` spreads over a Dask cluster).
 
 mod buffer;
 mod device;
 mod errors;
 mod objects;
 mod options;
+mod parts;
 
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -28,5 +30,9 @@ fn _treehash(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(objects::new, m)?)?;
     m.add_function(wrap_pyfunction!(objects::file_digest, m)?)?;
     m.add_function(wrap_pyfunction!(device::device_digest, m)?)?;
+    m.add_function(wrap_pyfunction!(parts::hash_part, m)?)?;
+    m.add_function(wrap_pyfunction!(parts::join_parts, m)?)?;
+    m.add_function(wrap_pyfunction!(parts::check_split, m)?)?;
+    m.add_function(wrap_pyfunction!(objects::restore_digest, m)?)?;
     Ok(())
 }

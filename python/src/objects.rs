@@ -9,8 +9,11 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use treehash::gpu::KeepCurrentContext;
+use treehash::parts::Joined;
 use treehash::standard::Family;
-use treehash::{BackendChoice, HashError, HashOutput, NoProgress, Params, ParamsRef, Stream};
+use treehash::{
+    BackendChoice, BackendUsed, HashError, HashOutput, NoProgress, Params, ParamsRef, Stream,
+};
 
 use crate::buffer::ReadBuffer;
 use crate::errors::hash_error;
@@ -174,6 +177,22 @@ impl Digest {
             bytes: out.bytes,
         }
     }
+
+    /// The digest a set of parts joined to: the parts' label (`,P` where
+    /// they were keyed: they do not hold the prefix itself), and the join's
+    /// backend, as `treehash join` reports it.
+    pub fn joined(joined: &Joined) -> Digest {
+        Digest {
+            digest: joined.digest.clone(),
+            facts: Facts {
+                label: joined.label().to_string(),
+                digest_size: joined.params.output_len(),
+                block_size: joined.params.block_size(),
+            },
+            backend: BackendUsed::Cpu.to_string(),
+            bytes: joined.file_len,
+        }
+    }
 }
 
 #[pymethods]
@@ -226,6 +245,23 @@ impl Digest {
     #[getter]
     fn nbytes(&self) -> u64 {
         self.bytes
+    }
+
+    /// Pickling (a digest computed by a Dask worker travels back so): the
+    /// fields, given back to `_restore_digest`.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, DigestState)> {
+        let restore = py
+            .import("treehash._treehash")?
+            .getattr("_restore_digest")?;
+        let state = (
+            PyBytes::new(py, &self.digest).unbind(),
+            self.facts.label.clone(),
+            self.facts.digest_size,
+            self.facts.block_size,
+            self.backend.clone(),
+            self.bytes,
+        );
+        Ok((restore, (state,)))
     }
 
     fn __repr__(&self) -> String {
@@ -346,10 +382,7 @@ pub fn file_digest(
         threads,
     };
     let options = args.options()?;
-    let mut file = path_of(path)?;
-    if treehash::input::is_stdin_name(&file) {
-        file = PathBuf::from(".").join(file);
-    }
+    let file = file_path(path)?;
     let hasher = hasher(options.backend, options.threads)?;
     let params = &options.params;
     let may_use_gpu = options.backend != BackendChoice::Cpu;
@@ -360,6 +393,39 @@ pub fn file_digest(
     });
     let out = out.map_err(|e| hash_error(e, Some(path)))?;
     Ok(Digest::new(params, out))
+}
+
+/// The file `obj` names: a str, bytes (as they are) or an os.PathLike,
+/// `-` being the file named `-` (the library reads standard input there).
+pub fn file_path(obj: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
+    let file = path_of(obj)?;
+    Ok(if treehash::input::is_stdin_name(&file) {
+        PathBuf::from(".").join(file)
+    } else {
+        file
+    })
+}
+
+/// A pickled :class:`Digest`'s fields: digest, label, digest size, block
+/// size, backend, bytes hashed.
+type DigestState = ((Py<PyBytes>, String, usize, usize, String, u64),);
+
+/// The :class:`Digest` that ``Digest.__reduce__`` pickled (not for other
+/// use: its fields are not checked against each other).
+#[pyfunction]
+#[pyo3(name = "_restore_digest")]
+pub fn restore_digest(state: (Bound<'_, PyBytes>, String, usize, usize, String, u64)) -> Digest {
+    let (digest, label, digest_size, block_size, backend, bytes) = state;
+    Digest {
+        digest: digest.as_bytes().to_vec(),
+        facts: Facts {
+            label,
+            digest_size,
+            block_size,
+        },
+        backend,
+        bytes,
+    }
 }
 
 /// The path `obj` names: a str, bytes (as they are) or an os.PathLike.

@@ -16,6 +16,10 @@ documents fix: ``kt128`` and ``kt256`` (KangarooTwelve, RFC 9861),
   GPUs joining under ``backend="auto"`` when the file repays them).
 - :func:`device_digest` hashes an object already in GPU memory (CuPy,
   PyTorch, Numba: DLPack or ``__cuda_array_interface__``) where it lies.
+- :func:`hash_part` hashes part I of N of a file (the bytes of
+  ``treehash part``), anywhere the file can be read; :func:`join_parts`
+  makes the file's digest from a whole set. ``treehash.dask`` (with
+  ``dask[distributed]`` installed) spreads the parts over a Dask cluster.
 
 Every function takes the command line's parameters, with its names and
 defaults: ``algorithm`` (one of :data:`algorithms`), ``height`` (8) and
@@ -42,6 +46,8 @@ from ._treehash import (
     algorithms,
     device_digest,
     file_digest,
+    hash_part,
+    join_parts,
     new,
 )
 
@@ -60,5 +66,7 @@ __all__ = [
     "algorithms_guaranteed",
     "device_digest",
     "file_digest",
+    "hash_part",
+    "join_parts",
     "new",
 ]

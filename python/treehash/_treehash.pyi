@@ -8,7 +8,7 @@ as not giving it.
 """
 
 import os
-from typing import Any, Literal, Optional, Tuple, Union
+from typing import Any, Iterable, Literal, Optional, Tuple, Union
 
 from typing_extensions import Buffer
 
@@ -59,8 +59,8 @@ class Hash:
         """A copy of this object, which goes on apart from it."""
 
 class Digest:
-    """A finished digest (made by :func:`file_digest` and
-    :func:`device_digest`)."""
+    """A finished digest (made by :func:`file_digest`,
+    :func:`device_digest` and :func:`join_parts`); it pickles."""
 
     @property
     def name(self) -> str:
@@ -151,3 +151,55 @@ def device_digest(
     the same bytes hashed from the host. KT and ParallelHash hash their
     chunks on the GPU in place; TurboSHAKE, one sponge, is copied to the
     host in pieces and hashed there."""
+
+def hash_part(
+    path: _Path,
+    index: int,
+    count: int,
+    *,
+    algorithm: str = "sha3-256",
+    height: Optional[int] = 8,
+    degree: Optional[int] = 4,
+    block_size: Optional[int] = None,
+    length: Optional[int] = None,
+    prefix: Optional[Buffer] = None,
+    customization: Optional[_Customization] = None,
+    domain: Optional[int] = None,
+    backend: _Backend = "auto",
+    threads: Optional[int] = None,
+) -> bytes:
+    """Part ``index`` of ``count`` (0 <= index < count) of the file at
+    ``path``: the outputs of the leaves that part owns, read from its runs
+    of the file alone, in the part format of docs/SPEC.md (the bytes
+    ``treehash part`` writes; a few hundred bytes). :func:`join_parts` of
+    every index makes :func:`file_digest`'s digest. The parameters are
+    :func:`file_digest`'s; the LI trees only (a standard function raises
+    ``ValueError``, as a bad ``index`` or ``count`` does). Raises
+    ``OSError`` when the file cannot be read, ``RuntimeError`` when it
+    changes while hashed. The GIL is released meanwhile."""
+
+def join_parts(parts: Iterable[Buffer], /) -> Digest:
+    """The digest of the file whose parts are ``parts`` (in any order),
+    equal to :func:`file_digest`'s with their parameters; ``name`` is their
+    label (``,P`` when keyed), ``backend`` ``"cpu"`` (the join's),
+    ``nbytes`` the file's size. A set that is not whole (a part missing or
+    given twice, parts of another file, size or modification time, of other
+    parameters or another prefix, a corrupt part) raises ``ValueError``
+    naming the part (``parts[K] (part I of N)``) and the problem."""
+
+def _check_split(
+    count: int,
+    *,
+    algorithm: str = "sha3-256",
+    height: Optional[int] = 8,
+    degree: Optional[int] = 4,
+    block_size: Optional[int] = None,
+    length: Optional[int] = None,
+    prefix: Optional[Buffer] = None,
+    customization: Optional[_Customization] = None,
+    domain: Optional[int] = None,
+    backend: _Backend = "auto",
+    threads: Optional[int] = None,
+) -> Optional[str]:
+    """Checks a split's parameters as :func:`hash_part` does; the warning
+    for runs under 1 MiB per stripe, or ``None``."""
