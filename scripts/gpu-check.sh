@@ -84,6 +84,13 @@ for line in sys.stdin:
         [ -x .venv-build/bin/maturin ] ||
             { python3 -m venv .venv-build && .venv-build/bin/pip install --quiet maturin; }
         .venv-build/bin/maturin build --release -m python/Cargo.toml -o .devbin/wheels
+        # Dask's wheels for the device's Python (3.12, no internet there):
+        # treehash.dask's tests and python/bench_dask.py.
+        mkdir -p /tmp/dask-wheels
+        ls /tmp/dask-wheels/distributed-*.whl >/dev/null 2>&1 ||
+            .venv-build/bin/pip download --quiet --only-binary=:all: --python-version 3.12 \
+                --platform manylinux2014_x86_64 -d /tmp/dask-wheels 'dask[distributed]'
+        mkdir -p .devbin/wheels/dask && cp /tmp/dask-wheels/*.whl .devbin/wheels/dask/
     fi
     strip .devbin/* 2>/dev/null   # the device tool carries at most 64 MiB
     ls -la .devbin
@@ -171,6 +178,16 @@ run() {
         z=$("$bin/treehash" /tmp/one-piece/*) || return 1
         [ "$x" = "$y" ] && [ "$x" = "$z" ] || return 1
         echo "one-piece files: cpu, gpu and auto agree on $(echo "$x" | wc -l) files"
+        # The standard functions: GPU, CPU and auto agree, files and stdin.
+        local f
+        for f in kt128 kt256 parallelhash128 parallelhash256 turboshake128; do
+            x=$("$bin/treehash" --backend cpu -a "$f" --no-names /tmp/f300m) || return 1
+            y=$("$bin/treehash" --backend gpu -a "$f" --no-names /tmp/f300m) || return 1
+            z=$("$bin/treehash" -a "$f" --no-names - </tmp/f300m) || return 1
+            echo "$f 300 MiB: cpu $x"
+            [ "$x" = "$y" ] && [ "$x" = "$z" ] || { echo "$f: gpu $y auto-stdin $z"; return 1; }
+        done
+        echo "standard functions: cpu, gpu and auto (stdin) agree on 300 MiB"
     }
     step cli-smoke cli
 
@@ -424,12 +441,17 @@ python_pkg() {
     site=/tmp/treehash-site
     rm -rf "$site"
     python3 -m pip install --quiet --no-index --no-deps --target "$site" "$bin"/wheels/treehash-*.whl
+    ls "$bin"/wheels/dask/*.whl >/dev/null 2>&1 &&
+        python3 -m pip install --quiet --no-index --no-deps --target "$site" "$bin"/wheels/dask/*.whl
     export PYTHONPATH="$site"
     TREEHASH_CLI="$PWD/$bin/treehash" python3 -m pytest -q -rs python/tests 2>&1 | tee "$out/python-tests.log"
     random_file /tmp/big-8.bin 8
     # -P: the package is the installed one, not python/treehash beside the script.
     python3 -P python/bench.py /tmp/big-8.bin --cli "$bin/treehash" --repeat 5 --device-gib 8 2>&1 |
         tee "$out/python-bench.log"
+    # Issue 25's Dask target: 4 workers of 4 threads against one process of 16.
+    python3 -P python/bench_dask.py /tmp/big-8.bin --cli "$bin/treehash" --workers 4 --threads 4 \
+        --cli-threads 16 --repeat 3 2>&1 | tee "$out/dask-bench.log"
 }
 
 # Large trees (issue 21): scripts/large-trees.sh on an 8 GiB page-cached file.
