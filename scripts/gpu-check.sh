@@ -23,6 +23,8 @@
 #   scripts/gpu-check.sh trees   # on the GPU machine: large trees, H = 8 to 12
 #   scripts/gpu-check.sh kt      # on the GPU machine: KT128, KT256, ParallelHash
 #                                # next to k12sum and b3sum
+#   scripts/gpu-check.sh kt-auto # on the GPU machine: KT128 under auto against
+#                                # each backend, 1 MiB to 32 GiB
 #   scripts/gpu-check.sh multi   # on a machine of several GPUs: the host's
 #                                # ceiling for feeding them, the tests that
 #                                # share leaves, whole processes on 32 GiB
@@ -501,6 +503,32 @@ kt() {
     timeout 180 "$bin/bench-cpu" 2>&1 | grep -iE "KT128|KT256|Parallel|chunk" | tee "$out/bench-cpu-chunks.log"
 }
 
+# KT128 under auto against each backend, 1 MiB to 32 GiB (issue 23: auto
+# within 5 % of the faster backend; at 32 GiB faster than k12sum and b3sum),
+# whole processes, page-cached, median of REPS (default 3), one run.
+kt_auto() {
+    setup
+    reps=${REPS:-3}
+    random_file /tmp/big-32.bin 32
+    head -c $((1 << 20)) /tmp/big-32.bin >/tmp/kt-1m.bin
+    head -c $((64 << 20)) /tmp/big-32.bin >/tmp/kt-64m.bin
+    head -c $((1 << 30)) /tmp/big-32.bin >/tmp/kt-1g.bin
+    head -c $((8 << 30)) /tmp/big-32.bin >/tmp/kt-8g.bin
+    th=$bin/treehash
+    { echo "# KT128: auto against each backend, $(date -u +%F), $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
+      echo; echo "| command | median s | runs | peak RSS |"; echo "|---|---:|---|---:|"
+      for f in /tmp/kt-1m.bin /tmp/kt-64m.bin /tmp/kt-1g.bin /tmp/kt-8g.bin /tmp/big-32.bin; do
+          cat "$f" >/dev/null
+          for b in cpu gpu auto; do
+              $m --repeat "$reps" --label "kt128 --backend $b, $(basename "$f")" -- "$th" -a kt128 --backend "$b" "$f"
+          done
+      done
+      $m --repeat "$reps" --label "k12sum, 32 GiB" -- "$bin/k12sum" /tmp/big-32.bin
+      $m --repeat "$reps" --label "b3sum, 32 GiB" -- "$bin/b3sum" /tmp/big-32.bin
+    } | tee "$out/kt-auto.md"
+    rm -f /tmp/kt-8g.bin
+}
+
 case "${1:-}" in
     build) build ;;
     run) run ;;
@@ -513,5 +541,6 @@ case "${1:-}" in
     python) python_pkg ;;
     trees) trees ;;
     kt) kt ;;
+    kt-auto) kt_auto ;;
     *) echo "usage: $0 build|run|input|tables|auto|multi|cores|lists|python|trees|kt" >&2; exit 2 ;;
 esac
