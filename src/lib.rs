@@ -45,6 +45,7 @@ pub mod standard;
 mod stream;
 pub mod timings;
 mod trace;
+mod tree;
 
 pub use cpu::CpuPath;
 pub use error::HashError;

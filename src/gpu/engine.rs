@@ -2,21 +2,18 @@
 //!
 //! The engine owns a range [lo, hi) of the leaves. In every stripe of M its
 //! blocks are one run of bytes; packed one after the other, those runs are
-//! the LI stream of a tree of hi − lo leaves: leaf lo + j of M is leaf j
-//! there, with the same blocks, the same length and the same short last
-//! block. That packed stream is what the device absorbs, so the kernels know
-//! nothing of sharing. Owning every leaf, the packed stream is M itself.
+//! the LI stream of a tree of hi − lo leaves ([`Dealing`]). That packed
+//! stream is what the device absorbs, so the kernels know nothing of
+//! sharing. Owning every leaf, the packed stream is M itself.
 
 use std::ops::Range;
 
-use crate::engine::{
-    LeafEngine, LeafStates, kept_after_taking, leaves_with_blocks, owned_after_giving, owned_runs,
-    packed_len,
-};
+use crate::engine::{LeafEngine, LeafStates, kept_after_taking, owned_after_giving};
 use crate::error::HashError;
 use crate::message::{Access, Piece};
 use crate::params::TreeParams;
 use crate::timings::{Timings, timed};
+use crate::tree::Dealing;
 
 use super::kernels::{LeafKernel, TreeKernels};
 use super::pipeline::{GpuLeaves, Staged};
@@ -64,7 +61,7 @@ impl GpuMessage<'_> {
                 }
             }
         }
-        let packed = packed_len(self.params, &range, self.message_len);
+        let packed = Dealing::of(self.params).packed_len(&range, self.message_len);
         self.leaves
             .upload_states(owned as u64, &lane_major, packed)?;
         let kernel = self
@@ -87,7 +84,7 @@ impl GpuMessage<'_> {
         if capacity == 0 {
             return Err(GpuError::new("chunk buffers smaller than a block").into());
         }
-        let runs = owned_runs(self.params, &self.range, self.message_len, len);
+        let runs = Dealing::of(self.params).owned_runs(&self.range, self.message_len, len);
         let mut chunk: Vec<Range<usize>> = Vec::new();
         let mut filled = 0;
         for run in runs {
@@ -172,7 +169,7 @@ impl LeafEngine for GpuMessage<'_> {
             };
             let lane_major = self.leaves.download_states()?;
             let owned = (own.end - own.start) as usize;
-            let holding = leaves_with_blocks(self.params, self.message_len);
+            let holding = Dealing::of(self.params).leaves_with_blocks(self.message_len);
             let state = |leaf: u64| Self::state_of(&lane_major, owned, (leaf - own.start) as usize);
             let taken = (leaves.start..leaves.end.min(holding).max(leaves.start))
                 .map(state)
@@ -210,7 +207,7 @@ impl LeafEngine for GpuMessage<'_> {
     fn finish_leaves(mut self: Box<Self>, times: &mut Timings) -> Result<Vec<u8>, HashError> {
         guard("finishing on the GPU", || {
             let own = self.range.clone();
-            let holding = leaves_with_blocks(self.params, self.message_len);
+            let holding = Dealing::of(self.params).leaves_with_blocks(self.message_len);
             let outputs = holding.clamp(own.start, own.end) - own.start;
             if outputs == 0 {
                 return Ok(Vec::new());
@@ -255,39 +252,5 @@ impl LeafEngine for GpuMessage<'_> {
             })?;
             Ok(digest)
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::params::Algorithm;
-
-    /// Packing, checked against the definition: the owned blocks of M in
-    /// order, one run per stripe, the packed stream's length their sum.
-    #[test]
-    fn runs_and_packed_lengths_follow_the_blocks() {
-        let p = TreeParams::with_options(Algorithm::Sha3_256, 1, 5, Some(8), vec![], None).unwrap();
-        for message in [0u64, 1, 8, 39, 40, 41, 83, 200] {
-            for (lo, hi) in [(0, 5), (0, 2), (2, 5), (1, 4), (4, 5), (3, 3)] {
-                let leaves = lo..hi;
-                // Bytes of M that are the leaves', by definition.
-                let want: Vec<u64> = (0..message)
-                    .filter(|i| leaves.contains(&(i / 8 % 5)))
-                    .collect();
-                assert_eq!(packed_len(&p, &leaves, message), want.len() as u64);
-                // The same through pieces of 16 bytes, any offset.
-                let mut got = Vec::new();
-                let mut at = 0;
-                while at < message {
-                    let len = (message - at).min(16) as usize;
-                    for r in owned_runs(&p, &leaves, at, len) {
-                        got.extend((r.start as u64 + at)..(r.end as u64 + at));
-                    }
-                    at += len as u64;
-                }
-                assert_eq!(got, want, "M of {message}, leaves {leaves:?}");
-            }
-        }
     }
 }

@@ -9,7 +9,7 @@
 
 use std::fmt;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -68,11 +68,11 @@ impl FromStr for Devices {
 struct Device {
     ordinal: usize,
     backend: OnceLock<Result<GpuBackend, GpuError>>,
-    /// One bit per set of kernels (`KernelSet::all` order): they and the
-    /// chunk buffers are ready.
-    ready: AtomicU16,
-    /// The same bits: being prepared by a background thread.
-    preparing: AtomicU16,
+    /// Per set of kernels ([`KernelSet::index`]): they and the chunk
+    /// buffers are ready.
+    ready: [AtomicBool; KernelSet::COUNT],
+    /// Per set of kernels: being prepared by a background thread.
+    preparing: [AtomicBool; KernelSet::COUNT],
 }
 
 impl Device {
@@ -85,7 +85,23 @@ impl Device {
     }
 
     fn is_ready(&self, kernels: KernelSet) -> bool {
-        self.ready.load(Ordering::Acquire) & bit(kernels) != 0
+        flag(&self.ready, kernels).is_some_and(|ready| ready.load(Ordering::Acquire))
+    }
+
+    /// Whether some set of kernels is ready.
+    fn is_ready_for_any(&self) -> bool {
+        self.ready.iter().any(|ready| ready.load(Ordering::Acquire))
+    }
+
+    /// Whether a background thread prepares (or prepared) `kernels`.
+    fn is_preparing(&self, kernels: KernelSet) -> bool {
+        flag(&self.preparing, kernels).is_some_and(|p| p.load(Ordering::Relaxed))
+    }
+
+    /// Notes that a background thread prepares `kernels`: whether one
+    /// already did.
+    fn mark_preparing(&self, kernels: KernelSet) -> bool {
+        flag(&self.preparing, kernels).is_some_and(|p| p.swap(true, Ordering::Relaxed))
     }
 
     /// Opens the device and readies `kernels`; an error is kept.
@@ -107,23 +123,21 @@ impl Device {
         match result {
             Ok(()) => {
                 trace(|| format!("GPU {} ready for {kernels}", self.ordinal));
-                self.ready.fetch_or(bit(kernels), Ordering::Release);
+                if let Some(ready) = flag(&self.ready, kernels) {
+                    ready.store(true, Ordering::Release);
+                }
             }
             Err(e) => note_failure(failure, &e),
         }
     }
 }
 
-/// The bit of `kernels` in `ready` and `preparing`; none for kernels the
-/// GPU does not have (their preparation fails, and they are never ready).
-fn bit(kernels: KernelSet) -> u16 {
-    kernels.index().map_or(0, |index| 1 << index)
+/// The flag of `kernels` in a device's `ready` or `preparing`; none for
+/// kernels the GPU does not have: their preparation fails (and is tried
+/// again when asked again), and they are never ready.
+fn flag(flags: &[AtomicBool; KernelSet::COUNT], kernels: KernelSet) -> Option<&AtomicBool> {
+    kernels.index().map(|index| &flags[index])
 }
-
-// Every set has its bit.
-const _: () = assert!(
-    crate::params::Algorithm::ALL.len() + super::kernels::CHUNK_SPECS.len() <= u16::BITS as usize
-);
 
 fn note_failure(failure: &Mutex<Option<String>>, e: &GpuError) {
     if let Ok(mut first) = failure.lock() {
@@ -174,8 +188,8 @@ impl Shared {
                 .map(|ordinal| Device {
                     ordinal,
                     backend: OnceLock::new(),
-                    ready: AtomicU16::new(0),
-                    preparing: AtomicU16::new(0),
+                    ready: Default::default(),
+                    preparing: Default::default(),
                 })
                 .collect())
         })
@@ -275,7 +289,7 @@ impl Fleet {
     pub fn start_others_in_background(&self, kernels: impl Into<KernelSet>, piece_len: usize) {
         let kernels = kernels.into();
         if let Some(Ok(list)) = self.0.list.get() {
-            list[0].preparing.fetch_or(bit(kernels), Ordering::Relaxed);
+            list[0].mark_preparing(kernels);
         }
         self.start(kernels, piece_len, false);
     }
@@ -284,9 +298,7 @@ impl Fleet {
         let nothing_to_do = match self.0.list.get() {
             // No driver or no device.
             Some(Err(_)) => true,
-            Some(Ok(list)) => list
-                .iter()
-                .all(|d| d.preparing.load(Ordering::Relaxed) & bit(kernels) != 0),
+            Some(Ok(list)) => list.iter().all(|d| d.is_preparing(kernels)),
             None => false,
         };
         if nothing_to_do {
@@ -308,8 +320,8 @@ impl Fleet {
                 let mut started = false;
                 std::thread::scope(|s| {
                     for device in list {
-                        let first = device.preparing.fetch_or(bit(kernels), Ordering::Relaxed);
-                        if first & bit(kernels) == 0 && !device.is_ready(kernels) {
+                        let already = device.mark_preparing(kernels);
+                        if !already && !device.is_ready(kernels) {
                             started = true;
                             let shared = &shared;
                             s.spawn(move || {
@@ -350,7 +362,7 @@ impl Fleet {
             let _ = handle.join();
         }
         let any_ready = match self.0.list.get() {
-            Some(Ok(list)) => list.iter().any(|d| d.ready.load(Ordering::Acquire) != 0),
+            Some(Ok(list)) => list.iter().any(Device::is_ready_for_any),
             _ => false,
         };
         (started_any && !any_ready)
@@ -401,7 +413,7 @@ impl Fleet {
             return Vec::new();
         };
         list.iter()
-            .filter(|d| d.ready.load(Ordering::Acquire) != 0)
+            .filter(|d| d.is_ready_for_any())
             .map(|d| d.ordinal)
             .collect()
     }

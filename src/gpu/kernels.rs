@@ -12,7 +12,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, LaunchConfig,
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr,
+    LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::{CompileOptions, Ptx};
 
@@ -20,8 +21,9 @@ use crate::cpu::Rounds;
 use crate::cpu::chunks::LeafSpec;
 use crate::params::Algorithm;
 use crate::sponge::plain_hash;
+use crate::tree::{Dealing, LeafLengths};
 
-use super::GpuError;
+use super::{Context, GpuError};
 
 /// The kernel source as NVRTC sees it.
 pub const SOURCE: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.cu"));
@@ -67,16 +69,21 @@ pub enum KernelSet {
 }
 
 impl KernelSet {
-    /// Every set, in a fixed order (its index keys the fleet's ready bits).
-    pub fn all() -> impl Iterator<Item = KernelSet> {
-        let trees = Algorithm::ALL.into_iter().map(KernelSet::Tree);
-        trees.chain(CHUNK_SPECS.into_iter().map(KernelSet::Chunks))
-    }
+    /// How many sets the GPU has: tables with an entry per set are
+    /// `[T; KernelSet::COUNT]`, indexed by [`KernelSet::index`].
+    pub const COUNT: usize = Algorithm::ALL.len() + CHUNK_SPECS.len();
 
-    /// Its place in [`KernelSet::all`]; `None` for a chunk sponge the GPU
-    /// does not run.
+    /// Its place among the sets: the algorithms' trees in
+    /// [`Algorithm::ALL`]'s order, then [`CHUNK_SPECS`]' chunk kernels;
+    /// `None` for a chunk sponge the GPU does not run.
     pub fn index(self) -> Option<usize> {
-        KernelSet::all().position(|k| k == self)
+        match self {
+            KernelSet::Tree(algorithm) => Some(algorithm.index()),
+            KernelSet::Chunks(spec) => CHUNK_SPECS
+                .iter()
+                .position(|s| *s == spec)
+                .map(|i| Algorithm::ALL.len() + i),
+        }
     }
 }
 
@@ -253,9 +260,15 @@ impl ChunkKernel {
 pub struct Kernels {
     ctx: Arc<CudaContext>,
     arch: String,
-    loaded: [OnceLock<Result<TreeKernels, GpuError>>; 6],
+    /// Indexed by [`Algorithm::index`].
+    loaded: [OnceLock<Result<TreeKernels, GpuError>>; Algorithm::ALL.len()],
     chunks: [OnceLock<Result<ChunkKernel, GpuError>>; CHUNK_SPECS.len()],
 }
+
+// SAFETY: `LeafLengths` is `#[repr(C)]` and four `u64`s, the layout of
+// `struct LeafLengths` (kernels/tree.cuh), which the kernels take by value.
+unsafe impl DeviceRepr for LeafLengths {}
+const _: () = assert!(size_of::<LeafLengths>() == 32);
 
 impl TreeKernels {
     /// The leaf kernel of the given shape.
@@ -264,6 +277,45 @@ impl TreeKernels {
             LeafKernel::ThreadPerLeaf => &self.absorb_leaves,
             LeafKernel::WarpPerLeaf => &self.absorb_leaves_warp,
         }
+    }
+
+    /// Enqueues the leaf kernel `kernel` on `stream` over the `len` bytes
+    /// at device address `chunk`: the next bytes of a stream that `dealing`
+    /// deals to its leaves, `message_len` bytes of which (a whole number of
+    /// blocks) the lane-major leaf states at device address `states` have
+    /// absorbed.
+    ///
+    /// # Safety
+    /// `chunk` must hold `len` readable bytes, 8-byte aligned, and `states`
+    /// 25 words for each of `dealing`'s leaves, until the launch has run.
+    pub(super) unsafe fn absorb_chunk(
+        &self,
+        stream: &CudaStream,
+        kernel: LeafKernel,
+        dealing: Dealing,
+        states: u64,
+        (chunk, len): (u64, u64),
+        message_len: u64,
+    ) -> Result<(), GpuError> {
+        let (leaf_count, block_size) = (dealing.leaf_count(), dealing.block_size());
+        let first_leaf = dealing.leaf_of_block(dealing.blocks(message_len));
+        let absorbed: LeafLengths = dealing.leaf_lengths(message_len);
+        let mut launch = stream.launch_builder(self.absorb(kernel));
+        launch
+            .arg(&states)
+            .arg(&leaf_count)
+            .arg(&chunk)
+            .arg(&len)
+            .arg(&block_size)
+            .arg(&first_leaf)
+            .arg(&absorbed);
+        // The leaves the chunk's blocks reach: a thread (or warp) each.
+        let leaves = dealing.leaves_holding(dealing.blocks(len));
+        // SAFETY: the arguments match the kernels' signature
+        // (kernels/treehash.cu); the caller vouches for the buffers.
+        unsafe { launch.launch(kernel.launch_config(leaves)) }
+            .context("launching the leaf kernel")?;
+        Ok(())
     }
 }
 
@@ -338,12 +390,8 @@ impl Kernels {
     /// The kernels of `algorithm`, and the time spent compiling and loading
     /// them if that happened in this call.
     pub fn get(&self, algorithm: Algorithm) -> Result<(&TreeKernels, Duration), GpuError> {
-        let index = Algorithm::ALL
-            .iter()
-            .position(|&a| a == algorithm)
-            .expect("every algorithm is listed");
         let mut spent = Duration::ZERO;
-        let kernels = self.loaded[index].get_or_init(|| {
+        let kernels = self.loaded[algorithm.index()].get_or_init(|| {
             let start = Instant::now();
             let loaded = self.compile_and_load(algorithm);
             spent = start.elapsed();

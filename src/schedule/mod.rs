@@ -21,13 +21,14 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::engine::{LeafEngine, packed_len};
+use crate::engine::LeafEngine;
 use crate::error::HashError;
 use crate::message::{self, Access, Input, Piece};
 use crate::params::TreeParams;
 use crate::progress::{EngineShare, Progress};
 use crate::timings::{Timings, timed};
 use crate::trace;
+use crate::tree::Dealing;
 
 use balance::WARM_UP_PIECES;
 pub(crate) use balance::{Balance, Moment, Plan};
@@ -268,8 +269,9 @@ fn absorb_everywhere(
         m.engine.absorb(piece)?;
         if !leaves.is_empty() {
             let busy = start.elapsed();
-            let bytes = packed_len(params, &leaves, message_len + len)
-                - packed_len(params, &leaves, message_len);
+            let dealing = Dealing::of(params);
+            let bytes = dealing.packed_len(&leaves, message_len + len)
+                - dealing.packed_len(&leaves, message_len);
             m.total.bytes += bytes;
             m.total.busy += busy;
         }
