@@ -29,7 +29,8 @@ use crate::progress::EngineShare;
 use crate::timings::{Timings, timed};
 use crate::tree::Dealing;
 
-use super::kernels::{LeafKernel, TreeKernels, address};
+use super::LeafKernel;
+use super::kernels::{TreeKernels, address};
 use super::{Context, GpuBackend, GpuError, driver_present, guard, reduce};
 
 /// The most bytes one launch of the leaf kernel absorbs: each launch loads

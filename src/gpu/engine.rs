@@ -1,4 +1,6 @@
-//! One message's leaves on the GPU, behind the input path's interface.
+//! One message's leaves on the GPU, behind the input path's interface: an
+//! engine that begins a message (`begin`) or joins one under way
+//! (`begin_at`), and what it does with each piece and at the end.
 //!
 //! The engine owns a range [lo, hi) of the leaves. In every stripe of M its
 //! blocks are one run of bytes; packed one after the other, those runs are
@@ -15,9 +17,110 @@ use crate::params::TreeParams;
 use crate::timings::{Timings, timed};
 use crate::tree::Dealing;
 
-use super::kernels::{LeafKernel, TreeKernels};
+use super::LeafKernel;
+use super::kernels::TreeKernels;
 use super::pipeline::{GpuLeaves, Staged};
-use super::{CopyMode, GpuError, guard, reduce};
+use super::{CopyMode, GpuBackend, GpuError, guard, reduce};
+
+impl GpuBackend {
+    /// The leaves of one message of about `len_hint` bytes (unknown for a
+    /// stream), ready to absorb its pieces, with the leaf kernel given or
+    /// else the one for the tree's leaf count; `pool` copies staged chunks.
+    pub(crate) fn begin<'a>(
+        &'a self,
+        params: &'a TreeParams,
+        len_hint: Option<u64>,
+        mode: CopyMode,
+        leaf_kernel: Option<LeafKernel>,
+        pool: &'a rayon::ThreadPool,
+        times: &mut Timings,
+    ) -> Result<Box<dyn LeafEngine + 'a>, HashError> {
+        let piece_len = self.piece_len(params);
+        // A small input needs only small buffers (cheaper to pin).
+        let buffers = match len_hint {
+            Some(len) => {
+                let message_len = params.prefix().len() as u64 + len;
+                (piece_len as u64).min(message_len.next_multiple_of(params.block_size() as u64))
+                    as usize
+            }
+            None => piece_len,
+        };
+        let owned = 0..params.leaf_count();
+        let start = Begin {
+            buffers,
+            mode,
+            leaf_kernel,
+            owned,
+            message_len: 0,
+        };
+        self.engine(params, start, pool, times)
+    }
+
+    /// An engine that joins a message `message_len` bytes into it, owning no
+    /// leaf yet (other engines hand it some). It stages every chunk.
+    pub(crate) fn begin_at<'a>(
+        &'a self,
+        params: &'a TreeParams,
+        message_len: u64,
+        piece_len: usize,
+        leaf_kernel: Option<LeafKernel>,
+        pool: &'a rayon::ThreadPool,
+        times: &mut Timings,
+    ) -> Result<Box<dyn LeafEngine + 'a>, HashError> {
+        let buffers = self.buffer_len(piece_len);
+        let mode = CopyMode::Staging;
+        let start = Begin {
+            buffers,
+            mode,
+            leaf_kernel,
+            owned: 0..0,
+            message_len,
+        };
+        self.engine(params, start, pool, times)
+    }
+
+    /// The engine `begin` and `begin_at` describe: fresh states for the
+    /// leaves it owns, chunk buffers of `start.buffers` bytes.
+    fn engine<'a>(
+        &'a self,
+        params: &'a TreeParams,
+        start: Begin,
+        pool: &'a rayon::ThreadPool,
+        times: &mut Timings,
+    ) -> Result<Box<dyn LeafEngine + 'a>, HashError> {
+        guard("starting a GPU digest", || {
+            let piece_len = self.piece_len(params);
+            let slots = timed(&mut times.gpu_init, || self.take_slots(start.buffers))?;
+            let (kernels, compile_time) = self.kernels.get(params.algorithm())?;
+            times.compile += compile_time;
+            let owned = start.owned.end - start.owned.start;
+            let kernel = start
+                .leaf_kernel
+                .unwrap_or_else(|| LeafKernel::for_leaves(owned));
+            let leaves = GpuLeaves::new(self, params, kernels, kernel, slots, pool, owned)?;
+            Ok(Box::new(GpuMessage {
+                leaves,
+                kernels,
+                params,
+                piece_len,
+                mode: start.mode,
+                forced_kernel: start.leaf_kernel,
+                range: start.owned,
+                message_len: start.message_len,
+            }) as Box<dyn LeafEngine + 'a>)
+        })
+    }
+}
+
+/// What an engine starts with: its chunk buffers' size, how it copies, its
+/// leaf kernel if forced, its leaves (fresh) and where in M it starts.
+struct Begin {
+    buffers: usize,
+    mode: CopyMode,
+    leaf_kernel: Option<LeafKernel>,
+    owned: std::ops::Range<u64>,
+    message_len: u64,
+}
 
 /// Some or all leaves of one message on the GPU.
 pub(super) struct GpuMessage<'a> {

@@ -7,8 +7,6 @@
 //! use (NVRTC or the PTX cache) and pinned chunk buffers: about 0.3 s on the
 //! H200 machine, which the CPU spends hashing.
 
-use std::fmt;
-use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -18,51 +16,8 @@ use cudarc::driver::CudaContext;
 use crate::trace::trace;
 
 use super::kernels::KernelSet;
+use super::options::Devices;
 use super::{Context, GpuBackend, GpuError, driver_present};
-
-/// Which CUDA devices to use.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum Devices {
-    /// Every visible device.
-    #[default]
-    All,
-    /// These ordinals, in this order.
-    List(Vec<usize>),
-}
-
-impl fmt::Display for Devices {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Devices::All => f.write_str("all"),
-            Devices::List(list) => {
-                let names: Vec<String> = list.iter().map(usize::to_string).collect();
-                f.write_str(&names.join(","))
-            }
-        }
-    }
-}
-
-impl FromStr for Devices {
-    type Err = String;
-
-    /// `all`, or ordinals separated by commas (`0`, `0,1`), each once.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        if s.eq_ignore_ascii_case("all") {
-            return Ok(Devices::All);
-        }
-        let mut list = Vec::new();
-        for part in s.split(',') {
-            let ordinal: usize = part.trim().parse().map_err(|_| {
-                format!("'{part}' is not a device number (expected all, or numbers like 0,1)")
-            })?;
-            if list.contains(&ordinal) {
-                return Err(format!("device {ordinal} is listed twice"));
-            }
-            list.push(ordinal);
-        }
-        Ok(Devices::List(list))
-    }
-}
 
 /// One device of the fleet.
 struct Device {

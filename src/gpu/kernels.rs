@@ -23,7 +23,7 @@ use crate::params::Algorithm;
 use crate::sponge::plain_hash;
 use crate::tree::{Dealing, LeafLengths};
 
-use super::{Context, GpuError};
+use super::{Context, GpuError, LeafKernel};
 
 /// The kernel source as NVRTC sees it.
 pub const SOURCE: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.cu"));
@@ -114,31 +114,8 @@ fn chunk_name(spec: &LeafSpec) -> String {
     )
 }
 
-/// Trees with at most this many leaves absorb one warp per leaf; larger
-/// ones one thread per leaf (docs/PERFORMANCE.md, "Few leaves", measured).
-pub const WARP_PER_LEAF_MAX_LEAVES: u64 = 2048;
-
-/// How the leaves of a tree are spread over the GPU's threads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LeafKernel {
-    /// One thread holds one leaf's whole state (`absorb_leaves`): best when
-    /// there are enough leaves to fill the GPU.
-    ThreadPerLeaf,
-    /// One warp shares one leaf's state, a lane of it per thread
-    /// (`absorb_leaves_warp`, kernels/few_leaves.cu): best for few leaves.
-    WarpPerLeaf,
-}
-
+/// How a leaf kernel is launched.
 impl LeafKernel {
-    /// The faster kernel for a tree of `leaves` leaves.
-    pub fn for_leaves(leaves: u64) -> LeafKernel {
-        if leaves <= WARP_PER_LEAF_MAX_LEAVES {
-            LeafKernel::WarpPerLeaf
-        } else {
-            LeafKernel::ThreadPerLeaf
-        }
-    }
-
     /// The launch that runs this kernel on `leaves` leaves.
     pub(super) fn launch_config(self, leaves: u64) -> LaunchConfig {
         match self {

@@ -17,7 +17,8 @@ use cudarc::driver::{CudaEvent, CudaStream, PinnedHostSlice, PushKernelArg, resu
 use crate::params::TreeParams;
 use crate::tree::Dealing;
 
-use super::kernels::{LeafKernel, address};
+use super::LeafKernel;
+use super::kernels::address;
 use super::{Context, GpuBackend, GpuError};
 
 fn timing_event(gpu: &GpuBackend) -> Result<CudaEvent, GpuError> {

@@ -16,7 +16,8 @@ use crate::input::{InputFile, page_span};
 use crate::params::TreeParams;
 use crate::tree::Dealing;
 
-use super::kernels::{LeafKernel, TreeKernels, address};
+use super::LeafKernel;
+use super::kernels::{TreeKernels, address};
 use super::{Context, GpuBackend, GpuError};
 
 /// One place in the ring: a chunk's pinned copy, its device copy, and the
