@@ -19,12 +19,12 @@ use treehash::{Algorithm, BackendChoice, Hasher, HasherOptions, NoProgress, Tree
 const GB: f64 = 1e9;
 
 fn hasher(backend: BackendChoice, piece_bytes: Option<usize>, copy_mode: CopyMode) -> Hasher {
-    Hasher::new(HasherOptions {
-        backend,
-        piece_bytes,
-        copy_mode,
-        ..Default::default()
-    })
+    Hasher::new(
+        HasherOptions::default()
+            .with_backend(backend)
+            .with_piece_bytes(piece_bytes)
+            .with_copy_mode(copy_mode),
+    )
     .expect("a hasher")
 }
 

@@ -85,7 +85,7 @@ const LEAVES_CACHED_PER_THREAD: u64 = 16384;
 const ONE_BLOCK_PER_LEAF_PIECE: usize = message::MAX_PIECE / 2;
 
 /// The CPU backend: a pool of worker threads and the code path they run.
-pub struct CpuBackend {
+pub(crate) struct CpuBackend {
     pool: rayon::ThreadPool,
     /// Set by the caller (tests), else chosen per input.
     piece_bytes: Option<usize>,
@@ -96,7 +96,7 @@ impl CpuBackend {
     /// A backend with `threads` workers (one per core when `None`), handed
     /// pieces of about `piece_bytes` (a tuned default when `None`), running
     /// `path`; an error if this CPU lacks what `path` needs.
-    pub fn new(
+    pub(crate) fn new(
         threads: Option<usize>,
         piece_bytes: Option<usize>,
         path: CpuPath,
@@ -117,12 +117,12 @@ impl CpuBackend {
     }
 
     /// The worker threads (the GPU backend borrows them to stage chunks).
-    pub fn pool(&self) -> &rayon::ThreadPool {
+    pub(crate) fn pool(&self) -> &rayon::ThreadPool {
         &self.pool
     }
 
     /// The number of worker threads.
-    pub fn threads(&self) -> usize {
+    pub(crate) fn threads(&self) -> usize {
         self.pool.current_num_threads()
     }
 

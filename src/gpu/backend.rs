@@ -20,6 +20,7 @@ const SLOTS: usize = 3;
 
 /// What was found and how long starting it took.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct GpuInfo {
     pub ordinal: usize,
     pub name: String,
@@ -33,7 +34,7 @@ pub struct GpuInfo {
 
 impl GpuInfo {
     /// Its name as an engine sharing an input: `gpu` and the ordinal.
-    pub fn engine_name(&self) -> String {
+    pub(crate) fn engine_name(&self) -> String {
         format!("gpu{}", self.ordinal)
     }
 }
@@ -55,7 +56,7 @@ pub struct GpuBackend {
 
 impl GpuBackend {
     /// Opens CUDA device `ordinal` (no kernel is compiled yet).
-    pub fn open(ordinal: usize, chunk_bytes: Option<usize>) -> Result<GpuBackend, GpuError> {
+    pub(crate) fn open(ordinal: usize, chunk_bytes: Option<usize>) -> Result<GpuBackend, GpuError> {
         guard("starting the GPU", || {
             Self::open_inner(ordinal, chunk_bytes)
         })
@@ -101,7 +102,11 @@ impl GpuBackend {
     /// function's chunk kernel) in pieces of `piece_len` bytes will need, so
     /// that it is ready before the first piece: its kernels and the chunk
     /// buffers.
-    pub fn prepare(&self, kernels: impl Into<KernelSet>, piece_len: usize) -> Result<(), GpuError> {
+    pub(crate) fn prepare(
+        &self,
+        kernels: impl Into<KernelSet>,
+        piece_len: usize,
+    ) -> Result<(), GpuError> {
         let kernels = kernels.into();
         guard("starting the GPU", || {
             self.kernels.ready(kernels)?;

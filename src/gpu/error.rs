@@ -12,7 +12,7 @@ use crate::error::HashError;
 pub struct GpuError(String);
 
 impl GpuError {
-    pub fn new(message: impl Into<String>) -> GpuError {
+    pub(crate) fn new(message: impl Into<String>) -> GpuError {
         GpuError(message.into())
     }
 

@@ -102,11 +102,11 @@ fn note_failure(failure: &Mutex<Option<String>>, e: &GpuError) {
 
 /// How each device is started.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Start {
+pub(crate) struct Start {
     /// Bytes per chunk (`None`: the default).
-    pub chunk_bytes: Option<usize>,
+    pub(crate) chunk_bytes: Option<usize>,
     /// Tests only: every message fails after this many chunks.
-    pub fail_after_chunks: Option<usize>,
+    pub(crate) fail_after_chunks: Option<usize>,
 }
 
 struct Shared {
@@ -191,10 +191,10 @@ fn remember_startup(startup: Duration) {
 }
 
 /// The GPUs of one hasher.
-pub struct Fleet(Arc<Shared>);
+pub(crate) struct Fleet(Arc<Shared>);
 
 impl Fleet {
-    pub fn new(devices: Devices, start: Start) -> Fleet {
+    pub(crate) fn new(devices: Devices, start: Start) -> Fleet {
         Fleet(Arc::new(Shared {
             devices,
             start,
@@ -209,13 +209,13 @@ impl Fleet {
     /// standard function's chunk kernel) for pieces of `piece_len` bytes on
     /// it, on background threads (one per device); returns at once. Asking
     /// again is free.
-    pub fn start_in_background(&self, kernels: impl Into<KernelSet>, piece_len: usize) {
+    pub(crate) fn start_in_background(&self, kernels: impl Into<KernelSet>, piece_len: usize) {
         self.start(kernels.into(), piece_len, true);
     }
 
     /// The first device asked for, opened now (the driver started); the
     /// others are not opened yet, but one that does not exist is an error.
-    pub fn open_first(&self) -> Result<&GpuBackend, GpuError> {
+    pub(crate) fn open_first(&self) -> Result<&GpuBackend, GpuError> {
         let list = self.0.list().as_ref().map_err(Clone::clone)?;
         let first = list[0].open(&self.0.start).as_ref().map_err(Clone::clone)?;
         for device in &list[1..] {
@@ -226,7 +226,7 @@ impl Fleet {
 
     /// Device `ordinal`, opened now if it was not: an error unless it is
     /// one of the devices asked for and it starts.
-    pub fn open_device(&self, ordinal: usize) -> Result<&GpuBackend, GpuError> {
+    pub(crate) fn open_device(&self, ordinal: usize) -> Result<&GpuBackend, GpuError> {
         let list = self.0.list().as_ref().map_err(Clone::clone)?;
         let device = list.iter().find(|d| d.ordinal == ordinal).ok_or_else(|| {
             GpuError::new(format!(
@@ -241,7 +241,11 @@ impl Fleet {
     /// in the background, as [`start_in_background`](Self::start_in_background)
     /// does. Their start is not kept as the machine's start-up: the driver
     /// is already running, so it would understate a whole start.
-    pub fn start_others_in_background(&self, kernels: impl Into<KernelSet>, piece_len: usize) {
+    pub(crate) fn start_others_in_background(
+        &self,
+        kernels: impl Into<KernelSet>,
+        piece_len: usize,
+    ) {
         let kernels = kernels.into();
         if let Some(Ok(list)) = self.0.list.get() {
             list[0].mark_preparing(kernels);
@@ -305,7 +309,7 @@ impl Fleet {
     /// Why no GPU could be used, once every start begun in the background
     /// has ended (this waits for them): `None` when one started, or none was
     /// begun.
-    pub fn unavailable(&self) -> Option<String> {
+    pub(crate) fn unavailable(&self) -> Option<String> {
         let starts = self
             .0
             .starts
@@ -328,13 +332,13 @@ impl Fleet {
     /// Whether a GPU was ever asked to start, in the background or now.
     /// Ask after [`unavailable`](Self::unavailable), which waits for the
     /// starts under way.
-    pub fn asked(&self) -> bool {
+    pub(crate) fn asked(&self) -> bool {
         self.0.list.get().is_some()
     }
 
     /// What starting the GPUs is expected to take: the last start measured
     /// on this machine (read once per process), else `UNMEASURED_STARTUP`.
-    pub fn expected_startup(&self) -> Duration {
+    pub(crate) fn expected_startup(&self) -> Duration {
         *self
             .0
             .expected_startup
@@ -342,7 +346,7 @@ impl Fleet {
     }
 
     /// The devices ready for `kernels` now, with their ordinals (never waits).
-    pub fn ready(&self, kernels: impl Into<KernelSet>) -> Vec<(usize, &GpuBackend)> {
+    pub(crate) fn ready(&self, kernels: impl Into<KernelSet>) -> Vec<(usize, &GpuBackend)> {
         let Some(Ok(list)) = self.0.list.get() else {
             return Vec::new();
         };
@@ -358,12 +362,12 @@ impl Fleet {
 
     /// Whether the device of ordinal `ordinal` is ready for `kernels` now
     /// (never waits).
-    pub fn is_ready(&self, ordinal: usize, kernels: impl Into<KernelSet>) -> bool {
+    pub(crate) fn is_ready(&self, ordinal: usize, kernels: impl Into<KernelSet>) -> bool {
         self.ready(kernels).iter().any(|&(o, _)| o == ordinal)
     }
 
     /// The ordinals of the devices ready for some kernels now (never waits).
-    pub fn ordinals_ready(&self) -> Vec<usize> {
+    pub(crate) fn ordinals_ready(&self) -> Vec<usize> {
         let Some(Ok(list)) = self.0.list.get() else {
             return Vec::new();
         };
@@ -374,13 +378,13 @@ impl Fleet {
     }
 
     /// The first failure met in the background, if any.
-    pub fn failure(&self) -> Option<String> {
+    pub(crate) fn failure(&self) -> Option<String> {
         self.0.failure.lock().ok().and_then(|f| f.clone())
     }
 
     /// Every device asked for, started now (waiting for any start already
     /// under way): all of them, or the first error.
-    pub fn open_now(&self) -> Result<Vec<&GpuBackend>, GpuError> {
+    pub(crate) fn open_now(&self) -> Result<Vec<&GpuBackend>, GpuError> {
         let list = self.0.list().as_ref().map_err(Clone::clone)?;
         list.iter()
             .map(|d| d.open(&self.0.start).as_ref().map_err(Clone::clone))
@@ -389,7 +393,7 @@ impl Fleet {
 
     /// Starts every device and readies `kernels` on it now (waiting for
     /// any start already under way); failures are kept as in the background.
-    pub fn prepare_now(&self, kernels: impl Into<KernelSet>, piece_len: usize) {
+    pub(crate) fn prepare_now(&self, kernels: impl Into<KernelSet>, piece_len: usize) {
         let kernels = kernels.into();
         match self.0.list() {
             Ok(list) => list

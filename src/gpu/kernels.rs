@@ -4,8 +4,8 @@
 //! processes skip NVRTC (and the driver's own cache skips the PTX JIT).
 //!
 //! Two translation units: the LI kernels of each FIPS 202 function
-//! ([`TreeKernels`]), and the chunk kernel of each standard function's
-//! chunk sponge ([`ChunkKernel`], kernels/chunks.cu).
+//! (`TreeKernels`), and the chunk kernel of each standard function's
+//! chunk sponge (`ChunkKernel`, kernels/chunks.cu).
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -26,9 +26,9 @@ use crate::tree::{Dealing, LeafLengths};
 use super::{Context, GpuError, LeafKernel};
 
 /// The kernel source as NVRTC sees it.
-pub const SOURCE: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.cu"));
+pub(crate) const SOURCE: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.cu"));
 /// The chunk kernel's source (kernels/keccak.cuh and kernels/chunks.cu).
-pub const CHUNK_SOURCE: &str = include_str!(concat!(env!("OUT_DIR"), "/chunk_kernels.cu"));
+pub(crate) const CHUNK_SOURCE: &str = include_str!(concat!(env!("OUT_DIR"), "/chunk_kernels.cu"));
 
 /// True when libnvrtc can be loaded (it needs no GPU).
 pub fn nvrtc_present() -> bool {
@@ -38,7 +38,7 @@ pub fn nvrtc_present() -> bool {
 
 /// Threads per block of every launch; passed to the kernels'
 /// `__launch_bounds__` too (the kernels are register-heavy).
-pub const THREADS_PER_BLOCK: u32 = 128;
+pub(crate) const THREADS_PER_BLOCK: u32 = 128;
 
 /// The kernels' entry points, the same for every function.
 pub const ENTRY_POINTS: [&str; 4] = [
@@ -63,7 +63,7 @@ pub const CHUNK_SPECS: [LeafSpec; 4] = [
 /// What a GPU is readied for: an LI tree's kernels, or a standard
 /// function's chunk kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KernelSet {
+pub(crate) enum KernelSet {
     Tree(Algorithm),
     Chunks(LeafSpec),
 }
@@ -210,18 +210,18 @@ pub(super) fn address<T>(buffer: &CudaSlice<T>, stream: &CudaStream) -> u64 {
 }
 
 /// The kernels of one algorithm.
-pub struct TreeKernels {
-    pub absorb_leaves: CudaFunction,
-    pub absorb_leaves_warp: CudaFunction,
-    pub finalize_leaves: CudaFunction,
-    pub hash_nodes: CudaFunction,
+pub(crate) struct TreeKernels {
+    pub(crate) absorb_leaves: CudaFunction,
+    pub(crate) absorb_leaves_warp: CudaFunction,
+    pub(crate) finalize_leaves: CudaFunction,
+    pub(crate) hash_nodes: CudaFunction,
     _module: Arc<CudaModule>,
 }
 
 /// The chunk kernel of one chunk sponge.
-pub struct ChunkKernel {
-    pub function: CudaFunction,
-    pub spec: LeafSpec,
+pub(crate) struct ChunkKernel {
+    pub(crate) function: CudaFunction,
+    pub(crate) spec: LeafSpec,
     _module: Arc<CudaModule>,
 }
 
@@ -234,7 +234,7 @@ impl ChunkKernel {
 
 /// Each algorithm's kernels and each chunk sponge's, compiled and loaded on
 /// first use.
-pub struct Kernels {
+pub(crate) struct Kernels {
     ctx: Arc<CudaContext>,
     arch: String,
     /// Indexed by [`Algorithm::index`].

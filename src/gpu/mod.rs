@@ -14,6 +14,9 @@ mod driver;
 mod engine;
 mod error;
 mod fleet;
+// Public, hidden, only for tests/kernels_compile.rs (another crate), which
+// compiles the kernel source with NVRTC where there is no GPU.
+#[doc(hidden)]
 pub mod kernels;
 /// Measurements of the device for the repository's benchmarks (benches/),
 /// built with the `measure` feature only; not part of the library's API.
@@ -28,8 +31,14 @@ pub use backend::{GpuBackend, GpuInfo};
 pub use device_input::{DeviceBytes, KeepCurrentContext};
 pub(crate) use driver::check_device;
 pub use driver::{NO_DRIVER, driver_present};
+// Returned by the hidden modules above only; users see `HashError::Gpu`.
+#[doc(hidden)]
 pub use error::GpuError;
 pub(crate) use error::{Context, guard};
-pub use fleet::{Fleet, Start};
-pub use kernels::KernelSet;
-pub use options::{CopyMode, DEFAULT_CHUNK_BYTES, Devices, LeafKernel, WARP_PER_LEAF_MAX_LEAVES};
+pub(crate) use fleet::{Fleet, Start};
+pub(crate) use kernels::KernelSet;
+pub use options::{CopyMode, DEFAULT_CHUNK_BYTES, Devices};
+// For the tests and benchmarks that force a leaf kernel
+// (`HasherOptions::with_gpu_leaf_kernel`), no option of a user's.
+#[doc(hidden)]
+pub use options::{LeafKernel, WARP_PER_LEAF_MAX_LEAVES};

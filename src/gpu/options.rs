@@ -10,6 +10,7 @@ pub const DEFAULT_CHUNK_BYTES: usize = 32 << 20;
 
 /// How a mapped file's bytes reach the device.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CopyMode {
     /// CPU threads copy each chunk into pinned buffers, which the GPU reads.
     #[default]

@@ -38,6 +38,7 @@ const KEY_CHECK_DOMAIN: &[u8] = b"treehash part key check v1\0";
 
 /// Why bytes are not a part that can be joined.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum PartError {
     #[error("not a treehash part (it does not start with a part's signature)")]
     NotAPart,

@@ -236,7 +236,7 @@ impl Hasher {
         let gpu = self.gpu()?;
         timings.gpu_init = gpu.info().init;
         let pool = self.cpu().pool();
-        let kernel = self.options().gpu_leaf_kernel;
+        let kernel = self.options().testing.gpu_leaf_kernel;
         let engine = if *leaves == (0..params.leaf_count()) {
             let len = file.map_or(0, InputFile::len);
             gpu.begin(params, Some(len), CopyMode::Staging, kernel, pool, timings)?
