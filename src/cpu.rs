@@ -56,7 +56,6 @@ use crate::message;
 use crate::params::TreeParams;
 use crate::sponge::with_sponge;
 
-pub(crate) use keccak::Rounds;
 use leaves::{Position, reduce_on};
 pub use path::CpuPath;
 use platform::{Engine, Platform};

@@ -2,7 +2,7 @@
 //! buffers it lends to one message at a time.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use cudarc::driver::{CudaContext, CudaStream};
 
@@ -10,34 +10,15 @@ use crate::message;
 use crate::params::TreeParams;
 use crate::trace::trace;
 
-use super::kernels::{KernelSet, Kernels};
+use super::info::GpuInfo;
+use super::kernel_sets::KernelSet;
+use super::kernels::Kernels;
 use super::options::DEFAULT_CHUNK_BYTES;
 use super::pipeline::Slots;
 use super::{Context, GpuError, check_device, guard};
 
 /// Chunks in flight: one being filled, one copying, one being hashed.
 const SLOTS: usize = 3;
-
-/// What was found and how long starting it took.
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub struct GpuInfo {
-    pub ordinal: usize,
-    pub name: String,
-    /// The architecture the kernels were compiled for, e.g. `sm_90`.
-    pub arch: String,
-    pub memory_bytes: usize,
-    /// Driver initialisation, device count and context creation. (Kernels
-    /// are compiled later, per algorithm, and charged to `Timings::compile`.)
-    pub init: Duration,
-}
-
-impl GpuInfo {
-    /// Its name as an engine sharing an input: `gpu` and the ordinal.
-    pub(crate) fn engine_name(&self) -> String {
-        format!("gpu{}", self.ordinal)
-    }
-}
 
 /// One GPU, its kernels and its reusable buffers. Opening it costs driver
 /// start-up (each function's kernels are compiled, or loaded from the disk

@@ -15,8 +15,8 @@ use cudarc::driver::CudaContext;
 
 use crate::trace::trace;
 
-use super::kernels::KernelSet;
-use super::options::Devices;
+use super::kernel_sets::KernelSet;
+use super::options::{Devices, Start};
 use super::{Context, GpuBackend, GpuError, driver_present};
 
 /// One device of the fleet.
@@ -98,15 +98,6 @@ fn note_failure(failure: &Mutex<Option<String>>, e: &GpuError) {
     if let Ok(mut first) = failure.lock() {
         first.get_or_insert_with(|| e.to_string());
     }
-}
-
-/// How each device is started.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Start {
-    /// Bytes per chunk (`None`: the default).
-    pub(crate) chunk_bytes: Option<usize>,
-    /// Tests only: every message fails after this many chunks.
-    pub(crate) fail_after_chunks: Option<usize>,
 }
 
 struct Shared {

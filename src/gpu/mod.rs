@@ -5,17 +5,38 @@
 //! Nothing here may panic or abort whatever the driver does: every CUDA call's
 //! error becomes a [`GpuError`] with context, and a missing driver or device is
 //! reported before any CUDA call is made.
+//!
+//! Built only with the `gpu` feature (on by default). Without it no CUDA
+//! binding is compiled: `absent` stands in, with no GPU behind the same
+//! names, and asking for one is an error that says why.
 
-mod backend;
-mod chunks;
-mod device_input;
-mod device_standard;
-mod driver;
-mod engine;
+// Without CUDA: what a caller chooses, what a GPU is, what it is readied
+// for, and the error type.
 mod error;
+mod info;
+mod kernel_sets;
+mod options;
+
+#[cfg(not(feature = "gpu"))]
+mod absent;
+
+#[cfg(feature = "gpu")]
+mod backend;
+#[cfg(feature = "gpu")]
+mod chunks;
+#[cfg(feature = "gpu")]
+mod device_input;
+#[cfg(feature = "gpu")]
+mod device_standard;
+#[cfg(feature = "gpu")]
+mod driver;
+#[cfg(feature = "gpu")]
+mod engine;
+#[cfg(feature = "gpu")]
 mod fleet;
 // Public, hidden, only for tests/kernels_compile.rs (another crate), which
 // compiles the kernel source with NVRTC where there is no GPU.
+#[cfg(feature = "gpu")]
 #[doc(hidden)]
 pub mod kernels;
 /// Measurements of the device for the repository's benchmarks (benches/),
@@ -23,20 +44,33 @@ pub mod kernels;
 #[cfg(feature = "measure")]
 #[doc(hidden)]
 pub mod measure;
-mod options;
+#[cfg(feature = "gpu")]
 mod pipeline;
+#[cfg(feature = "gpu")]
 mod reduce;
 
-pub use backend::{GpuBackend, GpuInfo};
+#[cfg(not(feature = "gpu"))]
+pub(crate) use absent::Fleet;
+#[cfg(not(feature = "gpu"))]
+pub use absent::{GpuBackend, NO_DRIVER, driver_present};
+#[cfg(feature = "gpu")]
+pub use backend::GpuBackend;
+#[cfg(feature = "gpu")]
 pub use device_input::{DeviceBytes, KeepCurrentContext};
+#[cfg(feature = "gpu")]
 pub(crate) use driver::check_device;
+#[cfg(feature = "gpu")]
 pub use driver::{NO_DRIVER, driver_present};
 // Returned by the hidden modules above only; users see `HashError::Gpu`.
 #[doc(hidden)]
 pub use error::GpuError;
+#[cfg(feature = "gpu")]
 pub(crate) use error::{Context, guard};
-pub(crate) use fleet::{Fleet, Start};
-pub(crate) use kernels::KernelSet;
+#[cfg(feature = "gpu")]
+pub(crate) use fleet::Fleet;
+pub use info::GpuInfo;
+pub(crate) use kernel_sets::KernelSet;
+pub(crate) use options::Start;
 pub use options::{CopyMode, DEFAULT_CHUNK_BYTES, Devices};
 // For the tests and benchmarks that force a leaf kernel
 // (`HasherOptions::with_gpu_leaf_kernel`), no option of a user's.

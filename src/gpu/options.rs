@@ -90,3 +90,12 @@ impl LeafKernel {
         }
     }
 }
+
+/// How each device is started.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Start {
+    /// Bytes per chunk (`None`: the default).
+    pub(crate) chunk_bytes: Option<usize>,
+    /// Tests only: every message fails after this many chunks.
+    pub(crate) fail_after_chunks: Option<usize>,
+}
