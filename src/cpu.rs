@@ -77,10 +77,10 @@ const LEAVES_CACHED_PER_THREAD: u64 = 16384;
 /// The piece where even one stripe is longer than the longest piece (from
 /// H = 10 at SHA3-256, D = 4): every leaf then absorbs one block per piece
 /// at most, however long the piece, so a long one gains nothing. Half the
-/// longest keeps the windows mapped at once (read ahead, hashed, being
-/// unmapped: six at most) within 384 MiB next to the leaves' states, which
-/// fill the memory at these heights (3.2 GiB at 2^24 leaves); with four
-/// windows of the longest, peak RSS would reach the states plus 512 MiB.
+/// longest keeps the windows mapped at once (`message::MAPPED_AHEAD`: seven
+/// at most at this length) within 448 MiB next to the leaves' states, which
+/// fill the memory at these heights (3.2 GiB at 2^24 leaves); windows of the
+/// longest would take up to 640 MiB.
 const ONE_BLOCK_PER_LEAF_PIECE: usize = message::MAX_PIECE / 2;
 
 /// The CPU backend: a pool of worker threads and the code path they run.

@@ -307,8 +307,9 @@ fn auto_hasher(gpu_fail_after_chunks: Option<usize>) -> Hasher {
     .unwrap()
 }
 
-/// The CPU and every GPU share the leaves (the split rebalanced by rate as
-/// pieces go by): the CPU's digest, for every shape of tree.
+/// The CPU and every GPU share the leaves (even shares from the first
+/// piece, then moved while the input's throughput rises): the CPU's
+/// digest, for every shape of tree.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn auto_shares_leaves_between_the_cpu_and_the_gpus() {

@@ -33,8 +33,11 @@ use crate::trace;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum BackendChoice {
     /// The CPU starts at once, and every GPU asked for starts in the
-    /// background; each GPU joins when it is ready, taking leaves from the
-    /// CPU, and the split follows the measured rates. An input that ends
+    /// background once the rest of an input would repay its start-up; each
+    /// GPU joins when it is ready. An LI tree's GPUs take every leaf from
+    /// the CPU, which gets leaves back only while that raises the input's
+    /// measured throughput; a standard function's chunks are split by the
+    /// engines' measured rates, piece by piece. An input that ends
     /// before a GPU is ready is the CPU's alone. A GPU that fails is left
     /// alone, and the input is redone on the CPU where it can be read again.
     #[default]

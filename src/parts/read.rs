@@ -29,8 +29,8 @@ use crate::tree::Dealing;
 
 /// Under `auto`, a part with at least this many bytes to read is hashed
 /// on the GPU, whose start-up is then repaid: the whole-file rule (start
-/// a GPU where the CPU's time for the rest is more than twice the start-up,
-/// hasher.rs) cannot be measured ahead of a part, which cannot hand its
+/// a GPU where the CPU's time for the rest is more than `STARTUP_PAYOFF`
+/// times the start-up, hasher/auto.rs) cannot be measured ahead of a part, which cannot hand its
 /// leaves to a GPU that joins late; 16 GiB take the CPU of the 16-core
 /// host (about 20 GB/s at H = 8, docs/PERFORMANCE.md) some 0.8 s, over
 /// twice a GPU's measured start-up of 0.15–0.3 s.
