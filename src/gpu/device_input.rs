@@ -440,9 +440,10 @@ impl<'a> DeviceLeaves<'a> {
         let len = len as u64;
         let states = address(&self.states, stream);
         let dealing = Dealing::of(self.params);
-        // SAFETY: `chunk` holds `len` readable bytes, 8-byte aligned (the
-        // caller's input or this message's buffer, kept until the stream is
-        // synchronised), the states 25·L words.
+        // SAFETY: `chunk` holds `len` readable bytes, 8-byte aligned: the
+        // caller's input, valid for the whole call (which waits for the
+        // digest), or a buffer of this message's, freed in stream order
+        // after the launch; the states hold 25·L words.
         unsafe {
             self.kernels.absorb_chunk(
                 stream,
