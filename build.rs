@@ -9,8 +9,9 @@ use std::{env, fs};
 
 /// The LI kernels, in dependency order: each file may use what the ones
 /// before it define.
-const KERNEL_FILES: [&str; 3] = [
+const KERNEL_FILES: [&str; 4] = [
     "kernels/keccak.cuh",
+    "kernels/tree.cuh",
     "kernels/few_leaves.cu",
     "kernels/treehash.cu",
 ];

@@ -32,12 +32,12 @@ fn rate(bytes: usize, reps: usize, mut f: impl FnMut()) -> f64 {
 /// A CPU hasher on `threads` threads forced onto `path`, or `None` when this
 /// CPU lacks it.
 fn cpu(threads: Option<usize>, cpu_path: CpuPath) -> Option<Hasher> {
-    Hasher::new(HasherOptions {
-        backend: BackendChoice::Cpu,
-        threads,
-        cpu_path,
-        ..Default::default()
-    })
+    Hasher::new(
+        HasherOptions::default()
+            .with_backend(BackendChoice::Cpu)
+            .with_threads(threads)
+            .with_cpu_path(cpu_path),
+    )
     .ok()
 }
 

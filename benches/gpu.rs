@@ -19,12 +19,12 @@ use treehash::{Algorithm, BackendChoice, Hasher, HasherOptions, NoProgress, Tree
 const GB: f64 = 1e9;
 
 fn hasher(backend: BackendChoice, piece_bytes: Option<usize>, copy_mode: CopyMode) -> Hasher {
-    Hasher::new(HasherOptions {
-        backend,
-        piece_bytes,
-        copy_mode,
-        ..Default::default()
-    })
+    Hasher::new(
+        HasherOptions::default()
+            .with_backend(backend)
+            .with_piece_bytes(piece_bytes)
+            .with_copy_mode(copy_mode),
+    )
     .expect("a hasher")
 }
 
@@ -123,7 +123,7 @@ fn main() {
     println!(
         "8 MiB per leaf (2 GiB at most); thread = one thread per leaf, warp = one warp per leaf; \
          auto picks warp up to {} leaves.\n",
-        treehash::gpu::kernels::WARP_PER_LEAF_MAX_LEAVES
+        treehash::gpu::WARP_PER_LEAF_MAX_LEAVES
     );
     println!("| leaves L | thread GB/s | warp GB/s | warp / thread |\n|---:|---:|---:|---:|");
     for log2 in [0u32, 1, 2, 4, 6, 8, 10, 11, 12, 14, 16] {

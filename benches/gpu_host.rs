@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use memmap2::{Mmap, MmapOptions};
 use rayon::prelude::*;
 use treehash::gpu::{GpuBackend, measure};
+use treehash::{BackendChoice, Hasher, HasherOptions};
 
 const GB: f64 = 1e9;
 
@@ -49,7 +50,10 @@ fn main() {
         println!("gpu_host: no CUDA driver");
         return;
     }
-    let gpu = GpuBackend::open(0, None).expect("a GPU");
+    // Every visible GPU, started at once.
+    let hasher = Hasher::new(HasherOptions::default().with_backend(BackendChoice::Gpu)).unwrap();
+    let gpus = hasher.gpus().expect("the GPUs");
+    let (gpu, others) = (gpus[0], &gpus[1..]);
     let file = File::open(&path).unwrap();
     let len = file.metadata().unwrap().len() as usize;
     println!(
@@ -57,20 +61,16 @@ fn main() {
         len as f64 / GB,
         rayon::current_num_threads()
     );
-    let others: Vec<GpuBackend> = (1..)
-        .map_while(|ordinal| GpuBackend::open(ordinal, None).ok())
-        .collect();
     let only_together = std::env::var_os("TREEHASH_BENCH_TOGETHER_ONLY").is_some();
     if std::env::var_os("TREEHASH_BENCH_REGISTERED_ONLY").is_some() {
-        registered_windows(&gpu, &file, path.as_ref(), len);
+        registered_windows(gpu, &file, path.as_ref(), len);
         return;
     }
     if !only_together {
-        one_gpu(&gpu, &file, path.as_ref(), len);
+        one_gpu(gpu, &file, path.as_ref(), len);
     }
     if !others.is_empty() || only_together {
-        let all: Vec<&GpuBackend> = std::iter::once(&gpu).chain(&others).collect();
-        together(&all, &file, path.as_ref(), len);
+        together(&gpus, &file, path.as_ref(), len);
     }
 }
 

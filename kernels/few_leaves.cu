@@ -15,8 +15,9 @@
 // that the load's latency hides behind the rounds.
 //
 // Same contract as absorb_leaves (kernels/treehash.cu): warp t takes the
-// chunk's blocks t, t + L, ... of leaf (first_block + t) mod L; any B, the
-// last block possibly short; lane-major states in device memory.
+// chunk's blocks t, t + L, ... of leaf chunk_block_leaf(first_leaf, t, L)
+// (tree.cuh); any B, the last block possibly short; lane-major states in
+// device memory.
 
 #define FULL_WARP 0xffffffffu
 
@@ -116,13 +117,14 @@ struct LeafCursor {
 template <int RATE>
 __device__ void absorb_leaves_warp_impl(u64* __restrict__ states, u64 leaf_count,
                                         const u8* __restrict__ chunk, u64 chunk_len,
-                                        u64 first_block, u64 block_size) {
+                                        u64 block_size, u64 first_leaf,
+                                        LeafLengths absorbed) {
     constexpr u32 LANES = RATE / 8;
     const u64 t = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / 32;
     const u32 lane = threadIdx.x % 32;
     const u64 blocks = (chunk_len + block_size - 1) / block_size;
     if (t >= blocks || t >= leaf_count) return;  // the whole warp leaves together
-    const u64 leaf = (first_block + t) % leaf_count;
+    const u64 leaf = chunk_block_leaf(first_leaf, t, leaf_count);
 
     // This lane's place in the state and its shuffle partners.
     const u32 me = lane < 25 ? lane : 0;
@@ -143,9 +145,8 @@ __device__ void absorb_leaves_warp_impl(u64* __restrict__ states, u64 leaf_count
     const bool first_lane = lane == 0;
 
     u64 a = states[(u64)me * leaf_count + leaf];
-    // The leaf's blocks before this chunk decide where in the rate it stands.
-    const u64 blocks_before = (first_block + leaf_count - 1 - leaf) / leaf_count;
-    u32 pos = (u32)((blocks_before * block_size) % RATE) / 8;
+    // The leaf's bytes before this chunk decide where in the rate it stands.
+    u32 pos = (u32)(leaf_length(absorbed, leaf) % RATE) / 8;
 
     LeafCursor cursor{chunk, chunk_len, block_size, leaf_count, blocks, t, 0, 0, false};
     cursor.start_block();

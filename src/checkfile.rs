@@ -86,6 +86,7 @@ pub struct CheckLine {
 
 /// Why a line is not a digest line.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum LineError {
     #[error("not a digest line")]
     Malformed,

@@ -56,7 +56,6 @@ use crate::message;
 use crate::params::TreeParams;
 use crate::sponge::with_sponge;
 
-pub(crate) use keccak::Rounds;
 use leaves::{Position, reduce_on};
 pub use path::CpuPath;
 use platform::{Engine, Platform};
@@ -78,14 +77,14 @@ const LEAVES_CACHED_PER_THREAD: u64 = 16384;
 /// The piece where even one stripe is longer than the longest piece (from
 /// H = 10 at SHA3-256, D = 4): every leaf then absorbs one block per piece
 /// at most, however long the piece, so a long one gains nothing. Half the
-/// longest keeps the windows mapped at once (read ahead, hashed, being
-/// unmapped: six at most) within 384 MiB next to the leaves' states, which
-/// fill the memory at these heights (3.2 GiB at 2^24 leaves); with four
-/// windows of the longest, peak RSS would reach the states plus 512 MiB.
+/// longest keeps the windows mapped at once (`message::MAPPED_AHEAD`: seven
+/// at most at this length) within 448 MiB next to the leaves' states, which
+/// fill the memory at these heights (3.2 GiB at 2^24 leaves); windows of the
+/// longest would take up to 640 MiB.
 const ONE_BLOCK_PER_LEAF_PIECE: usize = message::MAX_PIECE / 2;
 
 /// The CPU backend: a pool of worker threads and the code path they run.
-pub struct CpuBackend {
+pub(crate) struct CpuBackend {
     pool: rayon::ThreadPool,
     /// Set by the caller (tests), else chosen per input.
     piece_bytes: Option<usize>,
@@ -96,7 +95,7 @@ impl CpuBackend {
     /// A backend with `threads` workers (one per core when `None`), handed
     /// pieces of about `piece_bytes` (a tuned default when `None`), running
     /// `path`; an error if this CPU lacks what `path` needs.
-    pub fn new(
+    pub(crate) fn new(
         threads: Option<usize>,
         piece_bytes: Option<usize>,
         path: CpuPath,
@@ -117,12 +116,12 @@ impl CpuBackend {
     }
 
     /// The worker threads (the GPU backend borrows them to stage chunks).
-    pub fn pool(&self) -> &rayon::ThreadPool {
+    pub(crate) fn pool(&self) -> &rayon::ThreadPool {
         &self.pool
     }
 
     /// The number of worker threads.
-    pub fn threads(&self) -> usize {
+    pub(crate) fn threads(&self) -> usize {
         self.pool.current_num_threads()
     }
 

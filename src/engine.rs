@@ -8,7 +8,6 @@ use std::ops::Range;
 
 use crate::error::HashError;
 use crate::message::{Access, Piece};
-use crate::params::TreeParams;
 use crate::timings::Timings;
 
 /// The states of consecutive leaves at a block boundary of M, one per leaf,
@@ -48,55 +47,6 @@ pub(crate) trait LeafEngine: Send {
     /// Pads every leaf and reduces the tree: the digest. Only for an engine
     /// that owns every leaf.
     fn finish(self: Box<Self>, times: &mut Timings) -> Result<Vec<u8>, HashError>;
-}
-
-/// The number of leaves that hold at least one block once `message_len`
-/// bytes of M are absorbed: leaves fill in order, so they are the first ones.
-pub(crate) fn leaves_with_blocks(params: &TreeParams, message_len: u64) -> u64 {
-    message_len
-        .div_ceil(params.block_size() as u64)
-        .min(params.leaf_count())
-}
-
-/// The bytes of M that are blocks of `leaves` once `message_len` bytes of M
-/// are absorbed: their blocks, less what M's last block lacks if it is
-/// theirs. (Packed one stripe after the other, they are the LI stream of a
-/// tree of that many leaves: see `gpu/engine.rs`.)
-pub(crate) fn packed_len(params: &TreeParams, leaves: &Range<u64>, message_len: u64) -> u64 {
-    let (b, l) = (params.block_size() as u64, params.leaf_count());
-    let blocks = message_len.div_ceil(b);
-    let in_last_stripe = (blocks % l).clamp(leaves.start, leaves.end) - leaves.start;
-    let packed_blocks = blocks / l * (leaves.end - leaves.start) + in_last_stripe;
-    let mut len = packed_blocks * b;
-    if blocks > 0 && leaves.contains(&((blocks - 1) % l)) {
-        len -= blocks * b - message_len;
-    }
-    len
-}
-
-/// The byte ranges of a piece of `len` bytes, starting `message_len` bytes
-/// into M, that hold blocks of `leaves`: one run per stripe it crosses.
-pub(crate) fn owned_runs(
-    params: &TreeParams,
-    leaves: &Range<u64>,
-    message_len: u64,
-    len: usize,
-) -> Vec<Range<usize>> {
-    let (b, l) = (params.block_size() as u64, params.leaf_count());
-    let first = message_len / b;
-    let end = first + (len as u64).div_ceil(b);
-    let mut runs = Vec::new();
-    let mut stripe = first - first % l;
-    while stripe < end {
-        let from = (stripe + leaves.start).max(first);
-        let to = (stripe + leaves.end).min(end);
-        if from < to {
-            let byte = |block: u64| (((block - first) * b) as usize).min(len);
-            runs.push(byte(from)..byte(to));
-        }
-        stripe += l;
-    }
-    runs
 }
 
 /// The leaves an engine that owns `own` keeps when it gives up `taken`,

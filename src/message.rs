@@ -4,7 +4,7 @@
 //! sees half a block.
 //!
 //! A file is never mapped whole: its pieces are mapped one window at a time
-//! on a helper thread, read in ahead of the backend and unmapped behind it,
+//! on helper threads, read in ahead of the backend and unmapped behind it,
 //! so that memory stays bounded and the disk stays busy. A stream is read on
 //! a helper thread into one buffer while the backend absorbs the other.
 
@@ -19,9 +19,8 @@ use crate::progress::Progress;
 use crate::sigbus;
 
 /// The largest piece any backend is handed, and so the largest mapped
-/// window. Three windows are alive at a time at most (one being read in, one
-/// being hashed, one being unmapped), which bounds the mapped part of the
-/// resident set; a stream holds two pieces.
+/// window (how many are mapped at once: `MAPPED_AHEAD`); a stream holds two
+/// pieces.
 pub(crate) const MAX_PIECE: usize = 128 << 20;
 /// How far ahead of the backend the kernel is asked to read a file, so that
 /// a disk keeps many reads in flight (a file in the page cache costs only
@@ -29,10 +28,12 @@ pub(crate) const MAX_PIECE: usize = 128 << 20;
 /// file (docs/PERFORMANCE.md): 0, 64, 256 and 1024 MiB ahead took 4.17,
 /// 4.20, 4.17 and 3.85 s, `cat` 4.32 s.
 const PREFETCH_AHEAD: u64 = 1 << 30;
-/// Bytes of windows being read in ahead of the backend, at most (on top of
-/// the window being hashed and the one being unmapped); one helper thread per
-/// window, `MAX_MAPPERS` at most. With windows of `MAX_PIECE` that is two
-/// threads and four windows mapped in all (512 MiB).
+/// Bytes of windows read in ahead of the backend, at most: one mapper thread
+/// per window (`MAX_MAPPERS` at most, one at least), each holding the window
+/// it read in until the backend takes it. With the window being hashed and
+/// the one each of the `UNMAPPERS` threads is unmapping, a file has at most
+/// mappers + 3 windows mapped at once: seven of up to 64 MiB (448 MiB), six
+/// of up to 85 MiB (512 MiB), five of up to `MAX_PIECE` (640 MiB).
 const MAPPED_AHEAD: usize = 256 << 20;
 const MAX_MAPPERS: usize = 4;
 /// Helper threads that unmap the windows hashed, taking turns.

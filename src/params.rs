@@ -33,6 +33,16 @@ pub enum Algorithm {
     Shake256,
 }
 
+// `Algorithm::index` is the discriminant: `ALL` lists every variant in
+// declaration order.
+const _: () = {
+    let mut i = 0;
+    while i < Algorithm::ALL.len() {
+        assert!(Algorithm::ALL[i] as usize == i);
+        i += 1;
+    }
+};
+
 impl Algorithm {
     /// Every algorithm, in the order of the spec's table.
     pub const ALL: [Algorithm; 6] = [
@@ -43,6 +53,12 @@ impl Algorithm {
         Algorithm::Shake128,
         Algorithm::Shake256,
     ];
+
+    /// Its place in [`Algorithm::ALL`]: tables with an entry per algorithm
+    /// are `[T; Algorithm::ALL.len()]`, indexed by this.
+    pub(crate) const fn index(self) -> usize {
+        self as usize
+    }
 
     /// The sponge rate r in bytes.
     pub const fn rate(self) -> usize {

@@ -17,6 +17,7 @@ pub trait Progress: Sync {
 
 /// How one engine took part in one input (`--timings`).
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct EngineShare {
     /// `cpu`, or `gpu` and the device's ordinal.
     pub engine: String,

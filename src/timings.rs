@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 /// Wall-clock time per phase of one digest. Phases a backend does not have
 /// stay zero; the one-time GPU start-up is charged to the first input only.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct Timings {
     /// Opening and mapping the input.
     pub open: Duration,

@@ -70,11 +70,11 @@ fn cpu_matches_reference_on_random_cases() {
     let hashers: Vec<Hasher> = [None, Some(256), Some(1000)]
         .into_iter()
         .map(|piece_bytes| {
-            Hasher::new(HasherOptions {
-                piece_bytes,
-                threads: Some(3),
-                ..Default::default()
-            })
+            Hasher::new(
+                HasherOptions::default()
+                    .with_piece_bytes(piece_bytes)
+                    .with_threads(Some(3)),
+            )
             .unwrap()
         })
         .collect();
@@ -111,11 +111,7 @@ impl Read for OddReader<'_> {
 #[test]
 fn streams_read_in_odd_pieces_match_reference() {
     let mut rng = StdRng::seed_from_u64(0x57ea);
-    let hasher = Hasher::new(HasherOptions {
-        piece_bytes: Some(1 << 12),
-        ..Default::default()
-    })
-    .unwrap();
+    let hasher = Hasher::new(HasherOptions::default().with_piece_bytes(Some(1 << 12))).unwrap();
     for case in 0..500 {
         let params = random_params(&mut rng, 300);
         let size = interesting_size(&mut rng, &params);
@@ -175,12 +171,10 @@ fn height_zero_is_plain_sha3_and_shake() {
 /// A hasher forced onto `path`. A CPU that lacks the path fails the test:
 /// the tests of a path this build does not test are ignored instead.
 fn forced(path: CpuPath, piece_bytes: Option<usize>, test: &str) -> Hasher {
-    let options = HasherOptions {
-        cpu_path: path,
-        piece_bytes,
-        threads: Some(3),
-        ..Default::default()
-    };
+    let options = HasherOptions::default()
+        .with_cpu_path(path)
+        .with_piece_bytes(piece_bytes)
+        .with_threads(Some(3));
     Hasher::new(options).unwrap_or_else(|e| {
         panic!(
             "{test}: {e} (this build tests the {path} path: it was built on a CPU that has \
@@ -351,10 +345,7 @@ fn every_path_is_refused_or_runs_and_a_required_one_runs() {
             tested || !must_run,
             "{path} is required, but its tests were built without the requirement"
         );
-        match Hasher::new(HasherOptions {
-            cpu_path: path,
-            ..Default::default()
-        }) {
+        match Hasher::new(HasherOptions::default().with_cpu_path(path)) {
             Ok(_) => {}
             Err(HashError::CpuFeature { path: p, feature }) => {
                 assert!(

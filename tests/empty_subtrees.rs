@@ -16,11 +16,11 @@ fn hashers() -> Vec<Hasher> {
     [CpuPath::Portable, CpuPath::Auto]
         .into_iter()
         .map(|cpu_path| {
-            Hasher::new(HasherOptions {
-                cpu_path,
-                piece_bytes: Some(1 << 16),
-                ..Default::default()
-            })
+            Hasher::new(
+                HasherOptions::default()
+                    .with_cpu_path(cpu_path)
+                    .with_piece_bytes(Some(1 << 16)),
+            )
             .unwrap()
         })
         .collect()

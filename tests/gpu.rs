@@ -35,24 +35,20 @@ fn gpu_hasher_with(
     copy_mode: CopyMode,
     gpu_leaf_kernel: Option<LeafKernel>,
 ) -> Hasher {
-    let hasher = Hasher::new(HasherOptions {
-        backend: BackendChoice::Gpu,
-        piece_bytes,
-        copy_mode,
-        gpu_leaf_kernel,
-        ..Default::default()
-    })
+    let hasher = Hasher::new(
+        HasherOptions::default()
+            .with_backend(BackendChoice::Gpu)
+            .with_piece_bytes(piece_bytes)
+            .with_copy_mode(copy_mode)
+            .with_gpu_leaf_kernel(gpu_leaf_kernel),
+    )
     .unwrap();
     hasher.gpu().expect("a usable CUDA GPU");
     hasher
 }
 
 fn cpu_hasher() -> Hasher {
-    Hasher::new(HasherOptions {
-        backend: BackendChoice::Cpu,
-        ..Default::default()
-    })
-    .unwrap()
+    Hasher::new(HasherOptions::default().with_backend(BackendChoice::Cpu)).unwrap()
 }
 
 fn random_bytes(rng: &mut StdRng, len: usize) -> Vec<u8> {
@@ -288,11 +284,11 @@ fn register_mode_stages_heap_slices() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn a_missing_device_is_an_error_not_a_panic() {
-    let hasher = Hasher::new(HasherOptions {
-        backend: BackendChoice::Gpu,
-        devices: treehash::gpu::Devices::List(vec![999]),
-        ..Default::default()
-    })
+    let hasher = Hasher::new(
+        HasherOptions::default()
+            .with_backend(BackendChoice::Gpu)
+            .with_devices(treehash::gpu::Devices::List(vec![999])),
+    )
     .unwrap();
     let err = hasher.gpu().err().expect("device 999 does not exist");
     assert!(err.to_string().contains("no CUDA device 999"), "{err}");
@@ -301,18 +297,19 @@ fn a_missing_device_is_an_error_not_a_panic() {
 /// `Auto` with the GPUs started before the first piece (so that they join
 /// at once, whatever the input's size).
 fn auto_hasher(gpu_fail_after_chunks: Option<usize>) -> Hasher {
-    Hasher::new(HasherOptions {
-        backend: BackendChoice::Auto,
-        piece_bytes: Some(1 << 20),
-        wait_for_gpus: true,
-        gpu_fail_after_chunks,
-        ..Default::default()
-    })
+    Hasher::new(
+        HasherOptions::default()
+            .with_backend(BackendChoice::Auto)
+            .with_piece_bytes(Some(1 << 20))
+            .with_wait_for_gpus(true)
+            .with_gpu_fail_after_chunks(gpu_fail_after_chunks),
+    )
     .unwrap()
 }
 
-/// The CPU and every GPU share the leaves (the split rebalanced by rate as
-/// pieces go by): the CPU's digest, for every shape of tree.
+/// The CPU and every GPU share the leaves (even shares from the first
+/// piece, then moved while the input's throughput rises): the CPU's
+/// digest, for every shape of tree.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn auto_shares_leaves_between_the_cpu_and_the_gpus() {
@@ -381,12 +378,12 @@ fn auto_finishes_on_the_cpu_when_a_gpu_fails_midway() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn backend_gpu_reports_a_gpu_failing_midway() {
-    let hasher = Hasher::new(HasherOptions {
-        backend: BackendChoice::Gpu,
-        piece_bytes: Some(1 << 20),
-        gpu_fail_after_chunks: Some(2),
-        ..Default::default()
-    })
+    let hasher = Hasher::new(
+        HasherOptions::default()
+            .with_backend(BackendChoice::Gpu)
+            .with_piece_bytes(Some(1 << 20))
+            .with_gpu_fail_after_chunks(Some(2)),
+    )
     .unwrap();
     let params = TreeParams::new(Algorithm::Sha3_256, 8, 4).unwrap();
     let data = vec![5u8; 16 << 20];
@@ -408,12 +405,12 @@ fn two_or_more(hasher: &Hasher) -> Vec<&treehash::gpu::GpuBackend> {
 
 /// A hasher that starts every GPU, for `two_or_more`.
 fn every_gpu_hasher() -> Hasher {
-    Hasher::new(HasherOptions {
-        backend: BackendChoice::Gpu,
-        piece_bytes: Some(1 << 20),
-        wait_for_gpus: true,
-        ..Default::default()
-    })
+    Hasher::new(
+        HasherOptions::default()
+            .with_backend(BackendChoice::Gpu)
+            .with_piece_bytes(Some(1 << 20))
+            .with_wait_for_gpus(true),
+    )
     .unwrap()
 }
 

@@ -16,21 +16,13 @@ use treehash::{
 };
 
 fn gpu_hasher() -> Hasher {
-    let hasher = Hasher::new(HasherOptions {
-        backend: BackendChoice::Gpu,
-        ..Default::default()
-    })
-    .unwrap();
+    let hasher = Hasher::new(HasherOptions::default().with_backend(BackendChoice::Gpu)).unwrap();
     hasher.gpu().expect("a usable CUDA GPU");
     hasher
 }
 
 fn cpu_hasher() -> Hasher {
-    Hasher::new(HasherOptions {
-        backend: BackendChoice::Cpu,
-        ..Default::default()
-    })
-    .unwrap()
+    Hasher::new(HasherOptions::default().with_backend(BackendChoice::Cpu)).unwrap()
 }
 
 /// A stream of device 0's primary context, as a producer (CuPy, PyTorch)

@@ -86,12 +86,12 @@ fn check(hasher: &Hasher, list: &[(ListInput, Option<Vec<u8>>)]) -> Vec<BackendU
 fn auto_lists_give_long_inputs_to_the_gpu_beside_the_cpu() {
     let dir = tempfile::tempdir().unwrap();
     let list = mixed_list(dir.path());
-    let hasher = Hasher::new(HasherOptions {
-        backend: BackendChoice::Auto,
-        piece_bytes: Some(1 << 20),
-        wait_for_gpus: true,
-        ..Default::default()
-    })
+    let hasher = Hasher::new(
+        HasherOptions::default()
+            .with_backend(BackendChoice::Auto)
+            .with_piece_bytes(Some(1 << 20))
+            .with_wait_for_gpus(true),
+    )
     .unwrap();
     let used = check(&hasher, &list);
     assert!(used.contains(&BackendUsed::Gpu), "{used:?}");
@@ -103,11 +103,11 @@ fn auto_lists_give_long_inputs_to_the_gpu_beside_the_cpu() {
 fn gpu_lists_hash_every_tree_on_the_gpu() {
     let dir = tempfile::tempdir().unwrap();
     let list = mixed_list(dir.path());
-    let hasher = Hasher::new(HasherOptions {
-        backend: BackendChoice::Gpu,
-        piece_bytes: Some(1 << 20),
-        ..Default::default()
-    })
+    let hasher = Hasher::new(
+        HasherOptions::default()
+            .with_backend(BackendChoice::Gpu)
+            .with_piece_bytes(Some(1 << 20)),
+    )
     .unwrap();
     hasher.gpu().expect("a usable CUDA GPU");
     let used = check(&hasher, &list);

@@ -11,11 +11,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use treehash::{Algorithm, BackendChoice, HashError, Hasher, HasherOptions, Progress, TreeParams};
 
 fn cpu_hasher(piece_bytes: usize) -> Hasher {
-    Hasher::new(HasherOptions {
-        backend: BackendChoice::Cpu,
-        piece_bytes: Some(piece_bytes),
-        ..Default::default()
-    })
+    Hasher::new(
+        HasherOptions::default()
+            .with_backend(BackendChoice::Cpu)
+            .with_piece_bytes(Some(piece_bytes)),
+    )
     .unwrap()
 }
 
@@ -128,12 +128,12 @@ fn files_of_one_piece_read_or_mapped_give_the_reference_digest() {
     assert!(alone < read && read < (1 << 20), "the sizes straddle both");
     let prefixes: [&[u8]; 2] = [b"", b"key"];
     for backend in [BackendChoice::Cpu, BackendChoice::Auto] {
-        let hasher = Hasher::new(HasherOptions {
-            backend,
-            // Every size above is one piece.
-            piece_bytes: Some(4 << 20),
-            ..Default::default()
-        })
+        let hasher = Hasher::new(
+            HasherOptions::default()
+                .with_backend(backend)
+                // Every size above is one piece.
+                .with_piece_bytes(Some(4 << 20)),
+        )
         .unwrap();
         for len in sizes {
             let data: Vec<u8> = (0..len).map(|i| (i * 31 + len) as u8).collect();

@@ -12,12 +12,12 @@ use treehash::{Algorithm, CpuPath, Hasher, HasherOptions, TreeParams, reference}
 /// `None`) and two threads, or `None` if this CPU lacks the path. The
 /// portable path is always there; AVX2 must be where CI says so.
 fn hasher(path: CpuPath, piece_bytes: Option<usize>) -> Option<Hasher> {
-    let hasher = Hasher::new(HasherOptions {
-        cpu_path: path,
-        piece_bytes,
-        threads: Some(2),
-        ..Default::default()
-    });
+    let hasher = Hasher::new(
+        HasherOptions::default()
+            .with_cpu_path(path)
+            .with_piece_bytes(piece_bytes)
+            .with_threads(Some(2)),
+    );
     let required = path == CpuPath::Portable
         || (path == CpuPath::Avx2
             && cfg!(target_arch = "x86_64")

@@ -16,12 +16,12 @@ use treehash::{
 };
 
 fn cpu_hasher(piece_bytes: Option<usize>, threads: usize) -> Hasher {
-    Hasher::new(HasherOptions {
-        backend: BackendChoice::Cpu,
-        piece_bytes,
-        threads: Some(threads),
-        ..Default::default()
-    })
+    Hasher::new(
+        HasherOptions::default()
+            .with_backend(BackendChoice::Cpu)
+            .with_piece_bytes(piece_bytes)
+            .with_threads(Some(threads)),
+    )
     .unwrap()
 }
 

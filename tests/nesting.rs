@@ -8,11 +8,11 @@ use rayon::prelude::*;
 use treehash::{Algorithm, BackendChoice, Hasher, HasherOptions, TreeParams, reference};
 
 fn cpu_hasher(piece_bytes: Option<usize>) -> Hasher {
-    Hasher::new(HasherOptions {
-        backend: BackendChoice::Cpu,
-        piece_bytes,
-        ..Default::default()
-    })
+    Hasher::new(
+        HasherOptions::default()
+            .with_backend(BackendChoice::Cpu)
+            .with_piece_bytes(piece_bytes),
+    )
     .unwrap()
 }
 

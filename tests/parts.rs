@@ -18,12 +18,12 @@ use treehash::{
 /// A CPU hasher cutting small pieces, so that parts cross piece and stripe
 /// boundaries often.
 fn hasher(piece_bytes: usize) -> Hasher {
-    Hasher::new(HasherOptions {
-        backend: BackendChoice::Cpu,
-        threads: Some(2),
-        piece_bytes: Some(piece_bytes),
-        ..Default::default()
-    })
+    Hasher::new(
+        HasherOptions::default()
+            .with_backend(BackendChoice::Cpu)
+            .with_threads(Some(2))
+            .with_piece_bytes(Some(piece_bytes)),
+    )
     .unwrap()
 }
 
@@ -715,12 +715,12 @@ fn gpu_parts_join_to_the_reference() {
         Some(LeafKernel::ThreadPerLeaf),
         Some(LeafKernel::WarpPerLeaf),
     ] {
-        let hasher = Hasher::new(HasherOptions {
-            backend: BackendChoice::Gpu,
-            piece_bytes: Some(1 << 16),
-            gpu_leaf_kernel: kernel,
-            ..Default::default()
-        })
+        let hasher = Hasher::new(
+            HasherOptions::default()
+                .with_backend(BackendChoice::Gpu)
+                .with_piece_bytes(Some(1 << 16))
+                .with_gpu_leaf_kernel(kernel),
+        )
         .unwrap();
         hasher.gpu().expect("a usable CUDA GPU");
         for algorithm in Algorithm::ALL {
@@ -756,13 +756,13 @@ fn gpu_parts_join_to_the_reference() {
 fn parts_on_path(path: treehash::CpuPath, seed: u64) {
     let mut rng = StdRng::seed_from_u64(seed);
     let dir = tempfile::tempdir().unwrap();
-    let hasher = Hasher::new(HasherOptions {
-        backend: BackendChoice::Cpu,
-        cpu_path: path,
-        threads: Some(2),
-        piece_bytes: Some(1 << 14),
-        ..Default::default()
-    })
+    let hasher = Hasher::new(
+        HasherOptions::default()
+            .with_backend(BackendChoice::Cpu)
+            .with_cpu_path(path)
+            .with_threads(Some(2))
+            .with_piece_bytes(Some(1 << 14)),
+    )
     .unwrap_or_else(|e| panic!("the {path} path: {e}"));
     for algorithm in Algorithm::ALL {
         for round in 0..6 {

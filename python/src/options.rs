@@ -174,11 +174,9 @@ pub fn hasher(backend: BackendChoice, threads: Option<usize>) -> PyResult<Arc<Ha
     {
         return Ok(Arc::clone(&made.hasher));
     }
-    let options = HasherOptions {
-        backend,
-        threads,
-        ..Default::default()
-    };
+    let options = HasherOptions::default()
+        .with_backend(backend)
+        .with_threads(threads);
     let hasher = Arc::new(Hasher::new(options).map_err(|e| hash_error(e, None))?);
     hashers.push(Made {
         backend,

@@ -666,10 +666,9 @@ fn hashers(config: &BenchConfig) -> Result<Vec<Measured>, HashError> {
     };
     let mut hashers = Vec::new();
     for backend in wanted {
-        let hasher = Hasher::new(HasherOptions {
-            backend,
-            ..config.hasher.clone()
-        })?;
+        let mut options = config.hasher.clone();
+        options.backend = backend;
+        let hasher = Hasher::new(options)?;
         let started = match backend {
             BackendChoice::Gpu => hasher.gpu().map(|_| ()),
             BackendChoice::Auto | BackendChoice::Cpu => Ok(()),

@@ -38,13 +38,11 @@ pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {
         return Ok(code);
     }
     let plot = args.plot.as_deref().map(PlotFile::open).transpose()?;
-    let options = HasherOptions {
-        threads: args.run.threads.map(usize::from),
-        piece_bytes: args.run.chunk_bytes,
-        devices: args.run.device.clone(),
-        copy_mode: args.run.gpu_copy.into(),
-        ..Default::default()
-    };
+    let mut options = HasherOptions::default();
+    options.threads = args.run.threads.map(usize::from);
+    options.piece_bytes = args.run.chunk_bytes;
+    options.devices = args.run.device.clone();
+    options.copy_mode = args.run.gpu_copy.into();
     let mut backends: Vec<BackendChoice> = Vec::new();
     for &b in &args.backend {
         if !backends.contains(&b.into()) {

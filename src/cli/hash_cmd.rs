@@ -263,6 +263,8 @@ fn json_record(
                     record["customization_hex"] = hex::encode(p.customization()).into();
                 }
                 Family::TurboShake => record["domain"] = format!("{:02X}", p.domain()).into(),
+                // A family this tool does not know yet: no fields of its own.
+                _ => {}
             }
         }
         _ => {}

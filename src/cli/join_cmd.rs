@@ -11,7 +11,7 @@ use treehash::checkfile::{CheckLine, digests_equal, escape_name, parse_line};
 use treehash::input::is_stdin_name;
 use treehash::params::MIN_KEYED_DIGEST_LEN;
 use treehash::parts::{Joined, join_bytes};
-use treehash::{BackendUsed, HashOutput, Label, Params, Timings};
+use treehash::{Label, Params};
 
 use super::args::{JoinArgs, OutputArgs};
 use super::hash_cmd::digest_line;
@@ -62,18 +62,8 @@ pub fn run(args: &JoinArgs) -> Result<i32, Fatal> {
         verbose: false,
         no_progress: true,
     };
-    let out = HashOutput {
-        digest: joined.digest.clone(),
-        bytes: joined.file_len,
-        // The join itself runs on the CPU; the parts ran wherever they ran.
-        backend: BackendUsed::Cpu,
-        timings: Timings {
-            total: start.elapsed(),
-            ..Timings::default()
-        },
-        shares: Vec::new(),
-        fallback_note: None,
-    };
+    let mut out = joined.output();
+    out.timings.total = start.elapsed();
     let params = Params::Tree(joined.params.clone());
     let label = joined.label().to_string();
     let line = digest_line(&output, &params, &label, joined.keyed, &name, &out);

@@ -288,14 +288,12 @@ pub fn hasher(
     run: &args::RunArgs,
     backend: args::BackendArg,
 ) -> Result<&'static treehash::Hasher, Fatal> {
-    let options = treehash::HasherOptions {
-        backend: backend.into(),
-        threads: run.threads.map(usize::from),
-        piece_bytes: run.chunk_bytes,
-        devices: run.device.clone(),
-        copy_mode: run.gpu_copy.into(),
-        ..Default::default()
-    };
+    let mut options = treehash::HasherOptions::default();
+    options.backend = backend.into();
+    options.threads = run.threads.map(usize::from);
+    options.piece_bytes = run.chunk_bytes;
+    options.devices = run.device.clone();
+    options.copy_mode = run.gpu_copy.into();
     let hasher: &'static treehash::Hasher =
         Box::leak(Box::new(treehash::Hasher::new(options).map_err(|e| {
             Fatal {

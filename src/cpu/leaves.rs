@@ -11,12 +11,13 @@ use super::platform::Engine;
 use super::walk::{Absorb, Leaves};
 use super::workers::Workers;
 use super::{CpuBackend, fast_sponge, reduce, sponges};
-use crate::engine::{LeafEngine, LeafStates, kept_after_taking, owned_after_giving, owned_runs};
+use crate::engine::{LeafEngine, LeafStates, kept_after_taking, owned_after_giving};
 use crate::error::HashError;
 use crate::message::{Access, Piece};
 use crate::params::TreeParams;
 use crate::sponge::Sponge;
 use crate::timings::{Timings, timed};
+use crate::tree::Dealing;
 
 /// Where a new engine starts: its leaves, the bytes of M behind it, and the
 /// piece length it asks for.
@@ -78,7 +79,8 @@ impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
             Piece::Unread { input, offset, len } => {
                 let mut runs: Vec<Range<usize>> = Vec::new();
                 let owned = self.leaves.owned();
-                for run in owned_runs(self.params, &owned, self.leaves.message_len(), len) {
+                let dealing = Dealing::of(self.params);
+                for run in dealing.owned_runs(&owned, self.leaves.message_len(), len) {
                     // Neighbouring runs (every leaf owned) are read at once.
                     match runs.last_mut() {
                         Some(last) if last.end == run.start => last.end = run.end,

@@ -6,6 +6,7 @@ use std::str::FromStr;
 /// Which CPU code path hashes the leaves. Every path gives the same digests;
 /// they differ in speed and in what the CPU must have.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum CpuPath {
     /// The fastest path this CPU has.
     #[default]

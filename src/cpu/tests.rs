@@ -5,12 +5,12 @@ use super::leaves::digest_of_leaves;
 use super::walk::{Absorb, Leaves};
 use super::workers::Workers;
 use super::*;
-use crate::engine::leaves_with_blocks;
 use crate::message::Piece;
 use crate::params::Algorithm;
 use crate::progress::NoProgress;
 use crate::reference;
 use crate::timings::Timings;
+use crate::tree::Dealing;
 
 /// splitmix64: a seeded stream, so that a failure can be replayed.
 struct Rng(u64);
@@ -76,7 +76,7 @@ fn reference_leaf_outputs(params: &TreeParams, file: &[u8]) -> Vec<u8> {
     for (i, block) in message.chunks(params.block_size()).enumerate() {
         leaves[i % leaf_count].extend_from_slice(block);
     }
-    let holding = leaves_with_blocks(params, message.len() as u64) as usize;
+    let holding = Dealing::of(params).leaves_with_blocks(message.len() as u64) as usize;
     leaves[..holding]
         .iter()
         .flat_map(|leaf| {
@@ -447,7 +447,7 @@ fn hand_over(
         own.start..own.start + count
     };
     let states = from.take_leaves(moved.clone()).unwrap();
-    let holding = leaves_with_blocks(params, message_len);
+    let holding = Dealing::of(params).leaves_with_blocks(message_len);
     let want = holding.clamp(moved.start, moved.end) - moved.start;
     assert_eq!(states.len() as u64, want, "states of {moved:?}");
     to.give_leaves(moved, states).unwrap();

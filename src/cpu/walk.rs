@@ -21,6 +21,7 @@ use std::sync::{Mutex, MutexGuard};
 use super::units::{FreshIsZero, UnitStore};
 use super::workers::Workers;
 use crate::params::TreeParams;
+use crate::tree::Dealing;
 
 /// Leaves per rayon task at most: 1024 states are about 208 KiB, an L2's worth.
 const MAX_TASK_LEAVES: usize = 1024;
@@ -146,7 +147,7 @@ impl<'a, A: Absorb> Leaves<'a, A> {
     /// The owned leaves that hold a block once blocks 0 … `blocks` − 1 are
     /// absorbed: a prefix of `owned`, as leaves fill in order.
     fn holding(&self, blocks: u64) -> Range<u64> {
-        let end = blocks.min(self.params.leaf_count());
+        let end = Dealing::of(self.params).leaves_holding(blocks);
         self.owned.start..end.clamp(self.owned.start, self.owned.end)
     }
 
@@ -258,8 +259,9 @@ impl<'a, A: Absorb> Leaves<'a, A> {
         let holding = self.holding(self.blocks());
         self.grow_for(self.blocks())?;
         let (engine, units) = (&self.engine, self.units.as_mut());
+        let lengths = Dealing::of(self.params).leaf_lengths(self.message_len);
         for (k, (state, leaf)) in states.iter().zip(holding).enumerate() {
-            let absorbed = leaf_len(self.params, self.message_len, leaf);
+            let absorbed = lengths.of(leaf);
             engine.set_leaf_state(&mut units[k / A::WIDTH], k % A::WIDTH, *state, absorbed);
         }
         Ok(())
@@ -267,7 +269,7 @@ impl<'a, A: Absorb> Leaves<'a, A> {
 
     /// Blocks of M absorbed so far.
     fn blocks(&self) -> u64 {
-        self.message_len.div_ceil(self.params.block_size() as u64)
+        Dealing::of(self.params).blocks(self.message_len)
     }
 
     /// Pads every owned leaf that holds a block: their outputs in leaf order,
@@ -285,7 +287,8 @@ impl<'a, A: Absorb> Leaves<'a, A> {
         let per_task = (FINISH_TASK_BYTES / size_of::<A::Unit>())
             .min(self.units.len().div_ceil(threads * TASKS_PER_THREAD))
             .max((64 / w).max(1));
-        let (engine, message_len) = (&self.engine, self.message_len);
+        let engine = &self.engine;
+        let lengths = Dealing::of(params).leaf_lengths(self.message_len);
         // Each task: its outputs and its units, taken out once.
         let mut tasks: Vec<_> = out
             .chunks_mut(per_task * w * out_len)
@@ -302,8 +305,7 @@ impl<'a, A: Absorb> Leaves<'a, A> {
                 let first = first + (u * w) as u64;
                 lens.clear();
                 lens.extend(
-                    (first..first + (outs.len() / out_len) as u64)
-                        .map(|leaf| leaf_len(params, message_len, leaf)),
+                    (first..first + (outs.len() / out_len) as u64).map(|leaf| lengths.of(leaf)),
                 );
                 engine.finish_unit(unit, &lens, outs);
             }
@@ -529,21 +531,6 @@ fn touched_units(
     [tail, head]
 }
 
-/// The bytes leaf `leaf` holds of a message of `message_len` bytes: B per
-/// block dealt to it, less what the message's last block lacks if that
-/// block is the leaf's.
-pub fn leaf_len(params: &TreeParams, message_len: u64, leaf: u64) -> u64 {
-    let b = params.block_size() as u64;
-    let l = params.leaf_count();
-    let blocks = message_len.div_ceil(b);
-    let own = (blocks + l - 1 - leaf) / l;
-    let mut len = own * b;
-    if blocks > 0 && (blocks - 1) % l == leaf {
-        len -= blocks * b - message_len;
-    }
-    len
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -576,17 +563,5 @@ mod tests {
         assert_eq!(touched_units(16, 24, 10, &(2..9), 4), [1..2, 0..1]);
         assert_eq!(touched_units(15, 23, 10, &(2..9), 4), [0..2, 0..0]);
         assert_eq!(touched_units(1, 2, 10, &(4..4), 4), [0..0, 0..0]);
-    }
-
-    #[test]
-    fn leaf_lengths_add_up_to_the_message() {
-        let p = TreeParams::with_options(crate::Algorithm::Sha3_256, 1, 5, Some(8), vec![], None)
-            .unwrap();
-        for len in [0u64, 1, 7, 8, 9, 39, 40, 41, 123] {
-            let lens: Vec<u64> = (0..5).map(|j| leaf_len(&p, len, j)).collect();
-            assert_eq!(lens.iter().sum::<u64>(), len, "{len}: {lens:?}");
-        }
-        assert_eq!(leaf_len(&p, 41, 0), 9);
-        assert_eq!(leaf_len(&p, 41, 1), 8);
     }
 }

@@ -19,7 +19,7 @@
 use std::ptr;
 use std::time::Instant;
 
-use cudarc::driver::{CudaSlice, DevicePtr, PushKernelArg, result, sys};
+use cudarc::driver::{CudaSlice, DevicePtr, result, sys};
 
 use crate::error::HashError;
 use crate::function::{AsParams, ParamsRef};
@@ -27,8 +27,10 @@ use crate::hasher::{BackendUsed, HashOutput, Hasher};
 use crate::params::TreeParams;
 use crate::progress::EngineShare;
 use crate::timings::{Timings, timed};
+use crate::tree::Dealing;
 
-use super::kernels::{LeafKernel, TreeKernels, address};
+use super::LeafKernel;
+use super::kernels::{TreeKernels, address};
 use super::{Context, GpuBackend, GpuError, driver_present, guard, reduce};
 
 /// The most bytes one launch of the leaf kernel absorbs: each launch loads
@@ -435,23 +437,23 @@ impl<'a> DeviceLeaves<'a> {
             return Ok(());
         }
         let stream = &self.gpu.compute;
-        let (leaf_count, block_size) = (self.params.leaf_count(), self.params.block_size() as u64);
         let len = len as u64;
-        let first_block = self.message_len / block_size;
         let states = address(&self.states, stream);
-        let mut launch = stream.launch_builder(self.kernels.absorb(self.kernel));
-        launch
-            .arg(&states)
-            .arg(&leaf_count)
-            .arg(&chunk)
-            .arg(&len)
-            .arg(&first_block)
-            .arg(&block_size);
-        let blocks = len.div_ceil(block_size);
-        // SAFETY: the arguments match the kernel's signature; `chunk` holds
-        // `len` readable bytes, 8-byte aligned, the states 25·L words.
-        unsafe { launch.launch(self.kernel.launch_config(blocks.min(leaf_count))) }
-            .context("launching the leaf kernel")?;
+        let dealing = Dealing::of(self.params);
+        // SAFETY: `chunk` holds `len` readable bytes, 8-byte aligned: the
+        // caller's input, valid for the whole call (which waits for the
+        // digest), or a buffer of this message's, freed in stream order
+        // after the launch; the states hold 25·L words.
+        unsafe {
+            self.kernels.absorb_chunk(
+                stream,
+                self.kernel,
+                dealing,
+                states,
+                (chunk, len),
+                self.message_len,
+            )
+        }?;
         self.message_len += len;
         Ok(())
     }

@@ -1,26 +1,126 @@
-//! One message's leaves on the GPU, behind the input path's interface.
+//! One message's leaves on the GPU, behind the input path's interface: an
+//! engine that begins a message (`begin`) or joins one under way
+//! (`begin_at`), and what it does with each piece and at the end.
 //!
 //! The engine owns a range [lo, hi) of the leaves. In every stripe of M its
 //! blocks are one run of bytes; packed one after the other, those runs are
-//! the LI stream of a tree of hi − lo leaves: leaf lo + j of M is leaf j
-//! there, with the same blocks, the same length and the same short last
-//! block. That packed stream is what the device absorbs, so the kernels know
-//! nothing of sharing. Owning every leaf, the packed stream is M itself.
+//! the LI stream of a tree of hi − lo leaves ([`Dealing`]). That packed
+//! stream is what the device absorbs, so the kernels know nothing of
+//! sharing. Owning every leaf, the packed stream is M itself.
 
 use std::ops::Range;
 
-use crate::engine::{
-    LeafEngine, LeafStates, kept_after_taking, leaves_with_blocks, owned_after_giving, owned_runs,
-    packed_len,
-};
+use crate::engine::{LeafEngine, LeafStates, kept_after_taking, owned_after_giving};
 use crate::error::HashError;
 use crate::message::{Access, Piece};
 use crate::params::TreeParams;
 use crate::timings::{Timings, timed};
+use crate::tree::Dealing;
 
-use super::kernels::{LeafKernel, TreeKernels};
+use super::LeafKernel;
+use super::kernels::TreeKernels;
 use super::pipeline::{GpuLeaves, Staged};
-use super::{CopyMode, GpuError, guard, reduce};
+use super::{CopyMode, GpuBackend, GpuError, guard, reduce};
+
+impl GpuBackend {
+    /// The leaves of one message of about `len_hint` bytes (unknown for a
+    /// stream), ready to absorb its pieces, with the leaf kernel given or
+    /// else the one for the tree's leaf count; `pool` copies staged chunks.
+    pub(crate) fn begin<'a>(
+        &'a self,
+        params: &'a TreeParams,
+        len_hint: Option<u64>,
+        mode: CopyMode,
+        leaf_kernel: Option<LeafKernel>,
+        pool: &'a rayon::ThreadPool,
+        times: &mut Timings,
+    ) -> Result<Box<dyn LeafEngine + 'a>, HashError> {
+        let piece_len = self.piece_len(params);
+        // A small input needs only small buffers (cheaper to pin).
+        let buffers = match len_hint {
+            Some(len) => {
+                let message_len = params.prefix().len() as u64 + len;
+                (piece_len as u64).min(message_len.next_multiple_of(params.block_size() as u64))
+                    as usize
+            }
+            None => piece_len,
+        };
+        let owned = 0..params.leaf_count();
+        let start = Begin {
+            buffers,
+            mode,
+            leaf_kernel,
+            owned,
+            message_len: 0,
+        };
+        self.engine(params, start, pool, times)
+    }
+
+    /// An engine that joins a message `message_len` bytes into it, owning no
+    /// leaf yet (other engines hand it some). It stages every chunk.
+    pub(crate) fn begin_at<'a>(
+        &'a self,
+        params: &'a TreeParams,
+        message_len: u64,
+        piece_len: usize,
+        leaf_kernel: Option<LeafKernel>,
+        pool: &'a rayon::ThreadPool,
+        times: &mut Timings,
+    ) -> Result<Box<dyn LeafEngine + 'a>, HashError> {
+        let buffers = self.buffer_len(piece_len);
+        let mode = CopyMode::Staging;
+        let start = Begin {
+            buffers,
+            mode,
+            leaf_kernel,
+            owned: 0..0,
+            message_len,
+        };
+        self.engine(params, start, pool, times)
+    }
+
+    /// The engine `begin` and `begin_at` describe: fresh states for the
+    /// leaves it owns, chunk buffers of `start.buffers` bytes.
+    fn engine<'a>(
+        &'a self,
+        params: &'a TreeParams,
+        start: Begin,
+        pool: &'a rayon::ThreadPool,
+        times: &mut Timings,
+    ) -> Result<Box<dyn LeafEngine + 'a>, HashError> {
+        guard("starting a GPU digest", || {
+            let piece_len = self.piece_len(params);
+            let slots = timed(&mut times.gpu_init, || self.take_slots(start.buffers))?;
+            let (kernels, compile_time) = self.kernels.get(params.algorithm())?;
+            times.compile += compile_time;
+            let owned = start.owned.end - start.owned.start;
+            let kernel = start
+                .leaf_kernel
+                .unwrap_or_else(|| LeafKernel::for_leaves(owned));
+            let leaves = GpuLeaves::new(self, params, kernels, kernel, slots, pool, owned)?;
+            Ok(Box::new(GpuMessage {
+                leaves,
+                kernels,
+                params,
+                piece_len,
+                mode: start.mode,
+                forced_kernel: start.leaf_kernel,
+                range: start.owned,
+                message_len: start.message_len,
+            }) as Box<dyn LeafEngine + 'a>)
+        })
+    }
+}
+
+/// What an engine starts with: its chunk buffers' size, how it copies, its
+/// leaf kernel if forced, its leaves (fresh) and where in M it starts.
+struct Begin {
+    buffers: usize,
+    mode: CopyMode,
+    leaf_kernel: Option<LeafKernel>,
+    owned: std::ops::Range<u64>,
+    message_len: u64,
+}
 
 /// Some or all leaves of one message on the GPU.
 pub(super) struct GpuMessage<'a> {
@@ -64,7 +164,7 @@ impl GpuMessage<'_> {
                 }
             }
         }
-        let packed = packed_len(self.params, &range, self.message_len);
+        let packed = Dealing::of(self.params).packed_len(&range, self.message_len);
         self.leaves
             .upload_states(owned as u64, &lane_major, packed)?;
         let kernel = self
@@ -87,7 +187,7 @@ impl GpuMessage<'_> {
         if capacity == 0 {
             return Err(GpuError::new("chunk buffers smaller than a block").into());
         }
-        let runs = owned_runs(self.params, &self.range, self.message_len, len);
+        let runs = Dealing::of(self.params).owned_runs(&self.range, self.message_len, len);
         let mut chunk: Vec<Range<usize>> = Vec::new();
         let mut filled = 0;
         for run in runs {
@@ -172,7 +272,7 @@ impl LeafEngine for GpuMessage<'_> {
             };
             let lane_major = self.leaves.download_states()?;
             let owned = (own.end - own.start) as usize;
-            let holding = leaves_with_blocks(self.params, self.message_len);
+            let holding = Dealing::of(self.params).leaves_with_blocks(self.message_len);
             let state = |leaf: u64| Self::state_of(&lane_major, owned, (leaf - own.start) as usize);
             let taken = (leaves.start..leaves.end.min(holding).max(leaves.start))
                 .map(state)
@@ -210,7 +310,7 @@ impl LeafEngine for GpuMessage<'_> {
     fn finish_leaves(mut self: Box<Self>, times: &mut Timings) -> Result<Vec<u8>, HashError> {
         guard("finishing on the GPU", || {
             let own = self.range.clone();
-            let holding = leaves_with_blocks(self.params, self.message_len);
+            let holding = Dealing::of(self.params).leaves_with_blocks(self.message_len);
             let outputs = holding.clamp(own.start, own.end) - own.start;
             if outputs == 0 {
                 return Ok(Vec::new());
@@ -255,39 +355,5 @@ impl LeafEngine for GpuMessage<'_> {
             })?;
             Ok(digest)
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::params::Algorithm;
-
-    /// Packing, checked against the definition: the owned blocks of M in
-    /// order, one run per stripe, the packed stream's length their sum.
-    #[test]
-    fn runs_and_packed_lengths_follow_the_blocks() {
-        let p = TreeParams::with_options(Algorithm::Sha3_256, 1, 5, Some(8), vec![], None).unwrap();
-        for message in [0u64, 1, 8, 39, 40, 41, 83, 200] {
-            for (lo, hi) in [(0, 5), (0, 2), (2, 5), (1, 4), (4, 5), (3, 3)] {
-                let leaves = lo..hi;
-                // Bytes of M that are the leaves', by definition.
-                let want: Vec<u64> = (0..message)
-                    .filter(|i| leaves.contains(&(i / 8 % 5)))
-                    .collect();
-                assert_eq!(packed_len(&p, &leaves, message), want.len() as u64);
-                // The same through pieces of 16 bytes, any offset.
-                let mut got = Vec::new();
-                let mut at = 0;
-                while at < message {
-                    let len = (message - at).min(16) as usize;
-                    for r in owned_runs(&p, &leaves, at, len) {
-                        got.extend((r.start as u64 + at)..(r.end as u64 + at));
-                    }
-                    at += len as u64;
-                }
-                assert_eq!(got, want, "M of {message}, leaves {leaves:?}");
-            }
-        }
     }
 }

@@ -7,9 +7,7 @@
 //! use (NVRTC or the PTX cache) and pinned chunk buffers: about 0.3 s on the
 //! H200 machine, which the CPU spends hashing.
 
-use std::fmt;
-use std::str::FromStr;
-use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -17,62 +15,19 @@ use cudarc::driver::CudaContext;
 
 use crate::trace::trace;
 
-use super::kernels::KernelSet;
+use super::kernel_sets::KernelSet;
+use super::options::{Devices, Start};
 use super::{Context, GpuBackend, GpuError, driver_present};
-
-/// Which CUDA devices to use.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum Devices {
-    /// Every visible device.
-    #[default]
-    All,
-    /// These ordinals, in this order.
-    List(Vec<usize>),
-}
-
-impl fmt::Display for Devices {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Devices::All => f.write_str("all"),
-            Devices::List(list) => {
-                let names: Vec<String> = list.iter().map(usize::to_string).collect();
-                f.write_str(&names.join(","))
-            }
-        }
-    }
-}
-
-impl FromStr for Devices {
-    type Err = String;
-
-    /// `all`, or ordinals separated by commas (`0`, `0,1`), each once.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        if s.eq_ignore_ascii_case("all") {
-            return Ok(Devices::All);
-        }
-        let mut list = Vec::new();
-        for part in s.split(',') {
-            let ordinal: usize = part.trim().parse().map_err(|_| {
-                format!("'{part}' is not a device number (expected all, or numbers like 0,1)")
-            })?;
-            if list.contains(&ordinal) {
-                return Err(format!("device {ordinal} is listed twice"));
-            }
-            list.push(ordinal);
-        }
-        Ok(Devices::List(list))
-    }
-}
 
 /// One device of the fleet.
 struct Device {
     ordinal: usize,
     backend: OnceLock<Result<GpuBackend, GpuError>>,
-    /// One bit per set of kernels (`KernelSet::all` order): they and the
-    /// chunk buffers are ready.
-    ready: AtomicU16,
-    /// The same bits: being prepared by a background thread.
-    preparing: AtomicU16,
+    /// Per set of kernels ([`KernelSet::index`]): they and the chunk
+    /// buffers are ready.
+    ready: [AtomicBool; KernelSet::COUNT],
+    /// Per set of kernels: being prepared by a background thread.
+    preparing: [AtomicBool; KernelSet::COUNT],
 }
 
 impl Device {
@@ -85,7 +40,23 @@ impl Device {
     }
 
     fn is_ready(&self, kernels: KernelSet) -> bool {
-        self.ready.load(Ordering::Acquire) & bit(kernels) != 0
+        flag(&self.ready, kernels).is_some_and(|ready| ready.load(Ordering::Acquire))
+    }
+
+    /// Whether some set of kernels is ready.
+    fn is_ready_for_any(&self) -> bool {
+        self.ready.iter().any(|ready| ready.load(Ordering::Acquire))
+    }
+
+    /// Whether a background thread prepares (or prepared) `kernels`.
+    fn is_preparing(&self, kernels: KernelSet) -> bool {
+        flag(&self.preparing, kernels).is_some_and(|p| p.load(Ordering::Relaxed))
+    }
+
+    /// Notes that a background thread prepares `kernels`: whether one
+    /// already did.
+    fn mark_preparing(&self, kernels: KernelSet) -> bool {
+        flag(&self.preparing, kernels).is_some_and(|p| p.swap(true, Ordering::Relaxed))
     }
 
     /// Opens the device and readies `kernels`; an error is kept.
@@ -107,37 +78,26 @@ impl Device {
         match result {
             Ok(()) => {
                 trace(|| format!("GPU {} ready for {kernels}", self.ordinal));
-                self.ready.fetch_or(bit(kernels), Ordering::Release);
+                if let Some(ready) = flag(&self.ready, kernels) {
+                    ready.store(true, Ordering::Release);
+                }
             }
             Err(e) => note_failure(failure, &e),
         }
     }
 }
 
-/// The bit of `kernels` in `ready` and `preparing`; none for kernels the
-/// GPU does not have (their preparation fails, and they are never ready).
-fn bit(kernels: KernelSet) -> u16 {
-    kernels.index().map_or(0, |index| 1 << index)
+/// The flag of `kernels` in a device's `ready` or `preparing`; none for
+/// kernels the GPU does not have: their preparation fails (and is tried
+/// again when asked again), and they are never ready.
+fn flag(flags: &[AtomicBool; KernelSet::COUNT], kernels: KernelSet) -> Option<&AtomicBool> {
+    kernels.index().map(|index| &flags[index])
 }
-
-// Every set has its bit.
-const _: () = assert!(
-    crate::params::Algorithm::ALL.len() + super::kernels::CHUNK_SPECS.len() <= u16::BITS as usize
-);
 
 fn note_failure(failure: &Mutex<Option<String>>, e: &GpuError) {
     if let Ok(mut first) = failure.lock() {
         first.get_or_insert_with(|| e.to_string());
     }
-}
-
-/// How each device is started.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Start {
-    /// Bytes per chunk (`None`: the default).
-    pub chunk_bytes: Option<usize>,
-    /// Tests only: every message fails after this many chunks.
-    pub fail_after_chunks: Option<usize>,
 }
 
 struct Shared {
@@ -174,8 +134,8 @@ impl Shared {
                 .map(|ordinal| Device {
                     ordinal,
                     backend: OnceLock::new(),
-                    ready: AtomicU16::new(0),
-                    preparing: AtomicU16::new(0),
+                    ready: Default::default(),
+                    preparing: Default::default(),
                 })
                 .collect())
         })
@@ -222,10 +182,10 @@ fn remember_startup(startup: Duration) {
 }
 
 /// The GPUs of one hasher.
-pub struct Fleet(Arc<Shared>);
+pub(crate) struct Fleet(Arc<Shared>);
 
 impl Fleet {
-    pub fn new(devices: Devices, start: Start) -> Fleet {
+    pub(crate) fn new(devices: Devices, start: Start) -> Fleet {
         Fleet(Arc::new(Shared {
             devices,
             start,
@@ -240,13 +200,13 @@ impl Fleet {
     /// standard function's chunk kernel) for pieces of `piece_len` bytes on
     /// it, on background threads (one per device); returns at once. Asking
     /// again is free.
-    pub fn start_in_background(&self, kernels: impl Into<KernelSet>, piece_len: usize) {
+    pub(crate) fn start_in_background(&self, kernels: impl Into<KernelSet>, piece_len: usize) {
         self.start(kernels.into(), piece_len, true);
     }
 
     /// The first device asked for, opened now (the driver started); the
     /// others are not opened yet, but one that does not exist is an error.
-    pub fn open_first(&self) -> Result<&GpuBackend, GpuError> {
+    pub(crate) fn open_first(&self) -> Result<&GpuBackend, GpuError> {
         let list = self.0.list().as_ref().map_err(Clone::clone)?;
         let first = list[0].open(&self.0.start).as_ref().map_err(Clone::clone)?;
         for device in &list[1..] {
@@ -257,7 +217,7 @@ impl Fleet {
 
     /// Device `ordinal`, opened now if it was not: an error unless it is
     /// one of the devices asked for and it starts.
-    pub fn open_device(&self, ordinal: usize) -> Result<&GpuBackend, GpuError> {
+    pub(crate) fn open_device(&self, ordinal: usize) -> Result<&GpuBackend, GpuError> {
         let list = self.0.list().as_ref().map_err(Clone::clone)?;
         let device = list.iter().find(|d| d.ordinal == ordinal).ok_or_else(|| {
             GpuError::new(format!(
@@ -272,10 +232,14 @@ impl Fleet {
     /// in the background, as [`start_in_background`](Self::start_in_background)
     /// does. Their start is not kept as the machine's start-up: the driver
     /// is already running, so it would understate a whole start.
-    pub fn start_others_in_background(&self, kernels: impl Into<KernelSet>, piece_len: usize) {
+    pub(crate) fn start_others_in_background(
+        &self,
+        kernels: impl Into<KernelSet>,
+        piece_len: usize,
+    ) {
         let kernels = kernels.into();
         if let Some(Ok(list)) = self.0.list.get() {
-            list[0].preparing.fetch_or(bit(kernels), Ordering::Relaxed);
+            list[0].mark_preparing(kernels);
         }
         self.start(kernels, piece_len, false);
     }
@@ -284,9 +248,7 @@ impl Fleet {
         let nothing_to_do = match self.0.list.get() {
             // No driver or no device.
             Some(Err(_)) => true,
-            Some(Ok(list)) => list
-                .iter()
-                .all(|d| d.preparing.load(Ordering::Relaxed) & bit(kernels) != 0),
+            Some(Ok(list)) => list.iter().all(|d| d.is_preparing(kernels)),
             None => false,
         };
         if nothing_to_do {
@@ -308,8 +270,8 @@ impl Fleet {
                 let mut started = false;
                 std::thread::scope(|s| {
                     for device in list {
-                        let first = device.preparing.fetch_or(bit(kernels), Ordering::Relaxed);
-                        if first & bit(kernels) == 0 && !device.is_ready(kernels) {
+                        let already = device.mark_preparing(kernels);
+                        if !already && !device.is_ready(kernels) {
                             started = true;
                             let shared = &shared;
                             s.spawn(move || {
@@ -338,7 +300,7 @@ impl Fleet {
     /// Why no GPU could be used, once every start begun in the background
     /// has ended (this waits for them): `None` when one started, or none was
     /// begun.
-    pub fn unavailable(&self) -> Option<String> {
+    pub(crate) fn unavailable(&self) -> Option<String> {
         let starts = self
             .0
             .starts
@@ -350,7 +312,7 @@ impl Fleet {
             let _ = handle.join();
         }
         let any_ready = match self.0.list.get() {
-            Some(Ok(list)) => list.iter().any(|d| d.ready.load(Ordering::Acquire) != 0),
+            Some(Ok(list)) => list.iter().any(Device::is_ready_for_any),
             _ => false,
         };
         (started_any && !any_ready)
@@ -361,13 +323,13 @@ impl Fleet {
     /// Whether a GPU was ever asked to start, in the background or now.
     /// Ask after [`unavailable`](Self::unavailable), which waits for the
     /// starts under way.
-    pub fn asked(&self) -> bool {
+    pub(crate) fn asked(&self) -> bool {
         self.0.list.get().is_some()
     }
 
     /// What starting the GPUs is expected to take: the last start measured
     /// on this machine (read once per process), else `UNMEASURED_STARTUP`.
-    pub fn expected_startup(&self) -> Duration {
+    pub(crate) fn expected_startup(&self) -> Duration {
         *self
             .0
             .expected_startup
@@ -375,7 +337,7 @@ impl Fleet {
     }
 
     /// The devices ready for `kernels` now, with their ordinals (never waits).
-    pub fn ready(&self, kernels: impl Into<KernelSet>) -> Vec<(usize, &GpuBackend)> {
+    pub(crate) fn ready(&self, kernels: impl Into<KernelSet>) -> Vec<(usize, &GpuBackend)> {
         let Some(Ok(list)) = self.0.list.get() else {
             return Vec::new();
         };
@@ -391,29 +353,29 @@ impl Fleet {
 
     /// Whether the device of ordinal `ordinal` is ready for `kernels` now
     /// (never waits).
-    pub fn is_ready(&self, ordinal: usize, kernels: impl Into<KernelSet>) -> bool {
+    pub(crate) fn is_ready(&self, ordinal: usize, kernels: impl Into<KernelSet>) -> bool {
         self.ready(kernels).iter().any(|&(o, _)| o == ordinal)
     }
 
     /// The ordinals of the devices ready for some kernels now (never waits).
-    pub fn ordinals_ready(&self) -> Vec<usize> {
+    pub(crate) fn ordinals_ready(&self) -> Vec<usize> {
         let Some(Ok(list)) = self.0.list.get() else {
             return Vec::new();
         };
         list.iter()
-            .filter(|d| d.ready.load(Ordering::Acquire) != 0)
+            .filter(|d| d.is_ready_for_any())
             .map(|d| d.ordinal)
             .collect()
     }
 
     /// The first failure met in the background, if any.
-    pub fn failure(&self) -> Option<String> {
+    pub(crate) fn failure(&self) -> Option<String> {
         self.0.failure.lock().ok().and_then(|f| f.clone())
     }
 
     /// Every device asked for, started now (waiting for any start already
     /// under way): all of them, or the first error.
-    pub fn open_now(&self) -> Result<Vec<&GpuBackend>, GpuError> {
+    pub(crate) fn open_now(&self) -> Result<Vec<&GpuBackend>, GpuError> {
         let list = self.0.list().as_ref().map_err(Clone::clone)?;
         list.iter()
             .map(|d| d.open(&self.0.start).as_ref().map_err(Clone::clone))
@@ -422,7 +384,7 @@ impl Fleet {
 
     /// Starts every device and readies `kernels` on it now (waiting for
     /// any start already under way); failures are kept as in the background.
-    pub fn prepare_now(&self, kernels: impl Into<KernelSet>, piece_len: usize) {
+    pub(crate) fn prepare_now(&self, kernels: impl Into<KernelSet>, piece_len: usize) {
         let kernels = kernels.into();
         match self.0.list() {
             Ok(list) => list

@@ -4,29 +4,34 @@
 //! processes skip NVRTC (and the driver's own cache skips the PTX JIT).
 //!
 //! Two translation units: the LI kernels of each FIPS 202 function
-//! ([`TreeKernels`]), and the chunk kernel of each standard function's
-//! chunk sponge ([`ChunkKernel`], kernels/chunks.cu).
+//! (`TreeKernels`), and the chunk kernel of each standard function's
+//! chunk sponge (`ChunkKernel`, kernels/chunks.cu).
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, LaunchConfig,
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DeviceRepr,
+    LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::{CompileOptions, Ptx};
 
-use crate::cpu::Rounds;
 use crate::cpu::chunks::LeafSpec;
+use crate::cpu::keccak::Rounds;
 use crate::params::Algorithm;
 use crate::sponge::plain_hash;
+use crate::tree::{Dealing, LeafLengths};
 
-use super::GpuError;
+// The chunk sponges the GPU runs, for tests/kernels_compile.rs too.
+pub use super::kernel_sets::CHUNK_SPECS;
+use super::kernel_sets::{KernelSet, chunk_name};
+use super::{Context, GpuError, LeafKernel};
 
 /// The kernel source as NVRTC sees it.
-pub const SOURCE: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.cu"));
+pub(crate) const SOURCE: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.cu"));
 /// The chunk kernel's source (kernels/keccak.cuh and kernels/chunks.cu).
-pub const CHUNK_SOURCE: &str = include_str!(concat!(env!("OUT_DIR"), "/chunk_kernels.cu"));
+pub(crate) const CHUNK_SOURCE: &str = include_str!(concat!(env!("OUT_DIR"), "/chunk_kernels.cu"));
 
 /// True when libnvrtc can be loaded (it needs no GPU).
 pub fn nvrtc_present() -> bool {
@@ -36,7 +41,7 @@ pub fn nvrtc_present() -> bool {
 
 /// Threads per block of every launch; passed to the kernels'
 /// `__launch_bounds__` too (the kernels are register-heavy).
-pub const THREADS_PER_BLOCK: u32 = 128;
+pub(crate) const THREADS_PER_BLOCK: u32 = 128;
 
 /// The kernels' entry points, the same for every function.
 pub const ENTRY_POINTS: [&str; 4] = [
@@ -49,89 +54,8 @@ pub const ENTRY_POINTS: [&str; 4] = [
 /// The chunk kernel's entry point.
 pub const CHUNK_ENTRY_POINT: &str = "chunk_values";
 
-/// The chunk sponges the GPU runs: those of the standard functions that
-/// have chunks (KT128, KT256, ParallelHash128, ParallelHash256).
-pub const CHUNK_SPECS: [LeafSpec; 4] = [
-    LeafSpec::KT128,
-    LeafSpec::KT256,
-    LeafSpec::PARALLEL_HASH128,
-    LeafSpec::PARALLEL_HASH256,
-];
-
-/// What a GPU is readied for: an LI tree's kernels, or a standard
-/// function's chunk kernel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KernelSet {
-    Tree(Algorithm),
-    Chunks(LeafSpec),
-}
-
-impl KernelSet {
-    /// Every set, in a fixed order (its index keys the fleet's ready bits).
-    pub fn all() -> impl Iterator<Item = KernelSet> {
-        let trees = Algorithm::ALL.into_iter().map(KernelSet::Tree);
-        trees.chain(CHUNK_SPECS.into_iter().map(KernelSet::Chunks))
-    }
-
-    /// Its place in [`KernelSet::all`]; `None` for a chunk sponge the GPU
-    /// does not run.
-    pub fn index(self) -> Option<usize> {
-        KernelSet::all().position(|k| k == self)
-    }
-}
-
-impl From<Algorithm> for KernelSet {
-    fn from(algorithm: Algorithm) -> KernelSet {
-        KernelSet::Tree(algorithm)
-    }
-}
-
-impl std::fmt::Display for KernelSet {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            KernelSet::Tree(algorithm) => write!(f, "{algorithm}"),
-            KernelSet::Chunks(spec) => f.write_str(&chunk_name(spec)),
-        }
-    }
-}
-
-/// A chunk sponge's name in messages and cache files: `chunks-r12-168-0b-32`
-/// (rounds, rate, domain byte, output bytes).
-fn chunk_name(spec: &LeafSpec) -> String {
-    format!(
-        "chunks-r{}-{}-{:02x}-{}",
-        spec.rounds().count(),
-        spec.rate(),
-        spec.domain(),
-        spec.output_len()
-    )
-}
-
-/// Trees with at most this many leaves absorb one warp per leaf; larger
-/// ones one thread per leaf (docs/PERFORMANCE.md, "Few leaves", measured).
-pub const WARP_PER_LEAF_MAX_LEAVES: u64 = 2048;
-
-/// How the leaves of a tree are spread over the GPU's threads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LeafKernel {
-    /// One thread holds one leaf's whole state (`absorb_leaves`): best when
-    /// there are enough leaves to fill the GPU.
-    ThreadPerLeaf,
-    /// One warp shares one leaf's state, a lane of it per thread
-    /// (`absorb_leaves_warp`, kernels/few_leaves.cu): best for few leaves.
-    WarpPerLeaf,
-}
-
+/// How a leaf kernel is launched.
 impl LeafKernel {
-    /// The faster kernel for a tree of `leaves` leaves.
-    pub fn for_leaves(leaves: u64) -> LeafKernel {
-        if leaves <= WARP_PER_LEAF_MAX_LEAVES {
-            LeafKernel::WarpPerLeaf
-        } else {
-            LeafKernel::ThreadPerLeaf
-        }
-    }
-
     /// The launch that runs this kernel on `leaves` leaves.
     pub(super) fn launch_config(self, leaves: u64) -> LaunchConfig {
         match self {
@@ -226,18 +150,18 @@ pub(super) fn address<T>(buffer: &CudaSlice<T>, stream: &CudaStream) -> u64 {
 }
 
 /// The kernels of one algorithm.
-pub struct TreeKernels {
-    pub absorb_leaves: CudaFunction,
-    pub absorb_leaves_warp: CudaFunction,
-    pub finalize_leaves: CudaFunction,
-    pub hash_nodes: CudaFunction,
+pub(crate) struct TreeKernels {
+    pub(crate) absorb_leaves: CudaFunction,
+    pub(crate) absorb_leaves_warp: CudaFunction,
+    pub(crate) finalize_leaves: CudaFunction,
+    pub(crate) hash_nodes: CudaFunction,
     _module: Arc<CudaModule>,
 }
 
 /// The chunk kernel of one chunk sponge.
-pub struct ChunkKernel {
-    pub function: CudaFunction,
-    pub spec: LeafSpec,
+pub(crate) struct ChunkKernel {
+    pub(crate) function: CudaFunction,
+    pub(crate) spec: LeafSpec,
     _module: Arc<CudaModule>,
 }
 
@@ -250,12 +174,18 @@ impl ChunkKernel {
 
 /// Each algorithm's kernels and each chunk sponge's, compiled and loaded on
 /// first use.
-pub struct Kernels {
+pub(crate) struct Kernels {
     ctx: Arc<CudaContext>,
     arch: String,
-    loaded: [OnceLock<Result<TreeKernels, GpuError>>; 6],
+    /// Indexed by [`Algorithm::index`].
+    loaded: [OnceLock<Result<TreeKernels, GpuError>>; Algorithm::ALL.len()],
     chunks: [OnceLock<Result<ChunkKernel, GpuError>>; CHUNK_SPECS.len()],
 }
+
+// SAFETY: `LeafLengths` is `#[repr(C)]` and four `u64`s, the layout of
+// `struct LeafLengths` (kernels/tree.cuh), which the kernels take by value.
+unsafe impl DeviceRepr for LeafLengths {}
+const _: () = assert!(size_of::<LeafLengths>() == 32);
 
 impl TreeKernels {
     /// The leaf kernel of the given shape.
@@ -264,6 +194,45 @@ impl TreeKernels {
             LeafKernel::ThreadPerLeaf => &self.absorb_leaves,
             LeafKernel::WarpPerLeaf => &self.absorb_leaves_warp,
         }
+    }
+
+    /// Enqueues the leaf kernel `kernel` on `stream` over the `len` bytes
+    /// at device address `chunk`: the next bytes of a stream that `dealing`
+    /// deals to its leaves, `message_len` bytes of which (a whole number of
+    /// blocks) the lane-major leaf states at device address `states` have
+    /// absorbed.
+    ///
+    /// # Safety
+    /// `chunk` must hold `len` readable bytes, 8-byte aligned, and `states`
+    /// 25 words for each of `dealing`'s leaves, until the launch has run.
+    pub(super) unsafe fn absorb_chunk(
+        &self,
+        stream: &CudaStream,
+        kernel: LeafKernel,
+        dealing: Dealing,
+        states: u64,
+        (chunk, len): (u64, u64),
+        message_len: u64,
+    ) -> Result<(), GpuError> {
+        let (leaf_count, block_size) = (dealing.leaf_count(), dealing.block_size());
+        let first_leaf = dealing.leaf_of_block(dealing.blocks(message_len));
+        let absorbed: LeafLengths = dealing.leaf_lengths(message_len);
+        let mut launch = stream.launch_builder(self.absorb(kernel));
+        launch
+            .arg(&states)
+            .arg(&leaf_count)
+            .arg(&chunk)
+            .arg(&len)
+            .arg(&block_size)
+            .arg(&first_leaf)
+            .arg(&absorbed);
+        // The leaves the chunk's blocks reach: a thread (or warp) each.
+        let leaves = dealing.leaves_holding(dealing.blocks(len));
+        // SAFETY: the arguments match the kernels' signature
+        // (kernels/treehash.cu); the caller vouches for the buffers.
+        unsafe { launch.launch(kernel.launch_config(leaves)) }
+            .context("launching the leaf kernel")?;
+        Ok(())
     }
 }
 
@@ -338,12 +307,8 @@ impl Kernels {
     /// The kernels of `algorithm`, and the time spent compiling and loading
     /// them if that happened in this call.
     pub fn get(&self, algorithm: Algorithm) -> Result<(&TreeKernels, Duration), GpuError> {
-        let index = Algorithm::ALL
-            .iter()
-            .position(|&a| a == algorithm)
-            .expect("every algorithm is listed");
         let mut spent = Duration::ZERO;
-        let kernels = self.loaded[index].get_or_init(|| {
+        let kernels = self.loaded[algorithm.index()].get_or_init(|| {
             let start = Instant::now();
             let loaded = self.compile_and_load(algorithm);
             spent = start.elapsed();

@@ -15,8 +15,10 @@ use std::marker::PhantomData;
 use cudarc::driver::{CudaEvent, CudaStream, PinnedHostSlice, PushKernelArg, result, sys};
 
 use crate::params::TreeParams;
+use crate::tree::Dealing;
 
-use super::kernels::{LeafKernel, address};
+use super::LeafKernel;
+use super::kernels::address;
 use super::{Context, GpuBackend, GpuError};
 
 fn timing_event(gpu: &GpuBackend) -> Result<CudaEvent, GpuError> {
@@ -106,23 +108,16 @@ pub fn leaf_kernel_rate(
         .context("allocating leaf states")?;
     let (data_ptr, states_ptr) = (address(&data, stream), address(&states, stream));
     let (start, end) = (timing_event(gpu)?, timing_event(gpu)?);
-    let (leaf_count, block_size, first_block) =
-        (params.leaf_count(), params.block_size() as u64, 0u64);
+    let dealing = Dealing::of(params);
     let len = len as u64;
     let mut seconds = Vec::with_capacity(reps + 1);
     for _ in 0..reps.max(1) + 1 {
         start.record(stream).context("recording an event")?;
-        let mut launch = stream.launch_builder(kernels.absorb(kernel));
-        launch
-            .arg(&states_ptr)
-            .arg(&leaf_count)
-            .arg(&data_ptr)
-            .arg(&len)
-            .arg(&first_block)
-            .arg(&block_size);
-        // SAFETY: arguments match absorb_leaves; the buffers hold what it reads.
-        unsafe { launch.launch(kernel.launch_config(leaf_count.min(len.div_ceil(block_size)))) }
-            .context("launching the leaf kernel")?;
+        // The same first chunk of M every time, on the same states.
+        // SAFETY: `data` holds `len` bytes (an allocation, 8-byte aligned)
+        // and `states` 25·L words, both kept until after the stream's
+        // events below are waited for.
+        unsafe { kernels.absorb_chunk(stream, kernel, dealing, states_ptr, (data_ptr, len), 0) }?;
         end.record(stream).context("recording an event")?;
         let ms = start.elapsed_ms(&end).context("timing the kernel")?;
         seconds.push(f64::from(ms) / 1e3);

@@ -8,16 +8,16 @@ use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cudarc::driver::{
-    CudaEvent, CudaSlice, CudaStream, PinnedHostSlice, PushKernelArg, result, sys,
-};
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, PinnedHostSlice, result, sys};
 use rayon::prelude::*;
 
 use crate::error::HashError;
 use crate::input::{InputFile, page_span};
 use crate::params::TreeParams;
+use crate::tree::Dealing;
 
-use super::kernels::{LeafKernel, TreeKernels, address};
+use super::LeafKernel;
+use super::kernels::{TreeKernels, address};
 use super::{Context, GpuBackend, GpuError};
 
 /// One place in the ring: a chunk's pinned copy, its device copy, and the
@@ -480,26 +480,26 @@ impl<'a> GpuLeaves<'a> {
     /// once it is on the device.
     fn enqueue(&mut self, source: ChunkSource<'_>) -> Result<(), GpuError> {
         let gpu = self.ring.gpu();
-        let block_size = self.params.block_size() as u64;
-        let leaf_count = self.leaf_count;
-        let first_block = self.message_len / block_size;
+        let dealing = Dealing::new(self.params.block_size() as u64, self.leaf_count);
+        let message_len = self.message_len;
         let states = address(&self.states, &gpu.compute);
         let (kernels, leaf_kernel) = (self.kernels, self.leaf_kernel);
         let mut absorbed = 0;
         self.ring.enqueue(source, |_, device, len| {
-            let blocks = len.div_ceil(block_size);
-            let mut launch = gpu.compute.launch_builder(kernels.absorb(leaf_kernel));
-            launch
-                .arg(&states)
-                .arg(&leaf_count)
-                .arg(&device)
-                .arg(&len)
-                .arg(&first_block)
-                .arg(&block_size);
-            // SAFETY: the arguments match the kernel's signature; the chunk
-            // buffer holds `len` bytes, the states 25·L words.
-            unsafe { launch.launch(leaf_kernel.launch_config(blocks.min(leaf_count))) }
-                .context("launching the leaf kernel")?;
+            // SAFETY: the slot's device buffer (an allocation, so 8-byte
+            // aligned) holds the `len` bytes just copied, and is written
+            // again only after `retire` has waited for this launch; the
+            // states hold 25 words per leaf.
+            unsafe {
+                kernels.absorb_chunk(
+                    &gpu.compute,
+                    leaf_kernel,
+                    dealing,
+                    states,
+                    (device, len),
+                    message_len,
+                )
+            }?;
             absorbed = len;
             Ok(())
         })?;

@@ -5,6 +5,7 @@
 use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
 
 use crate::params::TreeParams;
+use crate::tree::Dealing;
 
 use super::kernels::{TreeKernels, address, launch_config};
 use super::{Context, GpuBackend, GpuError};
@@ -83,13 +84,13 @@ fn finalize(
     let leaf_out = params.leaf_output_len() as u32;
     let level = alloc(gpu, leaf_count * u64::from(leaf_out))?;
     let (states, out) = (address(states, stream), address(&level, stream));
-    let block_size = params.block_size() as u64;
+    let dealing = Dealing::new(params.block_size() as u64, leaf_count);
+    let lengths = dealing.leaf_lengths(message_len);
     let mut launch = stream.launch_builder(&kernels.finalize_leaves);
     launch
         .arg(&states)
         .arg(&leaf_count)
-        .arg(&message_len)
-        .arg(&block_size)
+        .arg(&lengths)
         .arg(&out)
         .arg(&leaf_out);
     // SAFETY: arguments match finalize_leaves; the states hold 25 words for

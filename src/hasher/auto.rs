@@ -137,7 +137,7 @@ fn worth_starting(
     piece: u64,
     now: &Standing,
 ) -> bool {
-    if hasher.options.wait_for_gpus {
+    if hasher.options.testing.wait_for_gpus {
         return true;
     }
     if now.message_len == 0 {
@@ -185,7 +185,7 @@ impl<'h> Joiners<'h> for GpuJoiners<'h> {
             }
             self.joined.push(ordinal);
             hasher.charge_startup(gpu, &mut self.startup);
-            let kernel = hasher.options.gpu_leaf_kernel;
+            let kernel = hasher.options.testing.gpu_leaf_kernel;
             let pool = hasher.cpu.pool();
             // Under auto one that cannot begin stays out; the others go on.
             let engine = gpu.begin_at(

@@ -140,7 +140,7 @@ impl Hasher {
         timings: &mut Timings,
     ) -> Result<Walked, HashError> {
         let open = || {
-            if self.options.wait_for_gpus {
+            if self.options.testing.wait_for_gpus {
                 self.gpus()
             } else {
                 self.gpu().map(|gpu| vec![gpu])
@@ -161,7 +161,7 @@ impl Hasher {
         }
         let mut joiners = ChunkGpuJoiners::new(self, spec, chunk_len, piece_len, true);
         joiners.joined = gpus.iter().map(|gpu| gpu.info().ordinal).collect();
-        if !self.options.wait_for_gpus {
+        if !self.options.testing.wait_for_gpus {
             self.gpus
                 .start_others_in_background(KernelSet::Chunks(*spec), piece_len);
         }
@@ -232,7 +232,7 @@ impl Hasher {
         let piece_target = self.cpu.standard_piece_target();
         let chunk_len = run::chunk_len(params);
         let piece_len = message::piece_len(chunk_len, piece_target);
-        if self.options.wait_for_gpus {
+        if self.options.testing.wait_for_gpus {
             self.gpus.prepare_now(KernelSet::Chunks(*spec), piece_len);
         }
         let mut joiners = ChunkGpuJoiners::new(self, spec, chunk_len, piece_len, false);
@@ -358,7 +358,7 @@ impl Hasher {
         timings: &mut Timings,
     ) -> Result<Hashed, HashError> {
         let open = || {
-            if self.options.wait_for_gpus {
+            if self.options.testing.wait_for_gpus {
                 self.gpus()
             } else {
                 self.gpu().map(|gpu| vec![gpu])
@@ -370,7 +370,7 @@ impl Hasher {
         }?;
         self.charge_startup(gpus[0], timings);
         let pool = self.cpu.pool();
-        let kernel = self.options.gpu_leaf_kernel;
+        let kernel = self.options.testing.gpu_leaf_kernel;
         let len = input.known_len();
         let first = gpus[0].begin(params, len, self.options.copy_mode, kernel, pool, timings)?;
         let piece_len = first.piece_len();
@@ -381,7 +381,7 @@ impl Hasher {
             let engine = gpu.begin_at(params, 0, piece_len, kernel, pool, timings)?;
             members.push(Member::new(gpu.info().engine_name(), engine));
         }
-        if self.options.wait_for_gpus {
+        if self.options.testing.wait_for_gpus {
             return self.run_without_joiners(params, input, members, progress, timings);
         }
         self.gpus
@@ -441,7 +441,7 @@ impl Hasher {
             params,
             input.known_len(),
             self.options.copy_mode,
-            self.options.gpu_leaf_kernel,
+            self.options.testing.gpu_leaf_kernel,
             self.cpu.pool(),
             timings,
         )?;
@@ -462,7 +462,7 @@ impl Hasher {
         if params.leaf_count() < 2 || self.gpu_failed.load(Ordering::Relaxed) {
             return self.on_cpu(params, input, progress, timings);
         }
-        if self.options.wait_for_gpus {
+        if self.options.testing.wait_for_gpus {
             self.gpus
                 .prepare_now(params.algorithm(), self.cpu.piece_len(params));
         }

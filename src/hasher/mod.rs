@@ -33,8 +33,11 @@ use crate::trace;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum BackendChoice {
     /// The CPU starts at once, and every GPU asked for starts in the
-    /// background; each GPU joins when it is ready, taking leaves from the
-    /// CPU, and the split follows the measured rates. An input that ends
+    /// background once the rest of an input would repay its start-up; each
+    /// GPU joins when it is ready. An LI tree's GPUs take every leaf from
+    /// the CPU, which gets leaves back only while that raises the input's
+    /// measured throughput; a standard function's chunks are split by the
+    /// engines' measured rates, piece by piece. An input that ends
     /// before a GPU is ready is the CPU's alone. A GPU that fails is left
     /// alone, and the input is redone on the CPU where it can be read again.
     #[default]
@@ -64,8 +67,22 @@ impl fmt::Display for BackendUsed {
     }
 }
 
-/// How a [`Hasher`] is set up.
+/// How a [`Hasher`] is set up: start from [`HasherOptions::default`] (auto
+/// backend, a thread per core, the tuned piece length, every GPU, the best
+/// CPU path), then set what differs, through the `with_` methods or the
+/// fields. Options may be added, so the struct cannot be written out whole.
+///
+/// ```
+/// use treehash::{BackendChoice, Hasher, HasherOptions};
+///
+/// let options = HasherOptions::default()
+///     .with_backend(BackendChoice::Cpu)
+///     .with_threads(Some(2));
+/// let hasher = Hasher::new(options)?;
+/// # Ok::<(), treehash::HashError>(())
+/// ```
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct HasherOptions {
     pub backend: BackendChoice,
     /// CPU worker threads; `None` means one per core.
@@ -79,25 +96,95 @@ pub struct HasherOptions {
     pub devices: Devices,
     /// How a mapped file reaches the GPU.
     pub copy_mode: CopyMode,
-    /// The GPU leaf kernel; `None` picks it from the leaf count (tests and
-    /// benchmarks force one).
-    pub gpu_leaf_kernel: Option<LeafKernel>,
-    /// Tests and benchmarks: start every GPU before the first piece and let
-    /// them all take part from it (instead of joining when they are ready),
-    /// under `Auto` and `Gpu` alike.
-    #[doc(hidden)]
-    pub wait_for_gpus: bool,
-    /// Tests only: every GPU digest fails after this many chunks.
-    #[doc(hidden)]
-    pub gpu_fail_after_chunks: Option<usize>,
     /// The CPU code path: the best this CPU has (`Auto`), or one forced (for
     /// tests and comparisons; the digests are the same). A path the CPU
     /// lacks makes [`Hasher::new`] fail.
     pub cpu_path: CpuPath,
+    /// Knobs of tests and benchmarks, no options of a user's.
+    pub(crate) testing: TestKnobs,
+}
+
+/// What tests and benchmarks force.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TestKnobs {
+    /// The GPU leaf kernel; `None` picks it from the leaf count.
+    pub(crate) gpu_leaf_kernel: Option<LeafKernel>,
+    /// Start every GPU before the first piece and let them all take part
+    /// from it (instead of joining when they are ready), under `Auto` and
+    /// `Gpu` alike.
+    pub(crate) wait_for_gpus: bool,
+    /// Every GPU digest fails after this many chunks.
+    pub(crate) gpu_fail_after_chunks: Option<usize>,
+}
+
+impl HasherOptions {
+    /// These options with `backend`.
+    pub fn with_backend(mut self, backend: BackendChoice) -> Self {
+        self.backend = backend;
+        self
+    }
+
+    /// These options with `threads` CPU worker threads (`None`: one per core).
+    pub fn with_threads(mut self, threads: Option<usize>) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// These options with pieces of `piece_bytes` (`None`: the tuned default).
+    pub fn with_piece_bytes(mut self, piece_bytes: Option<usize>) -> Self {
+        self.piece_bytes = piece_bytes;
+        self
+    }
+
+    /// These options with the CUDA devices `devices`.
+    pub fn with_devices(mut self, devices: Devices) -> Self {
+        self.devices = devices;
+        self
+    }
+
+    /// These options with a mapped file reaching the GPU by `copy_mode`.
+    pub fn with_copy_mode(mut self, copy_mode: CopyMode) -> Self {
+        self.copy_mode = copy_mode;
+        self
+    }
+
+    /// These options with the CPU code path `cpu_path`.
+    pub fn with_cpu_path(mut self, cpu_path: CpuPath) -> Self {
+        self.cpu_path = cpu_path;
+        self
+    }
+
+    // The knobs below are public only because the integration tests and the
+    // benchmarks (tests/, benches/) are crates of their own: hidden, and no
+    // part of the API.
+
+    /// Tests and benchmarks: the GPU leaf kernel forced (`None`: picked
+    /// from the leaf count).
+    #[doc(hidden)]
+    pub fn with_gpu_leaf_kernel(mut self, kernel: Option<LeafKernel>) -> Self {
+        self.testing.gpu_leaf_kernel = kernel;
+        self
+    }
+
+    /// Tests and benchmarks: every GPU starts before the first piece and
+    /// takes part from it.
+    #[doc(hidden)]
+    pub fn with_wait_for_gpus(mut self, wait: bool) -> Self {
+        self.testing.wait_for_gpus = wait;
+        self
+    }
+
+    /// Tests: every GPU digest fails after this many chunks.
+    #[doc(hidden)]
+    pub fn with_gpu_fail_after_chunks(mut self, chunks: Option<usize>) -> Self {
+        self.testing.gpu_fail_after_chunks = chunks;
+        self
+    }
 }
 
 /// A digest and how it was made.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct HashOutput {
     /// The digest, `params.output_len()` bytes.
     pub digest: Vec<u8>,
@@ -143,12 +230,21 @@ pub struct Hasher {
 }
 
 impl Hasher {
+    /// A hasher set up as `options` say. The CPU's worker threads start
+    /// now; no GPU is touched until an input needs one, or until
+    /// [`gpu`](Hasher::gpu) or [`gpus`](Hasher::gpus) is called.
+    ///
+    /// # Errors
+    ///
+    /// [`HashError::CpuFeature`] where `options.cpu_path` needs what this
+    /// CPU lacks; [`HashError::Threads`] where the worker threads cannot
+    /// be started.
     pub fn new(options: HasherOptions) -> Result<Hasher, HashError> {
         trace::trace(|| "a hasher is made".into());
         let cpu = CpuBackend::new(options.threads, options.piece_bytes, options.cpu_path)?;
         let start = gpu::Start {
             chunk_bytes: options.piece_bytes,
-            fail_after_chunks: options.gpu_fail_after_chunks,
+            fail_after_chunks: options.testing.gpu_fail_after_chunks,
         };
         let gpus = Fleet::new(options.devices.clone(), start);
         Ok(Hasher {
@@ -195,7 +291,7 @@ impl Hasher {
 
     /// Tests: whether every GPU is to be ready before any input needs it.
     pub(crate) fn waits_for_gpus(&self) -> bool {
-        self.options.wait_for_gpus
+        self.options.testing.wait_for_gpus
     }
 
     /// Whether inputs that would not fill the engines may be hashed on the
@@ -226,10 +322,25 @@ impl Hasher {
         self.hash_any(params.as_params(), input, &NoProgress, Placement::Engines)
     }
 
-    /// The digest of a file, with `progress` told the bytes done as they are
-    /// hashed. The name `-` is standard input, hashed from its current
-    /// offset (and left at its end, as coreutils leave it). A file whose size
-    /// or modification time changes meanwhile gets an error, not a digest.
+    /// The digest of the file at `path`, with `progress` told the bytes
+    /// done as they are hashed. A regular file is hashed from its start; a
+    /// pipe, terminal or character device is read to its end as a stream.
+    ///
+    /// # Standard input
+    ///
+    /// The name `-` means standard input, not a file of that name (write
+    /// `./-` for one). Where standard input is a regular file it is hashed
+    /// from its current offset and left at its end, as coreutils leave it;
+    /// else it is read as a stream. A standard input that was closed when
+    /// the process started is an error, not an empty input.
+    ///
+    /// # Errors
+    ///
+    /// [`HashError::Io`] or [`HashError::ReadAt`] where the input cannot be
+    /// opened or read; [`HashError::Changed`] where a file's size or
+    /// modification time changes while it is hashed (no digest is given
+    /// then); [`HashError::Gpu`] where the GPUs that
+    /// [`BackendChoice::Gpu`] asks for are missing or fail.
     pub fn hash_path<P: AsParams + ?Sized>(
         &self,
         params: &P,

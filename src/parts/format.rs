@@ -7,6 +7,7 @@ use sha3::{Digest, Sha3_256};
 use super::plan::{Subtrees, part_leaves, stored, subtrees, value_len};
 use super::{KeyCheck, Part};
 use crate::params::{Algorithm, TreeParams};
+use crate::tree::Dealing;
 
 /// The first bytes of every part (as PNG's, the first is not ASCII and a
 /// line feed ends them, so a text transfer that mangles them shows).
@@ -17,7 +18,7 @@ pub const FORMAT_VERSION: u8 = 1;
 /// the mode's own. 1 is LI (docs/SPEC.md).
 const MODE_LI: u8 = 1;
 /// The node functions, by their code in the format.
-const ALGORITHM_CODES: [(Algorithm, u8); 6] = [
+const ALGORITHM_CODES: [(Algorithm, u8); Algorithm::ALL.len()] = [
     (Algorithm::Sha3_224, 1),
     (Algorithm::Sha3_256, 2),
     (Algorithm::Sha3_384, 3),
@@ -37,6 +38,7 @@ const KEY_CHECK_DOMAIN: &[u8] = b"treehash part key check v1\0";
 
 /// Why bytes are not a part that can be joined.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum PartError {
     #[error("not a treehash part (it does not start with a part's signature)")]
     NotAPart,
@@ -249,8 +251,8 @@ impl Part {
     /// ⌈|F| / B⌉ (at most L) without a prefix; with one, as many as a
     /// prefix of 1 to 255 bytes can make.
     fn holding_range(&self) -> std::ops::RangeInclusive<u64> {
-        let b = self.params.block_size() as u64;
-        let leaves = |message_len: u64| message_len.div_ceil(b).min(self.params.leaf_count());
+        let dealing = Dealing::of(&self.params);
+        let leaves = |message_len: u64| dealing.leaves_with_blocks(message_len);
         let prefix = if self.key_check.is_some() {
             1..=crate::params::MAX_PREFIX_LEN as u64
         } else {

@@ -5,7 +5,9 @@
 use super::nodes::Nodes;
 use super::plan::{stored, value_len};
 use super::{Part, PartError};
+use crate::hasher::{BackendUsed, HashOutput};
 use crate::params::{TreeLabel, TreeParams};
+use crate::timings::Timings;
 
 /// The digest that a set of parts comes to, and what the parts say of it.
 #[derive(Clone, Debug)]
@@ -31,11 +33,25 @@ impl Joined {
             ..TreeLabel::of(&self.params)
         }
     }
+
+    /// The digest as a [`HashOutput`] of the file's bytes, made on the CPU
+    /// (the join itself; the parts ran wherever they ran), with no times.
+    pub fn output(&self) -> HashOutput {
+        HashOutput {
+            digest: self.digest.clone(),
+            bytes: self.file_len,
+            backend: BackendUsed::Cpu,
+            timings: Timings::default(),
+            shares: Vec::new(),
+            fallback_note: None,
+        }
+    }
 }
 
 /// Why a set of parts was refused. Parts are named by their position in
 /// the list given to the join (`at`, `other`: 0 is the first).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum JoinError {
     /// The list is empty.
     NoParts,

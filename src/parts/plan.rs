@@ -3,8 +3,8 @@
 
 use std::ops::Range;
 
-use crate::engine::packed_len;
 use crate::params::{MAX_BLOCK_SIZE, MAX_LEAVES, TreeParams};
+use crate::tree::Dealing;
 
 /// The shortest run per stripe that a part should read. Each run is one
 /// request to the file system, and a parallel file system serves requests
@@ -172,8 +172,9 @@ pub(crate) fn head(params: &TreeParams, file_len: u64) -> (u64, u64) {
 pub(crate) fn bytes_read(params: &TreeParams, leaves: &Range<u64>, file_len: u64) -> u64 {
     let (head_len, head_from_file) = head(params, file_len);
     let message_len = params.prefix().len() as u64 + file_len;
-    let past_head = packed_len(params, leaves, message_len) - packed_len(params, leaves, head_len);
-    let head = if packed_len(params, leaves, head_len) > 0 {
+    let dealing = Dealing::of(params);
+    let past_head = dealing.packed_len(leaves, message_len) - dealing.packed_len(leaves, head_len);
+    let head = if dealing.packed_len(leaves, head_len) > 0 {
         head_from_file
     } else {
         0

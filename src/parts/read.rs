@@ -1,6 +1,6 @@
 //! Hashing one part: one engine owns the part's leaves from the first
 //! byte, and every piece of the file reaches it unread, so that it reads
-//! only its own run of each stripe (`Piece::Unread`, `engine::owned_runs`).
+//! only its own run of each stripe (`Piece::Unread`, `tree::Dealing::owned_runs`).
 //! The kernel is asked to read those runs a few pieces ahead, and nothing
 //! else. Its leaves' outputs are then reduced to the roots of the part's
 //! whole subtrees.
@@ -16,7 +16,7 @@ use super::Part;
 use super::format::key_check;
 use super::nodes::Nodes;
 use super::plan::{Subtrees, bytes_read, head, leaves_per_node, part_leaves, subtrees};
-use crate::engine::{LeafEngine, leaves_with_blocks, owned_runs, packed_len};
+use crate::engine::LeafEngine;
 use crate::error::HashError;
 use crate::gpu::{self, CopyMode};
 use crate::hasher::{BackendChoice, BackendUsed, Hasher, Resumed};
@@ -25,11 +25,12 @@ use crate::message::{self, Piece};
 use crate::params::TreeParams;
 use crate::progress::Progress;
 use crate::timings::{Timings, timed};
+use crate::tree::Dealing;
 
 /// Under `auto`, a part with at least this many bytes to read is hashed
 /// on the GPU, whose start-up is then repaid: the whole-file rule (start
-/// a GPU where the CPU's time for the rest is more than twice the start-up,
-/// hasher.rs) cannot be measured ahead of a part, which cannot hand its
+/// a GPU where the CPU's time for the rest is more than `STARTUP_PAYOFF`
+/// times the start-up, hasher/auto.rs) cannot be measured ahead of a part, which cannot hand its
 /// leaves to a GPU that joins late; 16 GiB take the CPU of the 16-core
 /// host (about 20 GB/s at H = 8, docs/PERFORMANCE.md) some 0.8 s, over
 /// twice a GPU's measured start-up of 0.15–0.3 s.
@@ -96,7 +97,7 @@ impl Hasher {
         };
         let leaves = part_leaves(params.leaf_count(), count, index);
         let message_len = params.prefix().len() as u64 + file_len;
-        let holding = leaves_with_blocks(params, message_len);
+        let holding = Dealing::of(params).leaves_with_blocks(message_len);
         let read_len = bytes_read(params, &leaves, file_len);
         progress.start(Some(read_len));
         let own_holding = holding.clamp(leaves.start, leaves.end) > leaves.start;
@@ -235,7 +236,7 @@ impl Hasher {
         let gpu = self.gpu()?;
         timings.gpu_init = gpu.info().init;
         let pool = self.cpu().pool();
-        let kernel = self.options().gpu_leaf_kernel;
+        let kernel = self.options().testing.gpu_leaf_kernel;
         let engine = if *leaves == (0..params.leaf_count()) {
             let len = file.map_or(0, InputFile::len);
             gpu.begin(params, Some(len), CopyMode::Staging, kernel, pool, timings)?
@@ -295,7 +296,7 @@ fn feed(
     leaves: &Range<u64>,
     progress: &dyn Progress,
 ) -> Result<(), HashError> {
-    let prefix = params.prefix();
+    let (prefix, dealing) = (params.prefix(), Dealing::of(params));
     let file_len = file.map_or(0, InputFile::len);
     let (head_len, head_from_file) = head(params, file_len);
     let mut message_len = 0u64;
@@ -304,7 +305,7 @@ fn feed(
         head[..prefix.len()].copy_from_slice(prefix);
         // The engine looks only at its own blocks.
         if let Some(file) = file
-            && packed_len(params, leaves, head_len) > 0
+            && dealing.packed_len(leaves, head_len) > 0
         {
             file.read_exact_at(&mut head[prefix.len()..], 0)?;
             progress.advance(head_from_file);
@@ -318,7 +319,7 @@ fn feed(
     let piece_len = piece_len(params, leaves, engine.piece_len());
     let runs_of = |offset: u64, len: u64| {
         let at = prefix.len() as u64 + offset;
-        owned_runs(params, leaves, at, len as usize)
+        dealing.owned_runs(leaves, at, len as usize)
     };
     let mut offset = head_from_file;
     let mut asked = offset;
@@ -338,7 +339,7 @@ fn feed(
             len: len as usize,
         })?;
         progress.advance(
-            packed_len(params, leaves, message_len + len) - packed_len(params, leaves, message_len),
+            dealing.packed_len(leaves, message_len + len) - dealing.packed_len(leaves, message_len),
         );
         offset += len;
         message_len += len;

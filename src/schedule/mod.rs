@@ -3,13 +3,17 @@
 //! by side, and each absorbs only its own leaves' blocks (one run of bytes
 //! per stripe). An engine that becomes ready late (a GPU's driver, kernels
 //! and buffers take a few hundred milliseconds) joins at a piece boundary,
-//! and leaves move to it with their states. The split follows the rates the
-//! engines show, and is rebalanced at piece boundaries so that they finish
-//! together. At the end each engine pads its leaves and the host reduces the
-//! tree; an engine that owns every leaf finishes the tree itself.
+//! and leaves move to it with their states. Where the boundaries go is
+//! searched, not computed from each engine's rate (the engines share one
+//! machine's cores and memory, so an engine's own rate says little about the
+//! best split): at piece boundaries the plan moves them while the input's
+//! measured throughput rises. At the end each engine pads its leaves and
+//! the host reduces the tree; an engine that owns every leaf finishes the
+//! tree itself.
 //!
 //! - this module: the run over the pieces and what each engine did;
-//! - `balance`: where the split goes (the plan);
+//! - `balance`: where the split goes (the plan, `Balance`: where joiners
+//!   start, how the search steps and when it ends);
 //! - `migrate`: moving leaves and their states between engines.
 
 mod balance;
@@ -21,13 +25,14 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::engine::{LeafEngine, packed_len};
+use crate::engine::LeafEngine;
 use crate::error::HashError;
 use crate::message::{self, Access, Input, Piece};
 use crate::params::TreeParams;
 use crate::progress::{EngineShare, Progress};
 use crate::timings::{Timings, timed};
 use crate::trace;
+use crate::tree::Dealing;
 
 use balance::WARM_UP_PIECES;
 pub(crate) use balance::{Balance, Moment, Plan};
@@ -268,8 +273,9 @@ fn absorb_everywhere(
         m.engine.absorb(piece)?;
         if !leaves.is_empty() {
             let busy = start.elapsed();
-            let bytes = packed_len(params, &leaves, message_len + len)
-                - packed_len(params, &leaves, message_len);
+            let dealing = Dealing::of(params);
+            let bytes = dealing.packed_len(&leaves, message_len + len)
+                - dealing.packed_len(&leaves, message_len);
             m.total.bytes += bytes;
             m.total.busy += busy;
         }

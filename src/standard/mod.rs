@@ -49,6 +49,7 @@ pub enum Standard {
 
 /// The three kinds of standard function, each with its own parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Family {
     /// KT128, KT256: 8192-byte chunks, a customization string C.
     Kangaroo,

@@ -129,13 +129,13 @@ pub fn cpu_hashers_of_every_path(pieces: &[Option<usize>]) -> Vec<treehash::Hash
         .into_iter()
         .flat_map(|cpu_path| {
             pieces.iter().map(move |&piece_bytes| {
-                treehash::Hasher::new(treehash::HasherOptions {
-                    backend: treehash::BackendChoice::Cpu,
-                    threads: Some(2),
-                    piece_bytes,
-                    cpu_path,
-                    ..Default::default()
-                })
+                treehash::Hasher::new(
+                    treehash::HasherOptions::default()
+                        .with_backend(treehash::BackendChoice::Cpu)
+                        .with_threads(Some(2))
+                        .with_piece_bytes(piece_bytes)
+                        .with_cpu_path(cpu_path),
+                )
                 .unwrap_or_else(|e| panic!("the {cpu_path} path: {e}"))
             })
         })

@@ -1,0 +1,170 @@
+//! The GPU backend of a build without the `gpu` feature (no CUDA bindings):
+//! the same names as the real one, with no GPU behind them. Asking for one
+//! is an error that says so; `Auto` runs on the CPU. A `GpuBackend` cannot
+//! exist, so whatever would run on one is unreachable, and the compiler
+//! knows it.
+
+use std::time::Duration;
+
+use crate::cpu::chunks::LeafSpec;
+use crate::engine::LeafEngine;
+use crate::error::HashError;
+use crate::params::TreeParams;
+use crate::standard::run::ChunkEngine;
+use crate::timings::Timings;
+
+use super::GpuError;
+use super::info::GpuInfo;
+use super::kernel_sets::KernelSet;
+use super::options::{CopyMode, Devices, LeafKernel, Start};
+
+/// Why no GPU can be used: none is built in.
+pub const NO_DRIVER: &str =
+    "GPU support is not built in (treehash was built without its `gpu` feature)";
+
+/// Always false: no CUDA driver is looked for.
+pub fn driver_present() -> bool {
+    false
+}
+
+/// A GPU, of which this build has none: the type has no values.
+pub enum GpuBackend {}
+
+impl GpuBackend {
+    pub fn info(&self) -> &GpuInfo {
+        match *self {}
+    }
+
+    pub(crate) fn begin<'a>(
+        &'a self,
+        _params: &'a TreeParams,
+        _len_hint: Option<u64>,
+        _mode: CopyMode,
+        _leaf_kernel: Option<LeafKernel>,
+        _pool: &'a rayon::ThreadPool,
+        _times: &mut Timings,
+    ) -> Result<Box<dyn LeafEngine + 'a>, HashError> {
+        match *self {}
+    }
+
+    pub(crate) fn begin_at<'a>(
+        &'a self,
+        _params: &'a TreeParams,
+        _message_len: u64,
+        _piece_len: usize,
+        _leaf_kernel: Option<LeafKernel>,
+        _pool: &'a rayon::ThreadPool,
+        _times: &mut Timings,
+    ) -> Result<Box<dyn LeafEngine + 'a>, HashError> {
+        match *self {}
+    }
+
+    pub(crate) fn begin_chunks<'a>(
+        &'a self,
+        _spec: &LeafSpec,
+        _chunk_len: usize,
+        _piece_len: usize,
+        _pool: &'a rayon::ThreadPool,
+        _times: &mut Timings,
+    ) -> Result<Box<dyn ChunkEngine + 'a>, HashError> {
+        match *self {}
+    }
+}
+
+/// The GPUs of one hasher: none.
+pub(crate) struct Fleet;
+
+impl Fleet {
+    pub(crate) fn new(_devices: Devices, _start: Start) -> Fleet {
+        Fleet
+    }
+
+    fn absent() -> GpuError {
+        GpuError::new(NO_DRIVER)
+    }
+
+    pub(crate) fn open_first(&self) -> Result<&GpuBackend, GpuError> {
+        Err(Self::absent())
+    }
+
+    pub(crate) fn open_now(&self) -> Result<Vec<&GpuBackend>, GpuError> {
+        Err(Self::absent())
+    }
+
+    pub(crate) fn start_in_background(&self, _kernels: impl Into<KernelSet>, _piece_len: usize) {}
+
+    pub(crate) fn start_others_in_background(
+        &self,
+        _kernels: impl Into<KernelSet>,
+        _piece_len: usize,
+    ) {
+    }
+
+    pub(crate) fn prepare_now(&self, _kernels: impl Into<KernelSet>, _piece_len: usize) {}
+
+    /// Why no GPU could be used: none was started, so no start failed.
+    pub(crate) fn unavailable(&self) -> Option<String> {
+        None
+    }
+
+    pub(crate) fn asked(&self) -> bool {
+        false
+    }
+
+    /// Never used to decide anything: no GPU starts.
+    pub(crate) fn expected_startup(&self) -> Duration {
+        Duration::MAX
+    }
+
+    pub(crate) fn ready(&self, _kernels: impl Into<KernelSet>) -> Vec<(usize, &GpuBackend)> {
+        Vec::new()
+    }
+
+    pub(crate) fn is_ready(&self, _ordinal: usize, _kernels: impl Into<KernelSet>) -> bool {
+        false
+    }
+
+    pub(crate) fn ordinals_ready(&self) -> Vec<usize> {
+        Vec::new()
+    }
+
+    pub(crate) fn failure(&self) -> Option<String> {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{
+        Algorithm, BackendChoice, BackendUsed, HashError, Hasher, HasherOptions, TreeParams,
+    };
+
+    /// A GPU asked for is an error that names the missing feature, as the
+    /// hasher's description of it and on every input; `Auto` hashes on
+    /// the CPU and says why no GPU took part.
+    #[test]
+    fn asking_for_a_gpu_says_that_none_is_built_in() {
+        let params = TreeParams::new(Algorithm::Sha3_256, 2, 4).unwrap();
+        let gpu = Hasher::new(HasherOptions::default().with_backend(BackendChoice::Gpu)).unwrap();
+        for err in [
+            gpu.gpu().err().expect("no GPU"),
+            gpu.hash_bytes(&params, b"abc").err().expect("no GPU"),
+        ] {
+            assert!(
+                matches!(&err, HashError::Gpu(why) if why.contains("`gpu` feature")),
+                "{err}"
+            );
+        }
+        let auto = Hasher::new(HasherOptions::default()).unwrap();
+        let out = auto.hash_bytes(&params, &[7u8; 100_000]).unwrap();
+        assert_eq!(out.backend, BackendUsed::Cpu);
+        assert_eq!(
+            out.digest,
+            crate::reference::tree_hash(&params, &[7u8; 100_000])
+        );
+        assert!(
+            auto.why_no_gpu()
+                .is_some_and(|why| why.contains("`gpu` feature"))
+        );
+    }
+}

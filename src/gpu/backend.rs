@@ -1,0 +1,140 @@
+//! One GPU: its context and streams, its kernels, and the ring of chunk
+//! buffers it lends to one message at a time.
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use cudarc::driver::{CudaContext, CudaStream};
+
+use crate::message;
+use crate::params::TreeParams;
+use crate::trace::trace;
+
+use super::info::GpuInfo;
+use super::kernel_sets::KernelSet;
+use super::kernels::Kernels;
+use super::options::DEFAULT_CHUNK_BYTES;
+use super::pipeline::Slots;
+use super::{Context, GpuError, check_device, guard};
+
+/// Chunks in flight: one being filled, one copying, one being hashed.
+const SLOTS: usize = 3;
+
+/// One GPU, its kernels and its reusable buffers. Opening it costs driver
+/// start-up (each function's kernels are compiled, or loaded from the disk
+/// cache, on first use): keep one per process.
+pub struct GpuBackend {
+    pub(super) ctx: Arc<CudaContext>,
+    pub(super) compute: Arc<CudaStream>,
+    pub(super) copy: Arc<CudaStream>,
+    pub(super) kernels: Kernels,
+    pub(super) slots: Mutex<Option<Slots>>,
+    pub(super) chunk_bytes: usize,
+    pub(super) info: GpuInfo,
+    /// Tests only: every message fails after this many chunks.
+    pub(crate) fail_after_chunks: Option<usize>,
+}
+
+impl GpuBackend {
+    /// Opens CUDA device `ordinal` (no kernel is compiled yet).
+    pub(crate) fn open(ordinal: usize, chunk_bytes: Option<usize>) -> Result<GpuBackend, GpuError> {
+        guard("starting the GPU", || {
+            Self::open_inner(ordinal, chunk_bytes)
+        })
+    }
+
+    fn open_inner(ordinal: usize, chunk_bytes: Option<usize>) -> Result<GpuBackend, GpuError> {
+        let start = Instant::now();
+        check_device(ordinal)?;
+        let ctx = CudaContext::new(ordinal).context("creating a CUDA context")?;
+        // This backend orders its streams with its own events.
+        // SAFETY: called before any allocation in this context.
+        unsafe { ctx.disable_event_tracking() };
+        let (major, minor) = ctx.compute_capability().context("reading the device")?;
+        let name = ctx.name().context("reading the device name")?;
+        let memory_bytes = ctx.total_mem().context("reading the device memory")?;
+        let compute = ctx.new_stream().context("creating a stream")?;
+        let copy = ctx.new_stream().context("creating a stream")?;
+        let arch = format!("sm_{major}{minor}");
+        let kernels = Kernels::new(ctx.clone(), arch.clone());
+        Ok(GpuBackend {
+            ctx,
+            compute,
+            copy,
+            kernels,
+            slots: Mutex::new(None),
+            chunk_bytes: chunk_bytes.unwrap_or(DEFAULT_CHUNK_BYTES),
+            fail_after_chunks: None,
+            info: GpuInfo {
+                ordinal,
+                name,
+                arch,
+                memory_bytes,
+                init: start.elapsed(),
+            },
+        })
+    }
+
+    pub fn info(&self) -> &GpuInfo {
+        &self.info
+    }
+
+    /// Starts what a digest with `kernels` (an LI tree's, or a standard
+    /// function's chunk kernel) in pieces of `piece_len` bytes will need, so
+    /// that it is ready before the first piece: its kernels and the chunk
+    /// buffers.
+    pub(crate) fn prepare(
+        &self,
+        kernels: impl Into<KernelSet>,
+        piece_len: usize,
+    ) -> Result<(), GpuError> {
+        let kernels = kernels.into();
+        guard("starting the GPU", || {
+            self.kernels.ready(kernels)?;
+            let ordinal = self.info.ordinal;
+            trace(|| format!("GPU {ordinal}: {kernels} kernels loaded"));
+            let slots = self.take_slots(self.buffer_len(piece_len))?;
+            self.return_slots(slots);
+            Ok(())
+        })
+    }
+
+    /// The pieces this backend cuts when it begins a message alone.
+    pub(super) fn piece_len(&self, params: &TreeParams) -> usize {
+        message::piece_len(params.block_size(), self.chunk_bytes)
+    }
+
+    /// Bytes per chunk buffer for pieces of `piece_len` bytes. A piece of
+    /// up to two chunks fits one buffer: split in two, it leaves a short
+    /// second chunk that costs a whole turn of the ring (measured: 34
+    /// against 45 GB/s on 34 MiB pieces, H200 machine). Longer pieces are
+    /// cut into chunks, so that the pinned ring stays small.
+    pub(super) fn buffer_len(&self, piece_len: usize) -> usize {
+        if piece_len <= 2 * self.chunk_bytes {
+            piece_len.max(self.chunk_bytes)
+        } else {
+            self.chunk_bytes
+        }
+    }
+
+    /// The ring of chunk buffers, lent to one message: the backend's own
+    /// when it is free and large enough, else new ones of `capacity` bytes
+    /// each (the time is charged to GPU start-up: it is paid once per
+    /// process for inputs of similar size).
+    pub(super) fn take_slots(&self, capacity: usize) -> Result<Slots, GpuError> {
+        if let Some(kept) = self.slots.lock().ok().and_then(|mut s| s.take()) {
+            if kept.capacity() >= capacity {
+                return Ok(kept);
+            }
+            drop(kept); // unpinned before new buffers are pinned
+        }
+        Slots::new(self, SLOTS, capacity.max(1))
+    }
+
+    /// Takes back the ring lent by [`GpuBackend::take_slots`].
+    pub(super) fn return_slots(&self, slots: Slots) {
+        if let Ok(mut kept) = self.slots.lock() {
+            *kept = Some(slots);
+        }
+    }
+}

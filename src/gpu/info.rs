@@ -1,0 +1,24 @@
+//! What a GPU is, as found when it started.
+
+use std::time::Duration;
+
+/// What was found and how long starting it took.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct GpuInfo {
+    pub ordinal: usize,
+    pub name: String,
+    /// The architecture the kernels were compiled for, e.g. `sm_90`.
+    pub arch: String,
+    pub memory_bytes: usize,
+    /// Driver initialisation, device count and context creation. (Kernels
+    /// are compiled later, per algorithm, and charged to `Timings::compile`.)
+    pub init: Duration,
+}
+
+impl GpuInfo {
+    /// Its name as an engine sharing an input: `gpu` and the ordinal.
+    pub(crate) fn engine_name(&self) -> String {
+        format!("gpu{}", self.ordinal)
+    }
+}

@@ -1,0 +1,101 @@
+//! What a caller chooses about the GPUs, and the defaults: which devices,
+//! how a file's bytes reach them, which leaf kernel, how long a chunk.
+//! Nothing here calls CUDA.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Bytes per chunk copied to the device and absorbed by one kernel launch.
+pub const DEFAULT_CHUNK_BYTES: usize = 32 << 20;
+
+/// How a mapped file's bytes reach the device.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CopyMode {
+    /// CPU threads copy each chunk into pinned buffers, which the GPU reads.
+    #[default]
+    Staging,
+    /// The file is mapped a window at a time, each window is pinned
+    /// (cuMemHostRegister, read-only) and the GPU reads it directly. Bytes
+    /// that are not a file mapping (`Hasher::hash_bytes`) are staged.
+    Register,
+}
+
+/// Which CUDA devices to use.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Devices {
+    /// Every visible device.
+    #[default]
+    All,
+    /// These ordinals, in this order.
+    List(Vec<usize>),
+}
+
+impl fmt::Display for Devices {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Devices::All => f.write_str("all"),
+            Devices::List(list) => {
+                let names: Vec<String> = list.iter().map(usize::to_string).collect();
+                f.write_str(&names.join(","))
+            }
+        }
+    }
+}
+
+impl FromStr for Devices {
+    type Err = String;
+
+    /// `all`, or ordinals separated by commas (`0`, `0,1`), each once.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.eq_ignore_ascii_case("all") {
+            return Ok(Devices::All);
+        }
+        let mut list = Vec::new();
+        for part in s.split(',') {
+            let ordinal: usize = part.trim().parse().map_err(|_| {
+                format!("'{part}' is not a device number (expected all, or numbers like 0,1)")
+            })?;
+            if list.contains(&ordinal) {
+                return Err(format!("device {ordinal} is listed twice"));
+            }
+            list.push(ordinal);
+        }
+        Ok(Devices::List(list))
+    }
+}
+
+/// Trees with at most this many leaves absorb one warp per leaf; larger
+/// ones one thread per leaf (docs/PERFORMANCE.md, "Few leaves", measured).
+pub const WARP_PER_LEAF_MAX_LEAVES: u64 = 2048;
+
+/// How the leaves of a tree are spread over the GPU's threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LeafKernel {
+    /// One thread holds one leaf's whole state (`absorb_leaves`): best when
+    /// there are enough leaves to fill the GPU.
+    ThreadPerLeaf,
+    /// One warp shares one leaf's state, a lane of it per thread
+    /// (`absorb_leaves_warp`, kernels/few_leaves.cu): best for few leaves.
+    WarpPerLeaf,
+}
+
+impl LeafKernel {
+    /// The faster kernel for a tree of `leaves` leaves.
+    pub fn for_leaves(leaves: u64) -> LeafKernel {
+        if leaves <= WARP_PER_LEAF_MAX_LEAVES {
+            LeafKernel::WarpPerLeaf
+        } else {
+            LeafKernel::ThreadPerLeaf
+        }
+    }
+}
+
+/// How each device is started.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Start {
+    /// Bytes per chunk (`None`: the default).
+    pub(crate) chunk_bytes: Option<usize>,
+    /// Tests only: every message fails after this many chunks.
+    pub(crate) fail_after_chunks: Option<usize>,
+}
