@@ -3,10 +3,12 @@
 //! every piece but the last is a whole number of blocks, so a backend never
 //! sees half a block.
 //!
-//! A file is never mapped whole: its pieces are mapped one window at a time
-//! on a helper thread, read in ahead of the backend and unmapped behind it,
-//! so that memory stays bounded and the disk stays busy. A stream is read on
-//! a helper thread into one buffer while the backend absorbs the other.
+//! A file's pieces are mapped one window at a time on a helper thread, read
+//! in ahead of the backend and unmapped behind it, so that memory stays
+//! bounded and the disk stays busy; or mapped whole once, for a backend
+//! whose pieces hold no state ([`Access::MapWhole`]); or left for the
+//! backend to read. A stream is read on a helper thread into one buffer
+//! while the backend absorbs the other.
 
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -142,8 +144,16 @@ impl Piece<'_> {
 /// How a backend wants a file's bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Access {
-    /// Mapped pieces (the CPU reads them in place).
+    /// Mapped pieces (the CPU reads them in place), a window at a time.
     Map,
+    /// Mapped pieces, all of one mapping of the whole file made at the
+    /// start and unmapped at the end, its pages read in as the backend
+    /// first touches them (as b3sum and k12sum map a file): no window is
+    /// mapped, read in or unmapped while the backend hashes, so no thread
+    /// waits for the mmap lock and none is interrupted to flush its TLB.
+    /// The pages touched stay mapped until the end: the resident set grows
+    /// to the file's size, all of it page cache that the kernel may reclaim.
+    MapWhole,
     /// Unread pieces (the GPU reads them into its pinned buffers).
     Read,
 }
@@ -210,7 +220,7 @@ pub(crate) fn for_each_piece_of_file(
     let block_size = params.block_size();
     let piece_len = match access {
         Access::Map => piece_len.min((MAX_PIECE / block_size).max(1) * block_size),
-        Access::Read => piece_len,
+        Access::MapWhole | Access::Read => piece_len,
     };
     let file_len = input.len();
     let mut offset = 0u64;
@@ -235,7 +245,9 @@ pub(crate) fn for_each_piece_of_file(
             }
             // A small file is read: a mapping would cost more in system
             // calls, page faults and the unmapping than copying its bytes.
-            Access::Map if len <= SMALL_FILE_READ && !unmapped.load(Ordering::Relaxed) => {
+            Access::Map | Access::MapWhole
+                if len <= SMALL_FILE_READ && !unmapped.load(Ordering::Relaxed) =>
+            {
                 let mut bytes = vec![0u8; len];
                 input.read_exact_at(&mut bytes, offset)?;
                 absorb(Piece::Memory(&bytes))?;
@@ -243,7 +255,7 @@ pub(crate) fn for_each_piece_of_file(
                 Ok(())
             }
             // Mapped here unless the engines read the file themselves.
-            Access::Map => {
+            Access::Map | Access::MapWhole => {
                 let (window, mut at) = (Window::Unread(offset, len), offset);
                 // The window, if mapped, is unmapped as it drops.
                 absorb_window(input, window, &mut at, unmapped, progress, &mut absorb)?;
@@ -261,6 +273,26 @@ pub(crate) fn for_each_piece_of_file(
                 for (offset, len) in ranges {
                     let _ = reached.send(offset);
                     absorb(Piece::Unread { input, offset, len })?;
+                    progress.advance(len as u64);
+                }
+                Ok(())
+            }
+            Access::MapWhole => {
+                let whole = input.map_unread(offset, (file_len - offset) as usize)?;
+                // Dropped before the mapping (declared after it): a window
+                // is unregistered before it is unmapped.
+                let guard = sigbus::guard(&whole);
+                for (at, len) in ranges {
+                    let _ = reached.send(at);
+                    let start = (at - offset) as usize;
+                    absorb(Piece::Mapped {
+                        bytes: &whole[start..start + len],
+                        input,
+                        offset: at,
+                    })?;
+                    if let Some(failed) = guard.as_ref().and_then(|g| g.failed_at()) {
+                        return Err(input.window_failed(offset + failed as u64));
+                    }
                     progress.advance(len as u64);
                 }
                 Ok(())
