@@ -49,6 +49,7 @@ mod walk;
 pub(crate) mod workers;
 
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use crate::engine::LeafEngine;
 use crate::error::HashError;
@@ -84,9 +85,24 @@ const LEAVES_CACHED_PER_THREAD: u64 = 16384;
 /// windows of the longest, peak RSS would reach the states plus 512 MiB.
 const ONE_BLOCK_PER_LEAF_PIECE: usize = message::MAX_PIECE / 2;
 
+/// rayon's own default number of threads, which its pool would start:
+/// `RAYON_NUM_THREADS` when that is a positive number, else one per CPU
+/// this process may run on.
+fn default_threads() -> usize {
+    std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .filter(|&n: &usize| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// The CPU backend: a pool of worker threads and the code path they run.
 pub struct CpuBackend {
-    pool: rayon::ThreadPool,
+    /// Started when first needed: an input hashed inline (one small file)
+    /// never needs it, and starting a thread per core took longer than
+    /// hashing such a file (docs/PERFORMANCE.md, "A 1 KiB file").
+    pool: OnceLock<rayon::ThreadPool>,
+    threads: usize,
     /// Set by the caller (tests), else chosen per input.
     piece_bytes: Option<usize>,
     platform: Platform,
@@ -102,28 +118,43 @@ impl CpuBackend {
         path: CpuPath,
     ) -> Result<Self, HashError> {
         let platform = Platform::new(path)?;
-        let mut builder = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("treehash-{i}"));
-        if let Some(n) = threads {
-            builder = builder.num_threads(n);
-        }
-        let pool = builder
-            .build()
-            .map_err(|e| HashError::Threads(e.to_string()))?;
         Ok(CpuBackend {
-            pool,
+            pool: OnceLock::new(),
+            threads: threads.filter(|&n| n > 0).unwrap_or_else(default_threads),
             piece_bytes,
             platform,
         })
     }
 
-    /// The worker threads (the GPU backend borrows them to stage chunks).
+    /// The worker threads (the GPU backend borrows them to stage chunks),
+    /// started on the first call.
+    ///
+    /// # Panics
+    ///
+    /// If the system lets this process start no thread at all, as
+    /// `std::thread::spawn` does.
     pub fn pool(&self) -> &rayon::ThreadPool {
-        &self.pool
+        self.pool.get_or_init(|| {
+            let build = |n| {
+                rayon::ThreadPoolBuilder::new()
+                    .thread_name(|i| format!("treehash-{i}"))
+                    .num_threads(n)
+                    .build()
+            };
+            // Fewer threads than asked rather than none, where the system
+            // refuses that many.
+            build(self.threads)
+                .or_else(|_| build(1))
+                .unwrap_or_else(|e| panic!("cannot start a worker thread: {e}"))
+        })
     }
 
-    /// The number of worker threads.
+    /// The number of worker threads (the pool's, once started).
     pub fn threads(&self) -> usize {
-        self.pool.current_num_threads()
+        match self.pool.get() {
+            Some(pool) => pool.current_num_threads(),
+            None => self.threads,
+        }
     }
 
     /// The root digest from the outputs of the leaves that hold a block, in

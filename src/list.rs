@@ -199,8 +199,27 @@ impl Hasher {
         progress: &dyn Progress,
         mut done: impl FnMut(T, ListResult) -> Result<(), E> + Send,
     ) -> Result<(), E> {
-        let threads = self.cpu().threads();
         let mut items = items.into_iter();
+        // A list of one input (a command line naming one file) is that input
+        // on every engine, from this thread: a small one is hashed inline
+        // without starting the pool (which cost more than its hashing), a
+        // longer one on every core rather than on one worker.
+        let mut items = match (items.next(), items.next()) {
+            (Some((tag, input)), None) => {
+                let result = input.map(|input| {
+                    let progress = &Advance(progress);
+                    self.hash_path_on(
+                        input.params.as_ref(),
+                        &input.path,
+                        progress,
+                        Placement::Engines,
+                    )
+                });
+                return done(tag, result);
+            }
+            (first, second) => first.into_iter().chain(second).chain(items),
+        };
+        let threads = self.cpu().threads();
         let mut list = Driver {
             waiting: VecDeque::new(),
             first: 0,
