@@ -149,6 +149,12 @@ impl CpuBackend {
         })
     }
 
+    /// Whether the pool was started.
+    #[cfg(test)]
+    pub(crate) fn pool_started(&self) -> bool {
+        self.pool.get().is_some()
+    }
+
     /// The number of worker threads (the pool's, once started).
     pub fn threads(&self) -> usize {
         match self.pool.get() {
