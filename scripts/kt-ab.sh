@@ -14,6 +14,13 @@
 # thread on a 1 GiB copy (the per-core rates of KT128, ParallelHash256 and
 # LI H = 8, and k12sum's); KT128 of a 1 KiB file against k12sum, 50 runs.
 # Checks that every variant's digest agrees, and KT128's with k12sum's.
+#
+# Variants: windows,serial (main before: windows mapped, read in and
+# unmapped by helper threads, chaining values fed after each piece);
+# windows (the same, values fed beside the next piece); whole (one mapping
+# of the file, faulted in by the workers, as b3sum and k12sum do); pread
+# (each task reads its 512 KiB run into its worker's buffer; the default).
+# whole and pread walk 128 MiB pieces unless piece=MIB says otherwise.
 set -euo pipefail
 bin=${1:?usage: kt-ab.sh TREEHASH_BINARY FILE_8GIB [ROUNDS]}
 file=${2:?usage: kt-ab.sh TREEHASH_BINARY FILE_8GIB [ROUNDS]}
@@ -23,7 +30,7 @@ PATH="$PATH:$(dirname "$bin")"
 for tool in k12sum b3sum; do
     command -v "$tool" >/dev/null || { echo "kt-ab.sh: $tool not on PATH" >&2; exit 1; }
 done
-variants=(windows windows,serial whole whole,piece=128 pread pread,piece=128 pread,piece=512)
+variants=(windows,serial windows whole whole,piece=32 pread pread,piece=32 pread,piece=512)
 work=$(mktemp -d "${TMPDIR:-/tmp}/kt-ab.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 head -c $((1 << 30)) "$file" >"$work/1g.bin"

@@ -66,6 +66,12 @@ pub(crate) use routing::{INLINE_MAX, off_rayon_workers};
 /// Bytes handed to the thread pool at a time: large enough that a dispatch
 /// costs nothing, small enough for a smooth progress bar.
 const PIECE_TARGET: usize = 32 << 20;
+/// Bytes a piece of a standard function's file holds when the CPU reads its
+/// chunks per task or from one mapping of the whole file
+/// (`standard::run::FileAccess`): nothing of such a piece stays in memory,
+/// and the workers wait for each other at the end of each piece, so longer
+/// pieces cost nothing and waste less (more tasks per thread per piece).
+const STANDARD_FILE_PIECE_TARGET: usize = 128 << 20;
 /// A piece spans at least this many stripes (up to `message::MAX_PIECE`
 /// bytes), so that each leaf absorbs several blocks while its state is cached.
 const STRIPES_PER_PIECE: u64 = 4;
@@ -231,6 +237,12 @@ impl CpuBackend {
     /// its chunks, unlike LI's leaves, hold no state from piece to piece.
     pub(crate) fn standard_piece_target(&self) -> usize {
         self.piece_bytes.unwrap_or(PIECE_TARGET)
+    }
+
+    /// About how many bytes a piece of a standard function's file holds
+    /// when the CPU reads its chunks itself (not through mapped windows).
+    pub(crate) fn standard_file_piece_target(&self) -> usize {
+        self.piece_bytes.unwrap_or(STANDARD_FILE_PIECE_TARGET)
     }
 
     /// The piece length for `params`: a mapped piece costs nothing to hand

@@ -75,9 +75,10 @@ pub(crate) enum FileAccess {
 /// TEMPORARY, for issue 23's A/B runs on the 16-core machine
 /// (scripts/kt-ab.sh); delete with it once a variant is chosen:
 /// `TREEHASH_DEV_STD_ACCESS=windows|whole|pread[,piece=MIB][,serial]` picks
-/// the file access, the piece length in MiB (whole and pread), and
-/// `serial` feeds each round's chaining values to the last node before the
-/// next round is hashed instead of beside it.
+/// the file access (default pread), the piece length in MiB (whole and
+/// pread; default `CpuBackend::standard_file_piece_target`), and `serial`
+/// feeds each round's chaining values to the last node before the next
+/// round is hashed instead of beside it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct DevAccess {
     pub(crate) access: FileAccess,
@@ -88,7 +89,7 @@ pub(crate) struct DevAccess {
 impl DevAccess {
     /// The default when the variable is not set.
     const DEFAULT: DevAccess = DevAccess {
-        access: FileAccess::Whole,
+        access: FileAccess::Pread,
         piece: None,
         serial: false,
     };
@@ -333,10 +334,13 @@ fn hash_with<'a>(
         FileAccess::Whole => Access::MapWhole,
         FileAccess::Pread => Access::Read,
     };
-    let piece_len = match (&*input, access, dev.piece) {
-        (Input::File(_), Access::MapWhole | Access::Read, Some(bytes)) => {
+    // A file whose chunks the CPU reads itself, not through windows, is
+    // walked in longer pieces: nothing of them stays in memory.
+    let piece_len = match (&*input, access) {
+        (Input::File(_), Access::MapWhole | Access::Read) if engines.split.cpu_takes_chunks() => {
             let chunk = chunk_len(params);
-            bytes.max(chunk).next_multiple_of(chunk)
+            let target = dev.piece.unwrap_or(cpu.standard_file_piece_target());
+            target.max(chunk).next_multiple_of(chunk)
         }
         _ => piece_len(params, piece_target),
     };
