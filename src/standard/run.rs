@@ -1,9 +1,11 @@
 //! The walk over a message for the standard functions. Pieces of M are
 //! whole chunks (KT's 8192 bytes, ParallelHash's B); the chaining values of
 //! a piece's chunks are computed side by side, then fed to the last node in
-//! order. Nothing of a chunk outlives its piece, so memory is one piece and
-//! its chaining values, whatever the message's length. TurboSHAKE is one
-//! sponge over the whole message, on one thread.
+//! order, by one worker while the others hash the next chunks. Nothing of a
+//! chunk outlives its piece, so memory is one piece (none, for a file whose
+//! chunks the workers read themselves) and two rounds' chaining values,
+//! whatever the message's length. TurboSHAKE is one sponge over the whole
+//! message, on one thread.
 //!
 //! [`Walk`] is the state between pieces (the last node and an unfinished
 //! last chunk), which `crate::stream` keeps between the parts of an input
