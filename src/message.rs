@@ -637,7 +637,7 @@ mod tests {
                 let prefix = vec![0x5C; prefix_len];
                 let p = params(&prefix, 136 * 8);
                 let want = slice_pieces(&prefix, &file, 136 * 8, 136 * 8 * 4);
-                for access in [Access::Map, Access::Read] {
+                for access in [Access::Map, Access::MapWhole, Access::Read] {
                     let Source::File(input) = Source::open(&path).unwrap() else {
                         panic!("a regular file");
                     };

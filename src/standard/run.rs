@@ -107,7 +107,7 @@ impl DevAccess {
 
     fn parse(value: &str) -> DevAccess {
         let mut dev = DevAccess::DEFAULT;
-        for word in value.split(',') {
+        for word in value.split(',').filter(|w| !w.trim().is_empty()) {
             match word.trim() {
                 "windows" => dev.access = FileAccess::Windows,
                 "whole" => dev.access = FileAccess::Whole,
