@@ -67,10 +67,11 @@ pub(crate) use routing::{INLINE_MAX, off_rayon_workers};
 /// costs nothing, small enough for a smooth progress bar.
 const PIECE_TARGET: usize = 32 << 20;
 /// Bytes a piece of a standard function's file holds when the CPU reads its
-/// chunks per task or from one mapping of the whole file
-/// (`standard::run::FileAccess`): nothing of such a piece stays in memory,
-/// and the workers wait for each other at the end of each piece, so longer
-/// pieces cost nothing and waste less (more tasks per thread per piece).
+/// chunks per task (`standard::run::hash`): nothing of such a piece stays
+/// in memory, and the workers wait for each other at the end of each piece,
+/// so longer pieces cost nothing and waste less (more tasks per thread per
+/// piece). 128 MiB beat 32 and 512 for KT128 on the H200 machine
+/// (docs/PERFORMANCE.md).
 const STANDARD_FILE_PIECE_TARGET: usize = 128 << 20;
 /// A piece spans at least this many stripes (up to `message::MAX_PIECE`
 /// bytes), so that each leaf absorbs several blocks while its state is cached.

@@ -1,7 +1,6 @@
 //! Opening an input. A regular file (standard input too, when it is one) is
 //! read from where its offset stands to its end, by ranges: mapped a window
-//! at a time, mapped whole (the standard functions' chunks on the CPU) or
-//! read with pread. Everything else (pipes,
+//! at a time or read with pread, never mapped whole. Everything else (pipes,
 //! terminals, character devices, files that report size 0 such as those of
 //! /proc) is read as a stream.
 //!
@@ -271,7 +270,21 @@ impl InputFile {
     /// the window still raises SIGBUS, which the command-line tool turns
     /// into an error message.
     pub(crate) fn map(&self, offset: u64, len: usize) -> Result<Mmap, HashError> {
-        let map = self.map_unread(offset, len)?;
+        let now = self.file.metadata()?.len();
+        if now < self.start + offset + len as u64 {
+            return Err(self.shrunk(now));
+        }
+        // SAFETY: a read-only shared mapping of a regular file. Rust's
+        // aliasing rules assume the bytes behind `&[u8]` do not change; a
+        // concurrent writer breaks that assumption only for the values of
+        // bytes that are hashed, never for addresses or lengths, as the
+        // function's documentation explains.
+        let map = unsafe {
+            MmapOptions::new()
+                .offset(self.start + offset)
+                .len(len)
+                .map(&self.file)
+        }?;
         // Read in a step at a time: MADV_POPULATE_READ holds the process's
         // mmap lock, and a whole window's populate (about 1.7 ms per 32 MiB)
         // kept the CUDA driver's start-up, which maps memory many times,
@@ -299,31 +312,6 @@ impl InputFile {
         if let Some(hook) = &*tests::WINDOW_READ_IN.lock().unwrap() {
             hook(&self.file, offset..offset + len as u64);
         }
-        Ok(map)
-    }
-
-    /// Maps `len` bytes from `offset` of the input, read-only, without
-    /// reading them in: each page is read in when it is first touched, by
-    /// the thread that touches it. A page that cannot be read in then (a
-    /// shrunk file, a failing disk) raises SIGBUS, which `sigbus::recover`
-    /// survives for a registered window. The same sharing caveats as
-    /// [`InputFile::map`] hold.
-    pub(crate) fn map_unread(&self, offset: u64, len: usize) -> Result<Mmap, HashError> {
-        let now = self.file.metadata()?.len();
-        if now < self.start + offset + len as u64 {
-            return Err(self.shrunk(now));
-        }
-        // SAFETY: a read-only shared mapping of a regular file. Rust's
-        // aliasing rules assume the bytes behind `&[u8]` do not change; a
-        // concurrent writer breaks that assumption only for the values of
-        // bytes that are hashed, never for addresses or lengths, as `map`'s
-        // documentation explains.
-        let map = unsafe {
-            MmapOptions::new()
-                .offset(self.start + offset)
-                .len(len)
-                .map(&self.file)
-        }?;
         Ok(map)
     }
 
@@ -438,7 +426,7 @@ impl Stamp {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
     use std::io::Read;
     use std::os::unix::fs::MetadataExt;
@@ -591,21 +579,6 @@ pub(crate) mod tests {
         unsafe { libc::abort() };
     }
 
-    /// Installs [`on_sigbus`] for this test binary (other modules' tests of
-    /// mapped inputs cut short call it too); returns how many faults it has
-    /// recovered so far.
-    pub(crate) fn recover_sigbus() -> usize {
-        // SAFETY: installs a handler that only calls async-signal-safe code.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_sigbus as *const () as libc::sighandler_t;
-            action.sa_flags = libc::SA_SIGINFO;
-            libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut());
-        }
-        FAULTS.load(Ordering::SeqCst)
-    }
-
     /// Cuts the file to `to` bytes when the first piece has been hashed,
     /// once `ready` says that the window after it has been read in.
     struct CutWhenReady {
@@ -639,7 +612,14 @@ pub(crate) mod tests {
     /// before it (the window read in, then the cut), never for time.
     #[test]
     fn a_file_cut_under_the_window_being_hashed_gets_an_error_not_a_crash() {
-        recover_sigbus();
+        // SAFETY: installs a handler that only calls async-signal-safe code.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_sigbus as *const () as libc::sighandler_t;
+            action.sa_flags = libc::SA_SIGINFO;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut());
+        }
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("cut.bin");
         std::fs::write(&path, vec![9u8; 8 << 20]).unwrap();

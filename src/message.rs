@@ -3,12 +3,10 @@
 //! every piece but the last is a whole number of blocks, so a backend never
 //! sees half a block.
 //!
-//! A file's pieces are mapped one window at a time on a helper thread, read
-//! in ahead of the backend and unmapped behind it, so that memory stays
-//! bounded and the disk stays busy; or mapped whole once, for a backend
-//! whose pieces hold no state ([`Access::MapWhole`]); or left for the
-//! backend to read. A stream is read on a helper thread into one buffer
-//! while the backend absorbs the other.
+//! A file is never mapped whole: its pieces are mapped one window at a time
+//! on a helper thread, read in ahead of the backend and unmapped behind it,
+//! so that memory stays bounded and the disk stays busy. A stream is read on
+//! a helper thread into one buffer while the backend absorbs the other.
 
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -144,16 +142,8 @@ impl Piece<'_> {
 /// How a backend wants a file's bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Access {
-    /// Mapped pieces (the CPU reads them in place), a window at a time.
+    /// Mapped pieces (the CPU reads them in place).
     Map,
-    /// Mapped pieces, all of one mapping of the whole file made at the
-    /// start and unmapped at the end, its pages read in as the backend
-    /// first touches them (as b3sum and k12sum map a file): no window is
-    /// mapped, read in or unmapped while the backend hashes, so no thread
-    /// waits for the mmap lock and none is interrupted to flush its TLB.
-    /// The pages touched stay mapped until the end: the resident set grows
-    /// to the file's size, all of it page cache that the kernel may reclaim.
-    MapWhole,
     /// Unread pieces (the GPU reads them into its pinned buffers).
     Read,
 }
@@ -220,7 +210,7 @@ pub(crate) fn for_each_piece_of_file(
     let block_size = params.block_size();
     let piece_len = match access {
         Access::Map => piece_len.min((MAX_PIECE / block_size).max(1) * block_size),
-        Access::MapWhole | Access::Read => piece_len,
+        Access::Read => piece_len,
     };
     let file_len = input.len();
     let mut offset = 0u64;
@@ -245,9 +235,7 @@ pub(crate) fn for_each_piece_of_file(
             }
             // A small file is read: a mapping would cost more in system
             // calls, page faults and the unmapping than copying its bytes.
-            Access::Map | Access::MapWhole
-                if len <= SMALL_FILE_READ && !unmapped.load(Ordering::Relaxed) =>
-            {
+            Access::Map if len <= SMALL_FILE_READ && !unmapped.load(Ordering::Relaxed) => {
                 let mut bytes = vec![0u8; len];
                 input.read_exact_at(&mut bytes, offset)?;
                 absorb(Piece::Memory(&bytes))?;
@@ -255,7 +243,7 @@ pub(crate) fn for_each_piece_of_file(
                 Ok(())
             }
             // Mapped here unless the engines read the file themselves.
-            Access::Map | Access::MapWhole => {
+            Access::Map => {
                 let (window, mut at) = (Window::Unread(offset, len), offset);
                 // The window, if mapped, is unmapped as it drops.
                 absorb_window(input, window, &mut at, unmapped, progress, &mut absorb)?;
@@ -273,26 +261,6 @@ pub(crate) fn for_each_piece_of_file(
                 for (offset, len) in ranges {
                     let _ = reached.send(offset);
                     absorb(Piece::Unread { input, offset, len })?;
-                    progress.advance(len as u64);
-                }
-                Ok(())
-            }
-            Access::MapWhole => {
-                let whole = input.map_unread(offset, (file_len - offset) as usize)?;
-                // Dropped before the mapping (declared after it): a window
-                // is unregistered before it is unmapped.
-                let guard = sigbus::guard(&whole);
-                for (at, len) in ranges {
-                    let _ = reached.send(at);
-                    let start = (at - offset) as usize;
-                    absorb(Piece::Mapped {
-                        bytes: &whole[start..start + len],
-                        input,
-                        offset: at,
-                    })?;
-                    if let Some(failed) = guard.as_ref().and_then(|g| g.failed_at()) {
-                        return Err(input.window_failed(offset + failed as u64));
-                    }
                     progress.advance(len as u64);
                 }
                 Ok(())
@@ -637,7 +605,7 @@ mod tests {
                 let prefix = vec![0x5C; prefix_len];
                 let p = params(&prefix, 136 * 8);
                 let want = slice_pieces(&prefix, &file, 136 * 8, 136 * 8 * 4);
-                for access in [Access::Map, Access::MapWhole, Access::Read] {
+                for access in [Access::Map, Access::Read] {
                     let Source::File(input) = Source::open(&path).unwrap() else {
                         panic!("a regular file");
                     };

@@ -51,77 +51,13 @@ const TASKS_PER_THREAD: usize = 4;
 /// KT's and ParallelHash's usual pieces are one batch.
 const MAX_VALUES_LEN: usize = 4 << 20;
 /// Bytes a task reads at least when it reads its chunks from the file
-/// itself (`FileAccess::Pread`): one system call per task, its bytes still
+/// itself: one system call per task, its bytes still
 /// in the core's cache when they are hashed (64 of KT's chunks).
 const READ_TASK_BYTES: usize = 512 << 10;
 /// A worker keeps its read buffer between tasks up to this size; a task
 /// of longer chunks (ParallelHash with a large B) reads into a buffer of
 /// its own.
 const KEPT_READ_BUFFER: usize = 4 << 20;
-
-/// How the CPU takes a file's chunks when it hashes some (with GPUs
-/// taking none, they read the file themselves).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum FileAccess {
-    /// Windows mapped, read in and unmapped by helper threads
-    /// (`message::Access::Map`).
-    Windows,
-    /// One mapping of the whole file, its pages read in by the workers as
-    /// they touch them (`message::Access::MapWhole`).
-    Whole,
-    /// Each task reads its run of chunks with pread into its worker's
-    /// buffer (`message::Access::Read`): no mapping at all.
-    Pread,
-}
-
-/// TEMPORARY, for issue 23's A/B runs on the 16-core machine
-/// (scripts/kt-ab.sh); delete with it once a variant is chosen:
-/// `TREEHASH_DEV_STD_ACCESS=windows|whole|pread[,piece=MIB][,serial]` picks
-/// the file access (default pread), the piece length in MiB (whole and
-/// pread; default `CpuBackend::standard_file_piece_target`), and `serial`
-/// feeds each round's chaining values to the last node before the next
-/// round is hashed instead of beside it.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct DevAccess {
-    pub(crate) access: FileAccess,
-    pub(crate) piece: Option<usize>,
-    pub(crate) serial: bool,
-}
-
-impl DevAccess {
-    /// The default when the variable is not set.
-    const DEFAULT: DevAccess = DevAccess {
-        access: FileAccess::Pread,
-        piece: None,
-        serial: false,
-    };
-
-    /// Read once per process.
-    pub(crate) fn get() -> DevAccess {
-        static ACCESS: std::sync::OnceLock<DevAccess> = std::sync::OnceLock::new();
-        *ACCESS.get_or_init(|| match std::env::var("TREEHASH_DEV_STD_ACCESS") {
-            Ok(value) => DevAccess::parse(&value),
-            Err(_) => DevAccess::DEFAULT,
-        })
-    }
-
-    fn parse(value: &str) -> DevAccess {
-        let mut dev = DevAccess::DEFAULT;
-        for word in value.split(',').filter(|w| !w.trim().is_empty()) {
-            match word.trim() {
-                "windows" => dev.access = FileAccess::Windows,
-                "whole" => dev.access = FileAccess::Whole,
-                "pread" => dev.access = FileAccess::Pread,
-                "serial" => dev.serial = true,
-                other => match other.strip_prefix("piece=").map(str::parse::<usize>) {
-                    Some(Ok(mib)) if mib > 0 => dev.piece = Some(mib << 20),
-                    _ => eprintln!("treehash: TREEHASH_DEV_STD_ACCESS: {other:?} ignored"),
-                },
-            }
-        }
-        dev
-    }
-}
 
 /// Whole chunks handed to an engine: bytes in memory, or a range of the
 /// input file that the engine reads where it wants them.
@@ -309,45 +245,31 @@ pub(crate) fn hash<'a>(
     piece_target: usize,
     progress: &dyn Progress,
 ) -> Result<Walked, HashError> {
-    let dev = DevAccess::get();
-    hash_with(params, input, cpu, engines, piece_target, progress, dev)
-}
-
-/// [`hash`], a file's chunks read as `dev` says.
-fn hash_with<'a>(
-    params: &StandardParams,
-    input: &mut Input<'_>,
-    cpu: &CpuBackend,
-    engines: Engines<'a, '_>,
-    piece_target: usize,
-    progress: &dyn Progress,
-    dev: DevAccess,
-) -> Result<Walked, HashError> {
     let framing = Blocks(chunk_len(params));
     let total_len = input.known_len();
-    let access = match dev.access {
-        // Engines that read the file themselves while the CPU takes no
-        // chunk: then mapping would only cost time.
-        _ if !engines.split.cpu_takes_chunks() => Access::Read,
-        // TurboSHAKE, one sponge on one thread, finds its windows read in
-        // by helper threads ahead of it.
-        _ if params.standard().leaf_spec().is_none() => Access::Map,
-        FileAccess::Windows => Access::Map,
-        FileAccess::Whole => Access::MapWhole,
-        FileAccess::Pread => Access::Read,
+    let cpu_takes_chunks = engines.split.cpu_takes_chunks();
+    let has_chunks = params.standard().leaf_spec().is_some();
+    // Each task of the CPU's workers reads its run of chunks into its own
+    // buffer, and GPUs that take every chunk read the file themselves;
+    // TurboSHAKE, one sponge on one thread, finds its windows read in by
+    // helper threads ahead of it.
+    let access = if cpu_takes_chunks && !has_chunks {
+        Access::Map
+    } else {
+        Access::Read
     };
-    // A file whose chunks the CPU reads itself, not through windows, is
-    // walked in longer pieces: nothing of them stays in memory.
-    let piece_len = match (&*input, access) {
-        (Input::File(_), Access::MapWhole | Access::Read) if engines.split.cpu_takes_chunks() => {
+    let cpu_reads = cpu_takes_chunks && has_chunks;
+    // A file whose chunks the CPU reads itself is walked in longer pieces:
+    // nothing of them stays in memory.
+    let piece_len = match &*input {
+        Input::File(_) if cpu_reads => {
             let chunk = chunk_len(params);
-            let target = dev.piece.unwrap_or(cpu.standard_file_piece_target());
+            let target = cpu.standard_file_piece_target();
             target.max(chunk).next_multiple_of(chunk)
         }
         _ => piece_len(params, piece_target),
     };
-    let mut cx = Context::new(params, cpu);
-    cx.serial = dev.serial;
+    let cx = Context::new(params, cpu);
     let mut run = Shared::new(cx, engines, total_len, progress);
     let bytes = match input {
         Input::Bytes(data) => {
@@ -410,9 +332,6 @@ pub(crate) struct Context<'a> {
     /// The chunks' sponge (none for TurboSHAKE).
     leaf: Option<LeafSpec>,
     chunk_len: usize,
-    /// TEMPORARY (`DevAccess::serial`): each round's chaining values fed to
-    /// the last node before the next round is hashed.
-    serial: bool,
 }
 
 impl<'a> Context<'a> {
@@ -425,7 +344,6 @@ impl<'a> Context<'a> {
             workers: cpu.workers(),
             leaf: params.standard().leaf_spec(),
             chunk_len: chunk_len(params),
-            serial: DevAccess::get().serial,
         }
     }
 
@@ -643,15 +561,9 @@ impl Walk {
             let to = count.min(from + cx.chunks_per_round());
             let mut values = std::mem::take(&mut self.spare);
             values.resize((to - from) * cv_len, 0);
-            let hashed = if cx.serial {
-                self.flush(cv_len);
-                hash(from..to, &mut values)
-            } else {
-                let (node, pending) = (&mut self.node, &self.pending);
-                let absorb =
-                    || node.absorb_chaining_values(pending, (pending.len() / cv_len) as u64);
-                cx.workers.join(absorb, || hash(from..to, &mut values)).1
-            };
+            let (node, pending) = (&mut self.node, &self.pending);
+            let absorb = || node.absorb_chaining_values(pending, (pending.len() / cv_len) as u64);
+            let hashed = cx.workers.join(absorb, || hash(from..to, &mut values)).1;
             // The values before are in the node now, these are next.
             self.spare = std::mem::replace(&mut self.pending, values);
             self.spare.clear();
@@ -1464,17 +1376,14 @@ mod tests {
         }
     }
 
-    /// Every way of reading a file's chunks on the CPU (windows, one
-    /// mapping, reads per task), each round's chaining values fed to the
-    /// last node beside the next round or after it, in pieces of a few
-    /// chunks or as asked, on the pool and inline: the reference's digest,
-    /// on lengths around the chunk and across many pieces.
+    /// A file's chunks read per task on the CPU, each round's chaining
+    /// values fed to the last node beside the next round, in pieces of a
+    /// few chunks, on the pool and inline: the reference's digest, on
+    /// lengths around the chunk and across many pieces.
     #[test]
-    fn every_file_access_gives_the_reference_digest() {
+    fn a_file_read_per_task_gives_the_reference_digest() {
         use crate::input::Source;
-        let cpu = CpuBackend::new(Some(2), Some(3 * 8192), CpuPath::Auto).unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let accesses = [FileAccess::Windows, FileAccess::Whole, FileAccess::Pread];
         for (case, params) in cases().into_iter().enumerate() {
             let b = chunk_len(&params);
             let lens = [1, b - 1, b, b + 1, 3 * b - 1, 40 * b + 3, 300_001];
@@ -1484,45 +1393,26 @@ mod tests {
                 let path = dir.path().join("m");
                 std::fs::write(&path, &message).unwrap();
                 let want = reference_digest(&params, &message);
-                for access in accesses {
-                    for (serial, piece, inline) in [
-                        (false, None, false),
-                        (true, None, false),
-                        (false, Some(5 * b), false),
-                        (false, None, true),
-                    ] {
-                        let Source::File(file) = Source::open(&path).unwrap() else {
-                            panic!("a regular file");
-                        };
-                        let dev = DevAccess {
-                            access,
-                            piece,
-                            serial,
-                        };
-                        let run = || {
-                            let mut input = Input::File(&file);
-                            let mut none = NoChunkJoiners;
-                            let engines = Engines::cpu_only(&mut none);
-                            hash_with(
-                                &params,
-                                &mut input,
-                                &cpu,
-                                engines,
-                                3 * 8192,
-                                &NoProgress,
-                                dev,
-                            )
-                        };
-                        let out = if inline { cpu.run_alone(run) } else { run() };
-                        let what = format!(
-                            "{} of {len} bytes, {dev:?}, inline {inline}",
-                            params.label()
-                        );
-                        let out = out.unwrap_or_else(|e| panic!("{what}: {e}"));
-                        assert_eq!(out.digest, want, "{what}");
-                        assert_eq!(out.bytes, len as u64, "{what}");
-                        assert_eq!(out.shares[0].bytes, len as u64, "{what}");
-                    }
+                for (piece, inline) in [(3 * 8192, false), (5 * b, false), (3 * 8192, true)] {
+                    let cpu = CpuBackend::new(Some(2), Some(piece), CpuPath::Auto).unwrap();
+                    let Source::File(file) = Source::open(&path).unwrap() else {
+                        panic!("a regular file");
+                    };
+                    let run = || {
+                        let mut input = Input::File(&file);
+                        let mut none = NoChunkJoiners;
+                        let engines = Engines::cpu_only(&mut none);
+                        hash(&params, &mut input, &cpu, engines, piece, &NoProgress)
+                    };
+                    let out = if inline { cpu.run_alone(run) } else { run() };
+                    let what = format!(
+                        "{} of {len} bytes, pieces of {piece}, inline {inline}",
+                        params.label()
+                    );
+                    let out = out.unwrap_or_else(|e| panic!("{what}: {e}"));
+                    assert_eq!(out.digest, want, "{what}");
+                    assert_eq!(out.bytes, len as u64, "{what}");
+                    assert_eq!(out.shares[0].bytes, len as u64, "{what}");
                 }
             }
         }
@@ -1548,61 +1438,34 @@ mod tests {
     }
 
     /// A file cut short after its first piece: the chunks beyond the cut
-    /// fault in the whole file's mapping (SIGBUS, recovered) or are read
-    /// short, and the input ends in an error, not a digest and not a crash.
+    /// are read short, and the input ends in an error, not a digest and not
+    /// a crash.
     #[test]
     fn a_file_cut_while_its_chunks_are_hashed_gets_an_error() {
         use crate::input::Source;
-        use crate::input::tests::recover_sigbus;
-        let faults_before = recover_sigbus();
-        let cpu = CpuBackend::new(Some(2), None, CpuPath::Auto).unwrap();
+        let (len, piece, cut) = (8usize << 20, 1usize << 20, 3u64 << 19);
+        let cpu = CpuBackend::new(Some(2), Some(piece), CpuPath::Auto).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let params = StandardParams::new(Standard::Kt128);
-        let (len, piece, cut) = (8usize << 20, 1usize << 20, 3u64 << 19);
-        for access in [FileAccess::Whole, FileAccess::Pread] {
-            let path = dir.path().join("cut.bin");
-            std::fs::write(&path, bytes(len, 5)).unwrap();
-            let Source::File(file) = Source::open(&path).unwrap() else {
-                panic!("a regular file");
-            };
-            let progress = CutAfterFirstPiece {
-                path: path.clone(),
-                to: cut,
-                done: std::sync::atomic::AtomicBool::new(false),
-            };
-            let dev = DevAccess {
-                access,
-                piece: Some(piece),
-                serial: false,
-            };
-            let mut input = Input::File(&file);
-            let mut none = NoChunkJoiners;
-            let engines = Engines::cpu_only(&mut none);
-            let result = hash_with(&params, &mut input, &cpu, engines, piece, &progress, dev);
-            let err = result
-                .err()
-                .unwrap_or_else(|| panic!("{access:?}: a digest"));
-            assert!(
-                err.to_string().contains("shrank from 8388608 to 1572864"),
-                "{access:?}: {err}"
-            );
-        }
+        let path = dir.path().join("cut.bin");
+        std::fs::write(&path, bytes(len, 5)).unwrap();
+        let Source::File(file) = Source::open(&path).unwrap() else {
+            panic!("a regular file");
+        };
+        let progress = CutAfterFirstPiece {
+            path: path.clone(),
+            to: cut,
+            done: std::sync::atomic::AtomicBool::new(false),
+        };
+        let mut input = Input::File(&file);
+        let mut none = NoChunkJoiners;
+        let engines = Engines::cpu_only(&mut none);
+        let result = hash(&params, &mut input, &cpu, engines, piece, &progress);
+        let err = result.err().expect("an error, not a digest");
         assert!(
-            crate::input::tests::recover_sigbus() > faults_before,
-            "the cut was expected to fault in the whole file's mapping"
+            err.to_string().contains("shrank from 8388608 to 1572864"),
+            "{err}"
         );
-    }
-
-    #[test]
-    fn dev_access_is_read_from_its_words() {
-        let dev = DevAccess::parse("pread,piece=64,serial");
-        assert_eq!(dev.access, FileAccess::Pread);
-        assert_eq!(dev.piece, Some(64 << 20));
-        assert!(dev.serial);
-        let dev = DevAccess::parse("windows");
-        assert_eq!(dev.access, FileAccess::Windows);
-        assert_eq!(dev.piece, None);
-        assert!(!dev.serial);
     }
 
     #[test]
