@@ -49,6 +49,7 @@ mod walk;
 pub(crate) mod workers;
 
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use crate::engine::LeafEngine;
 use crate::error::HashError;
@@ -64,6 +65,13 @@ pub(crate) use routing::{INLINE_MAX, off_rayon_workers};
 /// Bytes handed to the thread pool at a time: large enough that a dispatch
 /// costs nothing, small enough for a smooth progress bar.
 const PIECE_TARGET: usize = 32 << 20;
+/// Bytes a piece of a standard function's file holds when the CPU reads its
+/// chunks per task (`standard::run::hash`): nothing of such a piece stays
+/// in memory, and the workers wait for each other at the end of each piece,
+/// so longer pieces cost nothing and waste less (more tasks per thread per
+/// piece). 128 MiB beat 32 and 512 for KT128 on the H200 machine
+/// (docs/PERFORMANCE.md).
+const STANDARD_FILE_PIECE_TARGET: usize = 128 << 20;
 /// A piece spans at least this many stripes (up to `message::MAX_PIECE`
 /// bytes), so that each leaf absorbs several blocks while its state is cached.
 const STRIPES_PER_PIECE: u64 = 4;
@@ -83,9 +91,24 @@ const LEAVES_CACHED_PER_THREAD: u64 = 16384;
 /// longest would take up to 640 MiB.
 const ONE_BLOCK_PER_LEAF_PIECE: usize = message::MAX_PIECE / 2;
 
+/// rayon's own default number of threads, which its pool would start:
+/// `RAYON_NUM_THREADS` when that is a positive number, else one per CPU
+/// this process may run on.
+fn default_threads() -> usize {
+    std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .filter(|&n: &usize| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// The CPU backend: a pool of worker threads and the code path they run.
 pub(crate) struct CpuBackend {
-    pool: rayon::ThreadPool,
+    /// Started when first needed: an input hashed inline (one small file)
+    /// never needs it, and starting a thread per core took longer than
+    /// hashing such a file (docs/PERFORMANCE.md, "A 1 KiB file").
+    pool: OnceLock<rayon::ThreadPool>,
+    threads: usize,
     /// Set by the caller (tests), else chosen per input.
     piece_bytes: Option<usize>,
     platform: Platform,
@@ -101,28 +124,49 @@ impl CpuBackend {
         path: CpuPath,
     ) -> Result<Self, HashError> {
         let platform = Platform::new(path)?;
-        let mut builder = rayon::ThreadPoolBuilder::new().thread_name(|i| format!("treehash-{i}"));
-        if let Some(n) = threads {
-            builder = builder.num_threads(n);
-        }
-        let pool = builder
-            .build()
-            .map_err(|e| HashError::Threads(e.to_string()))?;
         Ok(CpuBackend {
-            pool,
+            pool: OnceLock::new(),
+            threads: threads.filter(|&n| n > 0).unwrap_or_else(default_threads),
             piece_bytes,
             platform,
         })
     }
 
-    /// The worker threads (the GPU backend borrows them to stage chunks).
+    /// The worker threads (the GPU backend borrows them to stage chunks),
+    /// started on the first call.
+    ///
+    /// # Panics
+    ///
+    /// If the system lets this process start no thread at all, as
+    /// `std::thread::spawn` does.
     pub(crate) fn pool(&self) -> &rayon::ThreadPool {
-        &self.pool
+        self.pool.get_or_init(|| {
+            let build = |n| {
+                rayon::ThreadPoolBuilder::new()
+                    .thread_name(|i| format!("treehash-{i}"))
+                    .num_threads(n)
+                    .build()
+            };
+            // Fewer threads than asked rather than none, where the system
+            // refuses that many.
+            build(self.threads)
+                .or_else(|_| build(1))
+                .unwrap_or_else(|e| panic!("cannot start a worker thread: {e}"))
+        })
     }
 
-    /// The number of worker threads.
+    /// Whether the pool was started.
+    #[cfg(test)]
+    pub(crate) fn pool_started(&self) -> bool {
+        self.pool.get().is_some()
+    }
+
+    /// The number of worker threads (the pool's, once started).
     pub(crate) fn threads(&self) -> usize {
-        self.pool.current_num_threads()
+        match self.pool.get() {
+            Some(pool) => pool.current_num_threads(),
+            None => self.threads,
+        }
     }
 
     /// The root digest from the outputs of the leaves that hold a block, in
@@ -193,6 +237,12 @@ impl CpuBackend {
     /// its chunks, unlike LI's leaves, hold no state from piece to piece.
     pub(crate) fn standard_piece_target(&self) -> usize {
         self.piece_bytes.unwrap_or(PIECE_TARGET)
+    }
+
+    /// About how many bytes a piece of a standard function's file holds
+    /// when the CPU reads its chunks itself (not through mapped windows).
+    pub(crate) fn standard_file_piece_target(&self) -> usize {
+        self.piece_bytes.unwrap_or(STANDARD_FILE_PIECE_TARGET)
     }
 
     /// The piece length for `params`: a mapped piece costs nothing to hand

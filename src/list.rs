@@ -199,8 +199,27 @@ impl Hasher {
         progress: &dyn Progress,
         mut done: impl FnMut(T, ListResult) -> Result<(), E> + Send,
     ) -> Result<(), E> {
-        let threads = self.cpu().threads();
         let mut items = items.into_iter();
+        // A list of one input (a command line naming one file) is that input
+        // on every engine, from this thread: a small one is hashed inline
+        // without starting the pool (which cost more than its hashing), a
+        // longer one on every core rather than on one worker.
+        let mut items = match (items.next(), items.next()) {
+            (Some((tag, input)), None) => {
+                let result = input.map(|input| {
+                    let progress = &Advance(progress);
+                    self.hash_path_on(
+                        input.params.as_ref(),
+                        &input.path,
+                        progress,
+                        Placement::Engines,
+                    )
+                });
+                return done(tag, result);
+            }
+            (first, second) => first.into_iter().chain(second).chain(items),
+        };
+        let threads = self.cpu().threads();
         let mut list = Driver {
             waiting: VecDeque::new(),
             first: 0,
@@ -424,5 +443,79 @@ impl Progress for Advance<'_> {
 
     fn engines(&self, shares: &[crate::EngineShare]) {
         self.0.engines(shares);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::standard::{Standard, StandardParams};
+    use crate::{BackendChoice, HasherOptions, NoProgress};
+
+    fn hasher() -> Hasher {
+        Hasher::new(HasherOptions {
+            backend: BackendChoice::Cpu,
+            threads: Some(2),
+            ..Default::default()
+        })
+        .unwrap()
+    }
+
+    /// The results of a list, in order.
+    fn results(hasher: &Hasher, items: Vec<Option<ListInput>>) -> Vec<Option<Vec<u8>>> {
+        let mut out = Vec::new();
+        let items = items.into_iter().enumerate();
+        hasher
+            .hash_list(items, &NoProgress, |k, result| {
+                assert_eq!(k, out.len(), "in the list's order");
+                // An error as an empty digest (no digest is empty).
+                out.push(result.map(|r| r.map(|o| o.digest).unwrap_or_default()));
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+        out
+    }
+
+    /// A list of one small input is hashed without starting the pool; one
+    /// of a longer input starts it (every core takes part); lists of one
+    /// item that holds no input, or names no file, come back as such; a
+    /// list of two goes through the driver. Each digest is the input's own.
+    #[test]
+    fn a_lone_input_is_hashed_from_the_calling_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        let params: Params = StandardParams::new(Standard::Kt128).into();
+        let file = |name: &str, len: usize| {
+            let path = dir.path().join(name);
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 31 + 7) as u8).collect();
+            std::fs::write(&path, &bytes).unwrap();
+            let want = crate::reference::kangaroo::kt128(&bytes, &[], 32);
+            let input = ListInput {
+                params: params.clone(),
+                path,
+            };
+            (input, want)
+        };
+        let (small, small_digest) = file("small", 1024);
+        let (long, long_digest) = file("long", 300_000);
+
+        let lone_small = hasher();
+        let got = results(&lone_small, vec![Some(small.clone())]);
+        assert_eq!(got, vec![Some(small_digest.clone())]);
+        assert!(!lone_small.cpu().pool_started(), "no pool for 1 KiB");
+
+        let lone_long = hasher();
+        let got = results(&lone_long, vec![Some(long.clone())]);
+        assert_eq!(got, vec![Some(long_digest.clone())]);
+        assert!(lone_long.cpu().pool_started(), "every core for 300 KB");
+
+        let h = hasher();
+        assert_eq!(results(&h, vec![None]), vec![None]);
+        let missing = ListInput {
+            params: params.clone(),
+            path: dir.path().join("missing"),
+        };
+        assert_eq!(results(&h, vec![Some(missing)]), vec![Some(Vec::new())]);
+        let got = results(&h, vec![Some(small), None, Some(long)]);
+        assert_eq!(got, vec![Some(small_digest), None, Some(long_digest)]);
     }
 }

@@ -59,10 +59,10 @@ impl CpuBackend {
         if len <= INLINE_MAX {
             return with_inline(true, work);
         }
-        if self.pool.current_thread_index().is_some() {
+        if self.pool().current_thread_index().is_some() {
             return with_inline(false, work);
         }
-        off_rayon_workers(|| self.pool.install(|| with_inline(false, work)))
+        off_rayon_workers(|| self.pool().install(|| with_inline(false, work)))
     }
 
     /// Runs `work`, the hashing of an input of several pieces, which waits
@@ -86,7 +86,7 @@ impl CpuBackend {
         if INLINE.get() {
             Workers::Inline
         } else {
-            Workers::Pool(&self.pool)
+            Workers::Pool(self.pool())
         }
     }
 }

@@ -37,6 +37,20 @@ impl Workers<'_> {
         }
     }
 
+    /// Runs `a` and `b` side by side: `a` (which holds no parallel loop) on
+    /// one worker while `b`'s parallel loops take the others, and that worker
+    /// joins them when `a` is done. Inline, one after the other.
+    pub(crate) fn join<A: Send, B: Send>(
+        self,
+        a: impl FnOnce() -> A + Send,
+        b: impl FnOnce() -> B + Send,
+    ) -> (A, B) {
+        match self {
+            Workers::Pool(pool) => pool.install(|| rayon::join(a, b)),
+            Workers::Inline => (a(), b()),
+        }
+    }
+
     /// Calls `f(k, chunk)` for every chunk `k` of `items`, `chunk_len` items
     /// each (the last may be shorter).
     pub(crate) fn for_each_chunk<T: Send>(

@@ -1,9 +1,11 @@
 //! The walk over a message for the standard functions. Pieces of M are
 //! whole chunks (KT's 8192 bytes, ParallelHash's B); the chaining values of
 //! a piece's chunks are computed side by side, then fed to the last node in
-//! order. Nothing of a chunk outlives its piece, so memory is one piece and
-//! its chaining values, whatever the message's length. TurboSHAKE is one
-//! sponge over the whole message, on one thread.
+//! order, by one worker while the others hash the next chunks. Nothing of a
+//! chunk outlives its piece, so memory is one piece (none, for a file whose
+//! chunks the workers read themselves) and two rounds' chaining values,
+//! whatever the message's length. TurboSHAKE is one sponge over the whole
+//! message, on one thread.
 //!
 //! [`Walk`] is the state between pieces (the last node and an unfinished
 //! last chunk), which `crate::stream` keeps between the parts of an input
@@ -48,6 +50,14 @@ const TASKS_PER_THREAD: usize = 4;
 /// held 2.1 GB (RSS) for a 32 MiB file of ParallelHash256 with B = 1.
 /// KT's and ParallelHash's usual pieces are one batch.
 const MAX_VALUES_LEN: usize = 4 << 20;
+/// Bytes a task reads at least when it reads its chunks from the file
+/// itself: one system call per task, its bytes still
+/// in the core's cache when they are hashed (64 of KT's chunks).
+const READ_TASK_BYTES: usize = 512 << 10;
+/// A worker keeps its read buffer between tasks up to this size; a task
+/// of longer chunks (ParallelHash with a large B) reads into a buffer of
+/// its own.
+const KEPT_READ_BUFFER: usize = 4 << 20;
 
 /// Whole chunks handed to an engine: bytes in memory, or a range of the
 /// input file that the engine reads where it wants them.
@@ -236,16 +246,31 @@ pub(crate) fn hash<'a>(
     progress: &dyn Progress,
 ) -> Result<Walked, HashError> {
     let framing = Blocks(chunk_len(params));
-    let piece_len = piece_len(params, piece_target);
     let total_len = input.known_len();
-    // Engines that read the file themselves while the CPU takes no chunk:
-    // then mapping windows would only cost time.
-    let access = if engines.split.cpu_takes_chunks() {
+    let cpu_takes_chunks = engines.split.cpu_takes_chunks();
+    let has_chunks = params.standard().leaf_spec().is_some();
+    // Each task of the CPU's workers reads its run of chunks into its own
+    // buffer, and GPUs that take every chunk read the file themselves;
+    // TurboSHAKE, one sponge on one thread, finds its windows read in by
+    // helper threads ahead of it.
+    let access = if cpu_takes_chunks && !has_chunks {
         Access::Map
     } else {
         Access::Read
     };
-    let mut run = Shared::new(Context::new(params, cpu), engines, total_len, progress);
+    let cpu_reads = cpu_takes_chunks && has_chunks;
+    // A file whose chunks the CPU reads itself is walked in longer pieces:
+    // nothing of them stays in memory.
+    let piece_len = match &*input {
+        Input::File(_) if cpu_reads => {
+            let chunk = chunk_len(params);
+            let target = cpu.standard_file_piece_target();
+            target.max(chunk).next_multiple_of(chunk)
+        }
+        _ => piece_len(params, piece_target),
+    };
+    let cx = Context::new(params, cpu);
+    let mut run = Shared::new(cx, engines, total_len, progress);
     let bytes = match input {
         Input::Bytes(data) => {
             message::for_each_piece_of_slice::<HashError>(
@@ -352,6 +377,48 @@ impl<'a> Context<'a> {
         );
     }
 
+    /// The chaining values of the whole chunks of `input` from `offset`
+    /// (`values` holds one per chunk), side by side on the workers, each
+    /// task reading its run of chunks into its worker's buffer, where they
+    /// are hashed while still in the core's cache.
+    fn chaining_values_of_file(
+        &self,
+        input: &InputFile,
+        offset: u64,
+        values: &mut [u8],
+    ) -> Result<(), HashError> {
+        let cv_len = self.params.standard().chaining_len();
+        let count = values.len() / cv_len;
+        if count == 0 {
+            return Ok(());
+        }
+        let (cpu, leaf, chunk_len) = (self.cpu, self.leaf(), self.chunk_len);
+        let per_task = count
+            .div_ceil(self.workers.threads() * TASKS_PER_THREAD)
+            .clamp(1, (READ_TASK_BYTES / chunk_len).max(CHUNKS_PER_TASK));
+        let failure = std::sync::Mutex::new(None);
+        self.workers
+            .for_each_chunk(values, per_task * cv_len, |k, values| {
+                let at = offset + (k * per_task * chunk_len) as u64;
+                let len = values.len() / cv_len * chunk_len;
+                let read = with_read_buffer(len, |chunks| {
+                    input.read_exact_at(chunks, at)?;
+                    cpu.chaining_values(&leaf, chunks, chunk_len, values);
+                    Ok(())
+                });
+                if let Err(e) = read {
+                    failure
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .get_or_insert(e);
+                }
+            });
+        match failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
     /// Whole chunks per round of a piece: their values at most
     /// [`MAX_VALUES_LEN`].
     fn chunks_per_round(&self) -> usize {
@@ -359,17 +426,38 @@ impl<'a> Context<'a> {
     }
 }
 
-/// One message under way, from piece to piece: its last node, and the bytes
-/// of an unfinished last chunk. It borrows nothing, so that a stream keeps
-/// it between updates; a clone (the last node's sponge and the tail, a few
-/// hundred bytes) finishes a digest while the original goes on.
+/// Runs `f` on `len` bytes of this thread's read buffer (a buffer of its
+/// own when longer than [`KEPT_READ_BUFFER`]).
+fn with_read_buffer<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
+    thread_local! {
+        static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    if len > KEPT_READ_BUFFER {
+        return f(&mut vec![0u8; len]);
+    }
+    BUFFER.with_borrow_mut(|buffer| {
+        if buffer.len() < len {
+            buffer.resize(len, 0);
+        }
+        f(&mut buffer[..len])
+    })
+}
+
+/// One message under way, from piece to piece: its last node, the bytes
+/// of an unfinished last chunk, and the chaining values of the chunks
+/// hashed last, which the last node takes while the workers hash the next
+/// ones. It borrows nothing, so that a stream keeps it between updates; a
+/// clone (the last node's sponge, the tail and those values) finishes a
+/// digest while the original goes on.
 pub(crate) struct Walk {
     node: LastNode,
     /// The bytes of a last chunk that is not whole (only the message's last
     /// piece ends with one).
     tail: Vec<u8>,
-    /// The chaining values of a piece's chunks, kept for the next piece.
-    values: Vec<u8>,
+    /// Chaining values not fed to the last node yet, in order.
+    pending: Vec<u8>,
+    /// Space for the next round's chaining values.
+    spare: Vec<u8>,
 }
 
 impl Clone for Walk {
@@ -378,7 +466,8 @@ impl Clone for Walk {
         Walk {
             node: self.node.clone(),
             tail: self.tail.clone(),
-            values: Vec::new(),
+            pending: self.pending.clone(),
+            spare: Vec::new(),
         }
     }
 }
@@ -388,7 +477,8 @@ impl Walk {
         Walk {
             node: LastNode::new(params),
             tail: Vec::new(),
-            values: Vec::new(),
+            pending: Vec::new(),
+            spare: Vec::new(),
         }
     }
 
@@ -411,29 +501,83 @@ impl Walk {
             self.node.absorb_message(first);
             chunks = rest;
         }
-        self.absorb_chunks(cx, chunks);
-    }
-
-    /// Hashes whole chunks side by side and feeds their chaining values to
-    /// the last node, in batches of at most [`MAX_VALUES_LEN`] of values.
-    fn absorb_chunks(&mut self, cx: &Context<'_>, chunks: &[u8]) {
-        for batch in chunks.chunks(cx.chunks_per_round() * cx.chunk_len) {
-            self.absorb_batch(cx, batch);
-        }
-    }
-
-    /// Hashes whole chunks side by side and feeds their chaining values to
-    /// the last node.
-    fn absorb_batch(&mut self, cx: &Context<'_>, chunks: &[u8]) {
         let count = chunks.len() / cx.chunk_len;
-        if count == 0 {
-            return;
+        let hashed = self.absorb_chunks(cx, count, |range, values| {
+            let bytes = &chunks[range.start * cx.chunk_len..range.end * cx.chunk_len];
+            cx.chaining_values(bytes, values);
+            Ok::<(), std::convert::Infallible>(())
+        });
+        let Ok(()) = hashed;
+    }
+
+    /// Absorbs the next piece of M (which starts on a chunk boundary),
+    /// `len` bytes of `input` from `offset`, each task of the workers
+    /// reading its own run of chunks. Not for TurboSHAKE, which has none.
+    fn piece_from_file(
+        &mut self,
+        cx: &Context<'_>,
+        input: &InputFile,
+        mut offset: u64,
+        len: usize,
+    ) -> Result<(), HashError> {
+        debug_assert!(
+            self.tail.is_empty(),
+            "only the last piece is not whole chunks"
+        );
+        let chunk_len = cx.chunk_len;
+        let mut count = len / chunk_len;
+        let whole = count * chunk_len;
+        if whole < len {
+            let mut tail = vec![0u8; len - whole];
+            input.read_exact_at(&mut tail, offset + whole as u64)?;
+            self.tail = tail;
         }
-        let mut values = std::mem::take(&mut self.values);
-        values.resize(count * cx.params.standard().chaining_len(), 0);
-        cx.chaining_values(chunks, &mut values);
-        self.absorb_values(cx, &values);
-        self.values = values;
+        if self.node.wants_first_chunk() && count > 0 {
+            let mut first = vec![0u8; chunk_len];
+            input.read_exact_at(&mut first, offset)?;
+            self.node.absorb_message(&first);
+            offset += chunk_len as u64;
+            count -= 1;
+        }
+        self.absorb_chunks(cx, count, |range, values| {
+            let at = offset + (range.start * chunk_len) as u64;
+            cx.chaining_values_of_file(input, at, values)
+        })
+    }
+
+    /// Hashes `count` whole chunks side by side, in rounds whose chaining
+    /// values fit [`MAX_VALUES_LEN`]: `hash(range, values)` writes the
+    /// values of the chunks `range` (counted from the first of them) on the
+    /// workers, while one of them feeds the round before to the last node.
+    fn absorb_chunks<E: Send>(
+        &mut self,
+        cx: &Context<'_>,
+        count: usize,
+        hash: impl Fn(Range<usize>, &mut [u8]) -> Result<(), E> + Sync,
+    ) -> Result<(), E> {
+        let cv_len = cx.params.standard().chaining_len();
+        let mut from = 0;
+        while from < count {
+            let to = count.min(from + cx.chunks_per_round());
+            let mut values = std::mem::take(&mut self.spare);
+            values.resize((to - from) * cv_len, 0);
+            let (node, pending) = (&mut self.node, &self.pending);
+            let absorb = || node.absorb_chaining_values(pending, (pending.len() / cv_len) as u64);
+            let hashed = cx.workers.join(absorb, || hash(from..to, &mut values)).1;
+            // The values before are in the node now, these are next.
+            self.spare = std::mem::replace(&mut self.pending, values);
+            self.spare.clear();
+            hashed?;
+            from = to;
+        }
+        Ok(())
+    }
+
+    /// Feeds the chaining values not fed yet to the last node.
+    fn flush(&mut self, cv_len: usize) {
+        let count = (self.pending.len() / cv_len) as u64;
+        self.node.absorb_chaining_values(&self.pending, count);
+        self.pending.clear();
     }
 
     /// Whether KT's next chunk is its first, which the last node takes whole.
@@ -444,7 +588,9 @@ impl Walk {
     /// The chaining values of the next `values.len() / c` chunks, computed
     /// elsewhere (a GPU).
     pub(crate) fn absorb_values(&mut self, cx: &Context<'_>, values: &[u8]) {
-        let count = values.len() / cx.params.standard().chaining_len();
+        let cv_len = cx.params.standard().chaining_len();
+        self.flush(cv_len);
+        let count = values.len() / cv_len;
         self.node.absorb_chaining_values(values, count as u64);
     }
 
@@ -452,6 +598,7 @@ impl Walk {
     /// ends S) and the last node.
     pub(crate) fn finish(mut self, cx: &Context<'_>) -> Vec<u8> {
         let params = cx.params;
+        self.flush(params.standard().chaining_len());
         let mut tail = std::mem::take(&mut self.tail);
         if params.standard().family() == Family::Kangaroo {
             let c = params.customization();
@@ -552,12 +699,21 @@ impl<'a, 'j, 'p> Shared<'a, 'j, 'p> {
         let start = Instant::now();
         if self.gpus.is_empty() {
             // The CPU alone (TurboSHAKE always): the walk's own path.
-            let mut buffer = std::mem::take(&mut self.buffer);
-            let bytes = Bytes::of(piece).slice(0..len, &mut buffer)?;
-            self.walk.piece(&self.cx, bytes);
-            self.buffer = buffer;
+            match piece {
+                Piece::Unread { input, offset, len } if self.cx.leaf.is_some() => {
+                    self.walk.piece_from_file(&self.cx, input, offset, len)?;
+                }
+                _ => {
+                    let mut buffer = std::mem::take(&mut self.buffer);
+                    let bytes = Bytes::of(piece).slice(0..len, &mut buffer)?;
+                    self.walk.piece(&self.cx, bytes);
+                    self.buffer = buffer;
+                }
+            }
             let time = start.elapsed();
-            self.cpu_tally.bytes += len as u64;
+            // The bytes of an unfinished last chunk are counted when the
+            // walk finishes.
+            self.cpu_tally.bytes += (len - self.walk.tail.len()) as u64;
             self.cpu_tally.busy += time;
             // The CPU's rate alone is the GPUs' first measure, if they join.
             self.split.record(&[len], &[time]);
@@ -664,8 +820,16 @@ impl<'a, 'j, 'p> Shared<'a, 'j, 'p> {
                 return Ok(());
             }
             let start = Instant::now();
-            let run = bytes.slice(cpu_range.clone(), buffer)?;
-            cx.chaining_values(run, &mut values);
+            match (bytes.mapped, bytes.chunks(cpu_range.clone())) {
+                // Unread: each task reads its own chunks.
+                (None, ChunkBytes::File { input, offset, .. }) => {
+                    cx.chaining_values_of_file(input, offset, &mut values)?;
+                }
+                _ => {
+                    let run = bytes.slice(cpu_range.clone(), buffer)?;
+                    cx.chaining_values(run, &mut values);
+                }
+            }
             *cpu_time = start.elapsed();
             Ok(())
         };
@@ -1210,6 +1374,98 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A file's chunks read per task on the CPU, each round's chaining
+    /// values fed to the last node beside the next round, in pieces of a
+    /// few chunks, on the pool and inline: the reference's digest, on
+    /// lengths around the chunk and across many pieces.
+    #[test]
+    fn a_file_read_per_task_gives_the_reference_digest() {
+        use crate::input::Source;
+        let dir = tempfile::tempdir().unwrap();
+        for (case, params) in cases().into_iter().enumerate() {
+            let b = chunk_len(&params);
+            let lens = [1, b - 1, b, b + 1, 3 * b - 1, 40 * b + 3, 300_001];
+            // (An empty file is a stream.)
+            for (round, len) in lens.into_iter().filter(|&n| n > 0).enumerate() {
+                let message = bytes(len, (case * 100 + round) as u64);
+                let path = dir.path().join("m");
+                std::fs::write(&path, &message).unwrap();
+                let want = reference_digest(&params, &message);
+                for (piece, inline) in [(3 * 8192, false), (5 * b, false), (3 * 8192, true)] {
+                    let cpu = CpuBackend::new(Some(2), Some(piece), CpuPath::Auto).unwrap();
+                    let Source::File(file) = Source::open(&path).unwrap() else {
+                        panic!("a regular file");
+                    };
+                    let run = || {
+                        let mut input = Input::File(&file);
+                        let mut none = NoChunkJoiners;
+                        let engines = Engines::cpu_only(&mut none);
+                        hash(&params, &mut input, &cpu, engines, piece, &NoProgress)
+                    };
+                    let out = if inline { cpu.run_alone(run) } else { run() };
+                    let what = format!(
+                        "{} of {len} bytes, pieces of {piece}, inline {inline}",
+                        params.label()
+                    );
+                    let out = out.unwrap_or_else(|e| panic!("{what}: {e}"));
+                    assert_eq!(out.digest, want, "{what}");
+                    assert_eq!(out.bytes, len as u64, "{what}");
+                    assert_eq!(out.shares[0].bytes, len as u64, "{what}");
+                }
+            }
+        }
+    }
+
+    /// Cuts the file to `to` bytes once the first piece is absorbed.
+    struct CutAfterFirstPiece {
+        path: std::path::PathBuf,
+        to: u64,
+        done: std::sync::atomic::AtomicBool,
+    }
+
+    impl Progress for CutAfterFirstPiece {
+        fn advance(&self, _bytes: u64) {
+            if !self.done.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                let file = std::fs::File::options()
+                    .write(true)
+                    .open(&self.path)
+                    .unwrap();
+                file.set_len(self.to).unwrap();
+            }
+        }
+    }
+
+    /// A file cut short after its first piece: the chunks beyond the cut
+    /// are read short, and the input ends in an error, not a digest and not
+    /// a crash.
+    #[test]
+    fn a_file_cut_while_its_chunks_are_hashed_gets_an_error() {
+        use crate::input::Source;
+        let (len, piece, cut) = (8usize << 20, 1usize << 20, 3u64 << 19);
+        let cpu = CpuBackend::new(Some(2), Some(piece), CpuPath::Auto).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let params = StandardParams::new(Standard::Kt128);
+        let path = dir.path().join("cut.bin");
+        std::fs::write(&path, bytes(len, 5)).unwrap();
+        let Source::File(file) = Source::open(&path).unwrap() else {
+            panic!("a regular file");
+        };
+        let progress = CutAfterFirstPiece {
+            path: path.clone(),
+            to: cut,
+            done: std::sync::atomic::AtomicBool::new(false),
+        };
+        let mut input = Input::File(&file);
+        let mut none = NoChunkJoiners;
+        let engines = Engines::cpu_only(&mut none);
+        let result = hash(&params, &mut input, &cpu, engines, piece, &progress);
+        let err = result.err().expect("an error, not a digest");
+        assert!(
+            err.to_string().contains("shrank from 8388608 to 1572864"),
+            "{err}"
+        );
     }
 
     #[test]
