@@ -85,10 +85,10 @@ const LEAVES_CACHED_PER_THREAD: u64 = 16384;
 /// The piece where even one stripe is longer than the longest piece (from
 /// H = 10 at SHA3-256, D = 4): every leaf then absorbs one block per piece
 /// at most, however long the piece, so a long one gains nothing. Half the
-/// longest keeps the windows mapped at once (`message::MAPPED_AHEAD`: seven
+/// longest keeps the windows mapped at once (`message::MAPPED_AT_ONCE`: seven
 /// at most at this length) within 448 MiB next to the leaves' states, which
 /// fill the memory at these heights (3.2 GiB at 2^24 leaves); windows of the
-/// longest would take up to 640 MiB.
+/// longest would take 512 MiB.
 const ONE_BLOCK_PER_LEAF_PIECE: usize = message::MAX_PIECE / 2;
 
 /// rayon's own default number of threads, which its pool would start:

@@ -19,7 +19,7 @@ use crate::progress::Progress;
 use crate::sigbus;
 
 /// The largest piece any backend is handed, and so the largest mapped
-/// window (how many are mapped at once: `MAPPED_AHEAD`); a stream holds two
+/// window (how many are mapped at once: `MAPPED_AT_ONCE`); a stream holds two
 /// pieces.
 pub(crate) const MAX_PIECE: usize = 128 << 20;
 /// How far ahead of the backend the kernel is asked to read a file, so that
@@ -28,14 +28,19 @@ pub(crate) const MAX_PIECE: usize = 128 << 20;
 /// file (docs/PERFORMANCE.md): 0, 64, 256 and 1024 MiB ahead took 4.17,
 /// 4.20, 4.17 and 3.85 s, `cat` 4.32 s.
 const PREFETCH_AHEAD: u64 = 1 << 30;
-/// Bytes of windows read in ahead of the backend, at most: one mapper thread
-/// per window (`MAX_MAPPERS` at most, one at least), each holding the window
-/// it read in until the backend takes it. With the window being hashed and
-/// the one each of the `UNMAPPERS` threads is unmapping, a file has at most
-/// mappers + 3 windows mapped at once: seven of up to 64 MiB (448 MiB), six
-/// of up to 85 MiB (512 MiB), five of up to `MAX_PIECE` (640 MiB).
+/// Bytes of windows read in ahead of the backend: one mapper thread per
+/// window (`MAX_MAPPERS` at most, one at least), each holding the window it
+/// read in until the backend takes it.
 const MAPPED_AHEAD: usize = 256 << 20;
+/// Bytes of a file mapped at once, at most (issue 8's bound on peak RSS):
+/// the windows read ahead, the one being hashed and the one each of the
+/// `UNMAPPERS` threads is unmapping. So mappers + 3 windows: seven of up to
+/// 64 MiB (448 MiB), six of up to 85 MiB (510 MiB), and of `MAX_PIECE` (one
+/// thread's pieces) one read ahead, four in all (512 MiB).
+const MAPPED_AT_ONCE: usize = 512 << 20;
 const MAX_MAPPERS: usize = 4;
+/// Windows mapped beside those read ahead: the one hashed, the unmappers'.
+const WINDOWS_NOT_AHEAD: usize = 1 + UNMAPPERS;
 /// Helper threads that unmap the windows hashed, taking turns.
 const UNMAPPERS: usize = 2;
 const PREFETCH_STEP: u64 = 8 << 20;
@@ -273,7 +278,9 @@ pub(crate) fn for_each_piece_of_file(
                 // and reading in a page-cached window costs about 1.7 ms per
                 // 32 MiB, which one thread alone makes the limit near
                 // 20 GB/s (docs/PERFORMANCE.md).
-                let mappers = (MAPPED_AHEAD / piece_len).clamp(1, MAX_MAPPERS);
+                let mappers = (MAPPED_AHEAD / piece_len)
+                    .min((MAPPED_AT_ONCE / piece_len).saturating_sub(WINDOWS_NOT_AHEAD))
+                    .clamp(1, MAX_MAPPERS);
                 let mut mapped = Vec::with_capacity(mappers);
                 for first in 0..mappers {
                     let (mapped_tx, mapped_rx) = sync_channel(0);
