@@ -161,6 +161,18 @@ impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
         Ok(())
     }
 
+    fn fork(&self) -> Result<Box<dyn LeafEngine + '_>, HashError> {
+        Ok(Box::new(CpuLeaves::<S, A> {
+            leaves: self.leaves.fork()?,
+            params: self.params,
+            workers: self.workers,
+            piece_len: self.piece_len,
+            unread: Vec::new(),
+            nodes: self.nodes,
+            node: PhantomData,
+        }))
+    }
+
     fn finish_leaves(self: Box<Self>, times: &mut Timings) -> Result<Vec<u8>, HashError> {
         Ok(timed(&mut times.leaves, || self.leaves.finish())?)
     }

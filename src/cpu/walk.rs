@@ -45,12 +45,12 @@ const SLICE_BYTES_PER_UNIT: usize = 32 << 10;
 const FINISH_TASK_BYTES: usize = 4 << 20;
 
 /// How one leaf engine absorbs blocks into a unit of `WIDTH` neighbouring leaves.
-pub trait Absorb: Send + Sync {
+pub trait Absorb: Clone + Send + Sync {
     /// Leaves per unit.
     const WIDTH: usize;
     /// The states of one unit's leaves; all zero bytes while they have
     /// absorbed nothing.
-    type Unit: FreshIsZero;
+    type Unit: FreshIsZero + Clone;
 
     /// `WIDTH` whole blocks, back to back in `blocks` (`WIDTH`·B bytes), one
     /// for each leaf of the unit, in leaf order.
@@ -124,6 +124,22 @@ impl<'a, A: Absorb> Leaves<'a, A> {
     pub fn with_slice_bytes(mut self, bytes: usize) -> Self {
         self.slice_bytes = bytes;
         self
+    }
+
+    /// The same leaves in the same state, their units copied side by side
+    /// on the workers, to go on apart from these.
+    pub fn fork(&self) -> io::Result<Self> {
+        Ok(Leaves {
+            params: self.params,
+            workers: self.workers,
+            engine: self.engine.clone(),
+            owned: self.owned.clone(),
+            units: self.units.copy_on(self.workers)?,
+            message_len: self.message_len,
+            slice_bytes: self.slice_bytes,
+            #[cfg(test)]
+            pieces_in_slices: 0,
+        })
     }
 
     /// The leaves these states are.
