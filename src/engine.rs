@@ -40,6 +40,16 @@ pub(crate) trait LeafEngine: Send {
     /// it owns none), whose states are `states`.
     fn give_leaves(&mut self, leaves: Range<u64>, states: LeafStates) -> Result<(), HashError>;
 
+    /// A second engine whose leaves hold what this one's hold, which goes
+    /// on apart from it: a stream's digest midway finishes such a copy. An
+    /// error for an engine whose states it cannot copy in place (a GPU's);
+    /// its leaves can still be taken out and given to two engines.
+    fn fork(&self) -> Result<Box<dyn LeafEngine + '_>, HashError> {
+        Err(HashError::Internal(
+            "this engine cannot be copied in place".to_string(),
+        ))
+    }
+
     /// Pads its leaves: the outputs of those that hold a block, in leaf
     /// order, `params.leaf_output_len()` bytes each.
     fn finish_leaves(self: Box<Self>, times: &mut Timings) -> Result<Vec<u8>, HashError>;

@@ -97,6 +97,7 @@ impl<const W: usize> Group<W> {
 unsafe impl<const W: usize> FreshIsZero for Group<W> {}
 
 /// The engine of `W`-leaf groups run by kernel `K`.
+#[derive(Clone)]
 pub struct Lanes<K, const W: usize> {
     kernel: K,
     algorithm: Algorithm,

@@ -37,9 +37,34 @@ struct CpuLeaves<'a, S: Sponge, A: Absorb> {
     piece_len: usize,
     /// Where an unread piece's own runs are read to.
     unread: Vec<u8>,
+    /// The first piece, read into `unread` and not absorbed yet (its
+    /// length): an engine that loops on one thread keeps it until it knows
+    /// whether it is the only one, which `finish_leaves` then absorbs and
+    /// pads in one pass (`Leaves::finish_with`).
+    deferred: Option<usize>,
     /// The engine of the parent levels.
     nodes: Engine,
     node: PhantomData<S>,
+}
+
+impl<S: Sponge, A: Absorb> CpuLeaves<'_, S, A> {
+    /// Whether a piece read now may wait for `finish_leaves`: the first
+    /// piece of an engine that loops on one thread (one input of a list,
+    /// beside others), of more than one leaf (a single sponge absorbs a
+    /// piece in one call anyway).
+    fn may_defer(&self) -> bool {
+        matches!(self.workers, Workers::Inline)
+            && self.leaves.message_len() == 0
+            && self.params.leaf_count() > 1
+    }
+
+    /// Absorbs the deferred piece, before anything else is done.
+    fn absorb_deferred(&mut self) -> Result<(), HashError> {
+        if let Some(len) = self.deferred.take() {
+            self.leaves.absorb(&self.unread[..len])?;
+        }
+        Ok(())
+    }
 }
 
 /// A caller broke the `LeafEngine` contract (a bug, never the input's fault).
@@ -68,6 +93,7 @@ impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
     }
 
     fn absorb(&mut self, piece: Piece<'_>) -> Result<(), HashError> {
+        self.absorb_deferred()?;
         match piece {
             Piece::Memory(bytes) | Piece::Mapped { bytes, .. } => self.leaves.absorb(bytes)?,
             // Owning no leaf (a GPU has them all), it reads nothing.
@@ -104,7 +130,11 @@ impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
                         }
                     }
                 }
-                self.leaves.absorb(&self.unread[..len])?;
+                if self.may_defer() {
+                    self.deferred = Some(len);
+                } else {
+                    self.leaves.absorb(&self.unread[..len])?;
+                }
             }
         }
         Ok(())
@@ -113,6 +143,7 @@ impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
     // Migrations are rare: every own state is taken out, and the walk is
     // rebuilt over the leaves the engine owns afterwards.
     fn take_leaves(&mut self, leaves: Range<u64>) -> Result<LeafStates, HashError> {
+        self.absorb_deferred()?;
         let own = self.leaves.owned();
         let Some(kept) = kept_after_taking(&own, &leaves) else {
             return Err(contract_broken(&format!(
@@ -135,6 +166,7 @@ impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
     }
 
     fn give_leaves(&mut self, leaves: Range<u64>, states: LeafStates) -> Result<(), HashError> {
+        self.absorb_deferred()?;
         let own = self.leaves.owned();
         let count = leaves.end.saturating_sub(leaves.start);
         if leaves.start > leaves.end
@@ -163,8 +195,35 @@ impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
         Ok(())
     }
 
+    fn fork(&self) -> Result<Box<dyn LeafEngine + '_>, HashError> {
+        // A deferred piece goes with the copy too.
+        let unread = match self.deferred {
+            Some(len) => self.unread[..len].to_vec(),
+            None => Vec::new(),
+        };
+        Ok(Box::new(CpuLeaves::<S, A> {
+            leaves: self.leaves.fork()?,
+            params: self.params,
+            workers: self.workers,
+            piece_len: self.piece_len,
+            unread,
+            deferred: self.deferred,
+            nodes: self.nodes,
+            node: PhantomData,
+        }))
+    }
+
     fn finish_leaves(self: Box<Self>, times: &mut Timings) -> Result<Vec<u8>, HashError> {
-        Ok(timed(&mut times.leaves, || self.leaves.finish())?)
+        let CpuLeaves {
+            leaves,
+            unread,
+            deferred,
+            ..
+        } = *self;
+        Ok(timed(&mut times.leaves, || match deferred {
+            Some(len) => Ok::<_, std::io::Error>(leaves.finish_with(&unread[..len])),
+            None => leaves.finish(),
+        })?)
     }
 
     fn finish(self: Box<Self>, times: &mut Timings) -> Result<Vec<u8>, HashError> {
@@ -258,6 +317,7 @@ impl CpuBackend {
             workers: self.workers(),
             piece_len: at.piece_len,
             unread: Vec::new(),
+            deferred: None,
             nodes: self.platform.node_engine(),
             node: PhantomData,
         })

@@ -10,6 +10,13 @@ use crate::sponge::Sponge;
 /// The engine of one sponge per leaf, for `S`'s function.
 pub struct Sponges<S>(PhantomData<fn() -> S>);
 
+// Not derived: that would ask for `S: Clone`.
+impl<S> Clone for Sponges<S> {
+    fn clone(&self) -> Self {
+        Sponges(PhantomData)
+    }
+}
+
 impl<S> Default for Sponges<S> {
     fn default() -> Self {
         Sponges(PhantomData)

@@ -322,6 +322,135 @@ fn pieces_grow_where_a_thread_owns_more_leaves_than_it_caches() {
     assert_eq!(one.piece_len(&h9), 134_217_720);
 }
 
+/// All of M given at once to fresh leaves (`Leaves::finish_with`), which
+/// absorb and pad it task by task: the reference's outputs on every
+/// engine, for whole trees and leaf ranges, inline and on a pool.
+#[test]
+fn leaves_finished_with_their_only_piece_give_the_reference_outputs() {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
+    fn outputs<A: Absorb>(
+        params: &TreeParams,
+        workers: Workers<'_>,
+        owned: Range<u64>,
+        engine: A,
+        message: &[u8],
+    ) -> Vec<u8> {
+        Leaves::new(params, workers, engine, owned, 0).finish_with(message)
+    }
+    #[cfg(target_arch = "x86_64")]
+    let test = "leaves_finished_with_their_only_piece_give_the_reference_outputs";
+    for params in cases() {
+        let (l, out_len) = (params.leaf_count(), params.leaf_output_len());
+        let mut lens = sizes(&params);
+        // More than one task's leaves (128) in a stripe.
+        lens.push(params.block_size() * 300 + 5);
+        for len in lens {
+            let file = file(len, len as u64 ^ 0xf1);
+            let message: Vec<u8> = params.prefix().iter().chain(&file).copied().collect();
+            let want = reference_leaf_outputs(&params, &file);
+            let holding = (want.len() / out_len) as u64;
+            for owned in [0..l, l / 4..l, 0..l / 2 + 1] {
+                let own = owned.start.min(holding)..owned.end.min(holding);
+                let want = &want[own.start as usize * out_len..own.end as usize * out_len];
+                for workers in [Workers::Inline, Workers::Pool(&pool)] {
+                    let case = format!("{}, {len} bytes, {owned:?}, {workers:?}", params.label());
+                    let o = owned.clone();
+                    with_sponge!(params.algorithm(), R => {
+                        let got = outputs(&params, workers, o.clone(), sponges::Sponges::<R>::default(), &message);
+                        assert!(got == want, "portable: {case}");
+                    });
+                    // The lanes where the platform would take them.
+                    #[cfg(target_arch = "x86_64")]
+                    let lanes_fit = |width| {
+                        params.height() > 0
+                            && l >= width
+                            && params
+                                .block_size()
+                                .is_multiple_of(params.algorithm().rate())
+                    };
+                    #[cfg(target_arch = "x86_64")]
+                    if let Some(avx2) = platform::avx2_for_test(test)
+                        && lanes_fit(4)
+                    {
+                        let engine = lanes::Lanes::<_, 4>::new(avx2, &params);
+                        let got = outputs(&params, workers, o.clone(), engine, &message);
+                        assert!(got == want, "avx2: {case}");
+                    }
+                    #[cfg(target_arch = "x86_64")]
+                    if let Some(avx512) = platform::avx512_for_test(test)
+                        && lanes_fit(8)
+                    {
+                        let engine = lanes::Lanes::<_, 8>::new(avx512, &params);
+                        let got = outputs(&params, workers, o.clone(), engine, &message);
+                        assert!(got == want, "avx512: {case}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Engines that loop on one thread (an input of a list) read their file's
+/// pieces themselves; the first waits until the engine knows whether it is
+/// the only one, which it then absorbs and pads at once, or absorbs as any
+/// piece when another piece comes or its leaves are taken. Every digest is
+/// the reference's.
+#[test]
+fn inline_engines_defer_their_first_piece() {
+    use crate::input::Source;
+    use std::io::Write;
+    let unmapped = std::sync::atomic::AtomicBool::new(false);
+    let mut times = Timings::default();
+    for path in [CpuPath::Portable, CpuPath::Auto] {
+        // One piece per file, and the shortest pieces.
+        let (whole, short) = (backend(path, 1 << 30), backend(path, 1));
+        for params in cases() {
+            for len in sizes(&params) {
+                let file = file(len, len as u64 ^ 0xdefe);
+                let want = reference::tree_hash(&params, &file);
+                let mut tmp = tempfile::NamedTempFile::new().unwrap();
+                tmp.write_all(&file).unwrap();
+                // An empty file is read as a stream.
+                let Source::File(input) = Source::open(tmp.path()).unwrap() else {
+                    continue;
+                };
+                for (cpu, take_leaves) in [(&whole, false), (&short, false), (&whole, true)] {
+                    let got = cpu.run_alone(|| {
+                        let mut engine = cpu.begin(&params);
+                        assert_eq!(engine.access(), message::Access::Read);
+                        message::for_each_piece_of_file(
+                            &params,
+                            &input,
+                            cpu.piece_len(&params),
+                            message::Access::Read,
+                            &unmapped,
+                            &NoProgress,
+                            |p| engine.absorb(p),
+                        )
+                        .unwrap();
+                        if take_leaves {
+                            let all = 0..params.leaf_count();
+                            let states = engine.take_leaves(all.clone()).unwrap();
+                            engine.give_leaves(all, states).unwrap();
+                        }
+                        engine.finish(&mut times).unwrap()
+                    });
+                    let pieces = if std::ptr::eq(cpu, &whole) {
+                        "one piece"
+                    } else {
+                        "pieces"
+                    };
+                    let case = format!("{path}, {}, {len} bytes, {pieces}", params.label());
+                    assert_eq!(got, want, "{case}, leaves taken: {take_leaves}");
+                }
+            }
+        }
+    }
+}
+
 /// Two engines of different paths own [0, k) and [k, L) from the start
 /// and absorb the same pieces: their outputs, one after the other, are
 /// the leaves', and reduce to the digest. The pieces come from memory,

@@ -19,6 +19,8 @@ use std::marker::PhantomData;
 
 use memmap2::{MmapMut, MmapOptions};
 
+use super::workers::Workers;
+
 /// A unit type whose fresh value (leaves that have absorbed nothing) is all
 /// zero bytes.
 ///
@@ -41,6 +43,9 @@ pub unsafe trait FreshIsZero: Sized + Send + Sync {
         unsafe { std::ptr::write_bytes(units.as_mut_ptr(), 0, units.len()) }
     }
 }
+
+/// Bytes of units that one task of [`UnitStore::copy_on`] copies.
+const COPY_TASK_BYTES: usize = 256 << 10;
 
 /// Stores of at most this many bytes live on the heap (see the module doc).
 const HEAP_MAX: usize = 1 << 20;
@@ -166,6 +171,24 @@ impl<U: FreshIsZero> UnitStore<U> {
         self.as_mut()
             .chunks_mut(units.max(1))
             .map(move |units| Chunk { units, releasable })
+    }
+}
+
+impl<U: FreshIsZero + Clone> UnitStore<U> {
+    /// A second store of the same units in use, copied side by side on
+    /// `workers` (each copies and so first touches its own pages), with
+    /// room for them alone: it grows as any store does.
+    pub fn copy_on(&self, workers: Workers<'_>) -> io::Result<Self> {
+        let mut copy = UnitStore::new();
+        copy.grow_to(self.len, self.len)?;
+        let per_task = (COPY_TASK_BYTES / size_of::<U>()).max(1);
+        workers.for_each_pair(
+            (copy.as_mut(), per_task),
+            (self.as_ref(), per_task),
+            1,
+            |_, to, from| to.clone_from_slice(from),
+        );
+        Ok(copy)
     }
 }
 
@@ -323,6 +346,41 @@ mod tests {
         // Growing to the length it has changes nothing.
         store.grow_to(most, most).unwrap();
         assert_eq!(store.len(), most);
+    }
+
+    /// A copy holds the same units, on the heap or in a mapping, copied
+    /// inline or on a pool; it goes on apart from the original and grows.
+    #[test]
+    fn copies_hold_the_same_units_and_go_on_apart() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        // On the heap, and in a mapping of several tasks' worth.
+        for len in [0, 1, 3_000, 40_000] {
+            for workers in [Workers::Inline, Workers::Pool(&pool)] {
+                let mut store = UnitStore::<Words>::new();
+                store.grow_to(len, 2 * len).unwrap();
+                for (k, unit) in store.as_mut().iter_mut().enumerate() {
+                    *unit = numbered(k);
+                }
+                let mut copy = store.copy_on(workers).unwrap();
+                assert_eq!(copy.len(), len);
+                assert!(
+                    copy.as_ref()
+                        .iter()
+                        .enumerate()
+                        .all(|(k, u)| *u == numbered(k))
+                );
+                for unit in store.as_mut() {
+                    *unit = Words::fresh();
+                }
+                copy.grow_to(2 * len, 2 * len).unwrap();
+                let (kept, grown) = copy.as_ref().split_at(len);
+                assert!(kept.iter().enumerate().all(|(k, u)| *u == numbered(k)));
+                assert!(grown.iter().all(|u| *u == Words::fresh()));
+            }
+        }
     }
 
     /// A chunk gives back only the pages that lie wholly within it: those
