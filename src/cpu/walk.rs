@@ -360,7 +360,8 @@ impl<'a, A: Absorb> Leaves<'a, A> {
             owned: self.owned.clone(),
             block_size: b,
         };
-        let (engine, message_len) = (&self.engine, self.message_len);
+        let engine = &self.engine;
+        let lengths = Dealing::of(params).leaf_lengths(self.message_len);
         let per_task = (FUSED_TASK_LEAVES / w).max(1);
         self.workers
             .for_each_chunk(&mut out, per_task * w * out_len, |t, outs| {
@@ -376,7 +377,7 @@ impl<'a, A: Absorb> Leaves<'a, A> {
                     lens.clear();
                     lens.extend(
                         (first..first + (outs.len() / out_len) as u64)
-                            .map(|leaf| leaf_len(params, message_len, leaf)),
+                            .map(|leaf| lengths.of(leaf)),
                     );
                     engine.finish_unit(unit, &lens, outs);
                 }
