@@ -376,8 +376,7 @@ impl<'a, A: Absorb> Leaves<'a, A> {
                     let first = first + (u * w) as u64;
                     lens.clear();
                     lens.extend(
-                        (first..first + (outs.len() / out_len) as u64)
-                            .map(|leaf| lengths.of(leaf)),
+                        (first..first + (outs.len() / out_len) as u64).map(|leaf| lengths.of(leaf)),
                     );
                     engine.finish_unit(unit, &lens, outs);
                 }
