@@ -37,6 +37,11 @@ mod keccak_x8;
 #[cfg(target_arch = "x86_64")]
 mod lanes;
 mod leaves;
+/// Measurements of the Keccak kernels alone, for the benchmarks: built
+/// with the `measure` feature only; not part of the library's API.
+#[cfg(feature = "measure")]
+#[doc(hidden)]
+pub mod measure;
 mod path;
 mod platform;
 mod reduce;
