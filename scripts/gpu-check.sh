@@ -430,6 +430,8 @@ cores() {
 lists() {
     setup
     random_file /tmp/big-8.bin 8
+    # The bare permutation rate (no hashing around it), the kernels' ceiling.
+    "$bin/bench-permutations" 2>&1 | tee "$out/permutations.md"
     python3 scripts/bench-lists.py "$PWD/$bin/treehash" --b3sum "$PWD/$bin/b3sum" \
         --big-file /tmp/big-8.bin --repeat "${REPS:-5}" | tee "$out/lists.md"
 }
