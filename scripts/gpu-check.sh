@@ -94,7 +94,7 @@ for line in sys.stdin:
                 --platform manylinux2014_x86_64 -d /tmp/dask-wheels 'dask[distributed]'
         mkdir -p .devbin/wheels/dask && cp /tmp/dask-wheels/*.whl .devbin/wheels/dask/
     fi
-    strip .devbin/* 2>/dev/null   # the device tool carries at most 64 MiB
+    strip .devbin/* 2>/dev/null || true   # the device tool carries at most 64 MiB (wheels/ is a folder)
     ls -la .devbin
     du -sh .devbin
 }
