@@ -251,14 +251,16 @@ pub(crate) fn hash<'a>(
     let has_chunks = params.standard().leaf_spec().is_some();
     // Each task of the CPU's workers reads its run of chunks into its own
     // buffer, and GPUs that take every chunk read the file themselves;
-    // TurboSHAKE, one sponge on one thread, finds its windows read in by
-    // helper threads ahead of it.
-    let access = if cpu_takes_chunks && !has_chunks {
+    // TurboSHAKE, one sponge on one thread, and a CPU of one thread find
+    // their windows read in by helper threads ahead of them: one thread
+    // copying every byte out of the page cache took KT128 of 1 GiB from
+    // 0.26 s mapped to 0.39 s (H200 machine, docs/PERFORMANCE.md).
+    let cpu_reads = cpu_takes_chunks && has_chunks && cpu.threads() > 1;
+    let access = if cpu_takes_chunks && !cpu_reads {
         Access::Map
     } else {
         Access::Read
     };
-    let cpu_reads = cpu_takes_chunks && has_chunks;
     // A file whose chunks the CPU reads itself is walked in longer pieces:
     // nothing of them stays in memory.
     let piece_len = match &*input {
