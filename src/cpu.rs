@@ -44,7 +44,7 @@ mod leaves;
 pub mod measure;
 mod path;
 mod platform;
-mod reduce;
+pub(crate) mod reduce;
 mod routing;
 mod sponges;
 #[cfg(test)]

@@ -44,13 +44,13 @@ pub fn reduce_levels<S: Sponge, A: Absorb>(
         let (whole, last) = parents.split_at_mut(full * c);
         whole_nodes(params, workers, nodes, &level[..full * node_len], whole);
         if !last.is_empty() {
-            hash_node::<S>(&level[full * node_len..], empty, d, last);
+            hash_node::<S>(&level[full * node_len..], empty, empty.len(), d, last);
         }
         level = parents;
     }
     let mut root = vec![0u8; params.output_len()];
     let empty = empties.last().expect("a tree has a level below its root");
-    hash_node::<S>(&level, empty, d, &mut root);
+    hash_node::<S>(&level, empty, empty.len(), d, &mut root);
     root
 }
 
@@ -97,7 +97,7 @@ fn empty_subtrees<S: Sponge>(d: usize, height: u32) -> Vec<Vec<u8>> {
     while values.len() < height {
         let below = values.last().expect("the leaf's value is first");
         let mut parent = vec![0u8; below.len()];
-        hash_node::<S>(&[], below, d, &mut parent);
+        hash_node::<S>(&[], below, below.len(), d, &mut parent);
         values.push(parent);
     }
     values[..height].to_vec()
@@ -137,12 +137,19 @@ fn hash_nodes<A: Absorb>(
 /// The widest unit of any engine.
 const MAX_WIDTH: usize = 8;
 
-/// A node whose first children are `children` (whole values) and whose
-/// remaining children, up to `degree`, are all `empty`.
-fn hash_node<S: Sponge>(children: &[u8], empty: &[u8], degree: usize, out: &mut [u8]) {
+/// A node whose first children are `children` (whole values of
+/// `child_len` bytes) and whose remaining children, up to `degree`, are all
+/// `empty` (which may be left empty when there are none).
+pub(crate) fn hash_node<S: Sponge>(
+    children: &[u8],
+    empty: &[u8],
+    child_len: usize,
+    degree: usize,
+    out: &mut [u8],
+) {
     let mut sponge = S::default();
     sponge.absorb(children);
-    let mut missing = degree - children.len() / empty.len();
+    let mut missing = degree - children.len() / child_len;
     if missing > 0 {
         let copies = empty.repeat(missing.min(EMPTY_BATCH));
         while missing > 0 {

@@ -9,11 +9,10 @@ use std::sync::OnceLock;
 use rayon::prelude::*;
 
 use super::plan::value_len;
+use crate::cpu::reduce::hash_node;
 use crate::params::TreeParams;
 use crate::sponge::{Sponge, with_sponge};
 
-/// Copies of an empty value absorbed per call at most.
-const EMPTY_BATCH: usize = 1024;
 /// Children's bytes per parallel task, at least.
 const TASK_BYTES: usize = 64 << 10;
 
@@ -128,19 +127,8 @@ impl<'p> Nodes<'p> {
     fn node(&self, children: &[u8], empty: &[u8], out: &mut [u8]) {
         let degree = self.params.degree() as usize;
         let child_len = self.params.algorithm().chaining_len();
-        let mut missing = degree - children.len() / child_len;
         with_sponge!(self.params.algorithm(), S => {
-            let mut sponge = S::default();
-            sponge.absorb(children);
-            if missing > 0 {
-                let copies = empty.repeat(missing.min(EMPTY_BATCH));
-                while missing > 0 {
-                    let n = missing.min(EMPTY_BATCH);
-                    sponge.absorb(&copies[..n * empty.len()]);
-                    missing -= n;
-                }
-            }
-            sponge.squeeze_into(out);
+            hash_node::<S>(children, empty, child_len, degree, out)
         });
     }
 }
