@@ -330,6 +330,12 @@ impl<'p> Resumed<'p> {
     pub(crate) fn done(&self) -> u64 {
         self.done.load(Ordering::Relaxed)
     }
+
+    /// A try after this one, reported to the same progress: the bytes this
+    /// one got through are skipped.
+    pub(crate) fn next_try(&self) -> Resumed<'p> {
+        Resumed::new(self.inner, self.done())
+    }
 }
 
 impl Progress for Resumed<'_> {

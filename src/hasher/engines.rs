@@ -75,19 +75,11 @@ impl Hasher {
             }
             _ => self.cpu.run_pieces(on_engines),
         };
-        let (walked, note) = match result {
-            Ok(walked) => (walked, None),
-            Err(HashError::Gpu(e)) if backend == BackendChoice::Auto && input.can_reread() => {
-                // Auto does not come back to a GPU that failed.
-                self.gpu_failed.store(true, Ordering::Relaxed);
-                timings = Timings::default();
-                let redo = Resumed::new(progress, first_try.done());
-                let walked = self.standard_on_cpu(params, &mut input, &redo, &mut timings)?;
-                let note = format!("the GPU failed ({e}); hashing on the CPU");
-                (walked, Some(note))
-            }
-            Err(e) => return Err(e),
-        };
+        let can_reread = input.can_reread();
+        let (walked, note) = self.or_redo_on_cpu(result, can_reread, &first_try, |redo| {
+            timings = Timings::default();
+            self.standard_on_cpu(params, &mut input, redo, &mut timings)
+        })?;
         timings.total = start.elapsed();
         timings.copy_busy += walked.copy_busy;
         timings.kernel_busy += walked.kernel_busy;
@@ -108,6 +100,18 @@ impl Hasher {
             shares: walked.shares,
             fallback_note: note,
         })
+    }
+
+    /// A standard function's piece target, chunk length and piece length
+    /// (whole chunks, about the target), as its GPU engines are sized.
+    fn chunk_pieces(&self, params: &StandardParams) -> (usize, usize, usize) {
+        let piece_target = self.cpu.standard_piece_target();
+        let chunk_len = run::chunk_len(params);
+        (
+            piece_target,
+            chunk_len,
+            message::piece_len(chunk_len, piece_target),
+        )
     }
 
     /// A standard function's input on the CPU alone.
@@ -151,9 +155,7 @@ impl Hasher {
             _ => open(),
         }?;
         self.charge_startup(gpus[0], timings);
-        let piece_target = self.cpu.standard_piece_target();
-        let chunk_len = run::chunk_len(params);
-        let piece_len = message::piece_len(chunk_len, piece_target);
+        let (piece_target, chunk_len, piece_len) = self.chunk_pieces(params);
         let pool = self.cpu.pool();
         let mut engines = Vec::with_capacity(gpus.len());
         for gpu in &gpus {
@@ -200,9 +202,7 @@ impl Hasher {
                 HashError::Internal(format!("GPU {ordinal} is not ready for {kernels}"))
             })?;
         self.charge_startup(gpu, timings);
-        let piece_target = self.cpu.standard_piece_target();
-        let chunk_len = run::chunk_len(params);
-        let piece_len = message::piece_len(chunk_len, piece_target);
+        let (piece_target, chunk_len, piece_len) = self.chunk_pieces(params);
         let engine = gpu.begin_chunks(spec, chunk_len, piece_len, self.cpu.pool(), timings)?;
         let engines = Engines {
             gpus: vec![engine],
@@ -229,9 +229,7 @@ impl Hasher {
             return self.standard_on_cpu(params, input, progress, timings);
         }
         self.shareable_input.store(true, Ordering::Relaxed);
-        let piece_target = self.cpu.standard_piece_target();
-        let chunk_len = run::chunk_len(params);
-        let piece_len = message::piece_len(chunk_len, piece_target);
+        let (piece_target, chunk_len, piece_len) = self.chunk_pieces(params);
         if self.options.testing.wait_for_gpus {
             self.gpus.prepare_now(KernelSet::Chunks(*spec), piece_len);
         }
@@ -296,20 +294,11 @@ impl Hasher {
             }
             _ => self.cpu.run_pieces(on_engines),
         };
-        let (hashed, note) = match result {
-            Ok(hashed) => (hashed, None),
-            Err(HashError::Gpu(e)) if backend == BackendChoice::Auto && input.can_reread() => {
-                // Auto does not come back to a GPU that failed.
-                self.gpu_failed.store(true, Ordering::Relaxed);
-                timings = Timings::default();
-                // The bar already shows what the first try got through.
-                let redo = Resumed::new(progress, first_try.done());
-                let hashed = self.on_cpu(params, &mut input, &redo, &mut timings)?;
-                let note = format!("the GPU failed ({e}); hashing on the CPU");
-                (hashed, Some(note))
-            }
-            Err(e) => return Err(e),
-        };
+        let can_reread = input.can_reread();
+        let (hashed, note) = self.or_redo_on_cpu(result, can_reread, &first_try, |redo| {
+            timings = Timings::default();
+            self.on_cpu(params, &mut input, redo, &mut timings)
+        })?;
         timings.total = start.elapsed();
         let used = |prefix: &str| {
             hashed
@@ -331,6 +320,31 @@ impl Hasher {
             shares: hashed.shares,
             fallback_note: note,
         })
+    }
+
+    /// A first try's result, or under `Auto`, where a GPU failed and the
+    /// input can be read again, `redo`'s on the CPU (given the progress to
+    /// report to, which already shows what the first try got through), with
+    /// a note. Auto does not come back to a GPU that failed.
+    fn or_redo_on_cpu<T>(
+        &self,
+        result: Result<T, HashError>,
+        can_reread: bool,
+        first_try: &Resumed<'_>,
+        redo: impl FnOnce(&dyn Progress) -> Result<T, HashError>,
+    ) -> Result<(T, Option<String>), HashError> {
+        match result {
+            Ok(done) => Ok((done, None)),
+            Err(HashError::Gpu(e)) if self.options.backend == BackendChoice::Auto && can_reread => {
+                self.gpu_failed.store(true, Ordering::Relaxed);
+                let done = redo(&first_try.next_try())?;
+                Ok((
+                    done,
+                    Some(format!("the GPU failed ({e}); hashing on the CPU")),
+                ))
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// The input on the CPU alone.
