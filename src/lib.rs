@@ -48,6 +48,8 @@ pub mod sigbus;
 pub mod sponge;
 pub mod standard;
 mod stream;
+#[cfg(test)]
+mod test_rng;
 pub mod timings;
 mod trace;
 mod tree;

@@ -444,29 +444,7 @@ mod tests {
     use crate::params::Algorithm;
     use crate::reference;
     use crate::standard::Standard;
-
-    /// splitmix64: a seeded stream, so that a failure can be replayed.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        }
-
-        /// A number in `0 ..= most`.
-        fn up_to(&mut self, most: usize) -> usize {
-            (self.next() % (most as u64 + 1)) as usize
-        }
-    }
-
-    fn bytes(len: usize, seed: u64) -> Vec<u8> {
-        let mut rng = Rng(seed);
-        (0..len).map(|_| rng.next() as u8).collect()
-    }
+    use crate::test_rng::{Rng, bytes};
 
     /// The reference digest (src/reference) of `input`.
     fn reference_digest(params: &Params, input: &[u8]) -> Vec<u8> {
@@ -574,13 +552,13 @@ mod tests {
     fn feed(stream: &mut Stream, input: &[u8], rng: &mut Rng) {
         let mut at = 0;
         while at < input.len() {
-            let most = match rng.up_to(3) {
+            let most = match rng.up_to_len(3) {
                 0 => 0,
                 1 => 300,
                 2 => 5000,
                 _ => PARALLEL_COPY_MIN + 4000,
             };
-            let end = (at + rng.up_to(most)).min(input.len());
+            let end = (at + rng.up_to_len(most)).min(input.len());
             stream.update(&input[at..end]).unwrap();
             at = end;
         }
@@ -630,14 +608,14 @@ mod tests {
             let input = bytes(len, 3);
             let label = params.label();
             for _ in 0..3 {
-                let cut = rng.up_to(len);
+                let cut = rng.up_to_len(len);
                 let mut stream = Stream::new(hasher.clone(), params.clone());
                 feed(&mut stream, &input[..cut], &mut rng);
                 let midway = reference_digest(&params, &input[..cut]);
                 assert_eq!(stream.finalize().unwrap(), midway, "{label}");
                 let mut copy = stream.try_clone().unwrap();
                 feed(&mut stream, &input[cut..], &mut rng);
-                let other = bytes(rng.up_to(3 * PARALLEL_COPY_MIN), 5);
+                let other = bytes(rng.up_to_len(3 * PARALLEL_COPY_MIN), 5);
                 feed(&mut copy, &other, &mut rng);
                 let branch: Vec<u8> = input[..cut].iter().chain(&other).copied().collect();
                 assert_eq!(
@@ -682,18 +660,18 @@ mod tests {
             let mut at = 0;
             while at < len {
                 // A short part now and then leaves an unfinished block.
-                let most = if rng.up_to(3) == 0 {
+                let most = if rng.up_to_len(3) == 0 {
                     5000
                 } else {
                     2 * in_place
                 };
-                let end = (at + rng.up_to(most)).min(len);
+                let end = (at + rng.up_to_len(most)).min(len);
                 stream.update(&input[at..end]).unwrap();
                 if end - at >= in_place {
                     assert!(stream.buffered < block, "{label}: {} kept", stream.buffered);
                 }
                 at = end;
-                if rng.up_to(2) == 0 {
+                if rng.up_to_len(2) == 0 {
                     let midway = reference_digest(&params, &input[..at]);
                     assert_eq!(stream.finalize().unwrap(), midway, "{label}, {at} bytes");
                 }

@@ -9,30 +9,9 @@ use crate::message::Piece;
 use crate::params::Algorithm;
 use crate::progress::NoProgress;
 use crate::reference;
+use crate::test_rng::{self, Rng};
 use crate::timings::Timings;
 use crate::tree::Dealing;
-
-/// splitmix64: a seeded stream, so that a failure can be replayed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0 ..= most`.
-    fn up_to(&mut self, most: u64) -> u64 {
-        self.next() % (most + 1)
-    }
-
-    fn coin(&mut self) -> bool {
-        self.next() & 1 == 1
-    }
-}
 
 /// Parameters that reach every engine and edge: B < rate and B not a
 /// multiple of the rate (portable sponges on every path), B a multiple of
@@ -64,8 +43,7 @@ fn sizes(params: &TreeParams) -> Vec<usize> {
 }
 
 fn file(len: usize, seed: u64) -> Vec<u8> {
-    let mut rng = Rng(seed);
-    (0..len).map(|_| rng.next() as u8).collect()
+    test_rng::bytes(len, seed)
 }
 
 /// The outputs of the leaves that hold a block, from the spec's steps 1 to 4.

@@ -1082,6 +1082,7 @@ mod tests {
     use crate::progress::NoProgress;
     use crate::reference;
     use crate::standard::{Standard, StandardParams};
+    use crate::test_rng::{Rng, bytes};
 
     /// A chunk engine on the CPU that answers late: a submission's values
     /// come back only `lag` takes after it was made, so the walk's order
@@ -1130,24 +1131,6 @@ mod tests {
         fn busy(&self) -> (Duration, Duration) {
             (Duration::ZERO, Duration::ZERO)
         }
-    }
-
-    /// splitmix64.
-    struct Mix(u64);
-
-    impl Mix {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        }
-    }
-
-    fn bytes(len: usize, seed: u64) -> Vec<u8> {
-        let mut mix = Mix(seed);
-        (0..len).map(|_| mix.next() as u8).collect()
     }
 
     /// Joins one engine at a given piece.
@@ -1221,7 +1204,7 @@ mod tests {
                         engine: Some(late(lag + 1)),
                     };
                     let mut split = Split::new(true);
-                    let mut mix = Mix((lag * 10) as u64 + u64::from(join_at) + len as u64);
+                    let mut mix = Rng((lag * 10) as u64 + u64::from(join_at) + len as u64);
                     split.script = Some(Box::new(move |n| {
                         (0..n)
                             .map(|_| [0.0, 0.0, 1.0, 3.0, 0.5][(mix.next() % 5) as usize])
@@ -1266,7 +1249,7 @@ mod tests {
         let message = bytes(3 * round + 1234, 9);
         let seen = Arc::new(Mutex::new(0));
         let mut split = Split::new(true);
-        let mut mix = Mix(5);
+        let mut mix = Rng(5);
         split.script = Some(Box::new(move |n| {
             (0..n).map(|_| (mix.next() % 4) as f64).collect()
         }));
