@@ -245,13 +245,46 @@ pub fn test_state(seed: u64) -> [u64; 25] {
     })
 }
 
+/// The keccak crate's Keccak-p[1600, n_r], called directly: the tests'
+/// independent permutation.
+#[cfg(test)]
+pub fn keccak_crate(state: &mut [u64; 25], rounds: Rounds) {
+    let keccak = keccak::Keccak::new();
+    match rounds {
+        Rounds::Keccak24 => keccak.with_p1600::<24>(|p| p(state)),
+        Rounds::Turbo12 => keccak.with_p1600::<12>(|p| p(state)),
+    }
+}
+
+/// Scalar sponges absorbing what the lane groups' `absorb_blocks` takes:
+/// state `i` takes the `len` bytes at `i · stride` of `data`, in blocks of
+/// `rate`, a permutation after each.
+#[cfg(test)]
+pub fn absorb_runs_one_by_one(
+    states: &mut [[u64; 25]],
+    data: &[u8],
+    stride: usize,
+    len: usize,
+    rate: usize,
+    rounds: Rounds,
+) {
+    for (i, state) in states.iter_mut().enumerate() {
+        for block in data[i * stride..i * stride + len].chunks(rate) {
+            for (lane, word) in state.iter_mut().zip(block.chunks(8)) {
+                *lane ^= u64::from_le_bytes(word.try_into().unwrap());
+            }
+            keccak_crate(state, rounds);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The keccak crate's Keccak-p[1600, `R`], called directly.
-    fn keccak_crate<const R: usize>(mut state: [u64; 25]) -> [u64; 25] {
-        keccak::Keccak::new().with_p1600::<R>(|p| p(&mut state));
+    /// The keccak crate's permutation of a copy of `state`.
+    fn permuted(mut state: [u64; 25], rounds: Rounds) -> [u64; 25] {
+        keccak_crate(&mut state, rounds);
         state
     }
 
@@ -262,7 +295,11 @@ mod tests {
             let (mut ours, mut wrapped) = (start, start);
             p1600_by_rows(&mut ours, Rounds::Keccak24);
             p1600(&mut wrapped, Rounds::Keccak24);
-            assert_eq!(ours, keccak_crate::<24>(start), "24 rounds, seed {seed}");
+            assert_eq!(
+                ours,
+                permuted(start, Rounds::Keccak24),
+                "24 rounds, seed {seed}"
+            );
             assert_eq!(wrapped, ours, "24 rounds, seed {seed}");
         }
         let mut zero = [0u64; 25];
@@ -285,9 +322,17 @@ mod tests {
             let (mut ours, mut wrapped) = (start, start);
             p1600_by_rows(&mut ours, Rounds::Turbo12);
             p1600(&mut wrapped, Rounds::Turbo12);
-            assert_eq!(ours, keccak_crate::<12>(start), "12 rounds, seed {seed}");
+            assert_eq!(
+                ours,
+                permuted(start, Rounds::Turbo12),
+                "12 rounds, seed {seed}"
+            );
             assert_eq!(wrapped, ours, "12 rounds, seed {seed}");
-            assert_ne!(ours, keccak_crate::<24>(start), "12 rounds differ from 24");
+            assert_ne!(
+                ours,
+                permuted(start, Rounds::Keccak24),
+                "12 rounds differ from 24"
+            );
         }
         // Independent of the keccak crate: RFC 9861's first TurboSHAKE128
         // vector (M empty, D = 0x1F, 32 bytes) is one padded block, so one

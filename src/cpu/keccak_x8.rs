@@ -250,7 +250,7 @@ fn p1600_x8(a: &mut StateX8, rounds: Rounds) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::keccak::{Rounds, p1600, test_state};
+    use super::super::keccak::{Rounds, absorb_runs_one_by_one, keccak_crate, p1600, test_state};
     use super::super::platform::avx512_for_test;
     use super::*;
 
@@ -354,29 +354,13 @@ mod tests {
                 let mut group: Group8 =
                     std::array::from_fn(|k| std::array::from_fn(|i| scalar[i][k]));
                 absorb_blocks(avx512, &mut group, &data, stride, len, rate, rounds);
-                for (i, state) in scalar.iter_mut().enumerate() {
-                    for block in data[i * stride..i * stride + len].chunks(rate) {
-                        for (lane, word) in state.iter_mut().zip(block.chunks(8)) {
-                            *lane ^= u64::from_le_bytes(word.try_into().unwrap());
-                        }
-                        keccak_crate(state, rounds);
-                    }
-                }
+                absorb_runs_one_by_one(&mut scalar, &data, stride, len, rate, rounds);
                 for (k, column) in group.iter().enumerate() {
                     for (i, state) in scalar.iter().enumerate() {
                         assert_eq!(column[i], state[k], "{rounds:?}, rate {rate}, leaf {i}");
                     }
                 }
             }
-        }
-    }
-
-    /// The keccak crate's Keccak-p[1600, n_r], called directly.
-    fn keccak_crate(state: &mut [u64; 25], rounds: Rounds) {
-        let keccak = keccak::Keccak::new();
-        match rounds {
-            Rounds::Keccak24 => keccak.with_p1600::<24>(|p| p(state)),
-            Rounds::Turbo12 => keccak.with_p1600::<12>(|p| p(state)),
         }
     }
 }
