@@ -28,9 +28,9 @@ use crate::options::{Args, hasher};
 /// of the same bytes hashed from the host. ``backend`` may be ``"auto"`` or
 /// ``"gpu"`` (the same here). The object must not be written while it is
 /// hashed. Raises ``ValueError`` for an object that is not contiguous or
-/// not on a CUDA GPU, ``treehash.GpuError`` when the GPU fails. In this
-/// build only the LI trees are hashed on a GPU: a standard function raises
-/// ``ValueError``.
+/// not on a CUDA GPU, ``treehash.GpuError`` when the GPU fails. KT and
+/// ParallelHash hash their chunks on the GPU in place; TurboSHAKE, one
+/// sponge, is copied to the host in pieces and hashed there.
 #[pyfunction]
 #[pyo3(
     signature = (
