@@ -425,6 +425,31 @@ impl Stamp {
     }
 }
 
+/// A worker keeps its read buffer between tasks up to this size; a task
+/// that reads more (ParallelHash with a large B) reads into a buffer of
+/// its own.
+const KEPT_READ_BUFFER: usize = 4 << 20;
+
+/// Runs `f` on `len` bytes of this thread's read buffer (a buffer of its
+/// own when longer than [`KEPT_READ_BUFFER`]): for tasks that read their
+/// own bytes of an input and hash them while they are in the core's cache.
+/// `f` must not wait on a thread pool, where the thread could take up
+/// another such task, whose call would find the buffer borrowed.
+pub(crate) fn with_read_buffer<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
+    thread_local! {
+        static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    if len > KEPT_READ_BUFFER {
+        return f(&mut vec![0u8; len]);
+    }
+    BUFFER.with_borrow_mut(|buffer| {
+        if buffer.len() < len {
+            buffer.resize(len, 0);
+        }
+        f(&mut buffer[..len])
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -99,9 +99,13 @@ impl<S: Sponge, A: Absorb> LeafEngine for CpuLeaves<'_, S, A> {
             // Owning no leaf (a GPU has them all), it reads nothing.
             Piece::Unread { len, .. } if self.leaves.owned().is_empty() => self.leaves.skip(len),
             // Given leaves while the pieces ahead were left unread for a
-            // GPU: only the runs of its own leaves are read, in parallel,
-            // into a buffer kept for the next such piece (the walk looks
-            // at nothing else).
+            // GPU, or a part's: each task reads its own leaves' runs.
+            Piece::Unread { input, offset, len } if self.leaves.reads_per_task(len) => {
+                self.leaves.absorb_unread(input, offset, len)?
+            }
+            // Else (one thread, a single sponge, a few units in slices) only
+            // the runs of its own leaves are read, in parallel, into a buffer
+            // kept for the next such piece (the walk looks at nothing else).
             Piece::Unread { input, offset, len } => {
                 let mut runs: Vec<Range<usize>> = Vec::new();
                 let owned = self.leaves.owned();

@@ -265,6 +265,160 @@ fn leaves_absorbed_in_slices_give_the_reference_outputs() {
     );
 }
 
+/// One file fed unread to leaves on a pool, which read it by tasks where
+/// they can.
+struct UnreadCase<'a> {
+    params: &'a TreeParams,
+    pool: &'a rayon::ThreadPool,
+    owned: Range<u64>,
+    input: &'a crate::input::InputFile,
+    piece_len: usize,
+}
+
+impl UnreadCase<'_> {
+    /// The outputs of `engine` owning the leaves `owned`, fed the file in
+    /// pieces of `piece_len` bytes; and how many pieces its tasks read.
+    fn outputs<A: Absorb>(&self, engine: A) -> (Vec<u8>, usize) {
+        let params = self.params;
+        let mut leaves = Leaves::new(
+            params,
+            Workers::Pool(self.pool),
+            engine,
+            self.owned.clone(),
+            0,
+        );
+        let unmapped = std::sync::atomic::AtomicBool::new(true);
+        let mut by_tasks = 0;
+        message::for_each_piece_of_file(
+            params,
+            self.input,
+            self.piece_len,
+            message::Access::Read,
+            &unmapped,
+            &NoProgress,
+            |piece| match piece {
+                Piece::Memory(bytes) | Piece::Mapped { bytes, .. } => leaves.absorb(bytes),
+                Piece::Unread { input, offset, len } if leaves.reads_per_task(len) => {
+                    by_tasks += 1;
+                    leaves.absorb_unread(input, offset, len)
+                }
+                Piece::Unread { input, offset, len } => {
+                    let mut bytes = vec![0; len];
+                    input.read_exact_at(&mut bytes, offset)?;
+                    leaves.absorb(&bytes)
+                }
+            },
+        )
+        .unwrap();
+        (leaves.finish().unwrap(), by_tasks)
+    }
+}
+
+/// Pieces left unread that the pool's tasks read themselves, each its own
+/// leaves' run of every stripe, give the reference's leaf outputs on every
+/// engine, for whole trees and leaf ranges and pieces that start and end
+/// mid-stripe; a file cut short is an error, not a digest.
+#[test]
+fn pieces_read_by_their_tasks_give_the_reference_outputs() {
+    use std::io::Write;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
+    let p = |a, h, d, b: Option<usize>, prefix: &[u8]| {
+        TreeParams::with_options(a, h, d, b, prefix.to_vec(), None).unwrap()
+    };
+    let cases = [
+        p(Algorithm::Sha3_256, 4, 4, None, b""),
+        p(Algorithm::Sha3_512, 3, 4, Some(144), b"key"),
+        p(Algorithm::Shake128, 6, 2, None, b""),
+        p(Algorithm::Sha3_224, 5, 4, Some(288), b""),
+        // B not a multiple of the rate: portable sponges only.
+        p(Algorithm::Sha3_384, 3, 3, Some(200), b""),
+    ];
+    let mut read_by_tasks = 0;
+    for params in cases {
+        let (b, l) = (params.block_size(), params.leaf_count());
+        let stripe = params.stripe_len() as usize;
+        let out_len = params.leaf_output_len();
+        for len in [1, b + 1, stripe - 1, 5 * stripe + b / 2, 9 * stripe + 1] {
+            let file = file(len, len as u64 ^ 0x7a5c);
+            let want = reference_leaf_outputs(&params, &file);
+            let holding = (want.len() / out_len) as u64;
+            let mut tmp = tempfile::NamedTempFile::new().unwrap();
+            tmp.write_all(&file).unwrap();
+            let crate::input::Source::File(input) = crate::input::Source::open(tmp.path()).unwrap()
+            else {
+                unreachable!("a file that is not empty")
+            };
+            for owned in [0..l, l / 4..l, 1..l / 2 + 1, l / 2..l / 2 + 3] {
+                let own_holding = owned.start.min(holding)..owned.end.min(holding);
+                let want =
+                    &want[own_holding.start as usize * out_len..own_holding.end as usize * out_len];
+                // Pieces of about two stripes and a third, so that most
+                // start mid-stripe.
+                let piece_len = (2 * stripe + stripe / 3).next_multiple_of(b);
+                let label = format!("{}, {len} bytes, {owned:?}", params.label());
+                let case = UnreadCase {
+                    params: &params,
+                    pool: &pool,
+                    owned: owned.clone(),
+                    input: &input,
+                    piece_len,
+                };
+                let mut check = |(outputs, by_tasks): (Vec<u8>, usize), name: &str| {
+                    assert!(
+                        outputs == want,
+                        "{name}: {label}: not the reference's outputs"
+                    );
+                    read_by_tasks += by_tasks;
+                };
+                with_sponge!(params.algorithm(), R => {
+                    check(case.outputs(sponges::Sponges::<R>::default()), "portable");
+                });
+                #[cfg(target_arch = "x86_64")]
+                if b.is_multiple_of(params.algorithm().rate()) {
+                    let test = "pieces_read_by_their_tasks_give_the_reference_outputs";
+                    if let Some(avx2) = platform::avx2_for_test(test) {
+                        check(
+                            case.outputs(lanes::Lanes::<_, 4>::new(avx2, &params)),
+                            "avx2",
+                        );
+                    }
+                    if let Some(avx512) = platform::avx512_for_test(test) {
+                        check(
+                            case.outputs(lanes::Lanes::<_, 8>::new(avx512, &params)),
+                            "avx512",
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        read_by_tasks > 100,
+        "only {read_by_tasks} pieces were read by their tasks"
+    );
+
+    // A file cut after it was opened: the tasks' reads fail.
+    let params = p(Algorithm::Sha3_256, 4, 4, None, b"");
+    let stripe = params.stripe_len() as usize;
+    let mut tmp = tempfile::NamedTempFile::new().unwrap();
+    tmp.write_all(&file(4 * stripe, 9)).unwrap();
+    let crate::input::Source::File(input) = crate::input::Source::open(tmp.path()).unwrap() else {
+        unreachable!("a file that is not empty")
+    };
+    tmp.as_file().set_len(stripe as u64).unwrap();
+    with_sponge!(params.algorithm(), R => {
+        let l = params.leaf_count();
+        let mut leaves =
+            Leaves::new(&params, Workers::Pool(&pool), sponges::Sponges::<R>::default(), 0..l, 0);
+        assert!(leaves.reads_per_task(4 * stripe));
+        let cut = leaves.absorb_unread(&input, 0, 4 * stripe);
+        assert!(cut.is_err(), "a cut file gave no error");
+    });
+}
+
 #[test]
 fn pieces_grow_where_a_thread_owns_more_leaves_than_it_caches() {
     // A stripe of H = 8, D = 4: 65,536 blocks of 136 bytes, 8,912,896 bytes.

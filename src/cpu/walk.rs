@@ -20,11 +20,17 @@ use std::sync::{Mutex, MutexGuard};
 
 use super::units::{FreshIsZero, UnitStore};
 use super::workers::Workers;
+use crate::error::HashError;
+use crate::input::{InputFile, with_read_buffer};
 use crate::params::TreeParams;
 use crate::tree::Dealing;
 
 /// Leaves per rayon task at most: 1024 states are about 208 KiB, an L2's worth.
 const MAX_TASK_LEAVES: usize = 1024;
+/// Bytes a task reads from a file at once, at most: its run of a stripe
+/// (1024 leaves' blocks are 139–172 KiB at the SHA-3 rates), still in the
+/// core's cache when it is absorbed.
+const READ_RUN_MAX: usize = 256 << 10;
 /// A task whose bytes of a stripe are a run shorter than this asks for its
 /// bytes of the stripe `PREFETCH_STRIPES` ahead while it absorbs the current
 /// one. With few leaves such runs (1088 bytes at L = 256) lie a stripe apart,
@@ -173,21 +179,86 @@ impl<'a, A: Absorb> Leaves<'a, A> {
     /// Absorbs the blocks of the owned leaves in the next piece of M, which
     /// starts on a block boundary; block i goes to leaf i mod L, in order.
     /// An error only where memory for new leaves' states cannot be had.
-    pub fn absorb(&mut self, piece: &[u8]) -> io::Result<()> {
+    pub fn absorb(&mut self, piece: &[u8]) -> Result<(), HashError> {
+        self.absorb_bytes(PieceBytes::Memory(piece))
+    }
+
+    /// Whether [`absorb_unread`](Self::absorb_unread) can take the next
+    /// piece, of `len` bytes: where the pool's tasks each walk a range of
+    /// leaves (not a single sponge, not slices of a few units), and a
+    /// unit's blocks fit in one read.
+    pub fn reads_per_task(&self, len: usize) -> bool {
+        matches!(self.workers, Workers::Pool(_))
+            && self.params.leaf_count() > 1
+            && A::WIDTH * self.params.block_size() <= READ_RUN_MAX
+            && !self.owned.is_empty()
+            && self.slicing(&self.walk(len)).is_none()
+    }
+
+    /// Absorbs the next piece of M, `len` bytes of `input` from `offset`,
+    /// where [`reads_per_task`](Self::reads_per_task) says it can: each
+    /// task reads its own leaves' run of every stripe into its worker's
+    /// buffer and absorbs it while it is in the core's cache, so that a
+    /// piece of a part (whose runs are a share of every stripe) costs one
+    /// pass over memory, not a copy and then a pass. An error where the
+    /// input cannot be read, or memory for new leaves' states cannot be had.
+    pub fn absorb_unread(
+        &mut self,
+        input: &InputFile,
+        offset: u64,
+        len: usize,
+    ) -> Result<(), HashError> {
+        if !self.reads_per_task(len) {
+            return Err(HashError::Internal(
+                "a piece that its tasks cannot read is left unread".into(),
+            ));
+        }
+        self.absorb_bytes(PieceBytes::File { input, offset, len })
+    }
+
+    /// The walk over the next piece of M, of `len` bytes.
+    fn walk(&self, len: usize) -> Walk {
         let b = self.params.block_size();
-        let leaf_count = self.params.leaf_count();
         let first = self.message_len / b as u64;
-        let end = first + piece.len().div_ceil(b) as u64;
+        Walk {
+            len,
+            first,
+            end: first + len.div_ceil(b) as u64,
+            leaf_count: self.params.leaf_count(),
+            owned: self.owned.clone(),
+            block_size: b,
+        }
+    }
+
+    /// Where `walk`'s piece is absorbed in slices (few units for many
+    /// threads): the one range of units it touches.
+    fn slicing(&self, walk: &Walk) -> Option<Range<usize>> {
+        let ranges = touched_units(walk.first, walk.end, walk.leaf_count, &self.owned, A::WIDTH);
+        let touched: usize = ranges.iter().map(|r| r.len()).sum();
+        let threads = self.workers.threads();
+        let [range, rest] = ranges;
+        (matches!(self.workers, Workers::Pool(_))
+            && rest.is_empty()
+            && threads > 1
+            && touched < threads * TASKS_PER_THREAD
+            && walk.slices::<A>(self.slice_bytes).len() > 1)
+            .then_some(range)
+    }
+
+    fn absorb_bytes(&mut self, piece: PieceBytes<'_>) -> Result<(), HashError> {
+        let walk = self.walk(piece.len());
         if self.owned.is_empty() {
             self.message_len += piece.len() as u64;
             return Ok(());
         }
         // Units from `fresh` on have not been touched yet.
         let fresh = self.units.len();
-        self.grow_for(end)?;
+        self.grow_for(walk.end)?;
         self.message_len += piece.len() as u64;
+        let slicing = self.slicing(&walk);
         let (engine, units) = (&self.engine, self.units.as_mut());
-        if leaf_count == 1 {
+        let (single, sliced) = (walk.leaf_count == 1, slicing.is_some());
+        if let (true, PieceBytes::Memory(piece)) = (single, piece) {
             // All of M is leaf 0's, in order. On a pool thread, not the caller's:
             // workers that just finished spin for a while, and one more busy
             // thread than cores would halve this single sponge's speed.
@@ -196,51 +267,49 @@ impl<'a, A: Absorb> Leaves<'a, A> {
             }
             return Ok(());
         }
-        let walk = Walk {
-            piece,
-            first,
-            end,
-            leaf_count,
-            owned: self.owned.clone(),
-            block_size: b,
-        };
-        let ranges = touched_units(first, end, leaf_count, &self.owned, A::WIDTH);
-        let touched: usize = ranges.iter().map(|r| r.len()).sum();
         let threads = self.workers.threads();
-        if let ([range, rest], Workers::Pool(pool)) = (&ranges, self.workers)
-            && rest.is_empty()
-            && threads > 1
-            && touched < threads * TASKS_PER_THREAD
+        if let (Some(range), Workers::Pool(pool), PieceBytes::Memory(piece)) =
+            (slicing, self.workers, piece)
         {
-            let slices = walk.slices::<A>(self.slice_bytes);
-            if slices.len() > 1 {
-                let start = range.start;
-                let units = &mut units[range.clone()];
-                pool.install(|| run_in_slices(&slices, engine, start, units, threads));
-                #[cfg(test)]
-                {
-                    self.pieces_in_slices += 1;
-                }
-                return Ok(());
+            let slices: Vec<_> = walk
+                .slices::<A>(self.slice_bytes)
+                .into_iter()
+                .map(|(walk, bytes)| (walk, &piece[bytes]))
+                .collect();
+            let start = range.start;
+            let units = &mut units[range];
+            pool.install(|| run_in_slices(&slices, engine, start, units, threads));
+            #[cfg(test)]
+            {
+                self.pieces_in_slices += 1;
             }
+            return Ok(());
+        }
+        if single || sliced {
+            // `absorb_unread` checks that neither is the case.
+            return Err(HashError::Internal(
+                "a piece that its tasks cannot read is left unread".into(),
+            ));
         }
         // Several tasks per thread for balance, and few enough leaves per task
         // that their states stay in the core's cache from stripe to stripe.
+        let ranges = touched_units(walk.first, walk.end, walk.leaf_count, &self.owned, A::WIDTH);
+        let touched: usize = ranges.iter().map(|r| r.len()).sum();
         let per_task = touched
             .div_ceil(threads * TASKS_PER_THREAD)
             .clamp(1, (MAX_TASK_LEAVES / A::WIDTH).max(1));
         for range in ranges.into_iter().filter(|r| !r.is_empty()) {
             let start = range.start;
             self.workers
-                .for_each_chunk(&mut units[range], per_task, |t, task| {
+                .try_for_each_chunk(&mut units[range], per_task, |t, task| {
                     let first_unit = start + t * per_task;
                     // A new unit's pages are first written, not read: read
                     // first, a page would fault twice (the zero page, then
                     // its copy).
                     let new = fresh.saturating_sub(first_unit).min(task.len());
                     A::Unit::make_fresh(&mut task[new..]);
-                    walk.run(engine, first_unit, task)
-                });
+                    walk.run(engine, first_unit, task, piece)
+                })?;
         }
         Ok(())
     }
@@ -353,7 +422,7 @@ impl<'a, A: Absorb> Leaves<'a, A> {
         let holding = self.holding(end);
         let mut out = vec![0u8; (holding.end - holding.start) as usize * out_len];
         let walk = Walk {
-            piece: message,
+            len: message.len(),
             first: 0,
             end,
             leaf_count: params.leaf_count(),
@@ -369,7 +438,7 @@ impl<'a, A: Absorb> Leaves<'a, A> {
                 let mut units: Vec<A::Unit> = (0..outs.len().div_ceil(w * out_len))
                     .map(|_| A::Unit::fresh())
                     .collect();
-                walk.run(engine, first_unit, &mut units);
+                walk.run_in_memory(engine, first_unit, &mut units, message);
                 let mut lens = Vec::with_capacity(w);
                 let first = holding.start + (first_unit * w) as u64;
                 for (u, (outs, unit)) in outs.chunks_mut(w * out_len).zip(&units).enumerate() {
@@ -385,10 +454,33 @@ impl<'a, A: Absorb> Leaves<'a, A> {
     }
 }
 
-/// One piece of M: blocks `first .. end`, the last perhaps short, of which
-/// the walk takes those of the leaves `owned`.
-struct Walk<'p> {
-    piece: &'p [u8],
+/// Where a piece's bytes are.
+#[derive(Clone, Copy)]
+enum PieceBytes<'p> {
+    /// In memory.
+    Memory(&'p [u8]),
+    /// Not read yet: `len` bytes of `input` from `offset`. Each task reads
+    /// its own leaves' runs.
+    File {
+        input: &'p InputFile,
+        offset: u64,
+        len: usize,
+    },
+}
+
+impl PieceBytes<'_> {
+    fn len(&self) -> usize {
+        match self {
+            PieceBytes::Memory(bytes) => bytes.len(),
+            PieceBytes::File { len, .. } => *len,
+        }
+    }
+}
+
+/// One piece of M, `len` bytes: blocks `first .. end`, the last perhaps
+/// short, of which the walk takes those of the leaves `owned`.
+struct Walk {
+    len: usize,
     first: u64,
     end: u64,
     leaf_count: u64,
@@ -396,15 +488,59 @@ struct Walk<'p> {
     block_size: usize,
 }
 
-impl Walk<'_> {
-    /// One task: the units `task`, the first of which is unit `first_unit`.
-    /// Stripe by stripe, so that the task's reads are sequential and its
-    /// states stay cached; whole units at once where the piece holds all of
-    /// their blocks, leaf by leaf at the piece's edges.
-    fn run<A: Absorb>(&self, engine: &A, first_unit: usize, task: &mut [A::Unit]) {
+impl Walk {
+    /// One task: the units `task`, the first of which is unit `first_unit`,
+    /// absorb their blocks of the piece, whose bytes are `bytes`. Stripe by
+    /// stripe, so that the task's reads are sequential and its states stay
+    /// cached. From a file, the task reads its run of each stripe (at most
+    /// [`READ_RUN_MAX`] bytes at a time) into its worker's buffer.
+    fn run<A: Absorb>(
+        &self,
+        engine: &A,
+        first_unit: usize,
+        task: &mut [A::Unit],
+        bytes: PieceBytes<'_>,
+    ) -> Result<(), HashError> {
+        let (input, offset) = match bytes {
+            PieceBytes::Memory(piece) => {
+                self.run_in_memory(engine, first_unit, task, piece);
+                return Ok(());
+            }
+            PieceBytes::File { input, offset, .. } => (input, offset),
+        };
         let (w, b, l) = (A::WIDTH, self.block_size, self.leaf_count);
-        let (lo, hi) = (self.owned.start, self.owned.end);
-        let task_leaf0 = lo + (first_unit * w) as u64;
+        let task_leaf0 = self.owned.start + (first_unit * w) as u64;
+        let units_per_read = (READ_RUN_MAX / (w * b)).max(1);
+        with_read_buffer(units_per_read.min(task.len()) * w * b, |buffer| {
+            let mut stripe = self.first - self.first % l;
+            while stripe < self.end {
+                for (g, units) in task.chunks_mut(units_per_read).enumerate() {
+                    let leaf0 = task_leaf0 + (g * units_per_read * w) as u64;
+                    let blocks = self.blocks_of(stripe, leaf0..leaf0 + (units.len() * w) as u64);
+                    if blocks.is_empty() {
+                        continue;
+                    }
+                    let bytes = self.byte_range(blocks.clone());
+                    let run = &mut buffer[..bytes.len()];
+                    input.read_exact_at(run, offset + bytes.start as u64)?;
+                    self.stripe(engine, leaf0, units, stripe, run, blocks.start);
+                }
+                stripe += l;
+            }
+            Ok(())
+        })
+    }
+
+    /// [`run`](Self::run) over the piece's bytes in memory, `piece`.
+    fn run_in_memory<A: Absorb>(
+        &self,
+        engine: &A,
+        first_unit: usize,
+        task: &mut [A::Unit],
+        piece: &[u8],
+    ) {
+        let (w, b, l) = (A::WIDTH, self.block_size, self.leaf_count);
+        let task_leaf0 = self.owned.start + (first_unit * w) as u64;
         let run = task.len() * w * b;
         let mut stripe = self.first - self.first % l;
         while stripe < self.end {
@@ -413,43 +549,76 @@ impl Walk<'_> {
                 && let Some(at) = ahead.checked_sub(self.first)
             {
                 let at = (at as usize).saturating_mul(b);
-                let end = at.saturating_add(run).min(self.piece.len());
-                if let Some(bytes) = self.piece.get(at..end) {
+                let end = at.saturating_add(run).min(piece.len());
+                if let Some(bytes) = piece.get(at..end) {
                     prefetch(bytes);
                 }
             }
-            for (k, unit) in task.iter_mut().enumerate() {
-                let leaf0 = task_leaf0 + (k * w) as u64;
-                let i0 = stripe + leaf0;
-                if i0 >= self.end {
-                    break;
-                }
-                if i0 >= self.first && leaf0 + w as u64 <= hi {
-                    let at = ((i0 - self.first) as usize) * b;
-                    if let Some(blocks) = self.piece.get(at..at + w * b) {
-                        engine.absorb_blocks(unit, blocks);
-                        continue;
-                    }
-                }
-                for lane in 0..w {
-                    let (leaf, i) = (leaf0 + lane as u64, i0 + lane as u64);
-                    if leaf >= hi || i >= self.end {
-                        break;
-                    }
-                    if i >= self.first {
-                        let at = ((i - self.first) as usize) * b;
-                        let block = &self.piece[at..(at + b).min(self.piece.len())];
-                        engine.absorb_leaf(unit, lane, block);
-                    }
-                }
-            }
+            self.stripe(engine, task_leaf0, task, stripe, piece, self.first);
             stripe += l;
         }
     }
 
+    /// The blocks of the piece in `stripe` (a multiple of L) that belong
+    /// to `leaves` and are owned: one run.
+    fn blocks_of(&self, stripe: u64, leaves: Range<u64>) -> Range<u64> {
+        let start = (stripe + leaves.start).max(self.first);
+        let end = (stripe + leaves.end.min(self.owned.end)).min(self.end);
+        start..end.max(start)
+    }
+
+    /// The bytes of the piece that hold blocks `blocks` (within `first .. end`).
+    fn byte_range(&self, blocks: Range<u64>) -> Range<usize> {
+        let at = |block: u64| (((block - self.first) as usize) * self.block_size).min(self.len);
+        at(blocks.start)..at(blocks.end)
+    }
+
+    /// The units `units`, the first of which starts at leaf `leaf0`, absorb
+    /// their blocks of `stripe` from `bytes`, which start at block `base`
+    /// and hold every such block of the piece: whole units at once where
+    /// the piece holds all of their blocks, leaf by leaf at its edges.
+    fn stripe<A: Absorb>(
+        &self,
+        engine: &A,
+        leaf0: u64,
+        units: &mut [A::Unit],
+        stripe: u64,
+        bytes: &[u8],
+        base: u64,
+    ) {
+        let (w, b) = (A::WIDTH, self.block_size);
+        let hi = self.owned.end;
+        for (k, unit) in units.iter_mut().enumerate() {
+            let leaf0 = leaf0 + (k * w) as u64;
+            let i0 = stripe + leaf0;
+            if i0 >= self.end {
+                break;
+            }
+            if i0 >= self.first && leaf0 + w as u64 <= hi {
+                let at = ((i0 - base) as usize) * b;
+                if let Some(blocks) = bytes.get(at..at + w * b) {
+                    engine.absorb_blocks(unit, blocks);
+                    continue;
+                }
+            }
+            for lane in 0..w {
+                let (leaf, i) = (leaf0 + lane as u64, i0 + lane as u64);
+                if leaf >= hi || i >= self.end {
+                    break;
+                }
+                if i >= self.first {
+                    let at = ((i - base) as usize) * b;
+                    let block = &bytes[at..(at + b).min(bytes.len())];
+                    engine.absorb_leaf(unit, lane, block);
+                }
+            }
+        }
+    }
+
     /// The piece cut at stripe boundaries into slices of about `bytes`
-    /// bytes per unit (one stripe at least), in order.
-    fn slices<A: Absorb>(&self, bytes: usize) -> Vec<Walk<'_>> {
+    /// bytes per unit (one stripe at least), in order: each slice's walk
+    /// and the range of the piece's bytes it covers.
+    fn slices<A: Absorb>(&self, bytes: usize) -> Vec<(Walk, Range<usize>)> {
         let l = self.leaf_count;
         let unit_run = (A::WIDTH * self.block_size) as u64;
         let step = l * (bytes as u64 / unit_run).max(1);
@@ -463,18 +632,19 @@ impl Walk<'_> {
         slices
     }
 
-    /// The walk over blocks `range` of the piece (within `first .. end`).
-    fn blocks(&self, range: Range<u64>) -> Walk<'_> {
-        let b = self.block_size;
-        let at = |block: u64| (((block - self.first) as usize) * b).min(self.piece.len());
-        Walk {
-            piece: &self.piece[at(range.start)..at(range.end)],
+    /// The walk over blocks `range` of the piece (within `first .. end`),
+    /// and the piece's bytes that hold them.
+    fn blocks(&self, range: Range<u64>) -> (Walk, Range<usize>) {
+        let bytes = self.byte_range(range.clone());
+        let walk = Walk {
+            len: bytes.len(),
             first: range.start,
             end: range.end,
             leaf_count: self.leaf_count,
             owned: self.owned.clone(),
-            block_size: b,
-        }
+            block_size: self.block_size,
+        };
+        (walk, bytes)
     }
 }
 
@@ -483,7 +653,7 @@ impl Walk<'_> {
 /// workers takes the next slice of the free unit furthest behind, so that
 /// none waits for another; a worker that finds every unit held stops.
 fn run_in_slices<A: Absorb>(
-    slices: &[Walk<'_>],
+    slices: &[(Walk, &[u8])],
     engine: &A,
     first_unit: usize,
     units: &mut [A::Unit],
@@ -507,7 +677,8 @@ fn run_in_slices<A: Absorb>(
             let chain = &chains[u];
             let s = chain.done.load(Ordering::Relaxed);
             std::mem::swap(&mut local[0], &mut **unit);
-            slices[s].run(engine, first_unit + u, &mut local);
+            let (walk, bytes) = &slices[s];
+            walk.run_in_memory(engine, first_unit + u, &mut local, bytes);
             std::mem::swap(&mut local[0], &mut **unit);
             chain.done.store(s + 1, Ordering::Relaxed);
         }

@@ -73,6 +73,29 @@ impl Workers<'_> {
         }
     }
 
+    /// [`for_each_chunk`](Self::for_each_chunk) for an `f` that can fail:
+    /// the first error seen, once the chunks under way are done (those not
+    /// started yet may be left).
+    pub(crate) fn try_for_each_chunk<T: Send, E: Send>(
+        self,
+        items: &mut [T],
+        chunk_len: usize,
+        f: impl Fn(usize, &mut [T]) -> Result<(), E> + Sync + Send,
+    ) -> Result<(), E> {
+        match self {
+            Workers::Pool(pool) => pool.install(|| {
+                items
+                    .par_chunks_mut(chunk_len)
+                    .enumerate()
+                    .try_for_each(|(k, chunk)| f(k, chunk))
+            }),
+            Workers::Inline => items
+                .chunks_mut(chunk_len)
+                .enumerate()
+                .try_for_each(|(k, chunk)| f(k, chunk)),
+        }
+    }
+
     /// Calls `f(k, out, input)` for every pair of the `k`-th chunk of `outs`
     /// (`out_len` items) and of `inputs` (`input_len` items), in tasks of at
     /// least `min_pairs` pairs.

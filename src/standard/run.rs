@@ -33,7 +33,7 @@ use crate::cpu::CpuBackend;
 use crate::cpu::chunks::LeafSpec;
 use crate::cpu::workers::Workers;
 use crate::error::HashError;
-use crate::input::InputFile;
+use crate::input::{InputFile, with_read_buffer};
 use crate::message::{self, Access, Blocks, Input, Piece};
 use crate::progress::{EngineShare, Progress};
 use crate::schedule::Standing;
@@ -54,10 +54,6 @@ const MAX_VALUES_LEN: usize = 4 << 20;
 /// itself: one system call per task, its bytes still
 /// in the core's cache when they are hashed (64 of KT's chunks).
 const READ_TASK_BYTES: usize = 512 << 10;
-/// A worker keeps its read buffer between tasks up to this size; a task
-/// of longer chunks (ParallelHash with a large B) reads into a buffer of
-/// its own.
-const KEPT_READ_BUFFER: usize = 4 << 20;
 
 /// Whole chunks handed to an engine: bytes in memory, or a range of the
 /// input file that the engine reads where it wants them.
@@ -398,27 +394,16 @@ impl<'a> Context<'a> {
         let per_task = count
             .div_ceil(self.workers.threads() * TASKS_PER_THREAD)
             .clamp(1, (READ_TASK_BYTES / chunk_len).max(CHUNKS_PER_TASK));
-        let failure = std::sync::Mutex::new(None);
         self.workers
-            .for_each_chunk(values, per_task * cv_len, |k, values| {
+            .try_for_each_chunk(values, per_task * cv_len, |k, values| {
                 let at = offset + (k * per_task * chunk_len) as u64;
                 let len = values.len() / cv_len * chunk_len;
-                let read = with_read_buffer(len, |chunks| {
+                with_read_buffer(len, |chunks| {
                     input.read_exact_at(chunks, at)?;
                     cpu.chaining_values(&leaf, chunks, chunk_len, values);
                     Ok(())
-                });
-                if let Err(e) = read {
-                    failure
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .get_or_insert(e);
-                }
-            });
-        match failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+                })
+            })
     }
 
     /// Whole chunks per round of a piece: their values at most
@@ -426,23 +411,6 @@ impl<'a> Context<'a> {
     fn chunks_per_round(&self) -> usize {
         (MAX_VALUES_LEN / self.params.standard().chaining_len()).max(1)
     }
-}
-
-/// Runs `f` on `len` bytes of this thread's read buffer (a buffer of its
-/// own when longer than [`KEPT_READ_BUFFER`]).
-fn with_read_buffer<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) -> R {
-    thread_local! {
-        static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-    }
-    if len > KEPT_READ_BUFFER {
-        return f(&mut vec![0u8; len]);
-    }
-    BUFFER.with_borrow_mut(|buffer| {
-        if buffer.len() < len {
-            buffer.resize(len, 0);
-        }
-        f(&mut buffer[..len])
-    })
 }
 
 /// One message under way, from piece to piece: its last node, the bytes
