@@ -70,6 +70,11 @@ pub(crate) use routing::{INLINE_MAX, off_rayon_workers};
 /// Bytes handed to the thread pool at a time: large enough that a dispatch
 /// costs nothing, small enough for a smooth progress bar.
 const PIECE_TARGET: usize = 32 << 20;
+/// Bytes a single sponge (H = 0) hashed alone on one thread reads at a
+/// time: its read buffer stays in the core's cache, and it is all the
+/// memory the input holds, so that a list of large files at H = 0 hashes
+/// one on each core within the list's memory bound (list.rs).
+const ALONE_SPONGE_PIECE: usize = 1 << 20;
 /// Bytes a piece of a standard function's file holds when the CPU reads its
 /// chunks per task (`standard::run::hash`): nothing of such a piece stays
 /// in memory, and the workers wait for each other at the end of each piece,
@@ -250,6 +255,19 @@ impl CpuBackend {
         self.piece_bytes.unwrap_or(STANDARD_FILE_PIECE_TARGET)
     }
 
+    /// The piece length of an input hashed alone on one thread
+    /// ([`CpuBackend::run_alone`]), whose piece buffer is the memory it
+    /// holds: [`ALONE_SPONGE_PIECE`] for a single sponge, else as
+    /// [`piece_len`](Self::piece_len).
+    pub(crate) fn alone_piece_len(&self, params: &TreeParams) -> usize {
+        match self.piece_bytes {
+            None if params.leaf_count() == 1 => {
+                message::piece_len(params.block_size(), ALONE_SPONGE_PIECE)
+            }
+            _ => self.piece_len(params),
+        }
+    }
+
     /// The piece length for `params`: a mapped piece costs nothing to hand
     /// out, so it spans a few stripes, more where each thread owns more
     /// leaves than its cache keeps.
@@ -275,7 +293,10 @@ impl CpuBackend {
         owned: Range<u64>,
         message_len: u64,
     ) -> Box<dyn LeafEngine + 'a> {
-        let piece_len = self.piece_len(params);
+        let piece_len = match self.workers() {
+            workers::Workers::Inline => self.alone_piece_len(params),
+            workers::Workers::Pool(_) => self.piece_len(params),
+        };
         let at = Position {
             owned,
             message_len,

@@ -61,8 +61,9 @@ const BATCHES_PER_THREAD: usize = 2;
 /// file's hashing does not repay on its own.
 const BATCH_INPUTS: usize = 64;
 const BATCH_BYTES: u64 = 1 << 20;
-/// Bytes of the inputs hashed alone at once, at most (one input may be
-/// larger): each is mapped or read whole, so this bounds memory.
+/// Bytes of memory that the inputs hashed alone at once hold, at most (one
+/// input may hold more): each holds its length, or its piece buffer where
+/// it is longer (a single sponge reads a small piece at a time).
 const ALONE_BYTES: u64 = 256 << 20;
 /// Items waiting to be given back in order, per worker thread: a slow input
 /// holds back those after it, and this bounds how many.
@@ -363,8 +364,9 @@ impl Hasher {
         failure.map_or(Ok(()), Err)
     }
 
-    /// Where an input runs, and its length when known: alone when it would
-    /// not fill the engines.
+    /// Where an input runs, and its length when known (alone, the bytes it
+    /// holds in memory, as [`ALONE_BYTES`] counts them): alone when it
+    /// would not fill the engines.
     fn lane_of(&self, input: &ListInput) -> (Lane, Option<u64>) {
         if is_stdin_name(&input.path) {
             return (Lane::Engines, None);
@@ -377,12 +379,16 @@ impl Hasher {
             return (Lane::Alone, Some(0));
         }
         let len = meta.len();
-        let piece = match input.params.as_ref() {
-            ParamsRef::Tree(p) => self.cpu().piece_len(p),
-            ParamsRef::Standard(_) => self.cpu().standard_piece_target(),
+        let (piece, alone_piece) = match input.params.as_ref() {
+            ParamsRef::Tree(p) => (self.cpu().piece_len(p), self.cpu().alone_piece_len(p)),
+            ParamsRef::Standard(_) => {
+                let piece = self.cpu().standard_piece_target();
+                (piece, piece)
+            }
         };
         if self.hashes_alone() && (len <= piece as u64 || input.one_sponge()) {
-            (Lane::Alone, Some(len))
+            // Charged what it holds in memory: its piece buffer at most.
+            (Lane::Alone, Some(len.min(alone_piece as u64)))
         } else {
             (Lane::Engines, Some(len))
         }
