@@ -102,9 +102,23 @@ pub(crate) use with_sponge;
 /// the domain byte there, pad10*1's last bit at the rate's last byte. The
 /// permutation that follows gives the first output block.
 pub(crate) fn pad(state: &mut [u64; 25], pos: usize, algorithm: Algorithm) {
+    for (word, bits) in padding(pos, algorithm) {
+        state[word] ^= bits;
+    }
+}
+
+/// The padding of a state whose next free byte of the rate is `pos`, as
+/// [`pad`] XORs it in: the two (word, bits) pairs, for states held other
+/// than as 25 words (lane-major groups of several).
+pub(crate) fn padding(pos: usize, algorithm: Algorithm) -> [(usize, u64); 2] {
     let rate = algorithm.rate();
-    state[pos / 8] ^= u64::from(algorithm.domain_byte()) << (8 * (pos % 8));
-    state[rate / 8 - 1] ^= 1 << 63;
+    [
+        (
+            pos / 8,
+            u64::from(algorithm.domain_byte()) << (8 * (pos % 8)),
+        ),
+        (rate / 8 - 1, 1 << 63),
+    ]
 }
 
 /// The plain FIPS 202 function: `out.len()` bytes of A(data).
