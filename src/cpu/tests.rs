@@ -528,8 +528,8 @@ fn leaves_finished_with_their_only_piece_give_the_reference_outputs() {
 /// Engines that loop on one thread (an input of a list) read their file's
 /// pieces themselves; the first waits until the engine knows whether it is
 /// the only one, which it then absorbs and pads at once, or absorbs as any
-/// piece when another piece comes or its leaves are taken. Every digest is
-/// the reference's.
+/// piece when another piece comes or its leaves are taken; a fork takes a
+/// deferred piece with it. Every digest is the reference's.
 #[test]
 fn inline_engines_defer_their_first_piece() {
     use crate::input::Source;
@@ -550,6 +550,9 @@ fn inline_engines_defer_their_first_piece() {
                     continue;
                 };
                 for (cpu, take_leaves) in [(&whole, false), (&short, false), (&whole, true)] {
+                    // A fork made after the pieces (the first perhaps still
+                    // deferred) gives the same digest.
+                    let mut forked = None;
                     let got = cpu.run_alone(|| {
                         let mut engine = cpu.begin(&params);
                         assert_eq!(engine.access(), message::Access::Read);
@@ -567,6 +570,9 @@ fn inline_engines_defer_their_first_piece() {
                             let all = 0..params.leaf_count();
                             let states = engine.take_leaves(all.clone()).unwrap();
                             engine.give_leaves(all, states).unwrap();
+                        } else {
+                            let copy = engine.fork().unwrap();
+                            forked = Some(copy.finish(&mut Timings::default()).unwrap());
                         }
                         engine.finish(&mut times).unwrap()
                     });
@@ -577,6 +583,9 @@ fn inline_engines_defer_their_first_piece() {
                     };
                     let case = format!("{path}, {}, {len} bytes, {pieces}", params.label());
                     assert_eq!(got, want, "{case}, leaves taken: {take_leaves}");
+                    if let Some(forked) = forked {
+                        assert_eq!(forked, want, "{case}, forked");
+                    }
                 }
             }
         }
