@@ -12,12 +12,13 @@
 //! caller takes them.
 
 use std::collections::VecDeque;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use cudarc::driver::{PushKernelArg, result};
 
 use crate::error::HashError;
 use crate::standard::run::{ChunkBytes, ChunkEngine};
+use crate::trace::trace;
 
 use super::kernels::{ChunkKernel, address};
 use super::pipeline::{ChunkSource, Ring, Staged};
@@ -98,6 +99,7 @@ impl<'a> GpuChunks<'a> {
     fn launch(&mut self, bytes: ChunkBytes<'_>, count: usize) -> Result<(), HashError> {
         // The slot about to be reused: its values go to their submission first.
         let next = self.ring.next_index();
+        let start = Instant::now();
         if self
             .in_flight
             .front()
@@ -105,12 +107,14 @@ impl<'a> GpuChunks<'a> {
         {
             self.complete_oldest()?;
         }
+        let freed = Instant::now();
         let len = match bytes {
             ChunkBytes::Memory(data) => self.ring.stage(Staged::Memory(&[data]))?,
             ChunkBytes::File { input, offset, len } => {
                 self.ring.stage(Staged::File(input, &[(offset, len)]))?
             }
         };
+        let staged = Instant::now();
         let gpu = self.ring.gpu();
         let (kernel, chunk_len) = (self.kernel, self.chunk_len as u64);
         let values_len = count * kernel.spec.output_len();
@@ -136,6 +140,15 @@ impl<'a> GpuChunks<'a> {
                 .context("copying chaining values back")?;
                 Ok(())
             })?;
+        trace(|| {
+            let ms = |d: Duration| d.as_secs_f64() * 1e3;
+            format!(
+                "chunk launch, slot {next}: {len} B; slot free after {:.3} ms, staged in {:.3} ms, queued in {:.3} ms",
+                ms(freed - start),
+                ms(staged - freed),
+                ms(staged.elapsed())
+            )
+        });
         self.in_flight.push_back((next, count));
         if let Some(submission) = self.submissions.back_mut() {
             submission.launches += 1;

@@ -750,7 +750,15 @@ impl<'a, 'j, 'p> Shared<'a, 'j, 'p> {
         }
         self.split.record(&sizes, &times);
         self.trace(range.start, &sizes, &times);
-        self.drain(false)
+        let start = Instant::now();
+        self.drain(false)?;
+        trace::trace(|| {
+            format!(
+                "last node fed in {:.3} ms",
+                start.elapsed().as_secs_f64() * 1e3
+            )
+        });
+        Ok(())
     }
 
     /// Adds the engines that are ready to join.
