@@ -88,6 +88,57 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// The kernels on data in device memory: leaf kernels by leaf count and by
+/// function, and the standard functions' chunk kernels.
+fn kernel_tables(gpu: &treehash::gpu::GpuBackend) {
+    // Few leaves run long per byte: give each leaf the same amount of data.
+    let bytes_for = |leaves: u64| (leaves << 23).min(2 << 30) as usize;
+    println!("## Leaf kernels by leaf count, SHA3-256, data on the device (median of 3)\n");
+    println!(
+        "8 MiB per leaf (2 GiB at most); thread = one thread per leaf, warp = one warp per leaf; \
+         auto picks warp up to {} leaves.\n",
+        treehash::gpu::WARP_PER_LEAF_MAX_LEAVES
+    );
+    println!("| leaves L | thread GB/s | warp GB/s | warp / thread |\n|---:|---:|---:|---:|");
+    for log2 in [0u32, 1, 2, 4, 6, 8, 10, 11, 12, 14, 16] {
+        let params = TreeParams::new(Algorithm::Sha3_256, log2, 2).unwrap();
+        let bytes = bytes_for(params.leaf_count());
+        let rate = |k| measure::leaf_kernel_rate(gpu, &params, k, bytes, 3).expect("kernel rate");
+        let thread = rate(LeafKernel::ThreadPerLeaf);
+        let warp = rate(LeafKernel::WarpPerLeaf);
+        println!(
+            "| {} | {:.2} | {:.2} | {:.2} |",
+            params.leaf_count(),
+            thread / GB,
+            warp / GB,
+            warp / thread
+        );
+    }
+    println!();
+    if std::env::var_os("TREEHASH_BENCH_KERNELS_ONLY").is_some() {
+        std::process::exit(0);
+    }
+    println!("## Leaf kernels by function, L = 256 and L = 65536, data on the device\n");
+    println!(
+        "| function | L = 256 thread | L = 256 warp | L = 65536 thread |\n|---|---:|---:|---:|"
+    );
+    for algorithm in Algorithm::ALL {
+        let few = TreeParams::new(algorithm, 4, 4).unwrap();
+        let many = TreeParams::new(algorithm, 8, 4).unwrap();
+        let rate = |p: &TreeParams, k| {
+            measure::leaf_kernel_rate(gpu, p, k, bytes_for(p.leaf_count()), 3).expect("kernel rate")
+        };
+        println!(
+            "| {algorithm} | {:.2} | {:.2} | {:.0} |",
+            rate(&few, LeafKernel::ThreadPerLeaf) / GB,
+            rate(&few, LeafKernel::WarpPerLeaf) / GB,
+            rate(&many, LeafKernel::ThreadPerLeaf) / GB
+        );
+    }
+    println!();
+    chunk_kernels(gpu);
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--bench" || a == "--list") && !treehash::gpu::driver_present()
     {
@@ -117,52 +168,11 @@ fn main() {
         copy / GB
     );
 
-    // Few leaves run long per byte: give each leaf the same amount of data.
-    let bytes_for = |leaves: u64| (leaves << 23).min(2 << 30) as usize;
-    println!("## Leaf kernels by leaf count, SHA3-256, data on the device (median of 3)\n");
-    println!(
-        "8 MiB per leaf (2 GiB at most); thread = one thread per leaf, warp = one warp per leaf; \
-         auto picks warp up to {} leaves.\n",
-        treehash::gpu::WARP_PER_LEAF_MAX_LEAVES
-    );
-    println!("| leaves L | thread GB/s | warp GB/s | warp / thread |\n|---:|---:|---:|---:|");
-    for log2 in [0u32, 1, 2, 4, 6, 8, 10, 11, 12, 14, 16] {
-        let params = TreeParams::new(Algorithm::Sha3_256, log2, 2).unwrap();
-        let bytes = bytes_for(params.leaf_count());
-        let rate = |k| measure::leaf_kernel_rate(gpu, &params, k, bytes, 3).expect("kernel rate");
-        let thread = rate(LeafKernel::ThreadPerLeaf);
-        let warp = rate(LeafKernel::WarpPerLeaf);
-        println!(
-            "| {} | {:.2} | {:.2} | {:.2} |",
-            params.leaf_count(),
-            thread / GB,
-            warp / GB,
-            warp / thread
-        );
+    // TREEHASH_BENCH_KT_ONLY: the pinned copy and KT128 end to end alone.
+    let kt_only = std::env::var_os("TREEHASH_BENCH_KT_ONLY").is_some();
+    if !kt_only {
+        kernel_tables(gpu);
     }
-    println!();
-    if std::env::var_os("TREEHASH_BENCH_KERNELS_ONLY").is_some() {
-        return;
-    }
-    println!("## Leaf kernels by function, L = 256 and L = 65536, data on the device\n");
-    println!(
-        "| function | L = 256 thread | L = 256 warp | L = 65536 thread |\n|---|---:|---:|---:|"
-    );
-    for algorithm in Algorithm::ALL {
-        let few = TreeParams::new(algorithm, 4, 4).unwrap();
-        let many = TreeParams::new(algorithm, 8, 4).unwrap();
-        let rate = |p: &TreeParams, k| {
-            measure::leaf_kernel_rate(gpu, p, k, bytes_for(p.leaf_count()), 3).expect("kernel rate")
-        };
-        println!(
-            "| {algorithm} | {:.2} | {:.2} | {:.0} |",
-            rate(&few, LeafKernel::ThreadPerLeaf) / GB,
-            rate(&few, LeafKernel::WarpPerLeaf) / GB,
-            rate(&many, LeafKernel::ThreadPerLeaf) / GB
-        );
-    }
-    println!();
-    chunk_kernels(gpu);
 
     let Some(file) = std::env::var_os("TREEHASH_BENCH_FILE").map(PathBuf::from) else {
         println!("(set TREEHASH_BENCH_FILE to a page-cached file for the end-to-end table)");
@@ -174,6 +184,9 @@ fn main() {
         .and_then(|r| r.parse().ok())
         .unwrap_or(3);
     kt128_end_to_end(&file, size, reps, copy);
+    if kt_only {
+        return;
+    }
     println!(
         "## End to end, {:.2} GB page-cached file, SHA3-256, median of {reps} (pinned copy {:.1} GB/s)\n",
         size as f64 / GB,

@@ -107,6 +107,7 @@ impl<'a> GpuChunks<'a> {
         {
             self.complete_oldest()?;
         }
+        self.ring.retire(next)?;
         let freed = Instant::now();
         let len = match bytes {
             ChunkBytes::Memory(data) => self.ring.stage(Staged::Memory(&[data]))?,
