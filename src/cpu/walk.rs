@@ -251,13 +251,19 @@ impl<'a, A: Absorb> Leaves<'a, A> {
             self.message_len += piece.len() as u64;
             return Ok(());
         }
+        let slicing = self.slicing(&walk);
+        let (single, sliced) = (walk.leaf_count == 1, slicing.is_some());
+        if matches!(piece, PieceBytes::File { .. }) && (single || sliced) {
+            // `absorb_unread` checks that neither is the case.
+            return Err(HashError::Internal(
+                "a piece that its tasks cannot read is left unread".into(),
+            ));
+        }
         // Units from `fresh` on have not been touched yet.
         let fresh = self.units.len();
         self.grow_for(walk.end)?;
         self.message_len += piece.len() as u64;
-        let slicing = self.slicing(&walk);
         let (engine, units) = (&self.engine, self.units.as_mut());
-        let (single, sliced) = (walk.leaf_count == 1, slicing.is_some());
         if let (true, PieceBytes::Memory(piece)) = (single, piece) {
             // All of M is leaf 0's, in order. On a pool thread, not the caller's:
             // workers that just finished spin for a while, and one more busy
@@ -284,12 +290,6 @@ impl<'a, A: Absorb> Leaves<'a, A> {
                 self.pieces_in_slices += 1;
             }
             return Ok(());
-        }
-        if single || sliced {
-            // `absorb_unread` checks that neither is the case.
-            return Err(HashError::Internal(
-                "a piece that its tasks cannot read is left unread".into(),
-            ));
         }
         // Several tasks per thread for balance, and few enough leaves per task
         // that their states stay in the core's cache from stripe to stripe.
