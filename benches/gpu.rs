@@ -168,9 +168,10 @@ fn main() {
         copy / GB
     );
 
-    // TREEHASH_BENCH_KT_ONLY: the pinned copy and KT128 end to end alone.
+    // TREEHASH_BENCH_KT_ONLY: the pinned copy and KT128 end to end alone;
+    // TREEHASH_BENCH_END_TO_END_ONLY: every end-to-end table, no kernel table.
     let kt_only = std::env::var_os("TREEHASH_BENCH_KT_ONLY").is_some();
-    if !kt_only {
+    if !kt_only && std::env::var_os("TREEHASH_BENCH_END_TO_END_ONLY").is_none() {
         kernel_tables(gpu);
     }
 
