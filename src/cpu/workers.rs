@@ -59,17 +59,13 @@ impl Workers<'_> {
         chunk_len: usize,
         f: impl Fn(usize, &mut [T]) + Sync + Send,
     ) {
-        match self {
-            Workers::Pool(pool) => pool.install(|| {
-                items
-                    .par_chunks_mut(chunk_len)
-                    .enumerate()
-                    .for_each(|(k, chunk)| f(k, chunk))
-            }),
-            Workers::Inline => items
-                .chunks_mut(chunk_len)
-                .enumerate()
-                .for_each(|(k, chunk)| f(k, chunk)),
+        let done = self.try_for_each_chunk(items, chunk_len, |k, chunk| {
+            f(k, chunk);
+            Ok::<(), std::convert::Infallible>(())
+        });
+        match done {
+            Ok(()) => {}
+            Err(never) => match never {},
         }
     }
 
