@@ -265,7 +265,15 @@ fn usage_errors_exit_2() {
     let bad: [&[&str]; 6] = [
         &["part", "--parts", "3", "--index", "3", "-o", "x"],
         &[
-            "part", "-a", "kt128", "--parts", "2", "--index", "0", "-o", "x",
+            "part",
+            "-a",
+            "turboshake128",
+            "--parts",
+            "2",
+            "--index",
+            "0",
+            "-o",
+            "x",
         ],
         &["part", "--parts", "0", "--index", "0", "-o", "x"],
         &["part", "--parts", "3", "--index", "1"],
