@@ -1667,6 +1667,112 @@ mod tests {
         );
     }
 
+    /// A part's chunks ranges of a file, walked on the CPU alone and with an
+    /// engine that answers late (as a GPU's) taking any share: KT's first
+    /// chunk whole where the range starts at chunk 0, and every other
+    /// chunk's chaining value as the reference computes it, whatever the
+    /// range (the chunks of S past the file's end hold KT's suffix).
+    #[test]
+    fn a_part_keeps_its_chunks_values_on_any_engines() {
+        use crate::input::Source;
+        let cpu = CpuBackend::new(Some(2), Some(3 * 8192), CpuPath::Auto).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut late_bytes = 0;
+        for (case, params) in cases().into_iter().enumerate() {
+            let b = chunk_len(&params);
+            let leaf = params.standard().leaf_spec().unwrap();
+            for len in [0, 1, b, 7 * b + 3, 150_000] {
+                let message = bytes(len, (case * 10 + len) as u64);
+                let path = dir.path().join("m");
+                std::fs::write(&path, &message).unwrap();
+                // An empty file is a stream: a part has nothing to read.
+                let opened = Source::open(&path).unwrap();
+                let file = match &opened {
+                    Source::File(file) => Some(file),
+                    Source::Stream(_) => None,
+                };
+                let s = [&message[..], &suffix(&params)].concat();
+                let n = chunk_count(&params, len as u64);
+                assert_eq!(n, s.len().div_ceil(b) as u64);
+                let ranges = [0..n, 0..n / 2, n / 3..n, n / 2..n / 2, n.min(1)..n];
+                for chunks in ranges {
+                    let kt = params.standard().family() == Family::Kangaroo;
+                    let first = kt && chunks.start == 0 && !chunks.is_empty();
+                    let first_want = if first { &s[..s.len().min(b)] } else { &[][..] };
+                    let values_want: Vec<u8> = (chunks.start + u64::from(first)..chunks.end)
+                        .flat_map(|i| {
+                            let at = i as usize * b;
+                            reference_value(&params, &s[at..(at + b).min(s.len())])
+                        })
+                        .collect();
+                    for late in [false, true] {
+                        let seen = Arc::new(Mutex::new(0));
+                        let mut split = Split::new(true);
+                        let mut mix = Rng(len as u64 + chunks.start);
+                        split.script = Some(Box::new(move |n| {
+                            (0..n).map(|_| (mix.next() % 3) as f64).collect()
+                        }));
+                        let (gpus, piece_len): (Vec<Box<dyn ChunkEngine>>, usize) = if late {
+                            let engine = LateEngine {
+                                leaf,
+                                chunk_len: b,
+                                lag: 2,
+                                queue: VecDeque::new(),
+                                seen: seen.clone(),
+                            };
+                            (vec![Box::new(engine)], 3 * b)
+                        } else {
+                            (Vec::new(), file_piece_len(&params, &cpu))
+                        };
+                        let engines = Engines {
+                            gpus,
+                            joiners: &mut NoChunkJoiners,
+                            split,
+                        };
+                        let walked = hash_part_chunks(
+                            &params,
+                            file,
+                            chunks.clone(),
+                            &cpu,
+                            engines,
+                            piece_len,
+                            &NoProgress,
+                        )
+                        .unwrap();
+                        let what = format!(
+                            "{} of {len} bytes, chunks {chunks:?}, late {late}",
+                            params.label()
+                        );
+                        assert_eq!(walked.sink.first_chunk, first_want, "{what}");
+                        assert_eq!(
+                            hex::encode(&walked.sink.values),
+                            hex::encode(&values_want),
+                            "{what}"
+                        );
+                        let shared: u64 = walked.shares.iter().map(|s| s.bytes).sum();
+                        let range_len = (chunks.end as usize * b).min(s.len())
+                            - (chunks.start as usize * b).min(s.len());
+                        assert_eq!(shared, range_len as u64, "{what}");
+                        late_bytes += *seen.lock().unwrap();
+                    }
+                }
+            }
+        }
+        assert!(late_bytes > 0, "the late engine took no chunk");
+    }
+
+    /// The chaining value of one chunk by the reference: KT's
+    /// TurboSHAKE(S_i, 0B, c), ParallelHash's SHAKE of the block.
+    fn reference_value(p: &StandardParams, chunk: &[u8]) -> Vec<u8> {
+        use reference::turboshake::{turboshake128, turboshake256};
+        let c = p.standard().chaining_len();
+        match p.standard() {
+            Standard::Kt128 => turboshake128(chunk, 0x0b, c),
+            Standard::Kt256 => turboshake256(chunk, 0x0b, c),
+            other => reference::node_function(other.shake(), chunk, c),
+        }
+    }
+
     #[test]
     fn counts_follow_the_rates_and_cover_every_chunk() {
         let mut split = Split::new(true);
