@@ -249,9 +249,11 @@ impl StandardPart {
         if p.customization() != f.customization() {
             return both("customization string", &|s| {
                 let c = s.params.customization();
-                let shown = &c[..c.len().min(16)];
-                let more = if c.len() > shown.len() { "…" } else { "" };
-                format!("{} bytes: {}{more}", c.len(), hex::encode(shown))
+                match c.len() {
+                    0 => "none".into(),
+                    1..=16 => hex::encode(c),
+                    len => format!("{}… ({len} bytes)", hex::encode(&c[..16])),
+                }
             });
         }
         if p != f {
