@@ -602,7 +602,7 @@ impl<S: Clone> Clone for Walk<S> {
 
 impl Walk {
     pub(crate) fn new(params: &StandardParams) -> Self {
-        Walk::into(LastNode::new(params))
+        Walk::with_sink(LastNode::new(params))
     }
 
     /// The digest: the last chunks (with KT's C ‖ length_encode(|C|), which
@@ -618,7 +618,7 @@ impl Walk {
 impl Walk<PartSink> {
     /// The walk of a part's chunks; `first_chunk` where it owns KT's chunk 0.
     pub(crate) fn of_part(first_chunk: bool) -> Self {
-        Walk::into(PartSink::new(first_chunk))
+        Walk::with_sink(PartSink::new(first_chunk))
     }
 
     /// What the part keeps: its last chunk (a piece's tail) hashed too.
@@ -630,7 +630,7 @@ impl Walk<PartSink> {
 }
 
 impl<S: Sink> Walk<S> {
-    fn into(node: S) -> Self {
+    fn with_sink(node: S) -> Self {
         Walk {
             node,
             tail: Vec::new(),
