@@ -81,51 +81,47 @@ fn the_joined_line_is_the_line_hashing_prints_in_every_form() {
         let (dir, file) = fixture(len);
         let mut parts = make_parts(dir.path(), tree, &file, count);
         parts.shuffle(&mut rng);
-        for form in [
-            &[][..],
-            &["--tag"],
-            &["-z"],
-            &["--tag", "-z"],
-            &["--no-names"],
-        ] {
-            let hashed = stdout_of(
-                treehash()
-                    .args(["--backend=cpu"])
-                    .args(tree)
-                    .args(form)
-                    .arg(&file),
-            );
-            let joined = stdout_of(sub("join").args(form).args(&parts));
-            assert_eq!(
-                String::from_utf8_lossy(&joined),
-                String::from_utf8_lossy(&hashed),
-                "{tree:?} {form:?}"
-            );
-        }
-        let raw = stdout_of(
-            treehash()
-                .args(["--backend=cpu", "--raw"])
-                .args(tree)
-                .arg(&file),
-        );
-        assert_eq!(stdout_of(sub("join").arg("--raw").args(&parts)), raw);
-        // JSON: the same record, but for the time and the engines.
-        let json = |out: Vec<u8>| {
-            let mut v: serde_json::Value = serde_json::from_slice(&out).unwrap();
-            for volatile in ["seconds", "engines"] {
-                v.as_object_mut().unwrap().remove(volatile);
-            }
-            v
-        };
-        let hashed = json(stdout_of(
-            treehash()
-                .args(["--backend=cpu", "--json"])
-                .args(tree)
-                .arg(&file),
-        ));
-        let joined = json(stdout_of(sub("join").arg("--json").args(&parts)));
-        assert_eq!(joined, hashed, "{tree:?}");
+        assert_join_prints_as_hashing(tree, &file, &parts);
     }
+}
+
+/// `treehash join PARTS` prints the line `treehash TREE FILE` prints, in
+/// every form: untagged, tagged, NUL-ended, without names, raw, and JSON
+/// (the same record, but for the time and the engines).
+fn assert_join_prints_as_hashing(tree: &[&str], file: &Path, parts: &[PathBuf]) {
+    let hashed = |form: &[&str]| {
+        stdout_of(
+            treehash()
+                .args(["--backend=cpu"])
+                .args(tree)
+                .args(form)
+                .arg(file),
+        )
+    };
+    for form in [
+        &[][..],
+        &["--tag"],
+        &["-z"],
+        &["--tag", "-z"],
+        &["--no-names"],
+        &["--raw"],
+    ] {
+        let joined = stdout_of(sub("join").args(form).args(parts));
+        assert_eq!(
+            String::from_utf8_lossy(&joined),
+            String::from_utf8_lossy(&hashed(form)),
+            "{tree:?} {form:?}"
+        );
+    }
+    let json = |out: Vec<u8>| {
+        let mut v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        for volatile in ["seconds", "engines"] {
+            v.as_object_mut().unwrap().remove(volatile);
+        }
+        v
+    };
+    let joined = json(stdout_of(sub("join").arg("--json").args(parts)));
+    assert_eq!(joined, json(hashed(&["--json"])), "{tree:?}");
 }
 
 #[test]
@@ -157,17 +153,28 @@ fn a_part_can_go_to_standard_output() {
 
 #[test]
 fn join_checks_against_the_line_that_names_the_file() {
-    let (dir, file) = fixture(70_000);
     let tree = ["-H", "2", "-a", "shake128", "-l", "20"];
-    let parts = make_parts(dir.path(), &tree, &file, 3);
-    let tagged = stdout_of(
-        treehash()
-            .args(["--backend=cpu", "--tag"])
-            .args(tree)
-            .arg(&file),
-    );
-    let plain = stdout_of(treehash().args(["--backend=cpu"]).args(tree).arg(&file));
-    let other = stdout_of(treehash().args(["--backend=cpu"]).args(tree).arg(&parts[0]));
+    assert_join_checks(&tree, ("H=2", "H=3"), "label is SHAKE128-LI(H=3");
+}
+
+/// `treehash join -c SUMS PARTS` of parts made with `tree`: the lines that
+/// name the file get verdicts (tagged and untagged OK; a wrong digest and a
+/// label with `relabel.0` made `relabel.1` FAILED, with `complaint` on
+/// standard error), and a SUMS that does not name it fails.
+fn assert_join_checks(tree: &[&str], relabel: (&str, &str), complaint: &str) {
+    let (dir, file) = fixture(70_000);
+    let parts = make_parts(dir.path(), tree, &file, 3);
+    let hashed = |form: &[&str], file: &Path| {
+        stdout_of(
+            treehash()
+                .args(["--backend=cpu"])
+                .args(tree)
+                .args(form)
+                .arg(file),
+        )
+    };
+    let (tagged, plain) = (hashed(&["--tag"], &file), hashed(&[], &file));
+    let other = hashed(&[], &parts[0]);
     let sums = dir.path().join("SUMS");
     let name = file.display().to_string();
     // The other file's line first: only the lines that name this file count.
@@ -182,9 +189,9 @@ fn join_checks_against_the_line_that_names_the_file() {
     // A wrong digest; a label of other parameters.
     let mut wrong = plain.clone();
     wrong[0] = if wrong[0] == b'0' { b'1' } else { b'0' };
-    let relabelled = String::from_utf8(tagged.clone())
-        .unwrap()
-        .replace("H=2", "H=3");
+    let tagged = String::from_utf8(tagged).unwrap();
+    let relabelled = tagged.replacen(relabel.0, relabel.1, 1);
+    assert_ne!(relabelled, tagged);
     fs::write(&sums, [&wrong[..], relabelled.as_bytes()].concat()).unwrap();
     sub("join")
         .arg("-c")
@@ -193,7 +200,7 @@ fn join_checks_against_the_line_that_names_the_file() {
         .assert()
         .code(1)
         .stdout(format!("{name}: FAILED\n{name}: FAILED\n"))
-        .stderr(predicates::str::contains("label is SHAKE128-LI(H=3"));
+        .stderr(predicates::str::contains(complaint));
     // No line names the file.
     fs::write(&sums, &other).unwrap();
     sub("join")
@@ -464,89 +471,15 @@ fn standard_parts_join_to_the_line_hashing_prints_in_every_form() {
         let (dir, file) = fixture(len);
         let mut parts = make_parts(dir.path(), tree, &file, count);
         parts.shuffle(&mut rng);
-        for form in [
-            &[][..],
-            &["--tag"],
-            &["-z"],
-            &["--tag", "-z"],
-            &["--no-names"],
-            &["--raw"],
-        ] {
-            let hashed = stdout_of(
-                treehash()
-                    .args(["--backend=cpu"])
-                    .args(tree)
-                    .args(form)
-                    .arg(&file),
-            );
-            let joined = stdout_of(sub("join").args(form).args(&parts));
-            assert_eq!(
-                String::from_utf8_lossy(&joined),
-                String::from_utf8_lossy(&hashed),
-                "{tree:?} {form:?}"
-            );
-        }
-        let json = |out: Vec<u8>| {
-            let mut v: serde_json::Value = serde_json::from_slice(&out).unwrap();
-            for volatile in ["seconds", "engines"] {
-                v.as_object_mut().unwrap().remove(volatile);
-            }
-            v
-        };
-        let hashed = json(stdout_of(
-            treehash()
-                .args(["--backend=cpu", "--json"])
-                .args(tree)
-                .arg(&file),
-        ));
-        let joined = json(stdout_of(sub("join").arg("--json").args(&parts)));
-        assert_eq!(joined, hashed, "{tree:?}");
+        assert_join_prints_as_hashing(tree, &file, &parts);
     }
 }
 
 #[test]
 fn join_checks_standard_digests_against_the_line_that_names_the_file() {
-    let (dir, file) = fixture(50_000);
-    let name = file.display().to_string();
-    for tree in [STANDARD_CASES[0], STANDARD_CASES[2]] {
-        let parts = make_parts(dir.path(), tree, &file, 3);
-        let hashed = |form: &[&str]| {
-            stdout_of(
-                treehash()
-                    .args(["--backend=cpu"])
-                    .args(tree)
-                    .args(form)
-                    .arg(&file),
-            )
-        };
-        let (tagged, plain) = (hashed(&["--tag"]), hashed(&[]));
-        let sums = dir.path().join("SUMS");
-        fs::write(&sums, [&tagged[..], &plain].concat()).unwrap();
-        sub("join")
-            .arg("-c")
-            .arg(&sums)
-            .args(&parts)
-            .assert()
-            .success()
-            .stdout(format!("{name}: OK\n{name}: OK\n"));
-        // A wrong digest; a label of another function or other parameters.
-        let mut wrong = plain.clone();
-        wrong[0] = if wrong[0] == b'0' { b'1' } else { b'0' };
-        let tagged = String::from_utf8(tagged).unwrap();
-        let relabelled = tagged
-            .replacen("KT128", "KT256", 1)
-            .replacen("B=100", "B=101", 1);
-        assert_ne!(relabelled, tagged);
-        fs::write(&sums, [&wrong[..], relabelled.as_bytes()].concat()).unwrap();
-        sub("join")
-            .arg("-c")
-            .arg(&sums)
-            .args(&parts)
-            .assert()
-            .code(1)
-            .stdout(format!("{name}: FAILED\n{name}: FAILED\n"))
-            .stderr(predicates::str::contains("the line's label is"));
-    }
+    assert_join_checks(STANDARD_CASES[0], ("KT128", "KT256"), "label is KT256");
+    let label = "label is ParallelHash256(B=101,S=53), the parts' ParallelHash256(B=100,S=53)";
+    assert_join_checks(STANDARD_CASES[2], ("B=100", "B=101"), label);
 }
 
 /// Each standard part reads its chunks' bytes of the file, one range (at

@@ -7,7 +7,9 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use common::parts::{hasher, other_files, refused, write};
+
+use std::path::Path;
 
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
@@ -17,24 +19,6 @@ use treehash::parts::{JoinError, Part, PartError, join, join_bytes};
 use treehash::reference::{kangaroo, node_function, turboshake};
 use treehash::standard::{Family, Standard, StandardParams};
 use treehash::{Algorithm, BackendChoice, Hasher, HasherOptions, NoProgress, Params, TreeParams};
-
-/// A CPU hasher cutting pieces of `piece_bytes`, so that parts cross piece
-/// boundaries.
-fn hasher(piece_bytes: usize) -> Hasher {
-    Hasher::new(
-        HasherOptions::default()
-            .with_backend(BackendChoice::Cpu)
-            .with_threads(Some(2))
-            .with_piece_bytes(Some(piece_bytes)),
-    )
-    .unwrap()
-}
-
-fn write(dir: &Path, name: &str, data: &[u8]) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, data).unwrap();
-    path
-}
 
 /// Every part of a split of `count`, as bytes; checks that each reads its
 /// chunks' bytes of the file and that together they read it once.
@@ -360,13 +344,6 @@ fn split(params: &StandardParams, len: usize, count: u64) -> (tempfile::TempDir,
     (dir, set)
 }
 
-fn refused(set: &[Vec<u8>]) -> JoinError {
-    match join_bytes(set) {
-        Ok(_) => panic!("a broken set was joined"),
-        Err(e) => e,
-    }
-}
-
 /// The field that `refused` names for a part of `set` swapped for `other`.
 fn differs(set: &[Vec<u8>], at: usize, other: Vec<u8>) -> &'static str {
     let mut mixed = set.to_vec();
@@ -452,24 +429,9 @@ fn parts_of_another_file_function_or_parameters_are_refused() {
     );
     // Another file of another size; the same size, another time; the same
     // file under another name.
-    let shorter = write(dir.path(), "g", &data[..69_999]);
-    let touched = write(dir.path(), "h", &data);
-    let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1 << 30);
-    std::fs::File::options()
-        .write(true)
-        .open(&touched)
-        .unwrap()
-        .set_modified(old)
-        .unwrap();
-    let renamed = dir.path().join("f-again");
-    std::fs::hard_link(&path, &renamed).unwrap();
-    for (file, what) in [
-        (&shorter, "file size"),
-        (&touched, "modification time"),
-        (&renamed, "file name"),
-    ] {
+    for (file, what) in other_files(dir.path(), &path, &data) {
         // The first part is the one the others are compared with.
-        assert_eq!(differs(&set, 0, part_of(&base, file, 4, 0)), what);
+        assert_eq!(differs(&set, 0, part_of(&base, &file, 4, 0)), what);
     }
 }
 
@@ -519,14 +481,8 @@ fn a_flipped_byte_a_cut_or_inconsistent_fields_are_refused() {
         );
     }
     // Fields that contradict each other under a valid check value.
-    let resealed = |index: usize, edit: &dyn Fn(&mut Vec<u8>)| {
-        let mut bytes = set[index].clone();
-        bytes.truncate(bytes.len() - 16);
-        edit(&mut bytes);
-        let check = sha3::Sha3_256::digest(&bytes)[..16].to_vec();
-        bytes.extend(check);
-        Part::from_bytes(&bytes)
-    };
+    let resealed =
+        |index: usize, edit: &dyn Fn(&mut Vec<u8>)| common::parts::resealed(&set[index], edit);
     assert_eq!(resealed(1, &|b| b[9] = 4), Err(PartError::Mode(4)));
     let inconsistent: [(&str, usize, u8); 12] = [
         ("function", 10, 3),
@@ -563,13 +519,8 @@ fn a_flipped_byte_a_cut_or_inconsistent_fields_are_refused() {
         .with_block_size(100)
         .unwrap();
     let (_dir2, ph_set) = split(&ph, 1000, 2);
-    let mut as_kt = ph_set[1].clone();
-    as_kt.truncate(as_kt.len() - 16);
-    as_kt[9] = 2;
-    let check = sha3::Sha3_256::digest(&as_kt)[..16].to_vec();
-    as_kt.extend(check);
     assert!(matches!(
-        Part::from_bytes(&as_kt),
+        common::parts::resealed(&ph_set[1], &|b| b[9] = 2),
         Err(PartError::Inconsistent(why)) if why.contains("chunks of 100 bytes")
     ));
     assert_eq!(resealed(1, &|_| {}).unwrap().to_bytes(), set[1]);
