@@ -21,6 +21,23 @@
 //! them to the function's final node. TurboSHAKE, one sponge, has no parts.
 //!
 //! ```
+//! use treehash::parts::join;
+//! use treehash::standard::{Standard, StandardParams};
+//! use treehash::{Hasher, HasherOptions, NoProgress};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("data");
+//! std::fs::write(&path, vec![7u8; 100_000])?;
+//! let kt = StandardParams::new(Standard::Kt128).with_customization(b"C".to_vec())?;
+//! let hasher = Hasher::new(HasherOptions::default())?;
+//! let parts: Vec<_> = (0..4)
+//!     .map(|i| hasher.hash_part(&kt, &path, i, 4, &NoProgress).map(|p| p.part))
+//!     .collect::<Result<_, _>>()?;
+//! assert_eq!(join(&parts)?.digest, hasher.hash_path(&kt, &path, &NoProgress)?.digest);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ```
 //! use treehash::parts::{join_bytes, Part};
 //! use treehash::{Algorithm, Hasher, HasherOptions, NoProgress, TreeParams};
 //!
