@@ -3,6 +3,8 @@
 //! the parts' subtrees up, level by level, and a standard function's
 //! chaining values are fed to its final node (`standard::digest`).
 
+use rayon::prelude::*;
+
 use super::nodes::Nodes;
 use super::plan::{stored, value_len};
 use super::{Body, Part, PartError, TreePart, standard};
@@ -134,14 +136,19 @@ impl std::fmt::Display for JoinError {
 
 impl std::error::Error for JoinError {}
 
-/// Reads every part of `parts` ([`Part::from_bytes`]) and joins them.
-pub fn join_bytes<B: AsRef<[u8]>>(parts: &[B]) -> Result<Joined, JoinError> {
-    let parts = parts
-        .iter()
+/// Reads every part of `parts` ([`Part::from_bytes`]) and joins them. The
+/// parts are read side by side (their check values are a hash of every
+/// byte: as much work as the join itself for a standard function's many
+/// chaining values); the first one that cannot be read is the one named.
+pub fn join_bytes<B: AsRef<[u8]> + Sync>(parts: &[B]) -> Result<Joined, JoinError> {
+    let read: Vec<Result<Part, PartError>> = parts
+        .par_iter()
+        .map(|bytes| Part::from_bytes(bytes.as_ref()))
+        .collect();
+    let parts = read
+        .into_iter()
         .enumerate()
-        .map(|(at, bytes)| {
-            Part::from_bytes(bytes.as_ref()).map_err(|error| JoinError::Unreadable { at, error })
-        })
+        .map(|(at, part)| part.map_err(|error| JoinError::Unreadable { at, error }))
         .collect::<Result<Vec<_>, _>>()?;
     join(&parts)
 }
