@@ -81,51 +81,47 @@ fn the_joined_line_is_the_line_hashing_prints_in_every_form() {
         let (dir, file) = fixture(len);
         let mut parts = make_parts(dir.path(), tree, &file, count);
         parts.shuffle(&mut rng);
-        for form in [
-            &[][..],
-            &["--tag"],
-            &["-z"],
-            &["--tag", "-z"],
-            &["--no-names"],
-        ] {
-            let hashed = stdout_of(
-                treehash()
-                    .args(["--backend=cpu"])
-                    .args(tree)
-                    .args(form)
-                    .arg(&file),
-            );
-            let joined = stdout_of(sub("join").args(form).args(&parts));
-            assert_eq!(
-                String::from_utf8_lossy(&joined),
-                String::from_utf8_lossy(&hashed),
-                "{tree:?} {form:?}"
-            );
-        }
-        let raw = stdout_of(
-            treehash()
-                .args(["--backend=cpu", "--raw"])
-                .args(tree)
-                .arg(&file),
-        );
-        assert_eq!(stdout_of(sub("join").arg("--raw").args(&parts)), raw);
-        // JSON: the same record, but for the time and the engines.
-        let json = |out: Vec<u8>| {
-            let mut v: serde_json::Value = serde_json::from_slice(&out).unwrap();
-            for volatile in ["seconds", "engines"] {
-                v.as_object_mut().unwrap().remove(volatile);
-            }
-            v
-        };
-        let hashed = json(stdout_of(
-            treehash()
-                .args(["--backend=cpu", "--json"])
-                .args(tree)
-                .arg(&file),
-        ));
-        let joined = json(stdout_of(sub("join").arg("--json").args(&parts)));
-        assert_eq!(joined, hashed, "{tree:?}");
+        assert_join_prints_as_hashing(tree, &file, &parts);
     }
+}
+
+/// `treehash join PARTS` prints the line `treehash TREE FILE` prints, in
+/// every form: untagged, tagged, NUL-ended, without names, raw, and JSON
+/// (the same record, but for the time and the engines).
+fn assert_join_prints_as_hashing(tree: &[&str], file: &Path, parts: &[PathBuf]) {
+    let hashed = |form: &[&str]| {
+        stdout_of(
+            treehash()
+                .args(["--backend=cpu"])
+                .args(tree)
+                .args(form)
+                .arg(file),
+        )
+    };
+    for form in [
+        &[][..],
+        &["--tag"],
+        &["-z"],
+        &["--tag", "-z"],
+        &["--no-names"],
+        &["--raw"],
+    ] {
+        let joined = stdout_of(sub("join").args(form).args(parts));
+        assert_eq!(
+            String::from_utf8_lossy(&joined),
+            String::from_utf8_lossy(&hashed(form)),
+            "{tree:?} {form:?}"
+        );
+    }
+    let json = |out: Vec<u8>| {
+        let mut v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        for volatile in ["seconds", "engines"] {
+            v.as_object_mut().unwrap().remove(volatile);
+        }
+        v
+    };
+    let joined = json(stdout_of(sub("join").arg("--json").args(parts)));
+    assert_eq!(joined, json(hashed(&["--json"])), "{tree:?}");
 }
 
 #[test]
@@ -157,17 +153,28 @@ fn a_part_can_go_to_standard_output() {
 
 #[test]
 fn join_checks_against_the_line_that_names_the_file() {
-    let (dir, file) = fixture(70_000);
     let tree = ["-H", "2", "-a", "shake128", "-l", "20"];
-    let parts = make_parts(dir.path(), &tree, &file, 3);
-    let tagged = stdout_of(
-        treehash()
-            .args(["--backend=cpu", "--tag"])
-            .args(tree)
-            .arg(&file),
-    );
-    let plain = stdout_of(treehash().args(["--backend=cpu"]).args(tree).arg(&file));
-    let other = stdout_of(treehash().args(["--backend=cpu"]).args(tree).arg(&parts[0]));
+    assert_join_checks(&tree, ("H=2", "H=3"), "label is SHAKE128-LI(H=3");
+}
+
+/// `treehash join -c SUMS PARTS` of parts made with `tree`: the lines that
+/// name the file get verdicts (tagged and untagged OK; a wrong digest and a
+/// label with `relabel.0` made `relabel.1` FAILED, with `complaint` on
+/// standard error), and a SUMS that does not name it fails.
+fn assert_join_checks(tree: &[&str], relabel: (&str, &str), complaint: &str) {
+    let (dir, file) = fixture(70_000);
+    let parts = make_parts(dir.path(), tree, &file, 3);
+    let hashed = |form: &[&str], file: &Path| {
+        stdout_of(
+            treehash()
+                .args(["--backend=cpu"])
+                .args(tree)
+                .args(form)
+                .arg(file),
+        )
+    };
+    let (tagged, plain) = (hashed(&["--tag"], &file), hashed(&[], &file));
+    let other = hashed(&[], &parts[0]);
     let sums = dir.path().join("SUMS");
     let name = file.display().to_string();
     // The other file's line first: only the lines that name this file count.
@@ -182,9 +189,9 @@ fn join_checks_against_the_line_that_names_the_file() {
     // A wrong digest; a label of other parameters.
     let mut wrong = plain.clone();
     wrong[0] = if wrong[0] == b'0' { b'1' } else { b'0' };
-    let relabelled = String::from_utf8(tagged.clone())
-        .unwrap()
-        .replace("H=2", "H=3");
+    let tagged = String::from_utf8(tagged).unwrap();
+    let relabelled = tagged.replacen(relabel.0, relabel.1, 1);
+    assert_ne!(relabelled, tagged);
     fs::write(&sums, [&wrong[..], relabelled.as_bytes()].concat()).unwrap();
     sub("join")
         .arg("-c")
@@ -193,7 +200,7 @@ fn join_checks_against_the_line_that_names_the_file() {
         .assert()
         .code(1)
         .stdout(format!("{name}: FAILED\n{name}: FAILED\n"))
-        .stderr(predicates::str::contains("label is SHAKE128-LI(H=3"));
+        .stderr(predicates::str::contains(complaint));
     // No line names the file.
     fs::write(&sums, &other).unwrap();
     sub("join")
@@ -265,7 +272,15 @@ fn usage_errors_exit_2() {
     let bad: [&[&str]; 6] = [
         &["part", "--parts", "3", "--index", "3", "-o", "x"],
         &[
-            "part", "-a", "kt128", "--parts", "2", "--index", "0", "-o", "x",
+            "part",
+            "-a",
+            "turboshake128",
+            "--parts",
+            "2",
+            "--index",
+            "0",
+            "-o",
+            "x",
         ],
         &["part", "--parts", "0", "--index", "0", "-o", "x"],
         &["part", "--parts", "3", "--index", "1"],
@@ -424,5 +439,164 @@ fn a_part_of_a_pipe_is_refused() {
     assert!(
         err.starts_with("treehash: -: a part is read by ranges"),
         "{err}"
+    );
+}
+
+/// The standard functions' options in the tests below: KT128, KT256 with
+/// a customization string that spills into chunks of its own, and
+/// ParallelHash with a small B, an S and an output length.
+const STANDARD_CASES: [&[&str]; 4] = [
+    &["-a", "kt128"],
+    &["-a", "kt256", "--customization", "a customization string"],
+    &[
+        "-a",
+        "parallelhash256",
+        "-B",
+        "100",
+        "--customization",
+        "S",
+        "-l",
+        "40",
+    ],
+    &["-a", "parallelhash128"],
+];
+
+#[test]
+fn standard_parts_join_to_the_line_hashing_prints_in_every_form() {
+    let mut rng = StdRng::seed_from_u64(8);
+    // KT256's C of 22 bytes and length_encode(22) make |S| = 8192 with
+    // 8,168 bytes of file: one chunk, the single node.
+    let sizes = [(100_003, 5), (8_168, 3), (20_000, 7), (0, 2)];
+    for (tree, (len, count)) in STANDARD_CASES.into_iter().zip(sizes) {
+        let (dir, file) = fixture(len);
+        let mut parts = make_parts(dir.path(), tree, &file, count);
+        parts.shuffle(&mut rng);
+        assert_join_prints_as_hashing(tree, &file, &parts);
+    }
+}
+
+#[test]
+fn join_checks_standard_digests_against_the_line_that_names_the_file() {
+    assert_join_checks(STANDARD_CASES[0], ("KT128", "KT256"), "label is KT256");
+    let label = "label is ParallelHash256(B=101,S=53), the parts' ParallelHash256(B=100,S=53)";
+    assert_join_checks(STANDARD_CASES[2], ("B=100", "B=101"), label);
+}
+
+/// Each standard part reads its chunks' bytes of the file, one range (at
+/// most ⌈n/N⌉ chunks), never the whole file; together they read it once.
+#[test]
+fn each_standard_part_reads_its_chunks_of_the_file() {
+    let len = 4 * 1024 * 1024 + 77;
+    let (dir, file) = fixture(len);
+    let (noise, _) = bytes_read_by(&["--version".as_ref()]);
+    for (function, chunk) in [
+        (&["-a", "kt128"][..], 8192),
+        (&["-a", "parallelhash256", "-B", "136"], 136),
+    ] {
+        let n = (len as u64).div_ceil(chunk);
+        for count in [2u64, 3, 7] {
+            let mut total = 0;
+            for index in 0..count {
+                let part = dir.path().join(format!("p{index}"));
+                let (count_text, index_text) = (count.to_string(), index.to_string());
+                let mut args: Vec<&std::ffi::OsStr> =
+                    vec!["part".as_ref(), "--backend=cpu".as_ref()];
+                args.extend(function.iter().map(std::ffi::OsStr::new));
+                args.extend([
+                    "--parts".as_ref(),
+                    count_text.as_ref(),
+                    "--index".as_ref(),
+                    index_text.as_ref(),
+                    file.as_os_str(),
+                    "-o".as_ref(),
+                    part.as_os_str(),
+                ]);
+                let (read, stderr) = bytes_read_by(&args);
+                let read = read.saturating_sub(noise);
+                let in_file = |c: u64| (c * chunk).min(len as u64);
+                let share = in_file((index + 1) * n / count) - in_file(index * n / count);
+                assert!(share <= (len as u64).div_ceil(count) + chunk);
+                let slack = 64 << 10;
+                assert!(
+                    read <= share + slack && read + slack >= share,
+                    "{function:?}: part {index} of {count} read {read}, its share is {share}: \
+                     {stderr}"
+                );
+                total += read;
+            }
+            assert!(
+                total >= len as u64 && total < len as u64 + count * (64 << 10),
+                "{function:?}: {count} parts read {total}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_plan_of_a_standard_function_shows_its_chunks() {
+    let (_dir, file) = fixture(100_000);
+    let out = stdout_of(
+        sub("part")
+            .args(["-a", "kt128", "--plan", "--parts", "3"])
+            .arg(&file),
+    );
+    // |S| = 100,001: 13 chunks; parts own 4, 4 and 5; part 0 stores its
+    // first chunk whole.
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        "KT128: 13 chunks of 8192 bytes; 3 parts of 100000 bytes\n\
+         part\tchunks\tread bytes\tvalues\n\
+         0\t0..4\t32768\t3\n\
+         1\t4..8\t32768\t4\n\
+         2\t8..13\t34464\t5\n"
+    );
+    let out = stdout_of(
+        sub("part")
+            .args([
+                "-a",
+                "parallelhash256",
+                "-B",
+                "30000",
+                "--customization",
+                "S",
+            ])
+            .args(["--plan", "--parts", "5"])
+            .arg(&file),
+    );
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.starts_with(
+            "ParallelHash256(B=30000), a customization string of 1 bytes: 4 chunks of 30000 \
+             bytes; 5 parts of 100000 bytes\n"
+        ),
+        "{text}"
+    );
+    assert!(text.ends_with("0\t0..0\t0\t0\n1\t0..1\t30000\t1\n2\t1..2\t30000\t1\n3\t2..3\t30000\t1\n4\t3..4\t10000\t1\n"), "{text}");
+    // The chunks are counted from the file's size: no plan without it.
+    let out = sub("part")
+        .args(["-a", "kt256", "--plan", "--parts", "3"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}
+
+#[test]
+fn a_set_of_li_and_standard_parts_is_refused() {
+    let (dir, file) = fixture(30_000);
+    let li = make_parts(dir.path(), &["-H", "2"], &file, 2);
+    let elsewhere = dir.path().join("kt");
+    fs::create_dir(&elsewhere).unwrap();
+    let kt = make_parts(&elsewhere, &["-a", "kt128"], &file, 2);
+    let out = sub("join").arg(&li[0]).arg(&kt[1]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!(
+            "treehash: {}: its function (kt128) differs from {}'s (sha3-256): a part of \
+             another file or other parameters\n",
+            kt[1].display(),
+            li[0].display()
+        )
     );
 }

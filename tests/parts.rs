@@ -4,7 +4,9 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use common::parts::{hasher, other_files, refused, write};
+
+use std::path::Path;
 
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
@@ -14,24 +16,6 @@ use treehash::parts::{JoinError, Part, PartError, join, join_bytes, part_leaves}
 use treehash::{
     Algorithm, BackendChoice, Hasher, HasherOptions, NoProgress, TreeParams, reference,
 };
-
-/// A CPU hasher cutting small pieces, so that parts cross piece and stripe
-/// boundaries often.
-fn hasher(piece_bytes: usize) -> Hasher {
-    Hasher::new(
-        HasherOptions::default()
-            .with_backend(BackendChoice::Cpu)
-            .with_threads(Some(2))
-            .with_piece_bytes(Some(piece_bytes)),
-    )
-    .unwrap()
-}
-
-fn write(dir: &Path, name: &str, data: &[u8]) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, data).unwrap();
-    path
-}
 
 /// Every part of a split of `count`, as bytes.
 fn parts(hasher: &Hasher, params: &TreeParams, path: &Path, count: u64) -> Vec<Vec<u8>> {
@@ -218,13 +202,6 @@ fn split(params: &TreeParams, len: usize, count: u64) -> (tempfile::TempDir, Vec
     (dir, set)
 }
 
-fn refused(set: &[Vec<u8>]) -> JoinError {
-    match join_bytes(set) {
-        Ok(_) => panic!("a broken set was joined"),
-        Err(e) => e,
-    }
-}
-
 #[test]
 fn a_missing_or_duplicate_part_is_refused() {
     let params = TreeParams::new(Algorithm::Sha3_256, 3, 4).unwrap();
@@ -322,24 +299,9 @@ fn parts_of_another_file_or_other_parameters_are_refused() {
     ));
     // Another file of another size; of the same size with another time;
     // the same file under another name.
-    let shorter = write(dir.path(), "g", &data[..69_999]);
-    let touched = write(dir.path(), "h", &data);
-    let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1 << 30);
-    std::fs::File::options()
-        .write(true)
-        .open(&touched)
-        .unwrap()
-        .set_modified(old)
-        .unwrap();
-    let renamed = dir.path().join("f-again");
-    std::fs::hard_link(&path, &renamed).unwrap();
-    for (file, what) in [
-        (&shorter, "file size"),
-        (&touched, "modification time"),
-        (&renamed, "file name"),
-    ] {
+    for (file, what) in other_files(dir.path(), &path, &data) {
         let mut mixed = set.clone();
-        mixed[0] = parts(&hasher, &base, file, 4).swap_remove(0);
+        mixed[0] = parts(&hasher, &base, &file, 4).swap_remove(0);
         // The first part is the one the others are compared with.
         match refused(&mixed) {
             JoinError::Differs { at: 1, what: w, .. } => assert_eq!(w, what),
@@ -370,11 +332,6 @@ const FIELDS: [(usize, &str); 19] = [
     (104, "value count"),
     (112, "name length"),
 ];
-
-/// The check value of a part's body, as docs/SPEC.md defines it.
-fn check_value(body: &[u8]) -> Vec<u8> {
-    sha3::Sha3_256::digest(body)[..16].to_vec()
-}
 
 #[test]
 fn a_flipped_byte_anywhere_or_a_cut_is_refused() {
@@ -437,14 +394,7 @@ fn a_flipped_byte_anywhere_or_a_cut_is_refused() {
 fn unknown_versions_and_inconsistent_fields_are_refused() {
     let params = TreeParams::new(Algorithm::Sha3_256, 2, 4).unwrap();
     let (_dir, set) = split(&params, 9_000, 3);
-    let resealed = |edit: &dyn Fn(&mut Vec<u8>)| {
-        let mut bytes = set[2].clone();
-        bytes.truncate(bytes.len() - 16);
-        edit(&mut bytes);
-        let check = check_value(&bytes);
-        bytes.extend(check);
-        Part::from_bytes(&bytes)
-    };
+    let resealed = |edit: &dyn Fn(&mut Vec<u8>)| common::parts::resealed(&set[2], edit);
     assert_eq!(resealed(&|b| b[8] = 2), Err(PartError::Version(2)));
     assert_eq!(resealed(&|b| b[9] = 7), Err(PartError::Mode(7)));
     let inconsistent = [

@@ -186,8 +186,7 @@ impl Digest {
             digest: joined.digest.clone(),
             facts: Facts {
                 label: joined.label().to_string(),
-                digest_size: joined.params.output_len(),
-                block_size: joined.params.block_size(),
+                ..Facts::of(&joined.params)
             },
             backend: BackendUsed::Cpu.to_string(),
             bytes: joined.file_len,

@@ -1,8 +1,8 @@
 //! Parts and joins (docs/SPEC.md, "Parts and joins"): `hash_part` makes
 //! part I of N of a file, in the library's binary format; `join_parts`
 //! makes the digest of a whole set; `_check_split` checks a split's
-//! parameters ahead of its parts and words the warning of short runs
-//! (`treehash.dask` calls it once, before any part is sent out).
+//! parameters ahead of its parts and words the warning of short runs of an
+//! LI tree (`treehash.dask` calls it once, before any part is sent out).
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -10,6 +10,7 @@ use pyo3::types::PyBytes;
 use treehash::gpu::KeepCurrentContext;
 use treehash::parts::{
     MIN_RUN_BYTES, Part, join_bytes, longer_runs, max_parts_with_long_runs, runs_are_short,
+    unsplittable,
 };
 use treehash::{BackendChoice, NoProgress, Params, TreeParams};
 
@@ -18,15 +19,12 @@ use crate::errors::hash_error;
 use crate::objects::{Digest, file_path};
 use crate::options::{Args, hasher};
 
-/// An LI tree's parameters: a standard function has no parts yet (the
-/// format has a mode byte for them), refused with the command line's words.
-fn tree_params(params: Params) -> PyResult<TreeParams> {
-    match params {
-        Params::Tree(tree) => Ok(tree),
-        other => Err(PyValueError::new_err(format!(
-            "parts are made of LI trees (sha3-*, shake*), not of {}",
-            other.function()
-        ))),
+/// Parameters that have parts: TurboSHAKE, one sponge, is refused with the
+/// command line's words.
+fn split_params(params: Params) -> PyResult<Params> {
+    match unsplittable(&params) {
+        Some(why) => Err(PyValueError::new_err(why)),
+        None => Ok(params),
     }
 }
 
@@ -39,14 +37,17 @@ fn part_count(count: i64) -> PyResult<u64> {
 }
 
 /// Part ``index`` of ``count`` of the file at ``path``: the outputs of the
-/// leaves that part owns, read from the file's runs of those leaves alone,
-/// as the bytes of the part format (docs/SPEC.md, "Parts and joins"; the
-/// same bytes as ``treehash part --parts COUNT --index INDEX``). Hash every
-/// index from 0 to ``count - 1``, anywhere the file can be read at the same
-/// path, and :func:`join_parts` makes the digest that :func:`file_digest`
-/// gives. The parameters are :func:`file_digest`'s; parts are made of the
-/// LI trees only (a standard function raises ``ValueError``). The GIL is
-/// released meanwhile. A file whose size or modification time changes
+/// leaves that part owns, read from the file's runs of those leaves alone
+/// (for KT128, KT256, ParallelHash128 and ParallelHash256: the chaining
+/// values of the chunks it owns, one range of the file), as the bytes of
+/// the part format (docs/SPEC.md, "Parts and joins"; the same bytes as
+/// ``treehash part --parts COUNT --index INDEX``). Hash every index from 0
+/// to ``count - 1``, anywhere the file can be read at the same path, and
+/// :func:`join_parts` makes the digest that :func:`file_digest` gives. The
+/// parameters are :func:`file_digest`'s, for every function with a tree
+/// (TurboSHAKE, one sponge, raises ``ValueError``); a standard function's
+/// part is hashed on the CPU under ``backend="auto"``, on the GPU under
+/// ``"gpu"``. The GIL is released meanwhile. A file whose size or modification time changes
 /// meanwhile raises ``RuntimeError``; the part records both, and the join
 /// refuses parts that differ.
 #[pyfunction]
@@ -90,7 +91,7 @@ pub fn hash_part<'py>(
         threads,
     };
     let options = args.options()?;
-    let params = tree_params(options.params)?;
+    let params = split_params(options.params)?;
     let count = part_count(count)?;
     let index = u64::try_from(index)
         .ok()
@@ -118,11 +119,11 @@ pub fn hash_part<'py>(
 /// part``), in any order: a :class:`Digest` equal to :func:`file_digest`'s
 /// with the parts' parameters (``backend`` is ``"cpu"``, where the join
 /// ran; ``nbytes`` the file's size). The set must be whole: parts of one
-/// file (name, size, modification time), made with the same parameters and
-/// prefix, each part of the split once. Otherwise ``ValueError`` names the
-/// part (``parts[K]``, its position in ``parts``, and its index in the
-/// split where it can be read) and the problem. The GIL is released while
-/// the parts are joined.
+/// file (name, size, modification time), made with the same function,
+/// parameters and prefix, each part of the split once. Otherwise
+/// ``ValueError`` names the part (``parts[K]``, its position in ``parts``,
+/// and its index in the split where it can be read) and the problem. The
+/// GIL is released while the parts are joined.
 #[pyfunction]
 #[pyo3(signature = (parts, /))]
 pub fn join_parts(py: Python<'_>, parts: &Bound<'_, PyAny>) -> PyResult<Digest> {
@@ -151,8 +152,9 @@ pub fn join_parts(py: Python<'_>, parts: &Bound<'_, PyAny>) -> PyResult<Digest> 
 
 /// Checks the parameters of a split into ``count`` parts as
 /// :func:`hash_part` would (``ValueError`` with its words), and returns the
-/// warning for runs shorter than 1 MiB per stripe, with the part counts and
-/// parameters that avoid them, or ``None``.
+/// warning for an LI tree's runs shorter than 1 MiB per stripe, with the
+/// part counts and parameters that avoid them, or ``None`` (always for a
+/// standard function, whose parts read one range each).
 #[pyfunction]
 #[pyo3(
     signature = (
@@ -188,9 +190,12 @@ pub fn check_split(
         backend,
         threads,
     };
-    let params = tree_params(args.options()?.params)?;
+    let params = split_params(args.options()?.params)?;
     let count = part_count(count)?;
-    Ok(short_runs(&params, count))
+    Ok(match &params {
+        Params::Tree(tree) => short_runs(tree, count),
+        _ => None,
+    })
 }
 
 /// The warning for a split whose parts read runs shorter than

@@ -73,6 +73,7 @@ def data_file(tmp_path_factory):
         {"height": 0},
         {"height": 3, "degree": 2, "prefix": b"\x05" * 40},
         {"algorithm": "shake128", "height": 5, "length": 77, "block_size": 1024},
+        {"algorithm": "kt128", "customization": "C"},
     ],
 )
 def test_the_same_digest_as_one_process(client, data_file, params):
@@ -202,7 +203,7 @@ def test_a_missing_file_is_the_workers_oserror(client, tmp_path):
 
 def test_bad_arguments_are_refused_before_any_task(client, data_file):
     for params, error, message in [
-        ({"algorithm": "kt128"}, ValueError, "parts are made of LI trees"),
+        ({"algorithm": "turboshake256"}, ValueError, "turboshake256 is one sponge"),
         ({"height": -1}, ValueError, "height -1 is negative"),
         ({"parts": 0}, ValueError, "parts 0 is out of range"),
         ({"parts": 2.0}, TypeError, "parts must be an int, not float"),

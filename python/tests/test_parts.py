@@ -1,4 +1,5 @@
-"""hash_part and join_parts: every split joins to file_digest's digest; the
+"""hash_part and join_parts: every split of an LI tree or of a standard
+function with a tree (KT, ParallelHash) joins to file_digest's digest; the
 parts are the command line's bytes; a set that is not whole is refused,
 naming the part; a finished digest pickles; treehash.dask is optional."""
 
@@ -25,6 +26,16 @@ PARAMS = [
 ]
 
 
+#: The standard functions with a tree, with the keywords they take: KT's C
+#: (one that spills into a chunk of its own too), ParallelHash's B and S.
+STANDARD_PARAMS = [
+    {"algorithm": "kt128"},
+    {"algorithm": "kt256", "customization": b"\x01" * 9000, "length": 20},
+    {"algorithm": "parallelhash128", "block_size": 7, "customization": "S"},
+    {"algorithm": "parallelhash256", "length": 100},
+]
+
+
 def parts_of(path, count, **params):
     return [treehash.hash_part(path, index, count, **params) for index in range(count)]
 
@@ -48,6 +59,69 @@ def test_every_split_joins_to_the_files_digest(rng, tmp_path, params):
                 length,
             )
             assert got.backend == "cpu"
+
+
+@pytest.mark.parametrize("params", STANDARD_PARAMS)
+def test_every_split_of_a_standard_function_joins_to_the_files_digest(rng, tmp_path, params):
+    # Sizes around KT's chunk (8191 bytes and C = "" is |S| = 8192, one
+    # node), ParallelHash's B, and several chunks.
+    for length in [0, 1, 8191, 8192, 8193, 100_003]:
+        path = tmp_path / f"f{length}"
+        path.write_bytes(random_bytes(rng, length))
+        want = treehash.file_digest(path, **params)
+        # More parts than chunks too (some own none).
+        for count in [1, 2, 3, 7, 20]:
+            parts = parts_of(path, count, **params)
+            rng.shuffle(parts)
+            got = treehash.join_parts(parts)
+            assert got.hexdigest() == want.hexdigest(), (length, count, params)
+            assert (got.name, got.digest_size, got.block_size, got.nbytes) == (
+                want.name,
+                want.digest_size,
+                want.block_size,
+                length,
+            )
+
+
+def test_standard_parts_are_the_command_lines(cli, rng, tmp_path):
+    path = tmp_path / "f"
+    path.write_bytes(random_bytes(rng, 300_000))
+    for flags, params in [
+        (["-a", "kt128", "--customization", "C"], {"algorithm": "kt128", "customization": "C"}),
+        (["-a", "parallelhash256", "-B", "1000"], {"algorithm": "parallelhash256", "block_size": 1000}),
+    ]:
+        for index in range(3):
+            out = tmp_path / f"part{index}"
+            split = ["--parts", "3", "--index", str(index)]
+            subprocess.run([cli, "part", *flags, *split, str(path), "-o", str(out)], check=True)
+            assert out.read_bytes() == treehash.hash_part(str(path), index, 3, **params)
+
+
+def test_mixed_standard_sets_are_refused(tmp_path):
+    path = tmp_path / "f"
+    path.write_bytes(spec_input(50_000))
+    a, _, c = parts_of(path, 3, algorithm="kt128")
+
+    def with_part_1(**params):
+        return [a, treehash.hash_part(path, 1, 3, **params), c]
+
+    cases = [
+        (
+            with_part_1(),
+            "parts[1] (part 1 of 3): its function (sha3-256) differs from parts[0]'s (kt128)",
+        ),
+        (with_part_1(algorithm="kt256"), "its function (kt256)"),
+        (
+            with_part_1(algorithm="kt128", customization="C"),
+            "its customization string (43) differs from parts[0]'s (none)",
+        ),
+        (with_part_1(algorithm="kt128", length=33), "its parameters (KT128, 33-byte digest)"),
+        ([a, c], "part 1 of 3 is missing"),
+    ]
+    for parts, message in cases:
+        with pytest.raises(ValueError) as caught:
+            treehash.join_parts(parts)
+        assert message in str(caught.value)
 
 
 def test_parts_join_in_any_order_from_any_buffer(rng, tmp_path):
@@ -148,9 +222,11 @@ def test_bad_arguments_are_refused_with_the_command_lines_words(tmp_path):
         with pytest.raises(ValueError) as caught:
             treehash.hash_part(*args)
         assert message in str(caught.value)
-    for name in ["kt128", "parallelhash256", "turboshake128"]:
-        with pytest.raises(ValueError, match=f"parts are made of LI trees .*, not of {name}"):
+    for name in ["turboshake128", "turboshake256"]:
+        with pytest.raises(ValueError, match=f"{name} is one sponge, with no tree to split into parts"):
             treehash.hash_part(path, 0, 1, algorithm=name)
+    with pytest.raises(ValueError, match="height does not apply to kt128"):
+        treehash.hash_part(path, 0, 1, algorithm="kt128", height=8)
     with pytest.raises(ValueError, match="degree 1 is out of range"):
         treehash.hash_part(path, 0, 1, degree=1)
     with pytest.raises(FileNotFoundError) as caught:
@@ -187,8 +263,10 @@ def test_the_short_runs_warning_names_what_avoids_it():
         "block_size=272 (another height or block_size changes the digest; "
         "`treehash part --plan` shows a split)"
     )
-    with pytest.raises(ValueError, match="not of kt128"):
-        _check_split(2, algorithm="kt128")
+    # A standard function's parts read one range each: no warning.
+    assert _check_split(1000, algorithm="kt128") is None
+    with pytest.raises(ValueError, match="turboshake128 is one sponge"):
+        _check_split(2, algorithm="turboshake128")
 
 
 def test_dask_is_optional():

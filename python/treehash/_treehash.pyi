@@ -170,22 +170,26 @@ def hash_part(
 ) -> bytes:
     """Part ``index`` of ``count`` (0 <= index < count) of the file at
     ``path``: the outputs of the leaves that part owns, read from its runs
-    of the file alone, in the part format of docs/SPEC.md (the bytes
-    ``treehash part`` writes; a few hundred bytes). :func:`join_parts` of
-    every index makes :func:`file_digest`'s digest. The parameters are
-    :func:`file_digest`'s; the LI trees only (a standard function raises
-    ``ValueError``, as a bad ``index`` or ``count`` does). Raises
-    ``OSError`` when the file cannot be read, ``RuntimeError`` when it
-    changes while hashed. The GIL is released meanwhile."""
+    of the file alone (an LI tree: a few hundred bytes), or for KT128,
+    KT256, ParallelHash128 and ParallelHash256 the chaining values of the
+    chunks it owns, one range of the file; in the part format of
+    docs/SPEC.md (the bytes ``treehash part`` writes). :func:`join_parts`
+    of every index makes :func:`file_digest`'s digest. The parameters are
+    :func:`file_digest`'s, for every function with a tree (TurboSHAKE, one
+    sponge, raises ``ValueError``, as a bad ``index`` or ``count`` does); a
+    standard function's part stays on the CPU under ``backend="auto"``.
+    Raises ``OSError`` when the file cannot be read, ``RuntimeError`` when
+    it changes while hashed. The GIL is released meanwhile."""
 
 def join_parts(parts: Iterable[Buffer], /) -> Digest:
     """The digest of the file whose parts are ``parts`` (in any order),
     equal to :func:`file_digest`'s with their parameters; ``name`` is their
     label (``,P`` when keyed), ``backend`` ``"cpu"`` (the join's),
     ``nbytes`` the file's size. A set that is not whole (a part missing or
-    given twice, parts of another file, size or modification time, of other
-    parameters or another prefix, a corrupt part) raises ``ValueError``
-    naming the part (``parts[K] (part I of N)``) and the problem."""
+    given twice, parts of another file, size or modification time, of
+    another function, other parameters or another prefix, a corrupt part)
+    raises ``ValueError`` naming the part (``parts[K] (part I of N)``) and
+    the problem."""
 
 def _check_split(
     count: int,
@@ -202,4 +206,4 @@ def _check_split(
     threads: Optional[int] = None,
 ) -> Optional[str]:
     """Checks a split's parameters as :func:`hash_part` does; the warning
-    for runs under 1 MiB per stripe, or ``None``."""
+    for an LI tree's runs under 1 MiB per stripe, or ``None``."""

@@ -10,9 +10,9 @@ Every worker needs treehash and ``dask[distributed]``, and the file at the
 same path (a shared or parallel file system). Each part is a task that runs
 :func:`treehash.hash_part` on the worker it is given to, reading only that
 part's bytes of the file; the join is a task that depends on every part,
-so it runs on a worker, where the parts (a few hundred bytes each) are sent,
-and only the digest comes back. A worker lost while it holds a part is
-replaced by the scheduler, which runs the part again elsewhere (up to
+so it runs on a worker, where the parts (a few hundred bytes each for an LI
+tree; 1/256 of the file for KT128) are sent, and only the digest comes back.
+A worker lost while it holds a part is replaced by the scheduler, which runs the part again elsewhere (up to
 ``distributed.scheduler.allowed-failures`` times, 3 by default); the digest
 does not change. A part that raises (a file that cannot be read, or that
 changes while it is read) is not retried: its exception reaches the caller.
@@ -51,9 +51,11 @@ def file_digest(
     cluster: the same :class:`treehash.Digest` as
     :func:`treehash.file_digest` with the same ``params`` (its keywords:
     ``algorithm``, ``height``, ``degree``, ``block_size``, ``length``,
-    ``prefix``, ``backend``, ``threads``; the LI trees only, since the
-    standard functions have no parts yet). ``backend`` of the result is
-    ``"cpu"``, where the join ran; ``nbytes`` the file's size.
+    ``prefix``, ``customization``, ``backend``, ``threads``), for every
+    function with a tree: the LI trees, KT128, KT256, ParallelHash128 and
+    ParallelHash256 (TurboSHAKE, one sponge, raises ``ValueError``).
+    ``backend`` of the result is ``"cpu"``, where the join ran; ``nbytes``
+    the file's size.
 
     ``client``: a ``distributed.Client``; by default the current one
     (``distributed.get_client()``). ``parts``: how many parts the file is

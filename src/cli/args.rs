@@ -107,9 +107,11 @@ pub enum Command {
     /// each backend (and with standard functions beside) and compare the
     /// timings; check that H = 0 equals plain SHA-3.
     Bench(BenchArgs),
-    /// Hash part I of N of a file: only the leaves that part owns, read from
-    /// their bytes of the file alone (docs/SPEC.md, "Parts and joins"). Run the
-    /// N parts anywhere the file can be read; `treehash join` makes the digest.
+    /// Hash part I of N of a file: only the leaves that part owns (an LI
+    /// tree's, or the chunks of kt128, kt256, parallelhash128 or
+    /// parallelhash256), read from their bytes of the file alone (docs/SPEC.md,
+    /// "Parts and joins"). Run the N parts anywhere the file can be read;
+    /// `treehash join` makes the digest.
     Part(PartArgs),
     /// Join the parts of a file made by `treehash part` into its digest, and
     /// print its line as hashing prints it (or check it with -c).
@@ -184,7 +186,7 @@ pub struct PartArgs {
     pub file: Option<PathBuf>,
 
     /// How many parts the file is split into (any N ≥ 1; with more parts
-    /// than leaves, some own none and read nothing).
+    /// than leaves or chunks, some own none and read nothing).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub parts: u64,
 
@@ -197,7 +199,9 @@ pub struct PartArgs {
     pub output: Option<PathBuf>,
 
     /// Print each part's leaves, its run of bytes per stripe and what it reads,
-    /// and how many parts keep those runs at 1 MiB or more; hash nothing.
+    /// and how many parts keep those runs at 1 MiB or more; for kt128, kt256
+    /// and parallelhash*, each part's chunks and bytes to read (FILE needed:
+    /// the chunks are counted from its size). Hash nothing.
     #[arg(long, conflicts_with_all = ["index", "output"])]
     pub plan: bool,
 
@@ -208,8 +212,9 @@ pub struct PartArgs {
     #[command(flatten)]
     pub tree: TreeArgs,
 
-    /// Backend, as for hashing; under `auto` a part goes to the GPU when it
-    /// has enough bytes to read to repay the GPU's start.
+    /// Backend, as for hashing; under `auto` an LI part goes to the GPU when
+    /// it has enough bytes to read to repay the GPU's start, a standard
+    /// function's part stays on the CPU (`gpu` puts its chunks on the GPU).
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     pub backend: BackendArg,
 

@@ -11,7 +11,6 @@ use treehash::checkfile::{CheckLine, digests_equal, escape_name, parse_line};
 use treehash::input::is_stdin_name;
 use treehash::params::MIN_KEYED_DIGEST_LEN;
 use treehash::parts::{Joined, join_bytes};
-use treehash::{Label, Params};
 
 use super::args::{JoinArgs, OutputArgs};
 use super::hash_cmd::digest_line;
@@ -64,9 +63,8 @@ pub fn run(args: &JoinArgs) -> Result<i32, Fatal> {
     };
     let mut out = joined.output();
     out.timings.total = start.elapsed();
-    let params = Params::Tree(joined.params.clone());
     let label = joined.label().to_string();
-    let line = digest_line(&output, &params, &label, joined.keyed, &name, &out);
+    let line = digest_line(&output, &joined.params, &label, joined.keyed, &name, &out);
     stdout::write(&line).map_err(|e| Fatal::write(&e, exit::OK))?;
     Ok(exit::OK)
 }
@@ -152,7 +150,7 @@ fn check(args: &JoinArgs, joined: &Joined, name: &Path, sums: &Path) -> Result<i
 /// length, or a keyed digest too short for a keyed check (docs/SPEC.md).
 /// An untagged line is checked with the parts' parameters, prefix included.
 fn refusal(joined: &Joined, line: &CheckLine) -> Option<String> {
-    let label = Label::Tree(joined.label());
+    let label = joined.label();
     if let Some(theirs) = &line.label
         && *theirs != label
     {

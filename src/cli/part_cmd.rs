@@ -7,8 +7,9 @@ use std::path::Path;
 use treehash::input::is_stdin_name;
 use treehash::parts::{
     MIN_RUN_BYTES, PartOutput, longer_runs, max_parts_with_long_runs, plan, runs_are_short,
+    standard_plan, unsplittable,
 };
-use treehash::{Params, TreeLabel, TreeParams};
+use treehash::{Params, StandardLabel, StandardParams, TreeLabel, TreeParams};
 
 use super::args::PartArgs;
 use super::progress_bar::InputProgress;
@@ -16,18 +17,16 @@ use super::{Fatal, exit, failure_code, hasher, params, report, stdout};
 
 pub fn run(args: &PartArgs) -> Result<i32, Fatal> {
     let files: Vec<_> = args.file.iter().cloned().collect();
-    let params = match params(&args.tree, args.height, &files)? {
-        Params::Tree(params) => params,
-        // The part format has a mode byte for them (docs/SPEC.md).
-        other => {
-            return Err(Fatal::usage(format!(
-                "parts are made of LI trees (sha3-*, shake*), not of {}",
-                other.function()
-            )));
-        }
-    };
+    let params = params(&args.tree, args.height, &files)?;
+    if let Some(why) = unsplittable(&params) {
+        return Err(Fatal::usage(why));
+    }
     if args.plan {
-        return print_plan(args, &params);
+        return match &params {
+            Params::Standard(params) => print_standard_plan(args, params),
+            Params::Tree(params) => print_plan(args, params),
+            _ => Err(Fatal::usage("no plan for these parameters")),
+        };
     }
     let (Some(file), Some(index), Some(output)) = (&args.file, args.index, &args.output) else {
         return Err(Fatal::usage("a part needs FILE, --index and -o"));
@@ -45,7 +44,9 @@ pub fn run(args: &PartArgs) -> Result<i32, Fatal> {
             "-o -: standard output is a terminal, and a part is binary; redirect it or give a file",
         ));
     }
-    if let Some(warning) = short_runs(&params, args.parts) {
+    if let Params::Tree(tree) = &params
+        && let Some(warning) = short_runs(tree, args.parts)
+    {
         report(format!("warning: {warning}"));
     }
     let hasher = hasher(&args.run, args.backend)?;
@@ -97,8 +98,12 @@ fn notes(args: &PartArgs, file: &Path, out: &PartOutput) {
     }
     if args.verbose {
         let leaves = out.part.leaves();
+        let unit = match out.part.params() {
+            Params::Tree(_) => "leaves",
+            _ => "chunks",
+        };
         report(format!(
-            "{}: part {} of {}: leaves {}..{}, {} bytes read on the {}",
+            "{}: part {} of {}: {unit} {}..{}, {} bytes read on the {}",
             file.display(),
             out.part.index(),
             out.part.count(),
@@ -147,26 +152,80 @@ fn join_ways(ways: &[String]) -> String {
     }
 }
 
+/// The size of the file `--plan` is given, if any; `Err` with the exit
+/// code where it is no regular file or cannot be read (reported).
+fn plan_file_len(args: &PartArgs) -> Result<Option<u64>, i32> {
+    let Some(file) = &args.file else {
+        return Ok(None);
+    };
+    match std::fs::metadata(file) {
+        Ok(meta) if meta.is_file() => Ok(Some(meta.len())),
+        Ok(_) => {
+            report(format!("{}: not a regular file", file.display()));
+            Err(exit::FAILED)
+        }
+        Err(e) => {
+            report(format!(
+                "{}: {}",
+                file.display(),
+                treehash::error::io_reason(&e)
+            ));
+            Err(exit::FAILED)
+        }
+    }
+}
+
+/// Writes `text` to standard output.
+fn write(text: &str) -> Result<(), Fatal> {
+    stdout::write(text.as_bytes()).map_err(|e| Fatal::write(&e, exit::OK))
+}
+
+/// `--plan` of a standard function: its chunks, counted from the file's
+/// size, and each part's chunks, bytes to read and chaining values.
+fn print_standard_plan(args: &PartArgs, params: &StandardParams) -> Result<i32, Fatal> {
+    let file_len = match plan_file_len(args) {
+        Ok(Some(len)) => len,
+        Ok(None) => {
+            return Err(Fatal::usage(format!(
+                "--plan of {} needs FILE: its chunks are counted from the file's size",
+                params.standard()
+            )));
+        }
+        Err(code) => return Ok(code),
+    };
+    // The customization string, which may be long, is left out.
+    let label = StandardLabel {
+        customization: Vec::new(),
+        ..StandardLabel::of(params)
+    };
+    let customized = match params.customization().len() {
+        0 => String::new(),
+        len => format!(", a customization string of {len} bytes"),
+    };
+    let plans: Vec<_> = standard_plan(params, args.parts, file_len).collect();
+    let chunks = plans.last().map_or(0, |p| p.chunks.end);
+    let mut text = format!(
+        "{label}{customized}: {chunks} chunks of {} bytes; {} parts of {file_len} bytes\n",
+        params.block_size(),
+        args.parts,
+    );
+    text.push_str("part\tchunks\tread bytes\tvalues\n");
+    write(&text)?;
+    for part in plans {
+        write(&format!(
+            "{}\t{}..{}\t{}\t{}\n",
+            part.index, part.chunks.start, part.chunks.end, part.read_len, part.values
+        ))?;
+    }
+    Ok(exit::OK)
+}
+
 /// `--plan`: one line per part, on standard output; the warning of short
 /// runs on standard error.
 fn print_plan(args: &PartArgs, params: &TreeParams) -> Result<i32, Fatal> {
-    let file_len = match &args.file {
-        Some(file) => match std::fs::metadata(file) {
-            Ok(meta) if meta.is_file() => Some(meta.len()),
-            Ok(_) => {
-                report(format!("{}: not a regular file", file.display()));
-                return Ok(exit::FAILED);
-            }
-            Err(e) => {
-                report(format!(
-                    "{}: {}",
-                    file.display(),
-                    treehash::error::io_reason(&e)
-                ));
-                return Ok(exit::FAILED);
-            }
-        },
-        None => None,
+    let file_len = match plan_file_len(args) {
+        Ok(len) => len,
+        Err(code) => return Ok(code),
     };
     let label = TreeLabel::of(params);
     let mut text = format!(
@@ -177,7 +236,6 @@ fn print_plan(args: &PartArgs, params: &TreeParams) -> Result<i32, Fatal> {
         file_len.map_or(String::new(), |len| format!(" of {len} bytes")),
     );
     text.push_str("part\tleaves\trun bytes\tread bytes\tvalues\n");
-    let write = |text: &str| stdout::write(text.as_bytes()).map_err(|e| Fatal::write(&e, exit::OK));
     write(&text)?;
     for part in plan(params, args.parts, file_len) {
         let read = part.read_len.map_or("-".to_string(), |n| n.to_string());

@@ -1,22 +1,28 @@
 //! A part as bytes: the versioned binary format of docs/SPEC.md, "Parts and
-//! joins". Every integer is little-endian; the last 16 bytes are a check
-//! value of all those before them, in every version.
+//! joins". Every integer is little-endian. Every part starts with the
+//! signature, the version and the tree mode, and ends with a check value of
+//! all the bytes before it; the fields between are the mode's. This module
+//! reads and writes that frame and the LI mode's fields (mode 1);
+//! `standard` those of KT (mode 2) and ParallelHash (mode 3).
 
 use sha3::{Digest, Sha3_256};
 
 use super::plan::{Subtrees, part_leaves, stored, subtrees, value_len};
-use super::{KeyCheck, Part};
+use super::{Body, KeyCheck, Origin, Part, TreePart};
 use crate::params::{Algorithm, TreeParams};
 use crate::tree::Dealing;
 
 /// The first bytes of every part (as PNG's, the first is not ASCII and a
 /// line feed ends them, so a text transfer that mangles them shows).
 const MAGIC: [u8; 8] = *b"\x89THPART\n";
-/// The format version this treehash writes and reads.
+/// The format version this treehash writes and reads. A new tree mode is
+/// no new version: readers refuse a mode they do not know by its number.
 pub const FORMAT_VERSION: u8 = 1;
 /// The tree modes a part can belong to; the fields after the mode byte are
-/// the mode's own. 1 is LI (docs/SPEC.md).
+/// the mode's own (docs/SPEC.md).
 const MODE_LI: u8 = 1;
+pub(super) const MODE_KT: u8 = 2;
+pub(super) const MODE_PARALLEL_HASH: u8 = 3;
 /// The node functions, by their code in the format.
 const ALGORITHM_CODES: [(Algorithm, u8); Algorithm::ALL.len()] = [
     (Algorithm::Sha3_224, 1),
@@ -26,11 +32,11 @@ const ALGORITHM_CODES: [(Algorithm, u8); Algorithm::ALL.len()] = [
     (Algorithm::Shake128, 5),
     (Algorithm::Shake256, 6),
 ];
-/// Flag bits.
+/// Flag bits (bit 0 only in LI parts).
 const KEYED: u8 = 1;
-const MODIFIED_KNOWN: u8 = 2;
+pub(super) const MODIFIED_KNOWN: u8 = 2;
 /// Bytes of the check value.
-const CHECK_LEN: usize = 16;
+pub(super) const CHECK_LEN: usize = 16;
 /// Bytes of the LI header, up to the name.
 const HEADER_LEN: usize = 114;
 /// The domain string hashed before the prefix into the key check.
@@ -46,12 +52,20 @@ pub enum PartError {
     Corrupt,
     #[error("part format version {0}, which this treehash cannot read (it reads version 1)")]
     Version(u8),
-    #[error("a part of tree mode {0}, which this treehash does not know (it knows 1, LI)")]
+    #[error(
+        "a part of tree mode {0}, which this treehash does not know (it knows 1, LI; 2, KT; \
+         3, ParallelHash)"
+    )]
     Mode(u8),
     /// The check value matches, but the fields contradict each other: not
     /// made by treehash, or by a faulty one.
     #[error("inconsistent part: {0}")]
     Inconsistent(String),
+}
+
+/// An [`PartError::Inconsistent`] for `why`.
+pub(super) fn inconsistent(why: String) -> PartError {
+    PartError::Inconsistent(why)
 }
 
 /// The key check of a prefix: SHA3-256 of a fixed domain string and the
@@ -77,44 +91,21 @@ fn check_value(bytes: &[u8]) -> [u8; CHECK_LEN] {
 impl Part {
     /// The part in the format of docs/SPEC.md.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let p = &self.params;
-        let mut out = Vec::with_capacity(HEADER_LEN + self.name.len() + self.values.len() + 16);
+        let mut out = Vec::with_capacity(HEADER_LEN + self.origin.name.len() + CHECK_LEN);
         out.extend_from_slice(&MAGIC);
         out.push(FORMAT_VERSION);
-        out.push(MODE_LI);
-        out.push(algorithm_code(p.algorithm()));
-        let flags = if self.key_check.is_some() { KEYED } else { 0 }
-            | if self.modified_ns.is_some() {
-                MODIFIED_KNOWN
-            } else {
-                0
-            };
-        out.push(flags);
-        out.extend_from_slice(&p.height().to_le_bytes());
-        out.extend_from_slice(&p.degree().to_le_bytes());
-        out.extend_from_slice(&(p.block_size() as u32).to_le_bytes());
-        out.extend_from_slice(&(p.output_len() as u32).to_le_bytes());
-        out.extend_from_slice(&self.key_check.unwrap_or_default());
-        out.extend_from_slice(&self.file_len.to_le_bytes());
-        out.extend_from_slice(&self.modified_ns.unwrap_or(0).to_le_bytes());
-        out.extend_from_slice(&self.count.to_le_bytes());
-        out.extend_from_slice(&self.index.to_le_bytes());
-        out.extend_from_slice(&self.leaves.start.to_le_bytes());
-        out.extend_from_slice(&self.leaves.end.to_le_bytes());
-        out.extend_from_slice(&self.holding.to_le_bytes());
-        out.extend_from_slice(&self.value_count().to_le_bytes());
-        debug_assert_eq!(out.len(), HEADER_LEN - 2);
-        out.extend_from_slice(&(self.name.len() as u16).to_le_bytes());
-        out.extend_from_slice(&self.name);
-        out.extend_from_slice(&self.values);
+        match &self.body {
+            Body::Tree(tree) => tree.write(&self.origin, &mut out),
+            Body::Standard(standard) => standard.write(&self.origin, &mut out),
+        }
         let check = check_value(&out);
         out.extend_from_slice(&check);
         out
     }
 
     /// Reads a part written by [`Part::to_bytes`], and checks that its
-    /// fields agree: its leaves are part I of N's, and it holds a value for
-    /// each of their whole subtrees that holds a block.
+    /// fields agree: its leaves (or chunks) are part I of N's, and it holds
+    /// the values they call for.
     pub fn from_bytes(bytes: &[u8]) -> Result<Part, PartError> {
         if !bytes.starts_with(&MAGIC) {
             // Cut within the signature: a part, truncated.
@@ -124,7 +115,7 @@ impl Part {
                 PartError::NotAPart
             });
         }
-        if bytes.len() < HEADER_LEN + CHECK_LEN {
+        if bytes.len() < MAGIC.len() + 2 + CHECK_LEN {
             return Err(PartError::Corrupt);
         }
         let (body, check) = bytes.split_at(bytes.len() - CHECK_LEN);
@@ -139,11 +130,88 @@ impl Part {
         if version != FORMAT_VERSION {
             return Err(PartError::Version(version));
         }
-        let mode = r.u8();
-        if mode != MODE_LI {
-            return Err(PartError::Mode(mode));
+        match r.u8() {
+            MODE_LI => TreePart::read(r),
+            mode @ (MODE_KT | MODE_PARALLEL_HASH) => super::standard::StandardPart::read(mode, r),
+            mode => Err(PartError::Mode(mode)),
         }
-        let bad = |why: String| PartError::Inconsistent(why);
+    }
+}
+
+impl Origin {
+    /// The flags it sets: whether the modification time is known.
+    pub(super) fn flags(&self) -> u8 {
+        if self.modified_ns.is_some() {
+            MODIFIED_KNOWN
+        } else {
+            0
+        }
+    }
+
+    /// |F|, the modification time (0 when unknown), N and I: 32 bytes.
+    pub(super) fn write_numbers(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.file_len.to_le_bytes());
+        out.extend_from_slice(&self.modified_ns.unwrap_or(0).to_le_bytes());
+        out.extend_from_slice(&self.count.to_le_bytes());
+        out.extend_from_slice(&self.index.to_le_bytes());
+    }
+
+    /// Reads what [`Origin::write_numbers`] wrote (the name comes later),
+    /// the time known where `flags` say so, and checks that I is a part of N.
+    pub(super) fn read_numbers(r: &mut Reader<'_>, flags: u8) -> Result<Origin, PartError> {
+        let file_len = r.u64();
+        let modified = r.i64();
+        let count = r.u64();
+        let index = r.u64();
+        if count == 0 || index >= count {
+            return Err(inconsistent(format!("part {index} of {count}")));
+        }
+        Ok(Origin {
+            file_len,
+            modified_ns: (flags & MODIFIED_KNOWN != 0).then_some(modified),
+            count,
+            index,
+            name: Vec::new(),
+        })
+    }
+}
+
+impl TreePart {
+    /// The LI mode's fields, from the mode byte to the values.
+    fn write(&self, origin: &Origin, out: &mut Vec<u8>) {
+        let p = &self.params;
+        out.push(MODE_LI);
+        out.push(algorithm_code(p.algorithm()));
+        let keyed = if self.key_check.is_some() { KEYED } else { 0 };
+        out.push(keyed | origin.flags());
+        out.extend_from_slice(&p.height().to_le_bytes());
+        out.extend_from_slice(&p.degree().to_le_bytes());
+        out.extend_from_slice(&(p.block_size() as u32).to_le_bytes());
+        out.extend_from_slice(&(p.output_len() as u32).to_le_bytes());
+        out.extend_from_slice(&self.key_check.unwrap_or_default());
+        origin.write_numbers(out);
+        out.extend_from_slice(&self.leaves.start.to_le_bytes());
+        out.extend_from_slice(&self.leaves.end.to_le_bytes());
+        out.extend_from_slice(&self.holding.to_le_bytes());
+        out.extend_from_slice(&self.value_count().to_le_bytes());
+        debug_assert_eq!(out.len(), HEADER_LEN - 2);
+        out.extend_from_slice(&(origin.name.len() as u16).to_le_bytes());
+        out.extend_from_slice(&origin.name);
+        out.extend_from_slice(&self.values);
+    }
+
+    /// Reads the LI mode's fields after the mode byte, and checks that they
+    /// agree: the leaves are part I of N's, and it holds a value for each of
+    /// their whole subtrees that holds a block.
+    fn read(mut r: Reader<'_>) -> Result<Part, PartError> {
+        let body = r.bytes;
+        if body.len() < HEADER_LEN {
+            return Err(inconsistent(format!(
+                "{} bytes, shorter than an LI part's header",
+                body.len() + CHECK_LEN
+            )));
+        }
+        let bad = inconsistent;
         let code = r.u8();
         let algorithm = ALGORITHM_CODES
             .iter()
@@ -175,19 +243,13 @@ impl Part {
         } else {
             None
         };
-        let file_len = r.u64();
-        let modified = r.i64();
-        let modified_ns = (flags & MODIFIED_KNOWN != 0).then_some(modified);
-        let count = r.u64();
-        let index = r.u64();
+        let origin = Origin::read_numbers(&mut r, flags)?;
         let leaves = r.u64()..r.u64();
         let holding = r.u64();
         let value_count = r.u64();
         let name_len = r.u16() as usize;
         debug_assert_eq!(r.at, HEADER_LEN);
-        if count == 0 || index >= count {
-            return Err(bad(format!("part {index} of {count}")));
-        }
+        let (count, index) = (origin.count, origin.index);
         let own = part_leaves(params.leaf_count(), count, index);
         if leaves != own {
             return Err(bad(format!(
@@ -195,22 +257,18 @@ impl Part {
                 leaves.start, leaves.end, own.start, own.end
             )));
         }
-        let part = Part {
+        let part = TreePart {
             params,
             key_check,
-            file_len,
-            modified_ns,
-            count,
-            index,
             leaves,
             holding,
-            name: Vec::new(),
             values: Vec::new(),
         };
-        let holding_range = part.holding_range();
+        let holding_range = part.holding_range(origin.file_len);
         if !holding_range.contains(&holding) {
             return Err(bad(format!(
-                "{holding} leaves hold a block, where a file of {file_len} bytes fills {}..={}",
+                "{holding} leaves hold a block, where a file of {} bytes fills {}..={}",
+                origin.file_len,
                 holding_range.start(),
                 holding_range.end()
             )));
@@ -229,16 +287,15 @@ impl Part {
         if body.len() != HEADER_LEN + name_len + values_len {
             return Err(bad(format!(
                 "{} bytes, where its fields need {}",
-                bytes.len(),
+                body.len() + CHECK_LEN,
                 HEADER_LEN + name_len + values_len + CHECK_LEN
             )));
         }
         let name = body[HEADER_LEN..HEADER_LEN + name_len].to_vec();
         let values = body[HEADER_LEN + name_len..].to_vec();
         Ok(Part {
-            name,
-            values,
-            ..part
+            origin: Origin { name, ..origin },
+            body: Body::Tree(TreePart { values, ..part }),
         })
     }
 
@@ -247,10 +304,10 @@ impl Part {
         subtrees(&self.params, self.leaves.clone())
     }
 
-    /// The leaves that can hold a block for a file of its size: exactly
-    /// ⌈|F| / B⌉ (at most L) without a prefix; with one, as many as a
-    /// prefix of 1 to 255 bytes can make.
-    fn holding_range(&self) -> std::ops::RangeInclusive<u64> {
+    /// The leaves that can hold a block for a file of `file_len` bytes:
+    /// exactly ⌈|F| / B⌉ (at most L) without a prefix; with one, as many as
+    /// a prefix of 1 to 255 bytes can make.
+    fn holding_range(&self, file_len: u64) -> std::ops::RangeInclusive<u64> {
         let dealing = Dealing::of(&self.params);
         let leaves = |message_len: u64| dealing.leaves_with_blocks(message_len);
         let prefix = if self.key_check.is_some() {
@@ -258,7 +315,7 @@ impl Part {
         } else {
             0..=0
         };
-        leaves(self.file_len + prefix.start())..=leaves(self.file_len + prefix.end())
+        leaves(file_len + prefix.start())..=leaves(file_len + prefix.end())
     }
 }
 
@@ -270,11 +327,11 @@ fn algorithm_code(algorithm: Algorithm) -> u8 {
         .expect("every function has a code")
 }
 
-/// Fixed-width fields from the start of a body whose length is checked
-/// beforehand (at least `HEADER_LEN`).
-struct Reader<'b> {
-    bytes: &'b [u8],
-    at: usize,
+/// Fixed-width fields from the start of a body whose length the mode checks
+/// beforehand (at least its header's).
+pub(super) struct Reader<'b> {
+    pub(super) bytes: &'b [u8],
+    pub(super) at: usize,
 }
 
 impl Reader<'_> {
@@ -284,16 +341,16 @@ impl Reader<'_> {
         self.at += N;
         out
     }
-    fn u8(&mut self) -> u8 {
+    pub(super) fn u8(&mut self) -> u8 {
         self.array::<1>()[0]
     }
-    fn u16(&mut self) -> u16 {
+    pub(super) fn u16(&mut self) -> u16 {
         u16::from_le_bytes(self.array())
     }
-    fn u32(&mut self) -> u32 {
+    pub(super) fn u32(&mut self) -> u32 {
         u32::from_le_bytes(self.array())
     }
-    fn u64(&mut self) -> u64 {
+    pub(super) fn u64(&mut self) -> u64 {
         u64::from_le_bytes(self.array())
     }
     fn i64(&mut self) -> i64 {

@@ -1,20 +1,25 @@
-//! Parts to the digest: the set is checked whole (one file, one set of
-//! parameters, every part once), then the tree is reduced from the parts'
-//! subtrees up, level by level.
+//! Parts to the digest: the set is checked whole (one file, one function
+//! and set of parameters, every part once), then an LI tree is reduced from
+//! the parts' subtrees up, level by level, and a standard function's
+//! chaining values are fed to its final node (`standard::digest`).
+
+use rayon::prelude::*;
 
 use super::nodes::Nodes;
 use super::plan::{stored, value_len};
-use super::{Part, PartError};
+use super::{Body, Part, PartError, TreePart, standard};
+use crate::function::{Label, Params};
 use crate::hasher::{BackendUsed, HashOutput};
-use crate::params::{TreeLabel, TreeParams};
+use crate::params::TreeLabel;
+use crate::standard::StandardLabel;
 use crate::timings::Timings;
 
 /// The digest that a set of parts comes to, and what the parts say of it.
 #[derive(Clone, Debug)]
 pub struct Joined {
     pub digest: Vec<u8>,
-    /// The parameters, without the prefix: no part records it.
-    pub params: TreeParams,
+    /// The parameters, without an LI prefix: no part records it.
+    pub params: Params,
     /// The parts were made with a prefix.
     pub keyed: bool,
     /// The file's name as the parts were given it (bytes; empty if none).
@@ -27,10 +32,13 @@ pub struct Joined {
 
 impl Joined {
     /// The label of the digest's parameters (`,P` where keyed).
-    pub fn label(&self) -> TreeLabel {
-        TreeLabel {
-            keyed: self.keyed,
-            ..TreeLabel::of(&self.params)
+    pub fn label(&self) -> Label {
+        match &self.params {
+            Params::Tree(params) => Label::Tree(TreeLabel {
+                keyed: self.keyed,
+                ..TreeLabel::of(params)
+            }),
+            Params::Standard(params) => Label::Standard(StandardLabel::of(params)),
         }
     }
 
@@ -128,21 +136,27 @@ impl std::fmt::Display for JoinError {
 
 impl std::error::Error for JoinError {}
 
-/// Reads every part of `parts` ([`Part::from_bytes`]) and joins them.
-pub fn join_bytes<B: AsRef<[u8]>>(parts: &[B]) -> Result<Joined, JoinError> {
-    let parts = parts
-        .iter()
+/// Reads every part of `parts` ([`Part::from_bytes`]) and joins them. The
+/// parts are read side by side (their check values are a hash of every
+/// byte: as much work as the join itself for a standard function's many
+/// chaining values); the first one that cannot be read is the one named.
+pub fn join_bytes<B: AsRef<[u8]> + Sync>(parts: &[B]) -> Result<Joined, JoinError> {
+    let read: Vec<Result<Part, PartError>> = parts
+        .par_iter()
+        .map(|bytes| Part::from_bytes(bytes.as_ref()))
+        .collect();
+    let parts = read
+        .into_iter()
         .enumerate()
-        .map(|(at, bytes)| {
-            Part::from_bytes(bytes.as_ref()).map_err(|error| JoinError::Unreadable { at, error })
-        })
+        .map(|(at, part)| part.map_err(|error| JoinError::Unreadable { at, error }))
         .collect::<Result<Vec<_>, _>>()?;
     join(&parts)
 }
 
 /// The digest of the file that `parts` were made from, in any order. The
 /// set must be whole: parts of one file (name, size, modification time),
-/// made with the same parameters and prefix, each part of the split once.
+/// made with the same function, parameters and prefix, each part of the
+/// split once.
 pub fn join(parts: &[Part]) -> Result<Joined, JoinError> {
     let Some(first) = parts.first() else {
         return Err(JoinError::NoParts);
@@ -157,12 +171,12 @@ pub fn join(parts: &[Part]) -> Result<Joined, JoinError> {
             });
         }
     }
-    let count = first.count;
+    let count = first.origin.count;
     // Each index once: the parts in the split's order.
     let mut by_index: Vec<(u64, usize)> = parts
         .iter()
         .enumerate()
-        .map(|(at, p)| (p.index, at))
+        .map(|(at, p)| (p.origin.index, at))
         .collect();
     by_index.sort_unstable();
     for pair in by_index.windows(2) {
@@ -187,13 +201,20 @@ pub fn join(parts: &[Part]) -> Result<Joined, JoinError> {
             count,
         });
     }
-    let ordered: Vec<&Part> = by_index.iter().map(|&(_, at)| &parts[at]).collect();
+    // The parts' bodies in the split's order, all of the first's kind.
+    let bodies = by_index.iter().map(|&(_, at)| &parts[at].body);
+    let digest = match &first.body {
+        Body::Tree(_) => reduce(&bodies.filter_map(Body::tree).collect::<Vec<_>>()),
+        Body::Standard(_) => {
+            standard::digest(&bodies.filter_map(Body::standard).collect::<Vec<_>>())
+        }
+    };
     Ok(Joined {
-        digest: reduce(&ordered),
-        params: first.params.clone(),
-        keyed: first.key_check.is_some(),
-        name: first.name.clone(),
-        file_len: first.file_len,
+        digest,
+        params: first.params(),
+        keyed: first.keyed(),
+        name: first.origin.name.clone(),
+        file_len: first.origin.file_len,
         parts: count,
     })
 }
@@ -202,42 +223,64 @@ pub fn join(parts: &[Part]) -> Result<Joined, JoinError> {
 /// the field's name and both values.
 fn difference(part: &Part, first: &Part) -> Option<(&'static str, String, String)> {
     let both = |what, show: &dyn Fn(&Part) -> String| Some((what, show(part), show(first)));
-    if part.params != first.params {
-        return both("parameters", &|p| {
-            format!(
-                "{}, {}-byte digest",
-                TreeLabel::of(&p.params),
-                p.params.output_len()
-            )
-        });
+    let own = match (&part.body, &first.body) {
+        (Body::Tree(this), Body::Tree(first)) => this.difference(first),
+        (Body::Standard(this), Body::Standard(first)) => this.difference(first),
+        _ => return both("function", &|p| p.params().function().to_string()),
+    };
+    if own.is_some() {
+        return own;
     }
-    if part.key_check != first.key_check {
-        return both("prefix", &|p| match p.key_check {
-            Some(check) => format!("key check {}", hex::encode(check)),
-            None => "none".into(),
-        });
+    let (this, first_origin) = (&part.origin, &first.origin);
+    if this.count != first_origin.count {
+        return both("part count", &|p| p.origin.count.to_string());
     }
-    if part.count != first.count {
-        return both("part count", &|p| p.count.to_string());
+    if this.file_len != first_origin.file_len {
+        return both("file size", &|p| format!("{} bytes", p.origin.file_len));
     }
-    if part.file_len != first.file_len {
-        return both("file size", &|p| format!("{} bytes", p.file_len));
-    }
-    if part.modified_ns != first.modified_ns {
-        return both("modification time", &|p| match p.modified_ns {
+    if this.modified_ns != first_origin.modified_ns {
+        return both("modification time", &|p| match p.origin.modified_ns {
             Some(ns) => format!("{ns} ns after 1970"),
             None => "unknown".into(),
         });
     }
-    if part.name != first.name {
+    if this.name != first_origin.name {
         return both("file name", &|p| {
-            format!("'{}'", String::from_utf8_lossy(&p.name))
+            format!("'{}'", String::from_utf8_lossy(&p.origin.name))
         });
     }
-    if part.holding != first.holding {
-        return both("leaves holding a block", &|p| p.holding.to_string());
+    match (&part.body, &first.body) {
+        (Body::Tree(this), Body::Tree(first)) if this.holding != first.holding => Some((
+            "leaves holding a block",
+            this.holding.to_string(),
+            first.holding.to_string(),
+        )),
+        _ => None,
     }
-    None
+}
+
+impl TreePart {
+    /// What makes `self` another tree's than `first`'s, or made with
+    /// another prefix: the field's name and both values.
+    fn difference(&self, first: &TreePart) -> Option<(&'static str, String, String)> {
+        let both = |what, show: &dyn Fn(&TreePart) -> String| Some((what, show(self), show(first)));
+        if self.params != first.params {
+            return both("parameters", &|p| {
+                format!(
+                    "{}, {}-byte digest",
+                    TreeLabel::of(&p.params),
+                    p.params.output_len()
+                )
+            });
+        }
+        if self.key_check != first.key_check {
+            return both("prefix", &|p| match p.key_check {
+                Some(check) => format!("key check {}", hex::encode(check)),
+                None => "none".into(),
+            });
+        }
+        None
+    }
 }
 
 /// The digest from a whole set of parts in the split's order. Their
@@ -246,7 +289,7 @@ fn difference(part: &Part, first: &Part) -> Option<(&'static str, String, String
 /// parents made of the level below) are reduced to their parents. A run
 /// ends only at the edge of a larger subtree, which starts and ends on a
 /// multiple of D nodes of the level, so every parent's children are in one run.
-fn reduce(parts: &[&Part]) -> Vec<u8> {
+fn reduce(parts: &[&TreePart]) -> Vec<u8> {
     let params = &parts[0].params;
     let holding = parts[0].holding;
     let nodes = Nodes::new(params);

@@ -13,6 +13,30 @@
 //! missing or given twice, parts of another file or other parameters, or a
 //! corrupt part.
 //!
+//! The standard functions with a tree, KT128, KT256 (RFC 9861) and
+//! ParallelHash128/256 (SP 800-185), split the same way: part I of N owns
+//! chunks [⌊I·n/N⌋, ⌊(I+1)·n/N⌋) of their n chunks (KT's 8192 bytes of S,
+//! ParallelHash's B bytes of X), one contiguous range of the file, and
+//! stores their chaining values (KT's first chunk whole); the join feeds
+//! them to the function's final node. TurboSHAKE, one sponge, has no parts.
+//!
+//! ```
+//! use treehash::parts::join;
+//! use treehash::standard::{Standard, StandardParams};
+//! use treehash::{Hasher, HasherOptions, NoProgress};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("data");
+//! std::fs::write(&path, vec![7u8; 100_000])?;
+//! let kt = StandardParams::new(Standard::Kt128).with_customization(b"C".to_vec())?;
+//! let hasher = Hasher::new(HasherOptions::default())?;
+//! let parts: Vec<_> = (0..4)
+//!     .map(|i| hasher.hash_part(&kt, &path, i, 4, &NoProgress).map(|p| p.part))
+//!     .collect::<Result<_, _>>()?;
+//! assert_eq!(join(&parts)?.digest, hasher.hash_path(&kt, &path, &NoProgress)?.digest);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! ```
 //! use treehash::parts::{join_bytes, Part};
 //! use treehash::{Algorithm, Hasher, HasherOptions, NoProgress, TreeParams};
@@ -36,11 +60,20 @@ mod join;
 mod nodes;
 mod plan;
 mod read;
+mod standard;
+mod standard_read;
 
 use std::fmt;
 use std::ops::Range;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 
+use crate::error::HashError;
+use crate::function::{AsParams, Params, ParamsRef};
+use crate::hasher::Hasher;
 use crate::params::TreeParams;
+use crate::progress::Progress;
+use crate::standard::Family;
 
 pub use format::{FORMAT_VERSION, PartError};
 pub use join::{JoinError, Joined, join, join_bytes};
@@ -49,75 +82,72 @@ pub use plan::{
     runs_are_short,
 };
 pub use read::PartOutput;
+pub use standard::{StandardPlan, standard_plan};
 
 /// The key check of a prefix (`format::key_check`).
 type KeyCheck = [u8; 16];
 
-/// The result of hashing the leaves one part owns: see the module's
-/// documentation. Made by [`Hasher::hash_part`](crate::Hasher::hash_part)
-/// or read by [`Part::from_bytes`].
+/// The result of hashing the leaves (or chunks) one part owns: see the
+/// module's documentation. Made by
+/// [`Hasher::hash_part`](crate::Hasher::hash_part) or read by
+/// [`Part::from_bytes`].
 #[derive(Clone, PartialEq, Eq)]
 pub struct Part {
-    /// The parameters, without the prefix (which is never written).
-    params: TreeParams,
-    /// Where a prefix was used: its key check.
-    key_check: Option<KeyCheck>,
+    origin: Origin,
+    body: Body,
+}
+
+/// What every part records of the file and of its place in the split.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Origin {
     file_len: u64,
     /// The file's modification time, in nanoseconds since 1970.
     modified_ns: Option<i64>,
     count: u64,
     index: u64,
+    /// The file's name as given (bytes).
+    name: Vec<u8>,
+}
+
+/// What a part holds of its tree.
+#[derive(Clone, PartialEq, Eq)]
+enum Body {
+    Tree(TreePart),
+    Standard(standard::StandardPart),
+}
+
+impl Body {
+    fn tree(&self) -> Option<&TreePart> {
+        match self {
+            Body::Tree(tree) => Some(tree),
+            Body::Standard(_) => None,
+        }
+    }
+    fn standard(&self) -> Option<&standard::StandardPart> {
+        match self {
+            Body::Standard(part) => Some(part),
+            Body::Tree(_) => None,
+        }
+    }
+}
+
+/// An LI part's own fields.
+#[derive(Clone, PartialEq, Eq)]
+struct TreePart {
+    /// The parameters, without the prefix (which is never written).
+    params: TreeParams,
+    /// Where a prefix was used: its key check.
+    key_check: Option<KeyCheck>,
     leaves: Range<u64>,
     /// Leaves of the whole tree that hold a block (the first ones).
     holding: u64,
-    /// The file's name as given (bytes).
-    name: Vec<u8>,
     /// The values of its whole subtrees that hold a block, in order.
     values: Vec<u8>,
 }
 
-impl Part {
-    /// The parameters it was made with, without the prefix.
-    pub fn params(&self) -> &TreeParams {
-        &self.params
-    }
-    /// Whether it was made with a prefix.
-    pub fn keyed(&self) -> bool {
-        self.key_check.is_some()
-    }
-    /// Whether `prefix` is the one it was made with (by its key check).
-    pub fn prefix_matches(&self, prefix: &[u8]) -> bool {
-        match self.key_check {
-            Some(check) => format::key_check(prefix) == check,
-            None => prefix.is_empty(),
-        }
-    }
-    /// The file's size in bytes.
-    pub fn file_len(&self) -> u64 {
-        self.file_len
-    }
-    /// The file's modification time in nanoseconds since 1970, if known.
-    pub fn modified_ns(&self) -> Option<i64> {
-        self.modified_ns
-    }
-    /// The number of parts in its split.
-    pub fn count(&self) -> u64 {
-        self.count
-    }
-    /// Its index in the split, 0 ≤ index < count.
-    pub fn index(&self) -> u64 {
-        self.index
-    }
-    /// The leaves it owns.
-    pub fn leaves(&self) -> Range<u64> {
-        self.leaves.clone()
-    }
-    /// The file's name as given (bytes; empty if none).
-    pub fn name(&self) -> &[u8] {
-        &self.name
-    }
+impl TreePart {
     /// The values it stores.
-    pub fn value_count(&self) -> u64 {
+    fn value_count(&self) -> u64 {
         self.subtrees()
             .iter()
             .map(|t| plan::stored(&self.params, t, self.holding))
@@ -125,18 +155,152 @@ impl Part {
     }
 }
 
+impl Part {
+    /// The parameters it was made with, without an LI prefix.
+    pub fn params(&self) -> Params {
+        match &self.body {
+            Body::Tree(tree) => Params::Tree(tree.params.clone()),
+            Body::Standard(standard) => Params::Standard(standard.params.clone()),
+        }
+    }
+    /// Whether it was made with a prefix (LI only).
+    pub fn keyed(&self) -> bool {
+        self.key_check().is_some()
+    }
+    /// Whether `prefix` is the one it was made with (by its key check).
+    pub fn prefix_matches(&self, prefix: &[u8]) -> bool {
+        match self.key_check() {
+            Some(check) => format::key_check(prefix) == check,
+            None => prefix.is_empty(),
+        }
+    }
+    /// The file's size in bytes.
+    pub fn file_len(&self) -> u64 {
+        self.origin.file_len
+    }
+    /// The file's modification time in nanoseconds since 1970, if known.
+    pub fn modified_ns(&self) -> Option<i64> {
+        self.origin.modified_ns
+    }
+    /// The number of parts in its split.
+    pub fn count(&self) -> u64 {
+        self.origin.count
+    }
+    /// Its index in the split, 0 ≤ index < count.
+    pub fn index(&self) -> u64 {
+        self.origin.index
+    }
+    /// The leaves it owns: an LI tree's leaves, or a standard function's
+    /// chunks.
+    pub fn leaves(&self) -> Range<u64> {
+        match &self.body {
+            Body::Tree(tree) => tree.leaves.clone(),
+            Body::Standard(standard) => standard.chunks.clone(),
+        }
+    }
+    /// The file's name as given (bytes; empty if none).
+    pub fn name(&self) -> &[u8] {
+        &self.origin.name
+    }
+    /// The values it stores: an LI part's subtrees', a standard part's
+    /// chaining values (KT's first chunk, stored whole, not counted).
+    pub fn value_count(&self) -> u64 {
+        match &self.body {
+            Body::Tree(tree) => tree.value_count(),
+            Body::Standard(standard) => standard.value_count(),
+        }
+    }
+
+    fn key_check(&self) -> Option<KeyCheck> {
+        match &self.body {
+            Body::Tree(tree) => tree.key_check,
+            Body::Standard(_) => None,
+        }
+    }
+}
+
 impl fmt::Debug for Part {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Part")
-            .field("params", &self.params)
+            .field("params", &self.params())
             .field("keyed", &self.keyed())
-            .field("file_len", &self.file_len)
-            .field("modified_ns", &self.modified_ns)
-            .field("index", &self.index)
-            .field("count", &self.count)
-            .field("leaves", &self.leaves)
-            .field("name", &String::from_utf8_lossy(&self.name))
+            .field("file_len", &self.origin.file_len)
+            .field("modified_ns", &self.origin.modified_ns)
+            .field("index", &self.origin.index)
+            .field("count", &self.origin.count)
+            .field("leaves", &self.leaves())
+            .field("name", &String::from_utf8_lossy(&self.origin.name))
             .field("values", &self.value_count())
             .finish()
     }
+}
+
+impl Hasher {
+    /// Part `index` of `count` of the file at `path` (`-` is standard input
+    /// when it is a regular file), read from that part's bytes of the file
+    /// alone (docs/SPEC.md, "Parts and joins"): for an LI tree, the outputs
+    /// of the leaves it owns, from their runs of every stripe; for KT128,
+    /// KT256, ParallelHash128 or ParallelHash256, the chaining values of
+    /// the chunks it owns, one range of the file. [`crate::parts::join`]
+    /// makes the digest of a whole set. `progress` is told the part's bytes
+    /// as they are hashed. A file whose size or modification time changes
+    /// meanwhile gets an error, not a part; so does TurboSHAKE, which has
+    /// no tree to split.
+    pub fn hash_part<P: AsParams + ?Sized>(
+        &self,
+        params: &P,
+        path: &Path,
+        index: u64,
+        count: u64,
+        progress: &dyn Progress,
+    ) -> Result<PartOutput, HashError> {
+        if let Some(why) = unsplittable(params) {
+            return Err(invalid(why));
+        }
+        let name = part_name(path, index, count)?;
+        match params.as_params() {
+            ParamsRef::Tree(params) => {
+                self.hash_tree_part(params, path, name, index, count, progress)
+            }
+            ParamsRef::Standard(params) => {
+                self.hash_standard_part(params, path, name, index, count, progress)
+            }
+        }
+    }
+}
+
+/// Why no part can be made under `params`, if none can: TurboSHAKE is one
+/// sponge, with no tree to split. Every other function has parts.
+pub fn unsplittable<P: AsParams + ?Sized>(params: &P) -> Option<String> {
+    match params.as_params() {
+        ParamsRef::Standard(p) if p.standard().family() == Family::TurboShake => Some(format!(
+            "{} is one sponge, with no tree to split into parts (the LI trees, kt128, kt256, \
+             parallelhash128 and parallelhash256 have parts)",
+            p.standard()
+        )),
+        _ => None,
+    }
+}
+
+/// An error that a part cannot be made, for a reason of the caller's.
+fn invalid(why: String) -> HashError {
+    HashError::Io(std::io::Error::new(std::io::ErrorKind::InvalidInput, why))
+}
+
+/// The name a part of `path` records, once `index` is known to be a part
+/// of `count` and the name to fit a part.
+fn part_name(path: &Path, index: u64, count: u64) -> Result<Vec<u8>, HashError> {
+    if index >= count {
+        return Err(invalid(format!(
+            "part {index} of {count}: the index must be below the count"
+        )));
+    }
+    let name = path.as_os_str().as_bytes().to_vec();
+    if name.len() > usize::from(u16::MAX) {
+        return Err(invalid(format!(
+            "a name of {} bytes is longer than a part holds (65535)",
+            name.len()
+        )));
+    }
+    Ok(name)
 }

@@ -8,14 +8,13 @@
 use std::fs::File;
 use std::io::Read;
 use std::ops::Range;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::time::{Instant, SystemTime};
 
-use super::Part;
 use super::format::key_check;
 use super::nodes::Nodes;
 use super::plan::{Subtrees, bytes_read, head, leaves_per_node, part_leaves, subtrees};
+use super::{Body, Origin, Part, TreePart};
 use crate::engine::LeafEngine;
 use crate::error::HashError;
 use crate::gpu::{self, CopyMode};
@@ -51,7 +50,7 @@ pub struct PartOutput {
 }
 
 /// The file a part reads.
-enum Opened {
+pub(super) enum Opened {
     File(InputFile),
     /// A regular file that is empty: nothing to read (the input path takes
     /// such files for streams, as /proc's report size 0).
@@ -59,42 +58,22 @@ enum Opened {
 }
 
 impl Hasher {
-    /// Part `index` of `count` of the file at `path` (`-` is standard input
-    /// when it is a regular file): the outputs of the leaves that part owns
-    /// (docs/SPEC.md, "Parts and joins"), read from the file's runs of
-    /// those leaves alone. [`crate::parts::join`] makes the digest of a
-    /// whole set. `progress` is told the part's bytes as they are hashed.
-    /// A file whose size or modification time changes meanwhile gets an
-    /// error, not a part.
-    pub fn hash_part(
+    /// Part `index` of `count` of an LI tree of the file at `path`, which a
+    /// part records as `name` ([`Hasher::hash_part`]): the outputs of the
+    /// leaves that part owns, read from the file's runs of those leaves alone.
+    pub(super) fn hash_tree_part(
         &self,
         params: &TreeParams,
         path: &Path,
+        name: Vec<u8>,
         index: u64,
         count: u64,
         progress: &dyn Progress,
     ) -> Result<PartOutput, HashError> {
         let start = Instant::now();
-        let invalid =
-            |why: String| HashError::Io(std::io::Error::new(std::io::ErrorKind::InvalidInput, why));
-        if index >= count {
-            return Err(invalid(format!(
-                "part {index} of {count}: the index must be below the count"
-            )));
-        }
-        let name = path.as_os_str().as_bytes().to_vec();
-        if name.len() > usize::from(u16::MAX) {
-            return Err(invalid(format!(
-                "a name of {} bytes is longer than a part holds (65535)",
-                name.len()
-            )));
-        }
         let mut timings = Timings::default();
         let opened = timed(&mut timings.open, || open(path))?;
-        let (file_len, modified) = match &opened {
-            Opened::File(file) => (file.len(), file.modified()),
-            Opened::Empty(file) => (0, file.metadata()?.modified().ok()),
-        };
+        let (file_len, modified) = opened.stamp()?;
         let leaves = part_leaves(params.leaf_count(), count, index);
         let message_len = params.prefix().len() as u64 + file_len;
         let holding = Dealing::of(params).leaves_with_blocks(message_len);
@@ -102,10 +81,7 @@ impl Hasher {
         progress.start(Some(read_len));
         let own_holding = holding.clamp(leaves.start, leaves.end) > leaves.start;
         let whole = leaves == (0..params.leaf_count());
-        let input = match &opened {
-            Opened::File(file) => Some(file),
-            Opened::Empty(_) => None,
-        };
+        let input = opened.input();
         let mut made = Made {
             leaves: Leaves::Outputs(Vec::new()),
             backend: BackendUsed::Cpu,
@@ -116,10 +92,7 @@ impl Hasher {
                 self.absorb_part(params, input, &leaves, read_len, progress, &mut timings)
             })?;
         }
-        match &opened {
-            Opened::File(file) => file.check_unchanged()?,
-            Opened::Empty(file) => unchanged_empty(file, modified)?,
-        }
+        opened.check_unchanged(modified)?;
         let cpu = self.cpu();
         let values = timed(&mut timings.reduce, || {
             // From a thread that is no rayon worker, as every wait on the pool.
@@ -132,17 +105,23 @@ impl Hasher {
             })
         });
         timings.total = start.elapsed();
-        let part = Part {
-            params: without_prefix(params)?,
-            key_check: params.has_prefix().then(|| key_check(params.prefix())),
+        let origin = Origin {
             file_len,
             modified_ns: modified.and_then(nanos_since_epoch),
             count,
             index,
+            name,
+        };
+        let tree = TreePart {
+            params: without_prefix(params)?,
+            key_check: params.has_prefix().then(|| key_check(params.prefix())),
             leaves,
             holding,
-            name,
             values,
+        };
+        let part = Part {
+            origin,
+            body: Body::Tree(tree),
         };
         Ok(PartOutput {
             part,
@@ -387,9 +366,36 @@ fn part_values(
     values
 }
 
+impl Opened {
+    /// The file's size and modification time, as it was opened.
+    pub(super) fn stamp(&self) -> Result<(u64, Option<SystemTime>), HashError> {
+        Ok(match self {
+            Opened::File(file) => (file.len(), file.modified()),
+            Opened::Empty(file) => (0, file.metadata()?.modified().ok()),
+        })
+    }
+
+    /// The file to read, where it has bytes.
+    pub(super) fn input(&self) -> Option<&InputFile> {
+        match self {
+            Opened::File(file) => Some(file),
+            Opened::Empty(_) => None,
+        }
+    }
+
+    /// An error if the file changed since it was opened (`modified` being
+    /// its time then).
+    pub(super) fn check_unchanged(&self, modified: Option<SystemTime>) -> Result<(), HashError> {
+        match self {
+            Opened::File(file) => file.check_unchanged(),
+            Opened::Empty(file) => unchanged_empty(file, modified),
+        }
+    }
+}
+
 /// Opens the file a part reads: a regular file, read by ranges; an empty
 /// one (which has nothing to read); else an error.
-fn open(path: &Path) -> Result<Opened, HashError> {
+pub(super) fn open(path: &Path) -> Result<Opened, HashError> {
     match Source::open(path)? {
         Source::File(file) => Ok(Opened::File(file)),
         Source::Stream(mut file) => {
@@ -432,7 +438,7 @@ fn without_prefix(params: &TreeParams) -> Result<TreeParams, crate::params::Para
 }
 
 /// A time as nanoseconds since 1970 (negative before), where an i64 holds it.
-fn nanos_since_epoch(time: SystemTime) -> Option<i64> {
+pub(super) fn nanos_since_epoch(time: SystemTime) -> Option<i64> {
     match time.duration_since(SystemTime::UNIX_EPOCH) {
         Ok(after) => i64::try_from(after.as_nanos()).ok(),
         Err(before) => i64::try_from(before.duration().as_nanos()).ok().map(|n| -n),

@@ -11,7 +11,7 @@
 //! - `run`: the walk over the message, chunks on every worker.
 
 mod encode;
-mod node;
+pub(crate) mod node;
 pub(crate) mod run;
 pub(crate) mod sponge;
 

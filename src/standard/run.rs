@@ -9,7 +9,9 @@
 //!
 //! [`Walk`] is the state between pieces (the last node and an unfinished
 //! last chunk), which `crate::stream` keeps between the parts of an input
-//! given by `update`. [`hash`] drives it over an input, its chunks on the
+//! given by `update`; a part of a file (`crate::parts`) walks its chunks
+//! into a [`PartSink`] instead ([`hash_part_chunks`]), which keeps their
+//! chaining values for the join. [`hash`] drives it over an input, its chunks on the
 //! CPU's workers and on GPUs ([`ChunkEngine`]): the CPU hashes chunks
 //! [0, a) of a piece while each GPU is handed the next run after it, which
 //! it stages and hashes behind the caller's back. Chunks hold no state from
@@ -231,6 +233,16 @@ pub(crate) struct Walked {
     pub(crate) kernel_busy: Duration,
 }
 
+/// What a part's chunks came to ([`hash_part_chunks`]).
+pub(crate) struct PartWalked {
+    pub(crate) sink: PartSink,
+    /// Each engine that hashed chunks, the CPU first.
+    pub(crate) shares: Vec<EngineShare>,
+    /// The GPUs' copies and kernels, busy.
+    pub(crate) copy_busy: Duration,
+    pub(crate) kernel_busy: Duration,
+}
+
 /// The digest of `input` in pieces of about `piece_target` bytes, its chunks
 /// on `cpu`'s workers and on `engines`.
 pub(crate) fn hash<'a>(
@@ -260,15 +272,11 @@ pub(crate) fn hash<'a>(
     // A file whose chunks the CPU reads itself is walked in longer pieces:
     // nothing of them stays in memory.
     let piece_len = match &*input {
-        Input::File(_) if cpu_reads => {
-            let chunk = chunk_len(params);
-            let target = cpu.standard_file_piece_target();
-            target.max(chunk).next_multiple_of(chunk)
-        }
+        Input::File(_) if cpu_reads => file_piece_len(params, cpu),
         _ => piece_len(params, piece_target),
     };
     let cx = Context::new(params, cpu);
-    let mut run = Shared::new(cx, engines, total_len, progress);
+    let mut run = Shared::new(cx, Walk::new(params), engines, total_len, progress);
     let bytes = match input {
         Input::Bytes(data) => {
             message::for_each_piece_of_slice::<HashError>(
@@ -304,6 +312,66 @@ pub(crate) fn hash<'a>(
     run.finish(bytes)
 }
 
+/// What one part of a file keeps (docs/SPEC.md, "Parts and joins"): the
+/// chunks `chunks` of S = M ‖ [`suffix`], M being `file` (`None`: empty),
+/// walked as [`hash`] walks a message, their chaining values kept instead
+/// of fed to the last node (KT's first chunk whole). Only the file's bytes
+/// of those chunks are read: the whole chunks in pieces of `piece_len`
+/// bytes (whole chunks), which the CPU's workers read task by task and a
+/// GPU into its buffers; the range's last bytes in the file that are no
+/// whole chunk, with the suffix's, go last, from memory.
+pub(crate) fn hash_part_chunks<'a>(
+    params: &StandardParams,
+    file: Option<&InputFile>,
+    chunks: Range<u64>,
+    cpu: &CpuBackend,
+    engines: Engines<'a, '_>,
+    piece_len: usize,
+    progress: &dyn Progress,
+) -> Result<PartWalked, HashError> {
+    let chunk_len = chunk_len(params) as u64;
+    debug_assert!((piece_len as u64).is_multiple_of(chunk_len));
+    let suffix = suffix(params);
+    let file_len = file.map_or(0, InputFile::len);
+    let s_len = file_len + suffix.len() as u64;
+    let start = (chunks.start * chunk_len).min(s_len);
+    let end = (chunks.end * chunk_len).min(s_len);
+    let in_file = start.min(file_len)..end.min(file_len);
+    let whole_end = in_file.start + (in_file.end - in_file.start) / chunk_len * chunk_len;
+    let first_chunk = params.standard().family() == Family::Kangaroo && start == 0 && end > 0;
+    let cx = Context::new(params, cpu);
+    let walk = Walk::of_part(first_chunk);
+    let mut run = Shared::new(cx, walk, engines, Some(end - start), progress);
+    if let Some(input) = file {
+        let mut offset = in_file.start;
+        while offset < whole_end {
+            let len = (piece_len as u64).min(whole_end - offset);
+            // The kernel reads the next piece while this one is hashed.
+            let next = offset + len;
+            input.prefetch(next, (piece_len as u64).min(whole_end - next));
+            run.piece(Piece::Unread {
+                input,
+                offset,
+                len: len as usize,
+            })?;
+            progress.advance(len);
+            offset = next;
+        }
+    }
+    // The last bytes: the file's short of a whole chunk, then the suffix's.
+    let mut last = vec![0u8; (in_file.end - whole_end) as usize];
+    if let Some(input) = file.filter(|_| !last.is_empty()) {
+        input.read_exact_at(&mut last, whole_end)?;
+        progress.advance(last.len() as u64);
+    }
+    let in_suffix = start.max(file_len) - file_len..end.max(file_len) - file_len;
+    last.extend_from_slice(&suffix[in_suffix.start as usize..in_suffix.end as usize]);
+    if !last.is_empty() {
+        run.piece(Piece::Memory(&last))?;
+    }
+    run.finish_part()
+}
+
 /// The length of the blocks a message is cut into: KT's chunks,
 /// ParallelHash's B, or for TurboSHAKE its rate (any whole number of rate
 /// blocks would do).
@@ -318,6 +386,39 @@ pub(crate) fn chunk_len(params: &StandardParams) -> usize {
 /// `piece_target` bytes.
 pub(crate) fn piece_len(params: &StandardParams, piece_target: usize) -> usize {
     message::piece_len(chunk_len(params), piece_target)
+}
+
+/// The length of the pieces of a file whose chunks the CPU's workers read
+/// themselves, task by task: longer, since nothing of them stays in memory.
+pub(crate) fn file_piece_len(params: &StandardParams, cpu: &CpuBackend) -> usize {
+    let chunk = chunk_len(params);
+    let target = cpu.standard_file_piece_target();
+    target.max(chunk).next_multiple_of(chunk)
+}
+
+/// What S adds after M: KT's C ‖ length_encode(|C|) (RFC 9861 §3.2);
+/// nothing for ParallelHash and TurboSHAKE.
+pub(crate) fn suffix(params: &StandardParams) -> Vec<u8> {
+    if params.standard().family() != Family::Kangaroo {
+        return Vec::new();
+    }
+    let c = params.customization();
+    let mut suffix = c.to_vec();
+    suffix.extend_from_slice(&super::encode::length_encode(c.len() as u64));
+    suffix
+}
+
+/// n, the chunks of a message of `message_len` bytes: KT's 8192-byte
+/// chunks of S = M ‖ C ‖ length_encode(|C|) (one at least), ParallelHash's
+/// B-byte blocks of X (none for an empty X); TurboSHAKE has none.
+pub(crate) fn chunk_count(params: &StandardParams, message_len: u64) -> u64 {
+    match params.standard().family() {
+        Family::TurboShake => 0,
+        Family::Kangaroo | Family::ParallelHash => {
+            let s_len = message_len + suffix(params).len() as u64;
+            s_len.div_ceil(chunk_len(params) as u64)
+        }
+    }
 }
 
 /// What a message's chunks are hashed with: its parameters, and the CPU
@@ -413,14 +514,71 @@ impl<'a> Context<'a> {
     }
 }
 
-/// One message under way, from piece to piece: its last node, the bytes
-/// of an unfinished last chunk, and the chaining values of the chunks
-/// hashed last, which the last node takes while the workers hash the next
-/// ones. It borrows nothing, so that a stream keeps it between updates; a
-/// clone (the last node's sponge, the tail and those values) finishes a
-/// digest while the original goes on.
-pub(crate) struct Walk {
-    node: LastNode,
+/// Where a walk's chunks go, in the message's order: the last node of a
+/// digest ([`LastNode`]), or a part's store ([`PartSink`]).
+pub(crate) trait Sink: Send {
+    /// Whether the next chunk is KT's first, taken whole.
+    fn wants_first_chunk(&self) -> bool;
+    /// KT's first chunk S_0, or TurboSHAKE's next bytes.
+    fn absorb_message(&mut self, bytes: &[u8]);
+    /// The chaining values of the next `count` chunks.
+    fn absorb_chaining_values(&mut self, values: &[u8], count: u64);
+}
+
+impl Sink for LastNode {
+    fn wants_first_chunk(&self) -> bool {
+        LastNode::wants_first_chunk(self)
+    }
+    fn absorb_message(&mut self, bytes: &[u8]) {
+        LastNode::absorb_message(self, bytes)
+    }
+    fn absorb_chaining_values(&mut self, values: &[u8], count: u64) {
+        LastNode::absorb_chaining_values(self, values, count)
+    }
+}
+
+/// What a part keeps of its chunks (docs/SPEC.md, "Parts and joins"): KT's
+/// first chunk S_0 whole, where the part owns it, and the chaining values
+/// of its other chunks, in order, for the join to feed the last node.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PartSink {
+    /// The part owns KT's chunk 0 and has not had it yet.
+    wants_first_chunk: bool,
+    pub(crate) first_chunk: Vec<u8>,
+    pub(crate) values: Vec<u8>,
+}
+
+impl PartSink {
+    /// A part's store; `first_chunk` where it owns KT's chunk 0.
+    pub(crate) fn new(first_chunk: bool) -> Self {
+        PartSink {
+            wants_first_chunk: first_chunk,
+            ..PartSink::default()
+        }
+    }
+}
+
+impl Sink for PartSink {
+    fn wants_first_chunk(&self) -> bool {
+        self.wants_first_chunk
+    }
+    fn absorb_message(&mut self, bytes: &[u8]) {
+        self.wants_first_chunk = false;
+        self.first_chunk.extend_from_slice(bytes);
+    }
+    fn absorb_chaining_values(&mut self, values: &[u8], _count: u64) {
+        self.values.extend_from_slice(values);
+    }
+}
+
+/// One message under way, from piece to piece: its last node (or a part's
+/// store), the bytes of an unfinished last chunk, and the chaining values
+/// of the chunks hashed last, which the last node takes while the workers
+/// hash the next ones. It borrows nothing, so that a stream keeps it
+/// between updates; a clone (the last node's sponge, the tail and those
+/// values) finishes a digest while the original goes on.
+pub(crate) struct Walk<S = LastNode> {
+    node: S,
     /// The bytes of a last chunk that is not whole (only the message's last
     /// piece ends with one).
     tail: Vec<u8>,
@@ -430,7 +588,7 @@ pub(crate) struct Walk {
     spare: Vec<u8>,
 }
 
-impl Clone for Walk {
+impl<S: Clone> Clone for Walk<S> {
     /// The state, not the space kept for chaining values.
     fn clone(&self) -> Self {
         Walk {
@@ -444,8 +602,37 @@ impl Clone for Walk {
 
 impl Walk {
     pub(crate) fn new(params: &StandardParams) -> Self {
+        Walk::with_sink(LastNode::new(params))
+    }
+
+    /// The digest: the last chunks (with KT's C ‖ length_encode(|C|), which
+    /// ends S) and the last node.
+    pub(crate) fn finish(mut self, cx: &Context<'_>) -> Vec<u8> {
+        let mut tail = std::mem::take(&mut self.tail);
+        tail.extend_from_slice(&suffix(cx.params));
+        self.absorb_last_chunks(cx, &tail);
+        self.node.finish(cx.params)
+    }
+}
+
+impl Walk<PartSink> {
+    /// The walk of a part's chunks; `first_chunk` where it owns KT's chunk 0.
+    pub(crate) fn of_part(first_chunk: bool) -> Self {
+        Walk::with_sink(PartSink::new(first_chunk))
+    }
+
+    /// What the part keeps: its last chunk (a piece's tail) hashed too.
+    pub(crate) fn finish_part(mut self, cx: &Context<'_>) -> PartSink {
+        let tail = std::mem::take(&mut self.tail);
+        self.absorb_last_chunks(cx, &tail);
+        self.node
+    }
+}
+
+impl<S: Sink> Walk<S> {
+    fn with_sink(node: S) -> Self {
         Walk {
-            node: LastNode::new(params),
+            node,
             tail: Vec::new(),
             pending: Vec::new(),
             spare: Vec::new(),
@@ -564,28 +751,22 @@ impl Walk {
         self.node.absorb_chaining_values(values, count as u64);
     }
 
-    /// The digest: the last chunks (with KT's C ‖ length_encode(|C|), which
-    /// ends S) and the last node.
-    pub(crate) fn finish(mut self, cx: &Context<'_>) -> Vec<u8> {
-        let params = cx.params;
-        self.flush(params.standard().chaining_len());
-        let mut tail = std::mem::take(&mut self.tail);
-        if params.standard().family() == Family::Kangaroo {
-            let c = params.customization();
-            tail.extend_from_slice(c);
-            tail.extend_from_slice(&super::encode::length_encode(c.len() as u64));
-        }
+    /// Feeds the sink every chaining value pending, then the chunks of
+    /// `tail` (the last, which may be short): KT's first whole where the
+    /// sink wants it, the others' chaining values.
+    fn absorb_last_chunks(&mut self, cx: &Context<'_>, tail: &[u8]) {
+        let cv_len = cx.params.standard().chaining_len();
+        self.flush(cv_len);
         for chunk in tail.chunks(cx.chunk_len) {
             if self.node.wants_first_chunk() {
                 self.node.absorb_message(chunk);
             } else {
-                let mut value = vec![0u8; params.standard().chaining_len()];
+                let mut value = vec![0u8; cv_len];
                 cx.cpu
                     .chaining_values(&cx.leaf(), chunk, chunk.len(), &mut value);
                 self.node.absorb_chaining_values(&value, 1);
             }
         }
-        self.node.finish(params)
     }
 }
 
@@ -612,9 +793,9 @@ struct Gpu<'a> {
 
 /// One input under way on the CPU and on GPUs: the walk, what it runs
 /// with, and the engines.
-struct Shared<'a, 'j, 'p> {
+struct Shared<'a, 'j, 'p, S: Sink> {
     cx: Context<'p>,
-    walk: Walk,
+    walk: Walk<S>,
     gpus: Vec<Gpu<'a>>,
     joiners: &'j mut dyn ChunkJoiners<'a>,
     split: Split,
@@ -629,9 +810,10 @@ struct Shared<'a, 'j, 'p> {
     progress: &'p dyn Progress,
 }
 
-impl<'a, 'j, 'p> Shared<'a, 'j, 'p> {
+impl<'a, 'j, 'p, S: Sink> Shared<'a, 'j, 'p, S> {
     fn new(
         cx: Context<'p>,
+        walk: Walk<S>,
         engines: Engines<'a, 'j>,
         total_len: Option<u64>,
         progress: &'p dyn Progress,
@@ -645,7 +827,7 @@ impl<'a, 'j, 'p> Shared<'a, 'j, 'p> {
             })
             .collect();
         Shared {
-            walk: Walk::new(cx.params),
+            walk,
             cx,
             gpus,
             joiners: engines.joiners,
@@ -927,9 +1109,9 @@ impl<'a, 'j, 'p> Shared<'a, 'j, 'p> {
         });
     }
 
-    /// The digest: every chaining value fed in order, then the last chunks
-    /// and the last node.
-    fn finish(mut self, bytes: u64) -> Result<Walked, HashError> {
+    /// Every chaining value fed in order, the last chunk's bytes counted:
+    /// each engine's share, and the GPUs' copies and kernels, busy.
+    fn settle(&mut self) -> Result<(Vec<EngineShare>, Duration, Duration), HashError> {
         self.drain(true)?;
         self.cpu_tally.bytes += self.walk.tail.len() as u64;
         let shares = self
@@ -943,10 +1125,33 @@ impl<'a, 'j, 'p> Shared<'a, 'j, 'p> {
             copy_busy += copies;
             kernel_busy += kernels;
         }
+        Ok((shares, copy_busy, kernel_busy))
+    }
+}
+
+impl Shared<'_, '_, '_, LastNode> {
+    /// The digest: every chaining value fed in order, then the last chunks
+    /// and the last node.
+    fn finish(mut self, bytes: u64) -> Result<Walked, HashError> {
+        let (shares, copy_busy, kernel_busy) = self.settle()?;
         let digest = self.walk.finish(&self.cx);
         Ok(Walked {
             digest,
             bytes,
+            shares,
+            copy_busy,
+            kernel_busy,
+        })
+    }
+}
+
+impl Shared<'_, '_, '_, PartSink> {
+    /// What the part keeps: every chaining value in order, the last chunk's too.
+    fn finish_part(mut self) -> Result<PartWalked, HashError> {
+        let (shares, copy_busy, kernel_busy) = self.settle()?;
+        let sink = self.walk.finish_part(&self.cx);
+        Ok(PartWalked {
+            sink,
             shares,
             copy_busy,
             kernel_busy,
@@ -1460,6 +1665,112 @@ mod tests {
             err.to_string().contains("shrank from 8388608 to 1572864"),
             "{err}"
         );
+    }
+
+    /// A part's chunks ranges of a file, walked on the CPU alone and with an
+    /// engine that answers late (as a GPU's) taking any share: KT's first
+    /// chunk whole where the range starts at chunk 0, and every other
+    /// chunk's chaining value as the reference computes it, whatever the
+    /// range (the chunks of S past the file's end hold KT's suffix).
+    #[test]
+    fn a_part_keeps_its_chunks_values_on_any_engines() {
+        use crate::input::Source;
+        let cpu = CpuBackend::new(Some(2), Some(3 * 8192), CpuPath::Auto).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut late_bytes = 0;
+        for (case, params) in cases().into_iter().enumerate() {
+            let b = chunk_len(&params);
+            let leaf = params.standard().leaf_spec().unwrap();
+            for len in [0, 1, b, 7 * b + 3, 150_000] {
+                let message = bytes(len, (case * 10 + len) as u64);
+                let path = dir.path().join("m");
+                std::fs::write(&path, &message).unwrap();
+                // An empty file is a stream: a part has nothing to read.
+                let opened = Source::open(&path).unwrap();
+                let file = match &opened {
+                    Source::File(file) => Some(file),
+                    Source::Stream(_) => None,
+                };
+                let s = [&message[..], &suffix(&params)].concat();
+                let n = chunk_count(&params, len as u64);
+                assert_eq!(n, s.len().div_ceil(b) as u64);
+                let ranges = [0..n, 0..n / 2, n / 3..n, n / 2..n / 2, n.min(1)..n];
+                for chunks in ranges {
+                    let kt = params.standard().family() == Family::Kangaroo;
+                    let first = kt && chunks.start == 0 && !chunks.is_empty();
+                    let first_want = if first { &s[..s.len().min(b)] } else { &[][..] };
+                    let values_want: Vec<u8> = (chunks.start + u64::from(first)..chunks.end)
+                        .flat_map(|i| {
+                            let at = i as usize * b;
+                            reference_value(&params, &s[at..(at + b).min(s.len())])
+                        })
+                        .collect();
+                    for late in [false, true] {
+                        let seen = Arc::new(Mutex::new(0));
+                        let mut split = Split::new(true);
+                        let mut mix = Rng(len as u64 + chunks.start);
+                        split.script = Some(Box::new(move |n| {
+                            (0..n).map(|_| (mix.next() % 3) as f64).collect()
+                        }));
+                        let (gpus, piece_len): (Vec<Box<dyn ChunkEngine>>, usize) = if late {
+                            let engine = LateEngine {
+                                leaf,
+                                chunk_len: b,
+                                lag: 2,
+                                queue: VecDeque::new(),
+                                seen: seen.clone(),
+                            };
+                            (vec![Box::new(engine)], 3 * b)
+                        } else {
+                            (Vec::new(), file_piece_len(&params, &cpu))
+                        };
+                        let engines = Engines {
+                            gpus,
+                            joiners: &mut NoChunkJoiners,
+                            split,
+                        };
+                        let walked = hash_part_chunks(
+                            &params,
+                            file,
+                            chunks.clone(),
+                            &cpu,
+                            engines,
+                            piece_len,
+                            &NoProgress,
+                        )
+                        .unwrap();
+                        let what = format!(
+                            "{} of {len} bytes, chunks {chunks:?}, late {late}",
+                            params.label()
+                        );
+                        assert_eq!(walked.sink.first_chunk, first_want, "{what}");
+                        assert_eq!(
+                            hex::encode(&walked.sink.values),
+                            hex::encode(&values_want),
+                            "{what}"
+                        );
+                        let shared: u64 = walked.shares.iter().map(|s| s.bytes).sum();
+                        let range_len = (chunks.end as usize * b).min(s.len())
+                            - (chunks.start as usize * b).min(s.len());
+                        assert_eq!(shared, range_len as u64, "{what}");
+                        late_bytes += *seen.lock().unwrap();
+                    }
+                }
+            }
+        }
+        assert!(late_bytes > 0, "the late engine took no chunk");
+    }
+
+    /// The chaining value of one chunk by the reference: KT's
+    /// TurboSHAKE(S_i, 0B, c), ParallelHash's SHAKE of the block.
+    fn reference_value(p: &StandardParams, chunk: &[u8]) -> Vec<u8> {
+        use reference::turboshake::{turboshake128, turboshake256};
+        let c = p.standard().chaining_len();
+        match p.standard() {
+            Standard::Kt128 => turboshake128(chunk, 0x0b, c),
+            Standard::Kt256 => turboshake256(chunk, 0x0b, c),
+            other => reference::node_function(other.shake(), chunk, c),
+        }
     }
 
     #[test]

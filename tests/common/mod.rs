@@ -2,6 +2,8 @@
 //! spec's test input.
 #![allow(dead_code)]
 
+pub mod parts;
+
 use serde::Deserialize;
 use treehash::{Algorithm, TreeParams};
 

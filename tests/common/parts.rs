@@ -1,0 +1,68 @@
+//! Helpers of the tests of parts and joins (tests/parts.rs,
+//! tests/standard_parts.rs).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use sha3::Digest;
+use treehash::parts::{JoinError, Part, PartError, join_bytes};
+use treehash::{BackendChoice, Hasher, HasherOptions};
+
+/// A CPU hasher of two threads cutting pieces of `piece_bytes`, so that
+/// parts cross piece and stripe boundaries often.
+pub fn hasher(piece_bytes: usize) -> Hasher {
+    Hasher::new(
+        HasherOptions::default()
+            .with_backend(BackendChoice::Cpu)
+            .with_threads(Some(2))
+            .with_piece_bytes(Some(piece_bytes)),
+    )
+    .unwrap()
+}
+
+/// Writes `data` to `dir/name`.
+pub fn write(dir: &Path, name: &str, data: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, data).unwrap();
+    path
+}
+
+/// Why the join refuses `set` (which it must).
+pub fn refused(set: &[Vec<u8>]) -> JoinError {
+    match join_bytes(set) {
+        Ok(_) => panic!("a broken set was joined"),
+        Err(e) => e,
+    }
+}
+
+/// `part` with its body edited by `edit` and its check value made anew
+/// (the first 16 bytes of SHA3-256 of the body, docs/SPEC.md), as read.
+pub fn resealed(part: &[u8], edit: &dyn Fn(&mut Vec<u8>)) -> Result<Part, PartError> {
+    let mut bytes = part[..part.len() - 16].to_vec();
+    edit(&mut bytes);
+    let check = sha3::Sha3_256::digest(&bytes);
+    bytes.extend_from_slice(&check[..16]);
+    Part::from_bytes(&bytes)
+}
+
+/// Files in `dir` that a part tells from `path`, which holds `data`: one of
+/// another size, one of the same bytes with another modification time, and
+/// `path` under another name; each with the field a join names.
+pub fn other_files(dir: &Path, path: &Path, data: &[u8]) -> [(PathBuf, &'static str); 3] {
+    let shorter = write(dir, "shorter", &data[..data.len() - 1]);
+    let touched = write(dir, "touched", data);
+    let old = SystemTime::UNIX_EPOCH + Duration::from_secs(1 << 30);
+    std::fs::File::options()
+        .write(true)
+        .open(&touched)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let renamed = dir.join("renamed");
+    std::fs::hard_link(path, &renamed).unwrap();
+    [
+        (shorter, "file size"),
+        (touched, "modification time"),
+        (renamed, "file name"),
+    ]
+}
