@@ -136,7 +136,7 @@ run() {
     # feature (build.rs): built on an AVX-512 CPU, they fail on a host without
     # it rather than pass unchecked.
     for t in lib vectors differential empty_subtrees input large_trees list nesting parts \
-             standard_vectors standard_differential; do
+             standard_parts standard_vectors standard_differential; do
         step "cpu-$t" "$bin/test-$t" --include-ignored
     done
     step kernel-compile "$bin/test-kernels_compile" --ignored
@@ -190,6 +190,16 @@ run() {
             [ "$x" = "$y" ] && [ "$x" = "$z" ] || { echo "$f: gpu $y auto-stdin $z"; return 1; }
         done
         echo "standard functions: cpu, gpu and auto (stdin) agree on 300 MiB"
+        # Parts of a standard function on the GPU join to the CPU's digest.
+        for f in kt128 parallelhash256; do
+            x=$("$bin/treehash" --backend cpu -a "$f" --no-names /tmp/f300m) || return 1
+            for i in 0 1 2; do
+                "$bin/treehash" part --backend gpu -a "$f" --parts 3 --index $i /tmp/f300m -o /tmp/sp$i || return 1
+            done
+            y=$("$bin/treehash" join --no-names /tmp/sp0 /tmp/sp1 /tmp/sp2) || return 1
+            echo "$f parts on the GPU joined: $y"
+            [ "$x" = "$y" ] || return 1
+        done
     }
     step cli-smoke cli
 
