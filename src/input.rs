@@ -245,10 +245,15 @@ impl InputFile {
     }
 
     /// Fills every `(buffer, offset)` part from the input, in reads of at
-    /// most a mebibyte on the current rayon pool: many reads in flight for a
-    /// file on disk, many cores copying for one in the page cache.
+    /// most 256 KiB on the current rayon pool: many reads in flight for a
+    /// file on disk, many cores copying for one in the page cache. A GPU's
+    /// 32 MiB slot is 128 such tasks for 16 threads, so that a thread
+    /// slowed by another on its core holds up little: on the H200 machine,
+    /// in-process, LI at H = 8 on the GPU went from 47.0–47.2 to 53.6–54.0
+    /// GB/s and KT128 from 42.2–44.2 to 45.8–46.1 against reads of 1 MiB
+    /// (docs/PERFORMANCE.md).
     pub(crate) fn read_parts_at(&self, parts: Vec<(&mut [u8], u64)>) -> Result<(), HashError> {
-        const TASK: usize = 1 << 20;
+        const TASK: usize = 256 << 10;
         parts.into_par_iter().try_for_each(|(buf, offset)| {
             buf.par_chunks_mut(TASK)
                 .enumerate()
