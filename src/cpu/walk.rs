@@ -201,18 +201,14 @@ impl<'a, A: Absorb> Leaves<'a, A> {
     /// buffer and absorbs it while it is in the core's cache, so that a
     /// piece of a part (whose runs are a share of every stripe) costs one
     /// pass over memory, not a copy and then a pass. An error where the
-    /// input cannot be read, or memory for new leaves' states cannot be had.
+    /// input cannot be read, memory for new leaves' states cannot be had,
+    /// or the piece is one its tasks cannot read (a single sponge, slices).
     pub fn absorb_unread(
         &mut self,
         input: &InputFile,
         offset: u64,
         len: usize,
     ) -> Result<(), HashError> {
-        if !self.reads_per_task(len) {
-            return Err(HashError::Internal(
-                "a piece that its tasks cannot read is left unread".into(),
-            ));
-        }
         self.absorb_bytes(PieceBytes::File { input, offset, len })
     }
 
@@ -254,7 +250,7 @@ impl<'a, A: Absorb> Leaves<'a, A> {
         let slicing = self.slicing(&walk);
         let (single, sliced) = (walk.leaf_count == 1, slicing.is_some());
         if matches!(piece, PieceBytes::File { .. }) && (single || sliced) {
-            // `absorb_unread` checks that neither is the case.
+            // Callers ask `reads_per_task` first.
             return Err(HashError::Internal(
                 "a piece that its tasks cannot read is left unread".into(),
             ));

@@ -917,7 +917,7 @@ impl<'a, 'j, 'p, S: Sink> Shared<'a, 'j, 'p, S> {
             bounds.push(bounds.last().expect("starts with one") + c * chunk_len);
         }
         // The values ready now are fed to the last node beside this round.
-        let ready = self.take_ready()?;
+        let ready = self.take_ready(false)?;
         let (cpu_values, times) = self.absorb_shared(bytes, &bounds, ready)?;
         let sizes: Vec<usize> = bounds.windows(2).map(|w| w[1] - w[0]).collect();
         self.cpu_tally.busy += times[0];
@@ -938,13 +938,13 @@ impl<'a, 'j, 'p, S: Sink> Shared<'a, 'j, 'p, S> {
     }
 
     /// The chaining values at the front of `pending` that are ready, in
-    /// order, taken out of it.
-    fn take_ready(&mut self) -> Result<Vec<Vec<u8>>, HashError> {
+    /// order, taken out of it; with `wait`, all of them.
+    fn take_ready(&mut self, wait: bool) -> Result<Vec<Vec<u8>>, HashError> {
         let mut ready = Vec::new();
         while let Some(front) = self.pending.front_mut() {
             match front {
                 Pending::Ready(values) => ready.push(std::mem::take(values)),
-                Pending::Gpu(k) => match self.gpus[*k].engine.take(false)? {
+                Pending::Gpu(k) => match self.gpus[*k].engine.take(wait)? {
                     Some(values) => ready.push(values),
                     None => break,
                 },
@@ -1063,20 +1063,10 @@ impl<'a, 'j, 'p, S: Sink> Shared<'a, 'j, 'p, S> {
         Ok((values, times))
     }
 
-    /// Feeds the last node what is ready, in order; with `wait`, everything.
-    fn drain(&mut self, wait: bool) -> Result<(), HashError> {
-        while let Some(front) = self.pending.front_mut() {
-            match front {
-                Pending::Ready(values) => {
-                    let values = std::mem::take(values);
-                    self.walk.absorb_values(&self.cx, &values);
-                }
-                Pending::Gpu(k) => match self.gpus[*k].engine.take(wait)? {
-                    Some(values) => self.walk.absorb_values(&self.cx, &values),
-                    None => return Ok(()),
-                },
-            }
-            self.pending.pop_front();
+    /// Feeds the last node every value still pending, in order.
+    fn drain(&mut self) -> Result<(), HashError> {
+        for values in self.take_ready(true)? {
+            self.walk.absorb_values(&self.cx, &values);
         }
         Ok(())
     }
@@ -1112,7 +1102,7 @@ impl<'a, 'j, 'p, S: Sink> Shared<'a, 'j, 'p, S> {
     /// Every chaining value fed in order, the last chunk's bytes counted:
     /// each engine's share, and the GPUs' copies and kernels, busy.
     fn settle(&mut self) -> Result<(Vec<EngineShare>, Duration, Duration), HashError> {
-        self.drain(true)?;
+        self.drain()?;
         self.cpu_tally.bytes += self.walk.tail.len() as u64;
         let shares = self
             .shares()
