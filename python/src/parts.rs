@@ -8,10 +8,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use treehash::gpu::KeepCurrentContext;
-use treehash::parts::{
-    MIN_RUN_BYTES, Part, join_bytes, longer_runs, max_parts_with_long_runs, runs_are_short,
-    unsplittable,
-};
+use treehash::parts::{self, MIN_RUN_BYTES, Part, join_bytes, unsplittable};
 use treehash::{BackendChoice, NoProgress, Params, TreeParams};
 
 use crate::buffer::ReadBuffer;
@@ -202,27 +199,17 @@ pub fn check_split(
 /// [`MIN_RUN_BYTES`] (as `treehash part` gives it, the options spelled as
 /// keywords).
 fn short_runs(params: &TreeParams, count: u64) -> Option<String> {
-    if !runs_are_short(params, count) {
-        return None;
-    }
-    let run = params.leaf_count() / count * params.block_size() as u64;
-    let most = max_parts_with_long_runs(params);
-    let mut ways = vec![if most > 1 {
-        format!("parts={most} or fewer")
-    } else {
-        "one part".to_string()
-    }];
-    let (height, block_size) = longer_runs(params, count);
-    ways.extend(height.map(|h| format!("height={h}")));
-    ways.extend(block_size.map(|b| format!("block_size={b}")));
-    let ways = match ways.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-        _ => ways.concat(),
-    };
+    let short = parts::short_runs(params, count)?;
+    let ways = short.ways(
+        |most| format!("parts={most} or fewer"),
+        |h| format!("height={h}"),
+        |b| format!("block_size={b}"),
+    );
     let mib = MIN_RUN_BYTES >> 20;
     Some(format!(
-        "{count} parts read runs of {run} bytes per stripe (under {mib} MiB), which a parallel \
+        "{count} parts read runs of {} bytes per stripe (under {mib} MiB), which a parallel \
          file system serves slowly; runs reach {mib} MiB with {ways} (another height or \
-         block_size changes the digest; `treehash part --plan` shows a split)"
+         block_size changes the digest; `treehash part --plan` shows a split)",
+        short.run
     ))
 }

@@ -5,10 +5,7 @@ use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 use treehash::input::is_stdin_name;
-use treehash::parts::{
-    MIN_RUN_BYTES, PartOutput, longer_runs, max_parts_with_long_runs, plan, runs_are_short,
-    standard_plan, unsplittable,
-};
+use treehash::parts::{self, MIN_RUN_BYTES, PartOutput, plan, standard_plan, unsplittable};
 use treehash::{Params, StandardLabel, StandardParams, TreeLabel, TreeParams};
 
 use super::args::PartArgs;
@@ -121,35 +118,19 @@ fn notes(args: &PartArgs, file: &Path, out: &PartOutput) {
 /// The warning for a split whose parts read runs shorter than
 /// [`MIN_RUN_BYTES`], with the parameters or part counts that avoid it.
 fn short_runs(params: &TreeParams, count: u64) -> Option<String> {
-    if !runs_are_short(params, count) {
-        return None;
-    }
-    let run = params.leaf_count() / count * params.block_size() as u64;
-    let most = max_parts_with_long_runs(params);
-    let mut ways = vec![if most > 1 {
-        format!("at most {most} parts")
-    } else {
-        "one part".to_string()
-    }];
-    let (height, block_size) = longer_runs(params, count);
-    ways.extend(height.map(|h| format!("-H {h}")));
-    ways.extend(block_size.map(|b| format!("-B {b}")));
+    let short = parts::short_runs(params, count)?;
+    let ways = short.ways(
+        |most| format!("at most {most} parts"),
+        |h| format!("-H {h}"),
+        |b| format!("-B {b}"),
+    );
     Some(format!(
-        "{count} parts read runs of {run} bytes per stripe (under {} MiB), which a parallel \
-         file system serves slowly; runs reach 1 MiB with {} (another -H or -B changes the \
+        "{count} parts read runs of {} bytes per stripe (under {} MiB), which a parallel \
+         file system serves slowly; runs reach 1 MiB with {ways} (another -H or -B changes the \
          digest; --plan shows a split)",
+        short.run,
         MIN_RUN_BYTES >> 20,
-        join_ways(&ways)
     ))
-}
-
-/// `a`, `a or b`, `a, b or c`.
-fn join_ways(ways: &[String]) -> String {
-    match ways {
-        [] => String::new(),
-        [only] => only.clone(),
-        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
-    }
 }
 
 /// The size of the file `--plan` is given, if any; `Err` with the exit

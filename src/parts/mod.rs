@@ -78,8 +78,8 @@ use crate::standard::Family;
 pub use format::{FORMAT_VERSION, PartError};
 pub use join::{JoinError, Joined, join, join_bytes};
 pub use plan::{
-    MIN_RUN_BYTES, PartPlan, longer_runs, max_parts_with_long_runs, part_leaves, plan,
-    runs_are_short,
+    MIN_RUN_BYTES, PartPlan, ShortRuns, longer_runs, max_parts_with_long_runs, part_leaves, plan,
+    runs_are_short, short_runs,
 };
 pub use read::PartOutput;
 pub use standard::{StandardPlan, standard_plan};

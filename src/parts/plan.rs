@@ -223,6 +223,58 @@ pub fn longer_runs(params: &TreeParams, count: u64) -> (Option<u32>, Option<usiz
     (height, block_size)
 }
 
+/// A split whose parts read runs shorter than [`MIN_RUN_BYTES`], and what
+/// avoids it: the facts of the warning a front end words in its own
+/// spelling of the options ([`short_runs`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ShortRuns {
+    /// Bytes per stripe of the smallest part's run.
+    pub run: u64,
+    /// The most parts whose runs are long ([`max_parts_with_long_runs`]).
+    pub most_parts: u64,
+    /// A larger height and a larger block size that make the runs long
+    /// ([`longer_runs`]).
+    pub height: Option<u32>,
+    pub block_size: Option<usize>,
+}
+
+/// The short runs of `count` parts under `params`, or `None` where they
+/// are long enough.
+pub fn short_runs(params: &TreeParams, count: u64) -> Option<ShortRuns> {
+    if !runs_are_short(params, count) {
+        return None;
+    }
+    let (height, block_size) = longer_runs(params, count);
+    Some(ShortRuns {
+        run: params.leaf_count() / count * params.block_size() as u64,
+        most_parts: max_parts_with_long_runs(params),
+        height,
+        block_size,
+    })
+}
+
+impl ShortRuns {
+    /// The ways out, each spelled by the caller (`at_most` given the most
+    /// parts, where more than one), as `a`, `a or b`, `a, b or c`.
+    pub fn ways(
+        &self,
+        at_most: impl Fn(u64) -> String,
+        height: impl Fn(u32) -> String,
+        block_size: impl Fn(usize) -> String,
+    ) -> String {
+        let mut ways = vec![match self.most_parts {
+            0 | 1 => "one part".to_string(),
+            most => at_most(most),
+        }];
+        ways.extend(self.height.map(height));
+        ways.extend(self.block_size.map(block_size));
+        match ways.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            _ => ways.concat(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
