@@ -58,34 +58,18 @@ fn kt128_end_to_end(file: &std::path::Path, size: u64, reps: usize, copy: f64) {
     // Last, auto with every GPU ready from the first piece (the testing
     // knob): what the CPU and a GPU reach together, whether or not auto's
     // start-up rule would have started the GPU for this file.
-    // TREEHASH_BENCH_KT_AT_ONCE=4,8: more rows of the CPU and the GPUs from
-    // the start, with the CPU's chunk tasks under way at once capped so
-    // that the other workers stage for the GPUs.
-    let at_once: Vec<usize> = std::env::var("TREEHASH_BENCH_KT_AT_ONCE")
-        .map(|v| v.split(',').filter_map(|n| n.trim().parse().ok()).collect())
-        .unwrap_or_default();
-    // TREEHASH_BENCH_KT_CAPPED_ONLY: those rows alone.
-    let mut runs = match std::env::var_os("TREEHASH_BENCH_KT_CAPPED_ONLY") {
-        Some(_) => Vec::new(),
-        None => vec![
-            (BackendChoice::Gpu, false, None),
-            (BackendChoice::Cpu, false, None),
-            (BackendChoice::Auto, false, None),
-            (BackendChoice::Auto, true, None),
-        ],
-    };
-    runs.extend(
-        at_once
-            .iter()
-            .map(|&k| (BackendChoice::Auto, true, Some(k))),
-    );
-    for (backend, together, at_once) in runs {
+    let runs = [
+        (BackendChoice::Gpu, false),
+        (BackendChoice::Cpu, false),
+        (BackendChoice::Auto, false),
+        (BackendChoice::Auto, true),
+    ];
+    for (backend, together) in runs {
         let h = Hasher::new(
             HasherOptions::default()
                 .with_backend(backend)
                 .with_copy_mode(CopyMode::Staging)
-                .with_wait_for_gpus(together)
-                .with_cpu_tasks_beside_gpus(at_once),
+                .with_wait_for_gpus(together),
         )
         .expect("a hasher");
         h.hash_path(&params, file, &NoProgress).expect("warm-up");
@@ -104,10 +88,9 @@ fn kt128_end_to_end(file: &std::path::Path, size: u64, reps: usize, copy: f64) {
             .map(|s| format!("{}: {:.2}", s.engine, s.bytes as f64 / GB))
             .collect();
         let rate = median(rates);
-        let name = match (together, at_once) {
-            (true, Some(k)) => format!("{backend:?}, GPUs from the start, CPU tasks {k}"),
-            (true, None) => format!("{backend:?}, GPUs from the start"),
-            (false, _) => format!("{backend:?}"),
+        let name = match together {
+            true => format!("{backend:?}, GPUs from the start"),
+            false => format!("{backend:?}"),
         };
         println!(
             "| {name} | {:.1} | {:.2} | {} |",

@@ -8,9 +8,6 @@
 //! `par_iter` over thousands of inputs then nests one hash inside another
 //! until the stack overflows. Inline loops call into no pool at all.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
-
 use rayon::prelude::*;
 
 #[derive(Clone, Copy, Debug)]
@@ -95,54 +92,6 @@ impl Workers<'_> {
         }
     }
 
-    /// [`try_for_each_chunk`](Self::try_for_each_chunk) with at most
-    /// `at_once` chunks under way at a time, taken in order by that many
-    /// tasks: the pool's other threads stay free for other work on it (a
-    /// GPU's staging beside the CPU's own chunks). The first error stops
-    /// the tasks at their next chunk.
-    pub(crate) fn try_for_each_chunk_at_most<T: Send, E: Send>(
-        self,
-        items: &mut [T],
-        chunk_len: usize,
-        at_once: usize,
-        f: impl Fn(usize, &mut [T]) -> Result<(), E> + Sync + Send,
-    ) -> Result<(), E> {
-        let Workers::Pool(pool) = self else {
-            return self.try_for_each_chunk(items, chunk_len, f);
-        };
-        if at_once == 0 || at_once >= pool.current_num_threads() {
-            return self.try_for_each_chunk(items, chunk_len, f);
-        }
-        let next = Mutex::new(items.chunks_mut(chunk_len).enumerate());
-        let failed = AtomicBool::new(false);
-        let first_error = Mutex::new(None);
-        pool.install(|| {
-            rayon::scope(|s| {
-                for _ in 0..at_once {
-                    s.spawn(|_| {
-                        while !failed.load(Ordering::Relaxed) {
-                            let Some((k, chunk)) = lock(&next).next() else {
-                                return;
-                            };
-                            if let Err(e) = f(k, chunk) {
-                                failed.store(true, Ordering::Relaxed);
-                                lock(&first_error).get_or_insert(e);
-                            }
-                        }
-                    });
-                }
-            })
-        });
-        // A panic in `f` has left the scope by unwinding: nothing is poisoned here.
-        match first_error
-            .into_inner()
-            .unwrap_or_else(PoisonError::into_inner)
-        {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
-    }
-
     /// Calls `f(k, out, input)` for every pair of the `k`-th chunk of `outs`
     /// (`out_len` items) and of `inputs` (`input_len` items), in tasks of at
     /// least `min_pairs` pairs.
@@ -168,10 +117,4 @@ impl Workers<'_> {
                 .for_each(|(k, (out, input))| f(k, out, input)),
         }
     }
-}
-
-/// The lock of a mutex that no panic can leave inconsistent (a panic leaves
-/// the scope that holds it).
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

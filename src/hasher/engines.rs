@@ -237,8 +237,7 @@ impl Hasher {
         let engines = Engines {
             gpus: Vec::new(),
             joiners: &mut joiners,
-            split: Split::new(true)
-                .with_cpu_tasks_beside_gpus(self.options.testing.cpu_tasks_beside_gpus),
+            split: Split::new(true),
         };
         let walked = timed(&mut timings.leaves, || {
             run::hash(params, input, &self.cpu, engines, piece_target, progress)

@@ -115,9 +115,6 @@ pub(crate) struct TestKnobs {
     pub(crate) wait_for_gpus: bool,
     /// Every GPU digest fails after this many chunks.
     pub(crate) gpu_fail_after_chunks: Option<usize>,
-    /// A standard function's chunk tasks on the CPU under way at once while
-    /// GPUs take part (`None`: one per worker).
-    pub(crate) cpu_tasks_beside_gpus: Option<usize>,
 }
 
 impl HasherOptions {
@@ -174,14 +171,6 @@ impl HasherOptions {
     #[doc(hidden)]
     pub fn with_wait_for_gpus(mut self, wait: bool) -> Self {
         self.testing.wait_for_gpus = wait;
-        self
-    }
-
-    /// Benchmarks: a standard function's chunk tasks on the CPU under way at
-    /// once while GPUs take part (`None`: one per worker).
-    #[doc(hidden)]
-    pub fn with_cpu_tasks_beside_gpus(mut self, tasks: Option<usize>) -> Self {
-        self.testing.cpu_tasks_beside_gpus = tasks;
         self
     }
 

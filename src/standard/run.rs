@@ -457,40 +457,34 @@ impl<'a> Context<'a> {
     }
 
     /// The chaining values of whole chunks (`values` holds one per chunk),
-    /// side by side on the workers (`at_once` tasks at most, where given).
-    fn chaining_values(&self, chunks: &[u8], values: &mut [u8], at_once: Option<usize>) {
-        let cv_len = self.params.standard().chaining_len();
-        let count = values.len() / cv_len;
+    /// side by side on the workers.
+    fn chaining_values(&self, chunks: &[u8], values: &mut [u8]) {
+        let count = chunks.len() / self.chunk_len;
         if count == 0 {
             return;
         }
+        let cv_len = self.params.standard().chaining_len();
         let per_task = count
             .div_ceil(self.workers.threads() * TASKS_PER_THREAD)
             .clamp(1, CHUNKS_PER_TASK);
         let (cpu, leaf, chunk_len) = (self.cpu, self.leaf(), self.chunk_len);
-        let done = self.for_each_task(values, per_task * cv_len, at_once, |k, values| {
-            let at = k * per_task * chunk_len;
-            let len = values.len() / cv_len * chunk_len;
-            cpu.chaining_values(&leaf, &chunks[at..at + len], chunk_len, values);
-            Ok::<(), std::convert::Infallible>(())
-        });
-        match done {
-            Ok(()) => {}
-            Err(never) => match never {},
-        }
+        self.workers.for_each_pair(
+            (values, per_task * cv_len),
+            (chunks, per_task * chunk_len),
+            1,
+            |_, values, chunks| cpu.chaining_values(&leaf, chunks, chunk_len, values),
+        );
     }
 
     /// The chaining values of the whole chunks of `input` from `offset`
-    /// (`values` holds one per chunk), side by side on the workers (`at_once`
-    /// tasks at most, where given), each task reading its run of chunks into
-    /// its worker's buffer, where they are hashed while still in the core's
-    /// cache.
+    /// (`values` holds one per chunk), side by side on the workers, each
+    /// task reading its run of chunks into its worker's buffer, where they
+    /// are hashed while still in the core's cache.
     fn chaining_values_of_file(
         &self,
         input: &InputFile,
         offset: u64,
         values: &mut [u8],
-        at_once: Option<usize>,
     ) -> Result<(), HashError> {
         let cv_len = self.params.standard().chaining_len();
         let count = values.len() / cv_len;
@@ -501,32 +495,16 @@ impl<'a> Context<'a> {
         let per_task = count
             .div_ceil(self.workers.threads() * TASKS_PER_THREAD)
             .clamp(1, (READ_TASK_BYTES / chunk_len).max(CHUNKS_PER_TASK));
-        self.for_each_task(values, per_task * cv_len, at_once, |k, values| {
-            let at = offset + (k * per_task * chunk_len) as u64;
-            let len = values.len() / cv_len * chunk_len;
-            with_read_buffer(len, |chunks| {
-                input.read_exact_at(chunks, at)?;
-                cpu.chaining_values(&leaf, chunks, chunk_len, values);
-                Ok(())
+        self.workers
+            .try_for_each_chunk(values, per_task * cv_len, |k, values| {
+                let at = offset + (k * per_task * chunk_len) as u64;
+                let len = values.len() / cv_len * chunk_len;
+                with_read_buffer(len, |chunks| {
+                    input.read_exact_at(chunks, at)?;
+                    cpu.chaining_values(&leaf, chunks, chunk_len, values);
+                    Ok(())
+                })
             })
-        })
-    }
-
-    /// `f(k, task)` for every task of `task_len` bytes of `values`, on the
-    /// workers, `at_once` at most where given.
-    fn for_each_task<E: Send>(
-        &self,
-        values: &mut [u8],
-        task_len: usize,
-        at_once: Option<usize>,
-        f: impl Fn(usize, &mut [u8]) -> Result<(), E> + Sync + Send,
-    ) -> Result<(), E> {
-        match at_once {
-            Some(at_once) => self
-                .workers
-                .try_for_each_chunk_at_most(values, task_len, at_once, f),
-            None => self.workers.try_for_each_chunk(values, task_len, f),
-        }
     }
 
     /// Whole chunks per round of a piece: their values at most
@@ -683,7 +661,7 @@ impl<S: Sink> Walk<S> {
         let count = chunks.len() / cx.chunk_len;
         let hashed = self.absorb_chunks(cx, count, |range, values| {
             let bytes = &chunks[range.start * cx.chunk_len..range.end * cx.chunk_len];
-            cx.chaining_values(bytes, values, None);
+            cx.chaining_values(bytes, values);
             Ok::<(), std::convert::Infallible>(())
         });
         let Ok(()) = hashed;
@@ -720,7 +698,7 @@ impl<S: Sink> Walk<S> {
         }
         self.absorb_chunks(cx, count, |range, values| {
             let at = offset + (range.start * chunk_len) as u64;
-            cx.chaining_values_of_file(input, at, values, None)
+            cx.chaining_values_of_file(input, at, values)
         })
     }
 
@@ -1012,7 +990,6 @@ impl<'a, 'j, 'p, S: Sink> Shared<'a, 'j, 'p, S> {
             walk,
             gpus,
             buffer,
-            split,
             ..
         } = self;
         let cx = &*cx;
@@ -1028,7 +1005,6 @@ impl<'a, 'j, 'p, S: Sink> Shared<'a, 'j, 'p, S> {
             });
         };
         let cpu_range = bounds[0]..bounds[1];
-        let at_once = split.cpu_tasks_beside_gpus;
         let cv_len = cx.params.standard().chaining_len();
         let mut values = vec![0u8; cpu_range.len() / cx.chunk_len * cv_len];
         let mut cpu_part = || -> Result<(), HashError> {
@@ -1039,11 +1015,11 @@ impl<'a, 'j, 'p, S: Sink> Shared<'a, 'j, 'p, S> {
             match (bytes.mapped, bytes.chunks(cpu_range.clone())) {
                 // Unread: each task reads its own chunks.
                 (None, ChunkBytes::File { input, offset, .. }) => {
-                    cx.chaining_values_of_file(input, offset, &mut values, at_once)?;
+                    cx.chaining_values_of_file(input, offset, &mut values)?;
                 }
                 _ => {
                     let run = bytes.slice(cpu_range.clone(), buffer)?;
-                    cx.chaining_values(run, &mut values, at_once);
+                    cx.chaining_values(run, &mut values);
                 }
             }
             *cpu_time = start.elapsed();
@@ -1213,9 +1189,6 @@ impl Rate {
 /// Under `--backend gpu` the CPU takes no chunk.
 pub(crate) struct Split {
     cpu_takes_chunks: bool,
-    /// The CPU's chunk tasks under way at once while GPUs take part (`None`:
-    /// one per worker), so that the others stage for the GPUs.
-    cpu_tasks_beside_gpus: Option<usize>,
     /// The CPU's, then each GPU's.
     rates: Vec<Rate>,
     /// Tests: each piece's weights, by the engines' count.
@@ -1229,18 +1202,10 @@ impl Split {
     pub(crate) fn new(cpu_takes_chunks: bool) -> Split {
         Split {
             cpu_takes_chunks,
-            cpu_tasks_beside_gpus: None,
             rates: vec![Rate::default()],
             #[cfg(test)]
             script: None,
         }
-    }
-
-    /// This split with at most `tasks` of the CPU's chunk tasks under way at
-    /// once while GPUs take part.
-    pub(crate) fn with_cpu_tasks_beside_gpus(mut self, tasks: Option<usize>) -> Split {
-        self.cpu_tasks_beside_gpus = tasks;
-        self
     }
 
     /// Whether the CPU takes chunks when GPUs take part.
