@@ -90,6 +90,24 @@ const PIECES_MEASURED_BEFORE_GPU_START: u64 = 8;
 /// times keeps the GPUs out below about 15 GB of input there, and lets them
 /// join from 32 GiB on, where they pay (docs/PERFORMANCE.md).
 pub(crate) const STARTUP_PAYOFF: f64 = 4.0;
+/// What a GPU that joins a standard function's input costs the process at
+/// least, whatever start-up was kept: the start-up kept is the fastest on
+/// record, often that of a process that started its GPU at once, while a
+/// GPU that joins starts under the CPU's load (0.34–0.39 s for KT128 on the
+/// H200 machine, against 0.1–0.13 s idle), and its context's teardown adds
+/// about 0.1 s to the exit. With a kept start-up of about 0.1 s, KT128 of
+/// 16 GiB took 0.58 s once the GPU joined, against 0.47 s on the CPU alone.
+const CHUNKS_JOIN_COST: Duration = Duration::from_millis(500);
+/// [`STARTUP_PAYOFF`] for a standard function's chunks, over
+/// [`CHUNKS_JOIN_COST`] at least. They hold no state to move, and a GPU that
+/// joins is tried beside the CPU and alone, the faster kept
+/// (`standard::run`'s role trial), so joining costs about its start-up and
+/// teardown. Measured on the H200 machine (docs/PERFORMANCE.md): a GPU that
+/// joined KT128 of 32 GiB, where the CPU alone has about 0.85 s left when
+/// it decides, broke even (0.88 s against the CPU's 0.82–0.91 s); at
+/// 48 GiB it won (1.25–1.34 s against 1.43–1.46 s). Twice the join cost
+/// starts it from about 40 GB on.
+const CHUNKS_STARTUP_PAYOFF: f64 = 2.0;
 
 impl GpuJoiners<'_> {
     /// After the input: the joiners' start-up added to `timings`, and a
@@ -101,7 +119,8 @@ impl GpuJoiners<'_> {
     /// Whether starting the GPUs can pay off for the rest of this input.
     fn worth_starting(&mut self, now: &Standing) -> bool {
         let piece = self.hasher.cpu.piece_len(self.params) as u64;
-        worth_starting(self.hasher, &mut self.baseline, piece, now)
+        let payoff = (STARTUP_PAYOFF, Duration::ZERO);
+        worth_starting(self.hasher, &mut self.baseline, piece, payoff, now)
     }
 }
 
@@ -130,11 +149,13 @@ fn finish_joining(
 /// Whether starting the GPUs can pay off for the rest of an input, from
 /// the CPU's rate so far (since `baseline`, set at the first look, after
 /// the first piece) in pieces of `piece` bytes and the start-up measured on
-/// this machine.
+/// this machine (`floor` at least): the rest would take the CPU `times`
+/// such start-ups or more, where `(times, floor)` is `payoff`.
 fn worth_starting(
     hasher: &Hasher,
     baseline: &mut Option<(u64, Duration)>,
     piece: u64,
+    (times, floor): (f64, Duration),
     now: &Standing,
 ) -> bool {
     if hasher.options.testing.wait_for_gpus {
@@ -151,15 +172,23 @@ fn worth_starting(
     if bytes < PIECES_MEASURED_BEFORE_GPU_START * piece || time.is_zero() {
         return false;
     }
-    let startup = hasher.gpus.expected_startup().as_secs_f64();
+    let startup = hasher.gpus.expected_startup();
     match now.remaining {
-        Some(left) => {
-            let rate = bytes as f64 / time.as_secs_f64();
-            left as f64 / rate > STARTUP_PAYOFF * startup
-        }
+        Some(left) => repays(
+            left,
+            bytes as f64 / time.as_secs_f64(),
+            startup,
+            (times, floor),
+        ),
         // A stream of unknown length: once it has lasted that long.
-        None => now.elapsed.as_secs_f64() > startup,
+        None => now.elapsed > startup.max(floor),
     }
+}
+
+/// Whether `left` bytes at the CPU's `rate` (bytes a second) take longer
+/// than `times` the start-up `startup` (`floor` at least).
+fn repays(left: u64, rate: f64, startup: Duration, (times, floor): (f64, Duration)) -> bool {
+    left as f64 / rate > times * startup.max(floor).as_secs_f64()
 }
 
 impl<'h> Joiners<'h> for GpuJoiners<'h> {
@@ -271,7 +300,11 @@ impl<'h> ChunkJoiners<'h> for ChunkGpuJoiners<'h> {
         if !self.started {
             // The CPU's rate is that of pieces of whole chunks, as long as
             // LI's pieces.
-            if !worth_starting(hasher, &mut self.baseline, self.piece_len as u64, now) {
+            let (piece, payoff) = (
+                self.piece_len as u64,
+                (CHUNKS_STARTUP_PAYOFF, CHUNKS_JOIN_COST),
+            );
+            if !worth_starting(hasher, &mut self.baseline, piece, payoff, now) {
                 return Ok(Vec::new());
             }
             hasher.gpus.start_in_background(kernels, self.piece_len);
@@ -357,6 +390,27 @@ mod tests {
     use super::*;
 
     use crate::progress::CountingProgress as Count;
+
+    #[test]
+    fn a_gpu_joins_a_standard_function_only_for_what_repays_its_real_cost() {
+        // KT128 on the H200 machine's CPU (about 38 GB/s), a start-up of
+        // 0.1 s on record from a process that started its GPU at once.
+        let (rate, kept) = (38e9, Duration::from_millis(100));
+        let chunks = (CHUNKS_STARTUP_PAYOFF, CHUNKS_JOIN_COST);
+        let gib = |n: u64| n << 30;
+        assert!(!repays(gib(16), rate, kept, chunks));
+        assert!(!repays(gib(32), rate, kept, chunks));
+        assert!(repays(gib(48), rate, kept, chunks));
+        // A slower start on record counts in full.
+        assert!(!repays(gib(48), rate, Duration::from_secs(1), chunks));
+        // LI's rule takes the start-up on record as it is.
+        assert!(repays(
+            gib(16),
+            rate,
+            kept,
+            (STARTUP_PAYOFF, Duration::ZERO)
+        ));
+    }
 
     #[test]
     fn a_redo_counts_only_what_the_first_try_did_not() {

@@ -269,10 +269,13 @@ pub(crate) fn hash<'a>(
     } else {
         Access::Read
     };
-    // A file whose chunks the CPU reads itself is walked in longer pieces:
-    // nothing of them stays in memory.
+    // A file whose chunks the engines read themselves is walked in longer
+    // pieces: nothing of them stays in memory, and a GPU alone is handed
+    // several launches a round (KT128 on the H200 machine: 45 GB/s in
+    // rounds of one 32 MiB launch, 51–55 in rounds of four).
+    let engines_read = cpu_reads || (has_chunks && !cpu_takes_chunks);
     let piece_len = match &*input {
-        Input::File(_) if cpu_reads => file_piece_len(params, cpu),
+        Input::File(_) if engines_read => file_piece_len(params, cpu),
         _ => piece_len(params, piece_target),
     };
     let cx = Context::new(params, cpu);
@@ -916,6 +919,7 @@ impl<'a, 'j, 'p, S: Sink> Shared<'a, 'j, 'p, S> {
         for c in &counts {
             bounds.push(bounds.last().expect("starts with one") + c * chunk_len);
         }
+        let start = Instant::now();
         // The values ready now are fed to the last node beside this round.
         let ready = self.take_ready(false)?;
         let (cpu_values, times) = self.absorb_shared(bytes, &bounds, ready)?;
@@ -933,6 +937,7 @@ impl<'a, 'j, 'p, S: Sink> Shared<'a, 'j, 'p, S> {
             }
         }
         self.split.record(&sizes, &times);
+        self.split.record_round(range.len(), start.elapsed());
         self.trace(range.start, &sizes, &times);
         Ok(())
     }
@@ -1186,11 +1191,13 @@ impl Rate {
 /// share the host's cores and memory, so the rates move with the split; a
 /// piece later they are measured again. An engine not measured yet is taken
 /// to run as fast as the mean of those that are (at first an even share).
-/// Under `--backend gpu` the CPU takes no chunk.
+/// Under `--backend gpu` the CPU takes no chunk; under auto, whether it does
+/// once GPUs take part is tried ([`RoleTrial`]).
 pub(crate) struct Split {
     cpu_takes_chunks: bool,
     /// The CPU's, then each GPU's.
     rates: Vec<Rate>,
+    trial: RoleTrial,
     /// Tests: each piece's weights, by the engines' count.
     #[cfg(test)]
     script: Option<Box<dyn FnMut(usize) -> Vec<f64> + Send>>,
@@ -1203,6 +1210,7 @@ impl Split {
         Split {
             cpu_takes_chunks,
             rates: vec![Rate::default()],
+            trial: RoleTrial::default(),
             #[cfg(test)]
             script: None,
         }
@@ -1236,7 +1244,7 @@ impl Split {
             .iter()
             .map(|r| r.bytes_per_second.unwrap_or(guess))
             .collect();
-        if !self.cpu_takes_chunks && gpus > 0 {
+        if gpus > 0 && (!self.cpu_takes_chunks || self.trial.role == CpuRole::Stages) {
             weights[0] = 0.0;
         }
         weights
@@ -1264,6 +1272,14 @@ impl Split {
         counts
     }
 
+    /// Notes a round shared with GPUs: `bytes` of M in `wall` from its start
+    /// to its end.
+    fn record_round(&mut self, bytes: usize, wall: Duration) {
+        if self.cpu_takes_chunks {
+            self.trial.record(bytes as u64, wall);
+        }
+    }
+
     /// Notes what each engine (the CPU first) hashed in the last piece and
     /// the time it took.
     fn record(&mut self, bytes: &[usize], times: &[Duration]) {
@@ -1273,6 +1289,81 @@ impl Split {
         for ((rate, &b), &t) in self.rates.iter_mut().zip(bytes).zip(times) {
             rate.record(b, t);
         }
+    }
+}
+
+/// What the CPU does while GPUs take part in an input under auto.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum CpuRole {
+    /// It hashes a share of each round's chunks, by the rates.
+    #[default]
+    Shares,
+    /// It leaves every chunk to the GPUs, its cores to their staging.
+    Stages,
+}
+
+/// Bytes of M each role is tried over, in whole rounds, once GPUs take
+/// part.
+const TRIAL_BYTES: u64 = 1 << 30;
+/// Rounds a role runs before its trial is measured: the rates of a split
+/// just changed take a round or two to settle.
+const SETTLE_ROUNDS: u32 = 2;
+
+/// Which of the two roles moves more bytes a second, tried in turn once GPUs
+/// take part: each over [`TRIAL_BYTES`] of whole rounds (after
+/// [`SETTLE_ROUNDS`]), then the faster kept for the rest of the input. Shares measured
+/// by rate are not enough: on the H200 machine every split of KT128 with the
+/// CPU hashing ran at 31–36 GB/s, below both the GPU alone (45) and, for
+/// most splits, the CPU alone (33), because the GPU's staging and the CPU's
+/// hashing take the same 16 vCPUs and memory (docs/PERFORMANCE.md). Where
+/// the CPU is the stronger engine, sharing wins and is kept.
+#[derive(Debug, Default)]
+struct RoleTrial {
+    role: CpuRole,
+    /// Rounds the current role has run to settle, up to [`SETTLE_ROUNDS`].
+    settled: u32,
+    bytes: u64,
+    wall: Duration,
+    /// Bytes a second with the CPU sharing, once tried.
+    shares_rate: Option<f64>,
+    decided: bool,
+}
+
+impl RoleTrial {
+    /// Notes a round of `bytes` that took `wall`, and moves the trial on.
+    fn record(&mut self, bytes: u64, wall: Duration) {
+        if self.decided {
+            return;
+        }
+        if self.settled < SETTLE_ROUNDS {
+            self.settled += 1;
+            return;
+        }
+        self.bytes += bytes;
+        self.wall += wall;
+        if self.bytes < TRIAL_BYTES || self.wall.is_zero() {
+            return;
+        }
+        let rate = self.bytes as f64 / self.wall.as_secs_f64();
+        (self.bytes, self.wall, self.settled) = (0, Duration::ZERO, 0);
+        let Some(shares) = self.shares_rate else {
+            // Sharing, the first role tried, is measured: staging only next.
+            self.shares_rate = Some(rate);
+            self.role = CpuRole::Stages;
+            return;
+        };
+        self.decided = true;
+        if shares >= rate {
+            self.role = CpuRole::Shares;
+        }
+        trace::trace(|| {
+            format!(
+                "CPU role: {:?} (sharing {:.1} GB/s, staging only {:.1} GB/s)",
+                self.role,
+                shares / 1e9,
+                rate / 1e9
+            )
+        });
     }
 }
 
@@ -1786,6 +1877,52 @@ mod tests {
         let mut gpu_only = Split::new(false);
         assert_eq!(gpu_only.counts(9, 2), vec![0, 5, 4]);
         assert_eq!(gpu_only.counts(9, 0), vec![9]);
+    }
+
+    /// Runs rounds of half a trial each, `wall` apiece, through the
+    /// settling rounds and one whole trial of the current role.
+    fn one_trial(split: &mut Split, wall: Duration) {
+        let half = (TRIAL_BYTES / 2) as usize;
+        for _ in 0..SETTLE_ROUNDS + 2 {
+            split.record_round(half, wall);
+        }
+    }
+
+    #[test]
+    fn the_cpu_leaves_its_chunks_to_the_gpus_where_that_is_faster() {
+        let ms = Duration::from_millis;
+        let mut split = Split::new(true);
+        assert_eq!(split.counts(10, 1), vec![5, 5]);
+        // Sharing measured at 1 GiB in 40 ms: staging only is tried next.
+        one_trial(&mut split, ms(20));
+        assert_eq!(split.counts(10, 1), vec![0, 10]);
+        // Staging only, 1 GiB in 30 ms, is faster: it is kept for good.
+        one_trial(&mut split, ms(15));
+        assert_eq!(split.counts(10, 1), vec![0, 10]);
+        one_trial(&mut split, ms(100));
+        one_trial(&mut split, ms(100));
+        assert_eq!(split.counts(10, 1), vec![0, 10]);
+        // With no GPU the CPU takes every chunk.
+        assert_eq!(split.counts(10, 0), vec![10]);
+    }
+
+    #[test]
+    fn the_cpu_keeps_its_share_where_sharing_is_faster() {
+        let ms = Duration::from_millis;
+        let mut split = Split::new(true);
+        one_trial(&mut split, ms(15));
+        assert_eq!(split.counts(10, 1), vec![0, 10]);
+        // Staging only is slower: sharing again, for good.
+        one_trial(&mut split, ms(20));
+        assert_eq!(split.counts(10, 1), vec![5, 5]);
+        one_trial(&mut split, ms(1));
+        one_trial(&mut split, ms(1));
+        assert_eq!(split.counts(10, 1), vec![5, 5]);
+        // Under `--backend gpu` nothing is tried: the CPU never shares.
+        let mut gpu_only = Split::new(false);
+        one_trial(&mut gpu_only, ms(20));
+        one_trial(&mut gpu_only, ms(1));
+        assert_eq!(gpu_only.counts(10, 1), vec![0, 10]);
     }
 
     fn reference_digest(p: &StandardParams, message: &[u8]) -> Vec<u8> {
