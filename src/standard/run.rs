@@ -16,7 +16,9 @@
 //! [0, a) of a piece while each GPU is handed the next run after it, which
 //! it stages and hashes behind the caller's back. Chunks hold no state from
 //! one piece to the next, so the split may change at every piece with
-//! nothing to move: it follows each engine's measured rate ([`Split`]). The
+//! nothing to move: it follows each engine's measured rate ([`Split`]),
+//! and under auto whether the CPU hashes beside the GPUs at all is tried
+//! ([`RoleTrial`]). The
 //! chaining values are fed to the last node in the message's order as they
 //! come back: a GPU's may lag a few launches behind (as many as its ring of
 //! buffers holds), the CPU's after them waiting meanwhile, at most
