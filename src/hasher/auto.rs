@@ -93,7 +93,7 @@ pub(crate) const STARTUP_PAYOFF: f64 = 4.0;
 /// What a GPU that joins a standard function's input costs the process at
 /// least, whatever start-up was kept: the start-up kept is the fastest on
 /// record, often that of a process that started its GPU at once, while a
-/// GPU that joins starts under the CPU's load (0.34–0.39 s for KT128 on the
+/// GPU that joins starts under the CPU's load (0.34–0.40 s for KT128 on the
 /// H200 machine, against 0.1–0.13 s idle), and its context's teardown adds
 /// about 0.1 s to the exit. With a kept start-up of about 0.1 s, KT128 of
 /// 16 GiB took 0.58 s once the GPU joined, against 0.47 s on the CPU alone.
