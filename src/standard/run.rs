@@ -1246,7 +1246,7 @@ impl Split {
             .iter()
             .map(|r| r.bytes_per_second.unwrap_or(guess))
             .collect();
-        if gpus > 0 && (!self.cpu_takes_chunks || self.trial.role == CpuRole::Stages) {
+        if gpus > 0 && (!self.cpu_takes_chunks || self.trial.role() == CpuRole::Stages) {
             weights[0] = 0.0;
         }
         weights
@@ -1295,10 +1295,9 @@ impl Split {
 }
 
 /// What the CPU does while GPUs take part in an input under auto.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum CpuRole {
     /// It hashes a share of each round's chunks, by the rates.
-    #[default]
     Shares,
     /// It leaves every chunk to the GPUs, its cores to their staging.
     Stages,
@@ -1321,20 +1320,38 @@ const SETTLE_ROUNDS: u32 = 2;
 /// the CPU is the stronger engine, sharing wins and is kept.
 #[derive(Debug, Default)]
 struct RoleTrial {
-    role: CpuRole,
-    /// Rounds the current role has run to settle, up to [`SETTLE_ROUNDS`].
+    step: TrialStep,
+    /// Rounds the current step has run to settle, up to [`SETTLE_ROUNDS`].
     settled: u32,
     bytes: u64,
     wall: Duration,
-    /// Bytes a second with the CPU sharing, once tried.
-    shares_rate: Option<f64>,
-    decided: bool,
+}
+
+/// Where a [`RoleTrial`] stands.
+#[derive(Clone, Copy, Debug, Default)]
+enum TrialStep {
+    /// Sharing is tried first.
+    #[default]
+    Shares,
+    /// Staging only is tried, sharing having moved `shares` bytes a second.
+    Stages { shares: f64 },
+    /// Both were tried: this role is kept.
+    Kept(CpuRole),
 }
 
 impl RoleTrial {
+    /// What the CPU does now.
+    fn role(&self) -> CpuRole {
+        match self.step {
+            TrialStep::Shares => CpuRole::Shares,
+            TrialStep::Stages { .. } => CpuRole::Stages,
+            TrialStep::Kept(role) => role,
+        }
+    }
+
     /// Notes a round of `bytes` that took `wall`, and moves the trial on.
     fn record(&mut self, bytes: u64, wall: Duration) {
-        if self.decided {
+        if let TrialStep::Kept(_) = self.step {
             return;
         }
         if self.settled < SETTLE_ROUNDS {
@@ -1348,24 +1365,25 @@ impl RoleTrial {
         }
         let rate = self.bytes as f64 / self.wall.as_secs_f64();
         (self.bytes, self.wall, self.settled) = (0, Duration::ZERO, 0);
-        let Some(shares) = self.shares_rate else {
-            // Sharing, the first role tried, is measured: staging only next.
-            self.shares_rate = Some(rate);
-            self.role = CpuRole::Stages;
-            return;
+        self.step = match self.step {
+            TrialStep::Shares => TrialStep::Stages { shares: rate },
+            TrialStep::Stages { shares } => {
+                let kept = if shares >= rate {
+                    CpuRole::Shares
+                } else {
+                    CpuRole::Stages
+                };
+                trace::trace(|| {
+                    format!(
+                        "CPU role: {kept:?} (sharing {:.1} GB/s, staging only {:.1} GB/s)",
+                        shares / 1e9,
+                        rate / 1e9
+                    )
+                });
+                TrialStep::Kept(kept)
+            }
+            kept @ TrialStep::Kept(_) => kept,
         };
-        self.decided = true;
-        if shares >= rate {
-            self.role = CpuRole::Shares;
-        }
-        trace::trace(|| {
-            format!(
-                "CPU role: {:?} (sharing {:.1} GB/s, staging only {:.1} GB/s)",
-                self.role,
-                shares / 1e9,
-                rate / 1e9
-            )
-        });
     }
 }
 
