@@ -118,6 +118,8 @@ pub(crate) struct CpuBackend {
     /// never needs it, and starting a thread per core took longer than
     /// hashing such a file (docs/PERFORMANCE.md, "A 1 KiB file").
     pool: OnceLock<rayon::ThreadPool>,
+    /// Held while the pool starts.
+    starting: std::sync::Mutex<()>,
     threads: usize,
     /// Set by the caller (tests), else chosen per input.
     piece_bytes: Option<usize>,
@@ -136,33 +138,41 @@ impl CpuBackend {
         let platform = Platform::new(path)?;
         Ok(CpuBackend {
             pool: OnceLock::new(),
+            starting: std::sync::Mutex::new(()),
             threads: threads.filter(|&n| n > 0).unwrap_or_else(default_threads),
             piece_bytes,
             platform,
         })
     }
 
-    /// The worker threads (the GPU backend borrows them to stage chunks),
-    /// started on the first call.
+    /// The worker threads, started if they were not (fewer than asked where
+    /// the system refuses that many): an error where it refuses every one.
+    /// Every input that uses the pool starts it here first
+    /// ([`CpuBackend::run_one_piece`], [`CpuBackend::run_pieces`]), so
+    /// that the refusal is the input's error.
+    pub(crate) fn start_pool(&self) -> Result<&rayon::ThreadPool, HashError> {
+        if let Some(pool) = self.pool.get() {
+            return Ok(pool);
+        }
+        // One caller starts it; the others wait for its pool.
+        let _starting = self.starting.lock();
+        if let Some(pool) = self.pool.get() {
+            return Ok(pool);
+        }
+        let pool = crate::threads::start_pool(self.threads)?;
+        Ok(self.pool.get_or_init(|| pool))
+    }
+
+    /// The worker threads (the GPU backend borrows them to stage chunks).
     ///
     /// # Panics
     ///
-    /// If the system lets this process start no thread at all, as
-    /// `std::thread::spawn` does.
+    /// Where the pool was not started and the system now refuses every
+    /// thread: the paths of an input start it with
+    /// [`CpuBackend::start_pool`] before they get here.
     pub(crate) fn pool(&self) -> &rayon::ThreadPool {
-        self.pool.get_or_init(|| {
-            let build = |n| {
-                rayon::ThreadPoolBuilder::new()
-                    .thread_name(|i| format!("treehash-{i}"))
-                    .num_threads(n)
-                    .build()
-            };
-            // Fewer threads than asked rather than none, where the system
-            // refuses that many.
-            build(self.threads)
-                .or_else(|_| build(1))
-                .unwrap_or_else(|e| panic!("cannot start a worker thread: {e}"))
-        })
+        self.start_pool()
+            .unwrap_or_else(|e| panic!("{e} (the pool is started before its first use)"))
     }
 
     /// Whether the pool was started.

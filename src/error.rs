@@ -13,7 +13,8 @@ pub enum HashError {
     /// Reading the input failed part-way.
     #[error("read error at byte {offset}: {}", io_reason(.source))]
     ReadAt { offset: u64, source: io::Error },
-    /// The file's size or modification time changed while it was hashed.
+    /// The file changed while it was hashed: its size, modification time,
+    /// change time or inode moved (`input::Stamp`).
     #[error("the file changed while it was being hashed ({0}); no digest")]
     Changed(String),
     /// The GPU backend could not start or failed.
@@ -29,8 +30,9 @@ pub enum HashError {
         path: &'static str,
         feature: &'static str,
     },
-    /// The CPU thread pool could not be built.
-    #[error("could not start the CPU threads: {0}")]
+    /// The system refused a thread that hashing this input needs (a limit
+    /// on processes), with the reason.
+    #[error("{0}")]
     Threads(String),
     /// A bug in treehash: one part of it broke its contract with another,
     /// or a thread of its own panicked. Never the input's fault, never a

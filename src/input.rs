@@ -10,7 +10,7 @@
 use std::fs::{File, Metadata};
 use std::io::{self, Seek, SeekFrom};
 use std::os::fd::{AsFd, AsRawFd};
-use std::os::unix::fs::{FileExt, FileTypeExt};
+use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
@@ -65,7 +65,6 @@ extern "C" fn probe_stdin() {
 /// the /dev/null that Rust's runtime put in its place (a program may have
 /// opened something else there since, which is then its standard input).
 fn stdin_closed_at_start() -> bool {
-    use std::os::unix::fs::MetadataExt;
     if !STDIN_CLOSED_AT_START.load(Ordering::Relaxed) {
         return false;
     }
@@ -221,7 +220,7 @@ pub(crate) struct InputFile {
     file: File,
     /// The file offset of the input's first byte.
     start: u64,
-    /// The size and modification time at opening.
+    /// The file's version at opening.
     stamp: Stamp,
 }
 
@@ -231,9 +230,9 @@ impl InputFile {
         self.stamp.len - self.start
     }
 
-    /// Its modification time when it was opened, where the system keeps one.
-    pub(crate) fn modified(&self) -> Option<SystemTime> {
-        self.stamp.modified
+    /// What identified the file's version when it was opened.
+    pub(crate) fn stamp(&self) -> &Stamp {
+        &self.stamp
     }
 
     /// Reads `buf.len()` bytes from `offset` of the input. A file that ends
@@ -338,20 +337,11 @@ impl InputFile {
         unsafe { libc::posix_fadvise(self.file.as_raw_fd(), at, len, advice) };
     }
 
-    /// An error if the file's size or modification time is no longer what it
-    /// was when it was opened: its digest would describe no version of it.
+    /// An error if the file's size, modification time, change time or inode
+    /// is no longer what it was when it was opened: its digest would
+    /// describe no version of it.
     pub(crate) fn check_unchanged(&self) -> Result<(), HashError> {
-        let now = Stamp::of(&self.file.metadata()?);
-        if now.len != self.stamp.len {
-            return Err(HashError::Changed(format!(
-                "size {} became {}",
-                self.stamp.len, now.len
-            )));
-        }
-        if now.modified != self.stamp.modified {
-            return Err(HashError::Changed("modification time moved".into()));
-        }
-        Ok(())
+        self.stamp.check_unchanged(&self.file.metadata()?)
     }
 
     /// Moves the file offset to the end of what was hashed, as a reader of
@@ -414,19 +404,55 @@ impl InputFile {
     }
 }
 
-/// What tells us that a file was written to.
+/// What tells one version of a file from another: its size, modification
+/// time, change time and inode. A writer can set the modification time back
+/// (`touch -r`, `rsync --inplace -t`), but not the change time, which the
+/// kernel sets on every write and every change of the times; a file
+/// replaced by another under its name has another inode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Stamp {
-    len: u64,
-    modified: Option<SystemTime>,
+pub(crate) struct Stamp {
+    pub(crate) len: u64,
+    pub(crate) modified: Option<SystemTime>,
+    /// The change time (`st_ctime`), in nanoseconds since 1970.
+    pub(crate) changed_ns: i64,
+    pub(crate) inode: u64,
 }
 
 impl Stamp {
-    fn of(meta: &Metadata) -> Stamp {
+    pub(crate) fn of(meta: &Metadata) -> Stamp {
         Stamp {
             len: meta.len(),
             modified: meta.modified().ok(),
+            changed_ns: meta
+                .ctime()
+                .saturating_mul(1_000_000_000)
+                .saturating_add(meta.ctime_nsec()),
+            inode: meta.ino(),
         }
+    }
+
+    /// An error if `now`, the file's metadata now, shows another version
+    /// than this stamp's.
+    pub(crate) fn check_unchanged(&self, now: &Metadata) -> Result<(), HashError> {
+        let now = Stamp::of(now);
+        if now.len != self.len {
+            return Err(HashError::Changed(format!(
+                "size {} became {}",
+                self.len, now.len
+            )));
+        }
+        if now.modified != self.modified {
+            return Err(HashError::Changed("modification time moved".into()));
+        }
+        if now.inode != self.inode {
+            return Err(HashError::Changed("replaced by another file".into()));
+        }
+        if now.changed_ns != self.changed_ns {
+            return Err(HashError::Changed(
+                "written to or its times set (its change time moved)".into(),
+            ));
+        }
+        Ok(())
     }
 }
 

@@ -50,6 +50,7 @@ pub mod standard;
 mod stream;
 #[cfg(test)]
 mod test_rng;
+mod threads;
 pub mod timings;
 mod trace;
 mod tree;

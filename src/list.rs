@@ -20,6 +20,7 @@ use crate::hasher::{HashOutput, Hasher, Placement, STARTUP_PAYOFF};
 use crate::input::is_stdin_name;
 use crate::progress::Progress;
 use crate::standard::Family;
+use crate::threads;
 
 /// One input of a list: a file (`-` is standard input) and the parameters
 /// its digest is made with.
@@ -100,14 +101,25 @@ struct Reply {
     /// The inputs' bytes (those counted against [`ALONE_BYTES`]).
     bytes: u64,
     results: Finished,
+    /// The error of an input whose result is missing when the reply drops.
+    lost: fn() -> HashError,
+}
+
+/// The error of an input whose hashing panicked.
+fn panicked() -> HashError {
+    HashError::Internal("hashing this input panicked".into())
+}
+
+/// The error of an input whose thread the system refused.
+fn no_thread() -> HashError {
+    threads::refused(&std::io::Error::from_raw_os_error(libc::EAGAIN))
 }
 
 impl Drop for Reply {
     fn drop(&mut self) {
         let sent: Vec<usize> = self.results.iter().map(|(i, _)| *i).collect();
         for &index in self.indices.iter().filter(|i| !sent.contains(i)) {
-            let bug = HashError::Internal("hashing this input panicked".into());
-            self.results.push((index, Err(bug)));
+            self.results.push((index, Err((self.lost)())));
         }
         let results = std::mem::take(&mut self.results);
         let _ = self.to.send((self.lane, self.bytes, results));
@@ -234,133 +246,155 @@ impl Hasher {
             exhausted: false,
         };
         let mut failure = None;
-        off_rayon_workers(|| {
-            let (to_driver, results) = mpsc::channel();
-            std::thread::scope(|lanes| {
-                self.cpu().pool().in_place_scope(|workers| {
-                    let reply = |indices: Vec<usize>, lane: Lane, bytes: u64| Reply {
-                        results: Vec::with_capacity(indices.len()),
-                        indices,
-                        to: to_driver.clone(),
-                        lane,
-                        bytes,
-                    };
-                    let hash = move |input: &ListInput, placement: Placement| {
-                        let progress = &Advance(progress);
-                        self.hash_path_on(input.params.as_ref(), &input.path, progress, placement)
-                    };
-                    // Hands the batch gathered so far to a worker.
-                    let send_batch = |list: &mut Driver<T>| {
-                        let Batch { inputs, bytes } = std::mem::take(&mut list.batch);
-                        if inputs.is_empty() {
-                            return;
-                        }
-                        list.alone = (list.alone.0 + 1, list.alone.1 + bytes);
-                        let indices = inputs.iter().map(|(i, _)| *i).collect();
-                        let mut reply = reply(indices, Lane::Alone, bytes);
-                        workers.spawn(move |_| {
-                            for (index, input) in inputs {
-                                reply.results.push((index, hash(&input, Placement::Alone)));
+        let driven = self.cpu().start_pool().map(drop).and_then(|()| {
+            off_rayon_workers(|| {
+                let (to_driver, results) = mpsc::channel();
+                std::thread::scope(|lanes| {
+                    self.cpu().pool().in_place_scope(|workers| {
+                        let reply = |indices: Vec<usize>, lane: Lane, bytes: u64| Reply {
+                            results: Vec::with_capacity(indices.len()),
+                            indices,
+                            to: to_driver.clone(),
+                            lane,
+                            bytes,
+                            lost: panicked,
+                        };
+                        let hash = move |input: &ListInput, placement: Placement| {
+                            let progress = &Advance(progress);
+                            self.hash_path_on(
+                                input.params.as_ref(),
+                                &input.path,
+                                progress,
+                                placement,
+                            )
+                        };
+                        // Hands the batch gathered so far to a worker.
+                        let send_batch = |list: &mut Driver<T>| {
+                            let Batch { inputs, bytes } = std::mem::take(&mut list.batch);
+                            if inputs.is_empty() {
+                                return;
                             }
-                        });
-                    };
-                    // Starts a long input on a lane.
-                    let start_long = |long: Long, lane: Lane, placement: Placement| {
-                        let mut reply = reply(vec![long.index], lane, 0);
-                        lanes.spawn(move || {
-                            reply
-                                .results
-                                .push((long.index, hash(&long.input, placement)));
-                        });
-                    };
-                    loop {
-                        // Take items while the bounds allow.
-                        while failure.is_none() && list.room(threads) {
-                            let Some((tag, input)) = items.next() else {
-                                list.exhausted = true;
-                                break;
-                            };
-                            let index = list.first + list.waiting.len();
-                            let mut item = Waiting { tag, result: None };
-                            match input.map(|input| (self.lane_of(&input), input)) {
-                                None => item.result = Some(None),
-                                Some(((Lane::Alone, Some(len)), input)) => {
-                                    list.batch.inputs.push((index, input));
-                                    list.batch.bytes += len;
-                                    if list.batch.inputs.len() >= BATCH_INPUTS
-                                        || list.batch.bytes >= BATCH_BYTES
-                                    {
-                                        send_batch(&mut list);
+                            list.alone = (list.alone.0 + 1, list.alone.1 + bytes);
+                            let indices = inputs.iter().map(|(i, _)| *i).collect();
+                            let mut reply = reply(indices, Lane::Alone, bytes);
+                            workers.spawn(move |_| {
+                                for (index, input) in inputs {
+                                    reply.results.push((index, hash(&input, Placement::Alone)));
+                                }
+                            });
+                        };
+                        // Starts a long input on a lane.
+                        // Starts a long input on a lane: where the system
+                        // refuses the thread, the reply drops unrun and gives
+                        // the input that error.
+                        let start_long = |long: Long, lane: Lane, placement: Placement| {
+                            let mut reply = reply(vec![long.index], lane, 0);
+                            reply.lost = no_thread;
+                            let _ = threads::spawn_scoped(lanes, move || {
+                                reply.lost = panicked;
+                                reply
+                                    .results
+                                    .push((long.index, hash(&long.input, placement)));
+                            });
+                        };
+                        loop {
+                            // Take items while the bounds allow.
+                            while failure.is_none() && list.room(threads) {
+                                let Some((tag, input)) = items.next() else {
+                                    list.exhausted = true;
+                                    break;
+                                };
+                                let index = list.first + list.waiting.len();
+                                let mut item = Waiting { tag, result: None };
+                                match input.map(|input| (self.lane_of(&input), input)) {
+                                    None => item.result = Some(None),
+                                    Some(((Lane::Alone, Some(len)), input)) => {
+                                        list.batch.inputs.push((index, input));
+                                        list.batch.bytes += len;
+                                        if list.batch.inputs.len() >= BATCH_INPUTS
+                                            || list.batch.bytes >= BATCH_BYTES
+                                        {
+                                            send_batch(&mut list);
+                                        }
+                                    }
+                                    Some(((_, len), input)) => {
+                                        list.long.push_back(Long { index, input, len })
                                     }
                                 }
-                                Some(((_, len), input)) => {
-                                    list.long.push_back(Long { index, input, len })
+                                list.waiting.push_back(item);
+                            }
+                            if failure.is_some() {
+                                list.long.clear();
+                                list.batch = Batch::default();
+                            }
+                            // Nothing more to take for now: what is gathered goes.
+                            send_batch(&mut list);
+                            self.start_gpus_if_worth_it(&mut list);
+                            for ordinal in self.idle_gpus(&list) {
+                                let gpu_can_take = |l: &Long| {
+                                    l.input.gpu_tree().is_some_and(|p| {
+                                        self.fleet().is_ready(ordinal, p.algorithm())
+                                    })
+                                };
+                                if let Some(at) = list.long.iter().position(gpu_can_take)
+                                    && let Some(long) = list.long.remove(at)
+                                {
+                                    list.gpus_busy.push(ordinal);
+                                    start_long(long, Lane::Gpu(ordinal), Placement::Gpu(ordinal));
                                 }
                             }
-                            list.waiting.push_back(item);
-                        }
-                        if failure.is_some() {
-                            list.long.clear();
-                            list.batch = Batch::default();
-                        }
-                        // Nothing more to take for now: what is gathered goes.
-                        send_batch(&mut list);
-                        self.start_gpus_if_worth_it(&mut list);
-                        for ordinal in self.idle_gpus(&list) {
-                            let gpu_can_take = |l: &Long| {
-                                l.input
-                                    .gpu_tree()
-                                    .is_some_and(|p| self.fleet().is_ready(ordinal, p.algorithm()))
-                            };
-                            if let Some(at) = list.long.iter().position(gpu_can_take)
-                                && let Some(long) = list.long.remove(at)
+                            if !list.cpu_busy
+                                && let Some(long) = list.long.pop_front()
                             {
-                                list.gpus_busy.push(ordinal);
-                                start_long(long, Lane::Gpu(ordinal), Placement::Gpu(ordinal));
+                                list.cpu_busy = true;
+                                // Once the GPUs take inputs of their own, the
+                                // CPU's are its own too.
+                                let placement = match list.gpus_asked {
+                                    true => Placement::Cpu,
+                                    false => Placement::Engines,
+                                };
+                                start_long(long, Lane::Engines, placement);
+                            }
+                            // Give back, in order, what is done.
+                            while list.waiting.front().is_some_and(|w| w.result.is_some()) {
+                                let Some(Waiting {
+                                    tag,
+                                    result: Some(result),
+                                }) = list.waiting.pop_front()
+                                else {
+                                    unreachable!("the front item has its result");
+                                };
+                                list.first += 1;
+                                if failure.is_none()
+                                    && let Err(e) = done(tag, result)
+                                {
+                                    failure = Some(e);
+                                }
+                            }
+                            if !list.under_way() {
+                                if list.exhausted || failure.is_some() {
+                                    break;
+                                }
+                                continue;
+                            }
+                            match results.recv() {
+                                Ok((lane, bytes, results)) => list.finished(lane, bytes, results),
+                                Err(_) => unreachable!("the driver holds a sender"),
                             }
                         }
-                        if !list.cpu_busy
-                            && let Some(long) = list.long.pop_front()
-                        {
-                            list.cpu_busy = true;
-                            // Once the GPUs take inputs of their own, the
-                            // CPU's are its own too.
-                            let placement = match list.gpus_asked {
-                                true => Placement::Cpu,
-                                false => Placement::Engines,
-                            };
-                            start_long(long, Lane::Engines, placement);
-                        }
-                        // Give back, in order, what is done.
-                        while list.waiting.front().is_some_and(|w| w.result.is_some()) {
-                            let Some(Waiting {
-                                tag,
-                                result: Some(result),
-                            }) = list.waiting.pop_front()
-                            else {
-                                unreachable!("the front item has its result");
-                            };
-                            list.first += 1;
-                            if failure.is_none()
-                                && let Err(e) = done(tag, result)
-                            {
-                                failure = Some(e);
-                            }
-                        }
-                        if !list.under_way() {
-                            if list.exhausted || failure.is_some() {
-                                break;
-                            }
-                            continue;
-                        }
-                        match results.recv() {
-                            Ok((lane, bytes, results)) => list.finished(lane, bytes, results),
-                            Err(_) => unreachable!("the driver holds a sender"),
-                        }
-                    }
+                    });
                 });
-            });
+                Ok::<_, HashError>(())
+            })
         });
+        // No thread for the list at all: each item gets the refusal.
+        if let Err(refused) = driven {
+            let why = refused.to_string();
+            for (tag, input) in items {
+                let result = input.map(|_| Err(HashError::Threads(why.clone())));
+                done(tag, result)?;
+            }
+        }
         failure.map_or(Ok(()), Err)
     }
 

@@ -17,6 +17,7 @@ use crate::input::{InputFile, MAPPING_STEP, SMALL_FILE_READ};
 use crate::params::TreeParams;
 use crate::progress::Progress;
 use crate::sigbus;
+use crate::threads;
 
 /// The largest piece any backend is handed, and so the largest mapped
 /// window (how many are mapped at once: `MAPPED_AT_ONCE`); a stream holds two
@@ -287,7 +288,7 @@ pub(crate) fn for_each_piece_of_file(
                     mapped.push(mapped_rx);
                     let reached = reached.clone();
                     let ranges = ranges.clone().skip(first).step_by(mappers);
-                    s.spawn(move || {
+                    threads::spawn_scoped(s, move || {
                         for (offset, len) in ranges {
                             let _ = reached.send(offset);
                             let window = if unmapped.load(Ordering::Relaxed) {
@@ -300,7 +301,7 @@ pub(crate) fn for_each_piece_of_file(
                                 break;
                             }
                         }
-                    });
+                    })?;
                 }
                 drop(reached);
                 // Windows hashed are unmapped on helper threads too, each
@@ -310,7 +311,9 @@ pub(crate) fn for_each_piece_of_file(
                 let mut unmappers = Vec::with_capacity(UNMAPPERS);
                 for _ in 0..UNMAPPERS {
                     let (unmap, unmapped_rx) = sync_channel::<memmap2::Mmap>(0);
-                    s.spawn(move || unmapped_rx.into_iter().for_each(unmap_in_steps));
+                    threads::spawn_scoped(s, move || {
+                        unmapped_rx.into_iter().for_each(unmap_in_steps)
+                    })?;
                     unmappers.push(unmap);
                 }
                 let mut at = offset;
@@ -406,7 +409,9 @@ enum Window {
 pub(crate) fn reading_ahead_during<T>(input: &InputFile, work: impl FnOnce() -> T) -> T {
     let done = AtomicBool::new(false);
     std::thread::scope(|s| {
-        s.spawn(|| {
+        // Without the thread (refused by the system) the kernel reads
+        // ahead as it would anyway.
+        let _ = threads::spawn_scoped(s, || {
             let target = PREFETCH_AHEAD.min(input.len());
             let mut asked = 0;
             while asked < target && !done.load(Ordering::Relaxed) {
@@ -422,13 +427,15 @@ pub(crate) fn reading_ahead_during<T>(input: &InputFile, work: impl FnOnce() -> 
 }
 
 /// A thread that keeps the kernel reading `input` up to [`PREFETCH_AHEAD`]
-/// bytes beyond the offset last sent to it; it ends when the sender is dropped.
+/// bytes beyond the offset last sent to it; it ends when the sender is
+/// dropped. Where the system refuses the thread, the positions go nowhere
+/// and the kernel reads ahead as it would anyway.
 fn prefetcher<'scope>(
     scope: &'scope std::thread::Scope<'scope, '_>,
     input: &'scope InputFile,
 ) -> std::sync::mpsc::Sender<u64> {
     let (reached, positions) = channel::<u64>();
-    scope.spawn(move || {
+    let _ = threads::spawn_scoped(scope, move || {
         let mut asked = 0u64;
         while let Ok(mut at) = positions.recv() {
             // Only the latest position matters.
@@ -477,7 +484,7 @@ pub(crate) fn for_each_piece_of_stream<E: From<io::Error>>(
     std::thread::scope(|s| {
         let (full_tx, full) = sync_channel::<io::Result<(Vec<u8>, usize)>>(1);
         let (empty, empty_rx) = channel::<Vec<u8>>();
-        s.spawn(move || {
+        threads::spawn_scoped(s, move || {
             for mut buf in empty_rx {
                 let filled = fill(reader, &mut buf, 0);
                 let last = !matches!(filled, Ok(n) if n == buf.len());
@@ -485,7 +492,8 @@ pub(crate) fn for_each_piece_of_stream<E: From<io::Error>>(
                     break;
                 }
             }
-        });
+        })
+        .map_err(|refused| io::Error::other(refused.to_string()))?;
         for _ in 0..2 {
             let _ = empty.send(vec![0u8; piece_len]);
         }

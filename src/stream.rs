@@ -190,14 +190,14 @@ impl Stream {
                 // A long part: what completes the buffer's last block goes
                 // with the buffer, the rest is absorbed where it lies.
                 let (head, rest) = data.split_at(fill);
-                self.copy_in(head);
+                self.copy_in(head)?;
                 self.absorb_buffer()?;
                 let whole = rest.len() / block * block;
                 self.absorbed += self.absorber.absorb(&rest[..whole], piece)?;
                 data = &rest[whole..];
             } else {
                 let take = data.len().min(piece - self.buffered);
-                self.copy_in(&data[..take]);
+                self.copy_in(&data[..take])?;
                 if self.buffered == piece {
                     self.absorb_buffer()?;
                 }
@@ -233,8 +233,9 @@ impl Stream {
         })
     }
 
-    /// Appends `bytes` to the buffer, which has room for them.
-    fn copy_in(&mut self, bytes: &[u8]) {
+    /// Appends `bytes` to the buffer, which has room for them; an error,
+    /// nothing appended, where the system refuses the threads of a long copy.
+    fn copy_in(&mut self, bytes: &[u8]) -> Result<(), HashError> {
         let end = self.buffered + bytes.len();
         if end > self.buffer.len() {
             let room = if end <= SMALL_BUFFER {
@@ -257,10 +258,12 @@ impl Stream {
                     to.par_chunks_mut(PARALLEL_COPY_MIN)
                         .zip(bytes.par_chunks(PARALLEL_COPY_MIN))
                         .for_each(|(to, from)| to.copy_from_slice(from))
-                })
-            });
+                });
+                Ok::<_, HashError>(())
+            })?;
         }
         self.buffered = end;
+        Ok(())
     }
 
     /// Absorbs the buffered bytes, a whole number of blocks.
@@ -325,7 +328,8 @@ impl Absorber {
                 cpu.run_pieces(|| {
                     let cx = Context::new(params, cpu);
                     bytes.chunks(piece).for_each(|piece| walk.piece(&cx, piece));
-                });
+                    Ok::<_, HashError>(())
+                })?;
             }
         }
         Ok(bytes.len() as u64)
@@ -339,11 +343,11 @@ impl Absorber {
             Absorber::Standard(s) => {
                 let (cpu, params, mut last) = (s.hasher.cpu(), &s.params, s.walk.clone());
                 // Hashed as `hash_bytes` hashes one piece (inline when small).
-                Ok(cpu.run_one_piece(pending.len() as u64, || {
+                cpu.run_one_piece(pending.len() as u64, || {
                     let cx = Context::new(params, cpu);
                     last.piece(&cx, pending);
-                    last.finish(&cx)
-                }))
+                    Ok(last.finish(&cx))
+                })
             }
         }
     }

@@ -600,3 +600,120 @@ fn a_set_of_li_and_standard_parts_is_refused() {
         )
     );
 }
+
+/// What `treehash join ARGS` (standard input `stdin`) printed on standard
+/// error and its exit code.
+fn join_refusal(args: &[&std::ffi::OsStr], stdin: std::process::Stdio) -> (Option<i32>, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_treehash"))
+        .arg("join")
+        .args(args)
+        .stdin(stdin)
+        .output()
+        .unwrap();
+    (out.status.code(), String::from_utf8(out.stderr).unwrap())
+}
+
+/// A name that is no part (a device, a directory, the data file itself,
+/// endless standard input) is refused with one line, after at most a
+/// header's bytes: never read whole. `-c` refuses a device as `--check`
+/// does.
+#[test]
+fn join_reads_no_more_of_a_file_than_a_part_holds() {
+    let (dir, file) = fixture(20 << 20);
+    let parts = make_parts(dir.path(), &["-H", "2"], &file, 2);
+    let one_line = |(code, err): (Option<i32>, String), name: &str, why: &str| {
+        assert_eq!(code, Some(1), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with(&format!("treehash: {name}: {why}")),
+            "{err}"
+        );
+    };
+    let zero = std::ffi::OsStr::new("/dev/zero");
+    let none = std::process::Stdio::null;
+    one_line(
+        join_refusal(&[zero], none()),
+        "/dev/zero",
+        "not a regular file",
+    );
+    one_line(
+        join_refusal(&[dir.path().as_os_str()], none()),
+        &dir.path().display().to_string(),
+        "not a regular file",
+    );
+    let from_zero = std::process::Stdio::from(fs::File::open("/dev/zero").unwrap());
+    one_line(
+        join_refusal(&["-".as_ref()], from_zero),
+        "-",
+        "not a treehash part",
+    );
+    // The data file given as a part: its first bytes are read, no more.
+    let script = r#"r() { while read -r k v; do [ "$k" = rchar: ] && echo "$v"; done < /proc/$$/io; }
+        a=$(r); "$@"; b=$(r); echo $((b - a))"#;
+    let out = std::process::Command::new("sh")
+        .args(["-c", script, "sh", env!("CARGO_BIN_EXE_treehash"), "join"])
+        .arg(&parts[0])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let read: u64 = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .last()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("not a treehash part"), "{err}");
+    let part_len = fs::metadata(&parts[0]).unwrap().len();
+    // The part, the data file's first bytes, and the binary's own start-up
+    // reads (its /proc and /sys files), far from the file's 20 MiB.
+    assert!(read < part_len + (1 << 20), "{read} bytes read");
+    one_line(
+        join_refusal(
+            &[
+                parts[0].as_os_str(),
+                parts[1].as_os_str(),
+                "-c".as_ref(),
+                zero,
+            ],
+            none(),
+        ),
+        "/dev/zero",
+        "a device, not a file of check lines",
+    );
+}
+
+/// The parts that made the join's sums overflow (docs/SPEC.md: a file of
+/// at most 2^63 − 1 bytes) are refused with exit code 1 and one line, by a
+/// build with overflow checks or without.
+#[test]
+fn a_part_claiming_an_impossible_file_is_refused() {
+    use sha3::Digest;
+    let (dir, file) = fixture(100_000);
+    for (tree, size_at) in [(&["-a", "kt128"][..], 24), (&["-H", "2"][..], 48)] {
+        let parts = make_parts(dir.path(), tree, &file, 2);
+        let mut bytes = fs::read(&parts[1]).unwrap();
+        let body = bytes.len() - 16;
+        bytes[size_at..size_at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+        let check = sha3::Sha3_256::digest(&bytes[..body]);
+        bytes[body..].copy_from_slice(&check[..16]);
+        let crafted = dir.path().join("crafted");
+        fs::write(&crafted, &bytes).unwrap();
+        let (code, err) = join_refusal(
+            &[parts[0].as_os_str(), crafted.as_os_str()],
+            std::process::Stdio::null(),
+        );
+        assert_eq!(code, Some(1), "{err}");
+        assert_eq!(
+            err,
+            format!(
+                "treehash: {}: inconsistent part: a file of {} bytes, longer than any file \
+                 ({} bytes)\n",
+                crafted.display(),
+                u64::MAX,
+                i64::MAX
+            )
+        );
+    }
+}

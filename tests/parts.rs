@@ -6,6 +6,7 @@ mod common;
 
 use common::parts::{hasher, other_files, refused, write};
 
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use rand::rngs::StdRng;
@@ -311,7 +312,7 @@ fn parts_of_another_file_or_other_parameters_are_refused() {
 }
 
 /// The first byte of every field of a part (docs/SPEC.md), up to the name.
-const FIELDS: [(usize, &str); 19] = [
+const FIELDS: [(usize, &str); 22] = [
     (0, "signature"),
     (8, "version"),
     (9, "mode"),
@@ -326,11 +327,14 @@ const FIELDS: [(usize, &str); 19] = [
     (56, "modification time"),
     (64, "part count"),
     (72, "part index"),
-    (80, "first leaf"),
-    (88, "end leaf"),
-    (96, "leaves holding a block"),
-    (104, "value count"),
-    (112, "name length"),
+    (80, "host"),
+    (88, "inode"),
+    (96, "change time"),
+    (104, "first leaf"),
+    (112, "end leaf"),
+    (120, "leaves holding a block"),
+    (128, "value count"),
+    (136, "name length"),
 ];
 
 #[test]
@@ -364,7 +368,7 @@ fn a_flipped_byte_anywhere_or_a_cut_is_refused() {
             );
         }
     }
-    for cut in [1, 16, 17, part.len() - 114, part.len() - 1] {
+    for cut in [1, 16, 17, part.len() - 138, part.len() - 1] {
         let mut broken = set.clone();
         broken[1].truncate(part.len() - cut);
         let e = refused(&broken);
@@ -395,16 +399,19 @@ fn unknown_versions_and_inconsistent_fields_are_refused() {
     let params = TreeParams::new(Algorithm::Sha3_256, 2, 4).unwrap();
     let (_dir, set) = split(&params, 9_000, 3);
     let resealed = |edit: &dyn Fn(&mut Vec<u8>)| common::parts::resealed(&set[2], edit);
-    assert_eq!(resealed(&|b| b[8] = 2), Err(PartError::Version(2)));
+    assert_eq!(resealed(&|b| b[8] = 1), Err(PartError::Version(1)));
+    assert_eq!(resealed(&|b| b[8] = 3), Err(PartError::Version(3)));
     assert_eq!(resealed(&|b| b[9] = 7), Err(PartError::Mode(7)));
     let inconsistent = [
         ("function", 10, 0u8),
         ("flags", 11, 0x80),
         ("height", 12, 30),
         ("part index", 72, 1),
-        ("first leaf", 80, 1),
-        ("leaves holding a block", 96, 2),
-        ("value count", 104, 9),
+        ("first leaf", 104, 1),
+        ("leaves holding a block", 120, 2),
+        ("value count", 128, 9),
+        // A file longer than any (2^63 bytes or more).
+        ("file size", 55, 0x80),
     ];
     for (field, at, value) in inconsistent {
         match resealed(&|b| b[at] = value) {
@@ -587,11 +594,11 @@ fn the_format_is_the_one_the_spec_states() {
             let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
             let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
             assert_eq!(&bytes[..8], b"\x89THPART\n");
-            assert_eq!((u8_at(8), u8_at(9)), (1, 1));
+            assert_eq!((u8_at(8), u8_at(9)), (2, 1));
             let code = Algorithm::ALL.iter().position(|&a| a == algorithm).unwrap() as u8 + 1;
             assert_eq!(u8_at(10), code);
             let keyed = !prefix.is_empty();
-            assert_eq!(u8_at(11), u8::from(keyed) | 2);
+            assert_eq!(u8_at(11), u8::from(keyed) | 2 | 4);
             assert_eq!(u32_at(12), height);
             assert_eq!(u64_at(16), degree);
             assert_eq!(u32_at(24) as u64, b);
@@ -613,12 +620,16 @@ fn the_format_is_the_one_the_spec_states() {
                 .as_nanos() as u64;
             assert_eq!(u64_at(56), ns);
             assert_eq!((u64_at(64), u64_at(72)), (count, index as u64));
+            assert_eq!(&bytes[80..88], &common::parts::host_tag());
+            let meta = std::fs::metadata(&path).unwrap();
+            assert_eq!(u64_at(88), meta.ino());
+            assert_eq!(u64_at(96), common::parts::change_time_ns(&meta));
             let (a, e) = (index as u64 * l / count, (index as u64 + 1) * l / count);
-            assert_eq!((u64_at(80), u64_at(88)), (a, e));
-            assert_eq!(u64_at(96), holding);
-            let name_len = u16_at(112) as usize;
+            assert_eq!((u64_at(104), u64_at(112)), (a, e));
+            assert_eq!(u64_at(120), holding);
+            let name_len = u16_at(136) as usize;
             assert_eq!(
-                &bytes[114..114 + name_len],
+                &bytes[138..138 + name_len],
                 path.as_os_str().as_encoded_bytes()
             );
             // The tiling, greedily: the largest aligned subtree that fits.
@@ -637,8 +648,8 @@ fn the_format_is_the_one_the_spec_states() {
                 }
                 at += size;
             }
-            assert_eq!(u64_at(104), want.len() as u64);
-            let values = &bytes[114 + name_len..bytes.len() - 16];
+            assert_eq!(u64_at(128), want.len() as u64);
+            let values = &bytes[138 + name_len..bytes.len() - 16];
             assert_eq!(
                 hex::encode(values),
                 hex::encode(want.concat()),

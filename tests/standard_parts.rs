@@ -198,7 +198,7 @@ fn parts_of_many_pieces_join_to_the_reference() {
 
 /// The first byte of every field of a standard part (docs/SPEC.md), up to
 /// the name.
-const FIELDS: [(usize, &str); 19] = [
+const FIELDS: [(usize, &str); 22] = [
     (0, "signature"),
     (8, "version"),
     (9, "mode"),
@@ -211,13 +211,16 @@ const FIELDS: [(usize, &str); 19] = [
     (32, "modification time"),
     (40, "part count"),
     (48, "part index"),
-    (56, "first chunk"),
-    (64, "end chunk"),
-    (72, "chunk count"),
-    (80, "value count"),
-    (88, "first chunk length"),
-    (92, "name length"),
-    (94, "name"),
+    (56, "host"),
+    (64, "inode"),
+    (72, "change time"),
+    (80, "first chunk"),
+    (88, "end chunk"),
+    (96, "chunk count"),
+    (104, "value count"),
+    (112, "first chunk length"),
+    (116, "name length"),
+    (118, "name"),
 ];
 
 /// Each field of a standard part at the offset docs/SPEC.md gives, decoded
@@ -279,30 +282,38 @@ fn the_format_is_the_one_the_spec_states() {
             let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
             let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
             assert_eq!(&bytes[..8], b"\x89THPART\n");
-            assert_eq!(bytes[8], 1, "version");
+            assert_eq!(bytes[8], 2, "version");
             assert_eq!(bytes[9], if kt { 2 } else { 3 }, "mode");
             let code = match standard {
                 Standard::Kt128 | Standard::ParallelHash128 => 1,
                 _ => 2,
             };
             assert_eq!(bytes[10], code);
-            assert_eq!(bytes[11], 2, "flags: the time is known");
+            assert_eq!(
+                bytes[11],
+                2 | 4,
+                "flags: the time and the identity are known"
+            );
             assert_eq!(u32_at(12) as usize, b);
             assert_eq!(u32_at(16) as usize, params.output_len());
             assert_eq!(u32_at(20) as usize, c.len());
             assert_eq!(u64_at(24), len as u64);
             assert_eq!(u64_at(32), ns);
             assert_eq!((u64_at(40), u64_at(48)), (count, index as u64));
+            assert_eq!(&bytes[56..64], &common::parts::host_tag());
+            let meta = std::fs::metadata(&path).unwrap();
+            assert_eq!(u64_at(64), std::os::unix::fs::MetadataExt::ino(&meta));
+            assert_eq!(u64_at(72), common::parts::change_time_ns(&meta));
             let (a, e) = (index as u64 * n / count, (index as u64 + 1) * n / count);
-            assert_eq!((u64_at(56), u64_at(64)), (a, e));
-            assert_eq!(u64_at(72), n);
+            assert_eq!((u64_at(80), u64_at(88)), (a, e));
+            assert_eq!(u64_at(96), n);
             let holds_first = kt && a == 0 && e > a;
             let values = e - a - u64::from(holds_first);
-            assert_eq!(u64_at(80), values);
+            assert_eq!(u64_at(104), values);
             let first_len = if holds_first { s.len().min(8192) } else { 0 };
-            assert_eq!(u32_at(88) as usize, first_len);
-            let name_len = u16::from_le_bytes([bytes[92], bytes[93]]) as usize;
-            let mut at = 94;
+            assert_eq!(u32_at(112) as usize, first_len);
+            let name_len = u16::from_le_bytes([bytes[116], bytes[117]]) as usize;
+            let mut at = 118;
             assert_eq!(
                 &bytes[at..at + name_len],
                 path.as_os_str().as_encoded_bytes()
@@ -444,11 +455,11 @@ fn a_flipped_byte_a_cut_or_inconsistent_fields_are_refused() {
     // Part 0 holds the first chunk whole: a byte of every field, of the
     // name, the customization string, S_0, a value and the check value.
     let part = &set[0];
-    let name_len = u16::from_le_bytes([part[92], part[93]]) as usize;
+    let name_len = u16::from_le_bytes([part[116], part[117]]) as usize;
     let mut places: Vec<(usize, &str)> = FIELDS.to_vec();
     places.extend([
-        (94 + name_len, "customization"),
-        (94 + name_len + 3, "first chunk"),
+        (118 + name_len, "customization"),
+        (118 + name_len + 3, "first chunk"),
         (part.len() - 20, "values"),
         (part.len() - 1, "check value"),
     ]);
@@ -466,7 +477,7 @@ fn a_flipped_byte_a_cut_or_inconsistent_fields_are_refused() {
             "{field}, byte {at}"
         );
     }
-    for cut in [1, 16, 17, part.len() - 94, part.len() - 11] {
+    for cut in [1, 16, 17, part.len() - 118, part.len() - 11] {
         let mut broken = set.clone();
         broken[0].truncate(part.len() - cut);
         assert!(
@@ -492,11 +503,11 @@ fn a_flipped_byte_a_cut_or_inconsistent_fields_are_refused() {
         ("customization length", 20, 4),
         ("file size", 26, 1),
         ("part index", 48, 3),
-        ("first chunk", 56, 0),
-        ("end chunk", 64, 9),
-        ("chunk count", 72, 9),
-        ("value count", 80, 9),
-        ("first chunk length", 88, 1),
+        ("first chunk", 80, 0),
+        ("end chunk", 88, 9),
+        ("chunk count", 96, 9),
+        ("value count", 104, 9),
+        ("first chunk length", 112, 1),
     ];
     for (field, at, value) in inconsistent {
         match resealed(1, &|b| b[at] = value) {
@@ -507,7 +518,7 @@ fn a_flipped_byte_a_cut_or_inconsistent_fields_are_refused() {
     // KT's first chunk stored by a part that does not own chunk 0, or a
     // value more.
     assert!(matches!(
-        resealed(0, &|b| b[89] = 0),
+        resealed(0, &|b| b[113] = 0),
         Err(PartError::Inconsistent(_))
     ));
     assert!(matches!(

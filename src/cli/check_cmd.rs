@@ -5,8 +5,9 @@
 
 use std::ffi::OsStr;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader, IsTerminal, Read};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 use treehash::checkfile::{CheckLine, digests_equal, escape_name, parse_line};
@@ -463,7 +464,7 @@ fn report_list_error(list: &Path, e: &io::Error) {
 /// malformed, and is skipped without being held in memory.
 const MAX_LINE_BYTES: usize = 1 << 20;
 
-fn open_list(list: &Path) -> io::Result<Box<dyn BufRead + Send>> {
+pub(super) fn open_list(list: &Path) -> io::Result<Box<dyn BufRead + Send>> {
     if treehash::input::is_stdin_name(list) {
         // A closed standard input is an error, not an empty list.
         treehash::input::open_stdin()?;
@@ -472,12 +473,19 @@ fn open_list(list: &Path) -> io::Result<Box<dyn BufRead + Send>> {
     if list.is_dir() {
         return Err(io::Error::from_raw_os_error(libc::EISDIR));
     }
-    Ok(Box::new(BufReader::new(File::open(list)?)))
+    let file = File::open(list)?;
+    // A device other than a terminal (/dev/zero, a disk) holds no lines:
+    // refused unread rather than read without end.
+    let kind = file.metadata()?.file_type();
+    if kind.is_block_device() || (kind.is_char_device() && !file.is_terminal()) {
+        return Err(io::Error::other("a device, not a file of check lines"));
+    }
+    Ok(Box::new(BufReader::new(file)))
 }
 
 /// What [`read_line`] found.
 #[derive(Debug, PartialEq)]
-enum LineRead {
+pub(super) enum LineRead {
     /// A line, without its ending, is in the buffer.
     Line,
     /// A line longer than [`MAX_LINE_BYTES`], skipped up to its ending.
@@ -488,7 +496,11 @@ enum LineRead {
 
 /// Reads the next line ending with `end` (the last one may lack it) into
 /// `line`, without the ending.
-fn read_line(reader: &mut dyn BufRead, end: u8, line: &mut Vec<u8>) -> io::Result<LineRead> {
+pub(super) fn read_line(
+    reader: &mut dyn BufRead,
+    end: u8,
+    line: &mut Vec<u8>,
+) -> io::Result<LineRead> {
     line.clear();
     let read = reader
         .take(MAX_LINE_BYTES as u64 + 1)

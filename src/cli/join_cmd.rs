@@ -2,17 +2,19 @@
 //! that digest against a SUMS file (docs/SPEC.md, "Parts and joins").
 
 use std::ffi::OsStr;
-use std::io::Read;
+use std::fs::File;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use treehash::checkfile::{CheckLine, digests_equal, escape_name, parse_line};
 use treehash::input::is_stdin_name;
 use treehash::params::MIN_KEYED_DIGEST_LEN;
-use treehash::parts::{Joined, join_bytes};
+use treehash::parts::{Joined, join_bytes, read_part};
 
 use super::args::{JoinArgs, OutputArgs};
+use super::check_cmd::{LineRead, open_list, read_line};
 use super::hash_cmd::digest_line;
 use super::{Fatal, exit, report, stdout};
 
@@ -23,7 +25,7 @@ pub fn run(args: &JoinArgs) -> Result<i32, Fatal> {
     }
     let mut parts = Vec::with_capacity(args.parts.len());
     for path in &args.parts {
-        match read_all(path) {
+        match read_part_file(path) {
             Ok(bytes) => parts.push(bytes),
             Err(e) => {
                 report(format!(
@@ -78,22 +80,28 @@ fn display_name(joined: &Joined) -> PathBuf {
     }
 }
 
-/// A whole file, or standard input for `-`.
-fn read_all(path: &Path) -> std::io::Result<Vec<u8>> {
+/// A part's bytes from a file, a pipe or standard input for `-`, read as
+/// far as its header allows ([`read_part`]); a device, a directory or a
+/// socket is refused unread.
+fn read_part_file(path: &Path) -> std::io::Result<Vec<u8>> {
     if is_stdin_name(path) {
-        let mut bytes = Vec::new();
-        std::io::stdin().lock().read_to_end(&mut bytes)?;
-        Ok(bytes)
-    } else {
-        std::fs::read(path)
+        return read_part(&mut std::io::stdin().lock());
     }
+    let mut file = File::open(path)?;
+    let kind = file.metadata()?.file_type();
+    if !(kind.is_file() || kind.is_fifo()) {
+        return Err(std::io::Error::other(
+            "not a regular file: a part is the file `treehash part -o` wrote",
+        ));
+    }
+    read_part(&mut file)
 }
 
 /// `-c SUMS`: every line of SUMS that names the file gets a verdict, as
 /// `--check` gives it; the exit code is 0 only if each matched.
 fn check(args: &JoinArgs, joined: &Joined, name: &Path, sums: &Path) -> Result<i32, Fatal> {
-    let text = match read_all(sums) {
-        Ok(text) => text,
+    let mut reader = match open_list(sums) {
+        Ok(reader) => reader,
         Err(e) => {
             report(format!(
                 "{}: {}",
@@ -105,18 +113,35 @@ fn check(args: &JoinArgs, joined: &Joined, name: &Path, sums: &Path) -> Result<i
     };
     let end = if args.zero { b'\0' } else { b'\n' };
     let wanted = name.as_os_str().as_bytes();
-    let lines = text.split(|&b| b == end).filter_map(|line| {
-        if line.is_empty() || line.starts_with(b"#") {
-            return None;
+    // One line at a time, as `--check` reads them: the lines that name the
+    // file, parsed; comments, malformed and overlong lines skipped.
+    let mut buffer = Vec::new();
+    let mut read_error = None;
+    let lines = std::iter::from_fn(|| {
+        loop {
+            match read_line(reader.as_mut(), end, &mut buffer) {
+                Ok(LineRead::End) => return None,
+                Err(e) => {
+                    read_error = Some(e);
+                    return None;
+                }
+                Ok(LineRead::TooLong) => continue,
+                Ok(LineRead::Line) => {}
+            }
+            if buffer.is_empty() || buffer.starts_with(b"#") {
+                continue;
+            }
+            // parse_line drops one trailing CR (of a CRLF line); a
+            // NUL-ended line keeps its own.
+            if args.zero {
+                buffer.push(b'\r');
+            }
+            if let Ok(line) = parse_line(&buffer)
+                && line.name == wanted
+            {
+                return Some(line);
+            }
         }
-        // parse_line drops one trailing CR (of a CRLF line); a NUL-ended
-        // line keeps its own.
-        let parsed = if args.zero {
-            parse_line(&[line, b"\r"].concat())
-        } else {
-            parse_line(line)
-        };
-        parsed.ok().filter(|l| l.name == wanted)
     });
     let mut code = None;
     for line in lines {
@@ -134,6 +159,14 @@ fn check(args: &JoinArgs, joined: &Joined, name: &Path, sums: &Path) -> Result<i
                 .max(if failed { exit::FAILED } else { exit::OK }),
         );
         say(args.zero, &line, verdict).map_err(|e| Fatal::write(&e, exit::OK))?;
+    }
+    if let Some(e) = read_error {
+        report(format!(
+            "{}: {}",
+            sums.display(),
+            treehash::error::io_reason(&e)
+        ));
+        return Ok(exit::FAILED);
     }
     Ok(code.unwrap_or_else(|| {
         report(format!(

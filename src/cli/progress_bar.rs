@@ -145,7 +145,8 @@ impl ListProgress {
             // files so far showed the bar first.
             let (bar, files, count) = (progress.bar.clone(), files.to_vec(), files.len());
             let (done, shown) = (progress.files_done.clone(), progress.shown.clone());
-            std::thread::spawn(move || {
+            // Without the thread (refused by the system) the bar has no total.
+            let _ = std::thread::Builder::new().spawn(move || {
                 let total: u64 = files
                     .iter()
                     .filter_map(|f| std::fs::metadata(f).ok())

@@ -4,6 +4,8 @@
 
 use super::CpuBackend;
 use super::workers::Workers;
+use crate::error::HashError;
+use crate::threads;
 
 /// Inputs up to this size are hashed inline, on the calling thread alone:
 /// below it waking the pool costs more than it saves, above it the pool's
@@ -35,12 +37,15 @@ fn with_inline<R>(inline: bool, work: impl FnOnce() -> R) -> R {
 /// waited for another pool (or for windows and GPUs) itself would either
 /// take a worker from the hashing or, if it is another pool's, run that
 /// pool's next jobs while it waits, nesting the caller's work inside ours.
-/// A plain thread's join waits without running anything.
-pub(crate) fn off_rayon_workers<R: Send>(work: impl FnOnce() -> R + Send) -> R {
+/// A plain thread's join waits without running anything. An error where
+/// the system refuses the thread.
+pub(crate) fn off_rayon_workers<T: Send, E: From<HashError> + Send>(
+    work: impl FnOnce() -> Result<T, E> + Send,
+) -> Result<T, E> {
     if rayon::current_thread_index().is_none() {
         return work();
     }
-    std::thread::scope(|s| match s.spawn(work).join() {
+    std::thread::scope(|s| match threads::spawn_scoped(s, work)?.join() {
         Ok(out) => out,
         Err(panic) => std::panic::resume_unwind(panic),
     })
@@ -50,26 +55,35 @@ impl CpuBackend {
     /// Runs `work`, the hashing of an input of one piece (`len` bytes), in
     /// one call: up to [`INLINE_MAX`] bytes inline on the calling thread,
     /// where the engines begun inside `work` loop on it alone; larger, on
-    /// the pool, where the steps' own calls into the pool are then direct.
-    /// Called step by step from outside, each step (the piece, the leaves'
-    /// padding, each parent level) would wake the pool's workers and leave
-    /// them spinning, which costs more than a small file's hashing
-    /// (docs/PERFORMANCE.md, "Many small files").
-    pub(crate) fn run_one_piece<R: Send>(&self, len: u64, work: impl FnOnce() -> R + Send) -> R {
+    /// the pool (started here), where the steps' own calls into the pool
+    /// are then direct. Called step by step from outside, each step (the
+    /// piece, the leaves' padding, each parent level) would wake the pool's
+    /// workers and leave them spinning, which costs more than a small
+    /// file's hashing (docs/PERFORMANCE.md, "Many small files").
+    pub(crate) fn run_one_piece<T: Send, E: From<HashError> + Send>(
+        &self,
+        len: u64,
+        work: impl FnOnce() -> Result<T, E> + Send,
+    ) -> Result<T, E> {
         if len <= INLINE_MAX {
             return with_inline(true, work);
         }
-        if self.pool().current_thread_index().is_some() {
+        let pool = self.start_pool()?;
+        if pool.current_thread_index().is_some() {
             return with_inline(false, work);
         }
-        off_rayon_workers(|| self.pool().install(|| with_inline(false, work)))
+        off_rayon_workers(|| pool.install(|| with_inline(false, work)))
     }
 
     /// Runs `work`, the hashing of an input of several pieces, which waits
-    /// for windows, GPUs and the pool: from the calling thread, or from a
-    /// thread of its own when the caller is a rayon worker; its engines use
-    /// the pool.
-    pub(crate) fn run_pieces<R: Send>(&self, work: impl FnOnce() -> R + Send) -> R {
+    /// for windows, GPUs and the pool (started here): from the calling
+    /// thread, or from a thread of its own when the caller is a rayon
+    /// worker; its engines use the pool.
+    pub(crate) fn run_pieces<T: Send, E: From<HashError> + Send>(
+        &self,
+        work: impl FnOnce() -> Result<T, E> + Send,
+    ) -> Result<T, E> {
+        self.start_pool()?;
         off_rayon_workers(|| with_inline(false, work))
     }
 

@@ -850,15 +850,19 @@ fn inputs_run_inline_on_the_pool_or_off_rayon_workers() {
     let on_rayon = || rayon::current_thread_index().is_some();
     let here = thread();
 
-    let (at, small_inline) = cpu.run_one_piece(INLINE_MAX, || (thread(), inline()));
+    // The routing's results, which cannot fail here (the pool starts).
+    fn ok<T>(got: Result<T, HashError>) -> T {
+        got.unwrap()
+    }
+    let (at, small_inline) = ok(cpu.run_one_piece(INLINE_MAX, || Ok((thread(), inline()))));
     assert!(at == here && small_inline);
     assert!(!inline(), "nothing is left set here");
 
     let (larger_in_pool, larger_inline) =
-        cpu.run_one_piece(INLINE_MAX + 1, || (in_pool(), inline()));
+        ok(cpu.run_one_piece(INLINE_MAX + 1, || Ok((in_pool(), inline()))));
     assert!(larger_in_pool && !larger_inline);
 
-    let (at, pieces_inline) = cpu.run_pieces(|| (thread(), inline()));
+    let (at, pieces_inline) = ok(cpu.run_pieces(|| Ok((thread(), inline()))));
     assert!(at == here && !pieces_inline);
 
     // From a worker of another pool, the caller's thread never waits
@@ -869,16 +873,21 @@ fn inputs_run_inline_on_the_pool_or_off_rayon_workers() {
         .unwrap();
     foreign.install(|| {
         let caller = thread();
-        assert!(cpu.run_one_piece(1, || thread() == caller && inline()));
-        assert!(cpu.run_one_piece(INLINE_MAX + 1, in_pool));
-        assert!(cpu.run_pieces(|| thread() != caller && !on_rayon()));
+        assert!(ok(
+            cpu.run_one_piece(1, || Ok(thread() == caller && inline()))
+        ));
+        assert!(ok(cpu.run_one_piece(INLINE_MAX + 1, || Ok(in_pool()))));
+        assert!(ok(cpu.run_pieces(|| Ok(thread() != caller && !on_rayon()))));
     });
     // From one of our own workers, several pieces leave it too.
     let left = cpu
         .pool()
-        .install(|| cpu.run_pieces(|| !on_rayon() && !inline()));
+        .install(|| ok(cpu.run_pieces(|| Ok(!on_rayon() && !inline()))));
     assert!(left);
     // Several pieces begun inside an inline input (a progress callback there).
-    assert!(cpu.run_one_piece(1, || cpu.run_pieces(|| !inline())));
-    assert!(cpu.run_one_piece(1, inline), "and inline again after it");
+    assert!(ok(cpu.run_one_piece(1, || cpu.run_pieces(|| Ok(!inline())))));
+    assert!(
+        ok(cpu.run_one_piece(1, || Ok(inline()))),
+        "and inline again after it"
+    );
 }

@@ -274,9 +274,13 @@ impl Fleet {
                         if !already && !device.is_ready(kernels) {
                             started = true;
                             let shared = &shared;
-                            s.spawn(move || {
+                            let spawned = std::thread::Builder::new().spawn_scoped(s, move || {
                                 device.prepare(&shared.start, kernels, piece_len, &shared.failure)
                             });
+                            if let Err(e) = spawned {
+                                let why = format!("starting a thread: {e}");
+                                note_failure(&shared.failure, &GpuError::new(why));
+                            }
                         }
                     }
                 });

@@ -231,14 +231,17 @@ pub struct Hasher {
 
 impl Hasher {
     /// A hasher set up as `options` say. The CPU's worker threads start
-    /// now; no GPU is touched until an input needs one, or until
-    /// [`gpu`](Hasher::gpu) or [`gpus`](Hasher::gpus) is called.
+    /// when the first input needs them (a small input is hashed on the
+    /// calling thread alone), fewer than asked where the system refuses
+    /// that many; an input whose threads the system refuses altogether
+    /// gets [`HashError::Threads`]. No GPU is touched until an input needs
+    /// one, or until [`gpu`](Hasher::gpu) or [`gpus`](Hasher::gpus) is
+    /// called.
     ///
     /// # Errors
     ///
     /// [`HashError::CpuFeature`] where `options.cpu_path` needs what this
-    /// CPU lacks; [`HashError::Threads`] where the worker threads cannot
-    /// be started.
+    /// CPU lacks.
     pub fn new(options: HasherOptions) -> Result<Hasher, HashError> {
         trace::trace(|| "a hasher is made".into());
         let cpu = CpuBackend::new(options.threads, options.piece_bytes, options.cpu_path)?;

@@ -5,10 +5,13 @@
 //! reads and writes that frame and the LI mode's fields (mode 1);
 //! `standard` those of KT (mode 2) and ParallelHash (mode 3).
 
+use std::io::{self, Read};
+
 use sha3::{Digest, Sha3_256};
 
+use super::origin::{HostTag, Identity, Origin};
 use super::plan::{Subtrees, part_leaves, stored, subtrees, value_len};
-use super::{Body, KeyCheck, Origin, Part, TreePart};
+use super::{Body, KeyCheck, Part, TreePart};
 use crate::params::{Algorithm, TreeParams};
 use crate::tree::Dealing;
 
@@ -17,7 +20,8 @@ use crate::tree::Dealing;
 const MAGIC: [u8; 8] = *b"\x89THPART\n";
 /// The format version this treehash writes and reads. A new tree mode is
 /// no new version: readers refuse a mode they do not know by its number.
-pub const FORMAT_VERSION: u8 = 1;
+/// Version 2 added the file's identity (host, inode, change time).
+pub const FORMAT_VERSION: u8 = 2;
 /// The tree modes a part can belong to; the fields after the mode byte are
 /// the mode's own (docs/SPEC.md).
 const MODE_LI: u8 = 1;
@@ -34,11 +38,18 @@ const ALGORITHM_CODES: [(Algorithm, u8); Algorithm::ALL.len()] = [
 ];
 /// Flag bits (bit 0 only in LI parts).
 const KEYED: u8 = 1;
-pub(super) const MODIFIED_KNOWN: u8 = 2;
+const MODIFIED_KNOWN: u8 = 2;
+const IDENTITY_KNOWN: u8 = 4;
+/// The flags of the origin's fields, which every mode has.
+pub(super) const ORIGIN_FLAGS: u8 = MODIFIED_KNOWN | IDENTITY_KNOWN;
 /// Bytes of the check value.
 pub(super) const CHECK_LEN: usize = 16;
 /// Bytes of the LI header, up to the name.
-const HEADER_LEN: usize = 114;
+const HEADER_LEN: usize = 138;
+/// The largest file a part can be of: a file offset is a signed 64-bit
+/// number (`off_t`), so no file is longer, and sums of a file's length and
+/// a few bytes more (a prefix, KT's suffix) cannot overflow.
+const MAX_FILE_LEN: u64 = i64::MAX as u64;
 /// The domain string hashed before the prefix into the key check.
 const KEY_CHECK_DOMAIN: &[u8] = b"treehash part key check v1\0";
 
@@ -50,7 +61,10 @@ pub enum PartError {
     NotAPart,
     #[error("corrupt or truncated part: its check value does not match its contents")]
     Corrupt,
-    #[error("part format version {0}, which this treehash cannot read (it reads version 1)")]
+    #[error(
+        "part format version {0}, which this treehash cannot read (it reads version \
+         {FORMAT_VERSION}): make every part of the set with one treehash"
+    )]
     Version(u8),
     #[error(
         "a part of tree mode {0}, which this treehash does not know (it knows 1, LI; 2, KT; \
@@ -138,37 +152,125 @@ impl Part {
     }
 }
 
+/// Reads one part's bytes from `reader`: the signature, version and mode
+/// first, then the mode's fixed header, then at most the bytes its fields
+/// allow, so that a stream that is no part (a device, the data file itself,
+/// a pipe that never ends) is given up after a few bytes, not read whole.
+/// What it returns is for [`Part::from_bytes`] to judge: bytes that are no
+/// part's, or a part cut short or longer than its fields, come back as read
+/// (at most one byte past what the fields allow). An unknown version or
+/// mode is an error of kind `InvalidData` carrying the [`PartError`].
+pub fn read_part(reader: &mut dyn Read) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    let mut take = |bytes: &mut Vec<u8>, up_to: u128| -> io::Result<()> {
+        let more = u64::try_from(up_to.saturating_sub(bytes.len() as u128)).unwrap_or(u64::MAX);
+        reader.take(more).read_to_end(bytes).map(drop)
+    };
+    take(&mut bytes, (MAGIC.len() + 2) as u128)?;
+    if bytes.len() < MAGIC.len() + 2 || !bytes.starts_with(&MAGIC) {
+        return Ok(bytes);
+    }
+    let refused = |e: PartError| io::Error::new(io::ErrorKind::InvalidData, e);
+    let (version, mode) = (bytes[MAGIC.len()], bytes[MAGIC.len() + 1]);
+    if version != FORMAT_VERSION {
+        return Err(refused(PartError::Version(version)));
+    }
+    let header = match mode {
+        MODE_LI => HEADER_LEN,
+        MODE_KT | MODE_PARALLEL_HASH => super::standard::HEADER_LEN,
+        mode => return Err(refused(PartError::Mode(mode))),
+    };
+    take(&mut bytes, header as u128)?;
+    if bytes.len() < header {
+        return Ok(bytes);
+    }
+    // A field at its offset in the part (docs/SPEC.md), widened.
+    let field = |at: usize, len: usize| {
+        let mut le = [0u8; 16];
+        le[..len].copy_from_slice(&bytes[at..at + len]);
+        u128::from_le_bytes(le)
+    };
+    // The longest part the fields allow: a value is at most 64 bytes, or
+    // the digest's n (offset 28) at an LI root.
+    let name = field(header - 2, 2);
+    let longest = match mode {
+        MODE_LI => header as u128 + name + field(header - 10, 8) * field(28, 4).max(64),
+        _ => {
+            let (customization, values, first) =
+                (field(20, 4), field(header - 14, 8), field(header - 6, 4));
+            header as u128 + name + customization + first + values * 64
+        }
+    };
+    take(&mut bytes, longest + CHECK_LEN as u128 + 1)?;
+    Ok(bytes)
+}
+
 impl Origin {
-    /// The flags it sets: whether the modification time is known.
+    /// The flags it sets: whether the modification time and the identity
+    /// are known.
     pub(super) fn flags(&self) -> u8 {
-        if self.modified_ns.is_some() {
+        let modified = if self.modified_ns.is_some() {
             MODIFIED_KNOWN
         } else {
             0
-        }
+        };
+        let identity = if self.identity.is_some() {
+            IDENTITY_KNOWN
+        } else {
+            0
+        };
+        modified | identity
     }
 
-    /// |F|, the modification time (0 when unknown), N and I: 32 bytes.
+    /// |F|, the modification time, N, I, the host's tag, the inode and the
+    /// change time (the unknown ones 0): 56 bytes.
     pub(super) fn write_numbers(&self, out: &mut Vec<u8>) {
+        let identity = self.identity.unwrap_or(NO_IDENTITY);
         out.extend_from_slice(&self.file_len.to_le_bytes());
         out.extend_from_slice(&self.modified_ns.unwrap_or(0).to_le_bytes());
         out.extend_from_slice(&self.count.to_le_bytes());
         out.extend_from_slice(&self.index.to_le_bytes());
+        out.extend_from_slice(&identity.host);
+        out.extend_from_slice(&identity.inode.to_le_bytes());
+        out.extend_from_slice(&identity.changed_ns.to_le_bytes());
     }
 
     /// Reads what [`Origin::write_numbers`] wrote (the name comes later),
-    /// the time known where `flags` say so, and checks that I is a part of N.
+    /// the fields known where `flags` say so, and checks that |F| is a
+    /// file's size, that I is a part of N, and that the fields not known
+    /// are 0 (one part has one encoding).
     pub(super) fn read_numbers(r: &mut Reader<'_>, flags: u8) -> Result<Origin, PartError> {
         let file_len = r.u64();
         let modified = r.i64();
         let count = r.u64();
         let index = r.u64();
+        let identity = Identity {
+            host: r.array(),
+            inode: r.u64(),
+            changed_ns: r.i64(),
+        };
+        if file_len > MAX_FILE_LEN {
+            return Err(inconsistent(format!(
+                "a file of {file_len} bytes, longer than any file ({MAX_FILE_LEN} bytes)"
+            )));
+        }
         if count == 0 || index >= count {
             return Err(inconsistent(format!("part {index} of {count}")));
         }
+        let modified_ns = match flags & MODIFIED_KNOWN != 0 {
+            true => Some(modified),
+            false if modified == 0 => None,
+            false => return Err(inconsistent("a modification time flagged unknown".into())),
+        };
+        let identity = match flags & IDENTITY_KNOWN != 0 {
+            true => Some(identity),
+            false if identity == NO_IDENTITY => None,
+            false => return Err(inconsistent("a file identity flagged unknown".into())),
+        };
         Ok(Origin {
             file_len,
-            modified_ns: (flags & MODIFIED_KNOWN != 0).then_some(modified),
+            modified_ns,
+            identity,
             count,
             index,
             name: Vec::new(),
@@ -219,7 +321,7 @@ impl TreePart {
             .map(|(a, _)| *a)
             .ok_or_else(|| bad(format!("unknown function code {code}")))?;
         let flags = r.u8();
-        if flags & !(KEYED | MODIFIED_KNOWN) != 0 {
+        if flags & !(KEYED | ORIGIN_FLAGS) != 0 {
             return Err(bad(format!("unknown flags {flags:#04x}")));
         }
         let height = r.u32();
@@ -280,15 +382,20 @@ impl TreePart {
                 "{value_count} values, where its leaves need {expected}"
             )));
         }
-        let values_len: usize = tiles
+        // In u128: the counts are the header's, and no product overflows.
+        let values_len: u128 = tiles
             .iter()
-            .map(|t| stored(&part.params, t, holding) as usize * value_len(&part.params, t.level))
+            .map(|t| {
+                u128::from(stored(&part.params, t, holding))
+                    * value_len(&part.params, t.level) as u128
+            })
             .sum();
-        if body.len() != HEADER_LEN + name_len + values_len {
+        let need = (HEADER_LEN + name_len) as u128 + values_len;
+        if body.len() as u128 != need {
             return Err(bad(format!(
                 "{} bytes, where its fields need {}",
                 body.len() + CHECK_LEN,
-                HEADER_LEN + name_len + values_len + CHECK_LEN
+                need + CHECK_LEN as u128
             )));
         }
         let name = body[HEADER_LEN..HEADER_LEN + name_len].to_vec();
@@ -327,6 +434,13 @@ fn algorithm_code(algorithm: Algorithm) -> u8 {
         .expect("every function has a code")
 }
 
+/// The identity fields of a part whose identity is not known.
+const NO_IDENTITY: Identity = Identity {
+    host: [0; std::mem::size_of::<HostTag>()],
+    inode: 0,
+    changed_ns: 0,
+};
+
 /// Fixed-width fields from the start of a body whose length the mode checks
 /// beforehand (at least its header's).
 pub(super) struct Reader<'b> {
@@ -335,7 +449,7 @@ pub(super) struct Reader<'b> {
 }
 
 impl Reader<'_> {
-    fn array<const N: usize>(&mut self) -> [u8; N] {
+    pub(super) fn array<const N: usize>(&mut self) -> [u8; N] {
         let mut out = [0u8; N];
         out.copy_from_slice(&self.bytes[self.at..self.at + N]);
         self.at += N;

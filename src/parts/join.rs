@@ -6,6 +6,7 @@
 use rayon::prelude::*;
 
 use super::nodes::Nodes;
+use super::origin::Identity;
 use super::plan::{stored, value_len};
 use super::{Body, Part, PartError, TreePart, standard};
 use crate::function::{Label, Params};
@@ -74,6 +75,16 @@ pub enum JoinError {
         this: String,
         first: String,
     },
+    /// Two parts made on one host from two files, or from two versions of
+    /// the file (`what`: its inode or its change time differs): `this` is
+    /// the value of the part at `at`, `that` the value of the part at `other`.
+    OtherVersion {
+        at: usize,
+        other: usize,
+        what: &'static str,
+        this: String,
+        that: String,
+    },
     /// The same part twice.
     Duplicate {
         at: usize,
@@ -91,6 +102,7 @@ impl JoinError {
         match self {
             JoinError::Unreadable { at, .. }
             | JoinError::Differs { at, .. }
+            | JoinError::OtherVersion { at, .. }
             | JoinError::Duplicate { at, .. } => Some(*at),
             JoinError::NoParts | JoinError::Missing { .. } => None,
         }
@@ -107,6 +119,17 @@ impl JoinError {
                 "its {what} ({this}) differs from {}'s ({first}): a part of another file \
                  or other parameters",
                 name(0)
+            ),
+            JoinError::OtherVersion {
+                other,
+                what,
+                this,
+                that,
+                ..
+            } => format!(
+                "its file's {what} ({this}) differs from {}'s ({that}), made on the same host: \
+                 the file was changed or replaced between the parts",
+                name(*other)
             ),
             JoinError::Duplicate {
                 other,
@@ -171,6 +194,7 @@ pub fn join(parts: &[Part]) -> Result<Joined, JoinError> {
             });
         }
     }
+    same_version_on_each_host(parts)?;
     let count = first.origin.count;
     // Each index once: the parts in the split's order.
     let mut by_index: Vec<(u64, usize)> = parts
@@ -257,6 +281,41 @@ fn difference(part: &Part, first: &Part) -> Option<(&'static str, String, String
         )),
         _ => None,
     }
+}
+
+/// An error if two parts made on one host saw two files, or two versions
+/// of the file: another inode, or another change time (a write, even one
+/// that kept the size and set the modification time back). Parts of
+/// different hosts are not compared by these (a copy of the file has its
+/// own): each is held against the first part given of its host.
+fn same_version_on_each_host(parts: &[Part]) -> Result<(), JoinError> {
+    let mut first_of_host: Vec<(usize, Identity)> = Vec::new();
+    for (at, part) in parts.iter().enumerate() {
+        let Some(this) = part.origin.identity else {
+            continue;
+        };
+        let Some(&(first_at, first)) = first_of_host.iter().find(|(_, i)| i.host == this.host)
+        else {
+            first_of_host.push((at, this));
+            continue;
+        };
+        let differs = |what, show: fn(&Identity) -> String| {
+            Err(JoinError::OtherVersion {
+                at,
+                other: first_at,
+                what,
+                this: show(&this),
+                that: show(&first),
+            })
+        };
+        if this.inode != first.inode {
+            return differs("inode", |i| i.inode.to_string());
+        }
+        if this.changed_ns != first.changed_ns {
+            return differs("change time", |i| format!("{} ns after 1970", i.changed_ns));
+        }
+    }
+    Ok(())
 }
 
 impl TreePart {

@@ -58,6 +58,7 @@
 mod format;
 mod join;
 mod nodes;
+mod origin;
 mod plan;
 mod read;
 mod standard;
@@ -74,8 +75,9 @@ use crate::hasher::Hasher;
 use crate::params::TreeParams;
 use crate::progress::Progress;
 use crate::standard::Family;
+use origin::Origin;
 
-pub use format::{FORMAT_VERSION, PartError};
+pub use format::{FORMAT_VERSION, PartError, read_part};
 pub use join::{JoinError, Joined, join, join_bytes};
 pub use plan::{
     MIN_RUN_BYTES, PartPlan, ShortRuns, longer_runs, max_parts_with_long_runs, part_leaves, plan,
@@ -95,18 +97,6 @@ type KeyCheck = [u8; 16];
 pub struct Part {
     origin: Origin,
     body: Body,
-}
-
-/// What every part records of the file and of its place in the split.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Origin {
-    file_len: u64,
-    /// The file's modification time, in nanoseconds since 1970.
-    modified_ns: Option<i64>,
-    count: u64,
-    index: u64,
-    /// The file's name as given (bytes).
-    name: Vec<u8>,
 }
 
 /// What a part holds of its tree.

@@ -9,7 +9,7 @@ use std::fs::File;
 use std::io::Read;
 use std::ops::Range;
 use std::path::Path;
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 use super::format::key_check;
 use super::nodes::Nodes;
@@ -19,7 +19,7 @@ use crate::engine::LeafEngine;
 use crate::error::HashError;
 use crate::gpu::{self, CopyMode};
 use crate::hasher::{BackendChoice, BackendUsed, Hasher, Resumed};
-use crate::input::{InputFile, Source};
+use crate::input::{InputFile, Source, Stamp};
 use crate::message::{self, Piece};
 use crate::params::TreeParams;
 use crate::progress::Progress;
@@ -73,7 +73,7 @@ impl Hasher {
         let start = Instant::now();
         let mut timings = Timings::default();
         let opened = timed(&mut timings.open, || open(path))?;
-        let (file_len, modified) = opened.stamp()?;
+        let (file_len, stamp) = opened.stamp()?;
         let leaves = part_leaves(params.leaf_count(), count, index);
         let message_len = params.prefix().len() as u64 + file_len;
         let holding = Dealing::of(params).leaves_with_blocks(message_len);
@@ -92,7 +92,7 @@ impl Hasher {
                 self.absorb_part(params, input, &leaves, read_len, progress, &mut timings)
             })?;
         }
-        opened.check_unchanged(modified)?;
+        opened.check_unchanged(&stamp)?;
         let cpu = self.cpu();
         let values = timed(&mut timings.reduce, || {
             // From a thread that is no rayon worker, as every wait on the pool.
@@ -100,18 +100,14 @@ impl Hasher {
                 let whole =
                     |children: &[u8], out: &mut [u8]| cpu.whole_nodes(params, children, out);
                 let nodes = Nodes::with_whole_nodes(params, &whole);
-                cpu.pool()
-                    .install(|| part_values(params, &nodes, &leaves, holding, made.leaves))
+                let pool = cpu.start_pool()?;
+                Ok::<_, HashError>(
+                    pool.install(|| part_values(params, &nodes, &leaves, holding, made.leaves)),
+                )
             })
-        });
+        })?;
         timings.total = start.elapsed();
-        let origin = Origin {
-            file_len,
-            modified_ns: modified.and_then(nanos_since_epoch),
-            count,
-            index,
-            name,
-        };
+        let origin = Origin::new(&stamp, file_len, count, index, name);
         let tree = TreePart {
             params: without_prefix(params)?,
             key_check: params.has_prefix().then(|| key_check(params.prefix())),
@@ -367,11 +363,11 @@ fn part_values(
 }
 
 impl Opened {
-    /// The file's size and modification time, as it was opened.
-    pub(super) fn stamp(&self) -> Result<(u64, Option<SystemTime>), HashError> {
+    /// The input's size, and the file's version as it was opened.
+    pub(super) fn stamp(&self) -> Result<(u64, Stamp), HashError> {
         Ok(match self {
-            Opened::File(file) => (file.len(), file.modified()),
-            Opened::Empty(file) => (0, file.metadata()?.modified().ok()),
+            Opened::File(file) => (file.len(), *file.stamp()),
+            Opened::Empty(file) => (0, Stamp::of(&file.metadata()?)),
         })
     }
 
@@ -383,12 +379,12 @@ impl Opened {
         }
     }
 
-    /// An error if the file changed since it was opened (`modified` being
-    /// its time then).
-    pub(super) fn check_unchanged(&self, modified: Option<SystemTime>) -> Result<(), HashError> {
+    /// An error if the file changed since it was opened (`stamp` being its
+    /// version then).
+    pub(super) fn check_unchanged(&self, stamp: &Stamp) -> Result<(), HashError> {
         match self {
             Opened::File(file) => file.check_unchanged(),
-            Opened::Empty(file) => unchanged_empty(file, modified),
+            Opened::Empty(file) => stamp.check_unchanged(&file.metadata()?),
         }
     }
 }
@@ -413,18 +409,6 @@ pub(super) fn open(path: &Path) -> Result<Opened, HashError> {
     }
 }
 
-/// An error if the empty file `file` grew or was touched meanwhile.
-fn unchanged_empty(file: &File, modified: Option<SystemTime>) -> Result<(), HashError> {
-    let meta = file.metadata()?;
-    if meta.len() != 0 {
-        return Err(HashError::Changed(format!("size 0 became {}", meta.len())));
-    }
-    if meta.modified().ok() != modified {
-        return Err(HashError::Changed("modification time moved".into()));
-    }
-    Ok(())
-}
-
 /// `params` without the prefix, as a part records them.
 fn without_prefix(params: &TreeParams) -> Result<TreeParams, crate::params::ParamError> {
     TreeParams::with_options(
@@ -435,12 +419,4 @@ fn without_prefix(params: &TreeParams) -> Result<TreeParams, crate::params::Para
         Vec::new(),
         Some(params.output_len()),
     )
-}
-
-/// A time as nanoseconds since 1970 (negative before), where an i64 holds it.
-pub(super) fn nanos_since_epoch(time: SystemTime) -> Option<i64> {
-    match time.duration_since(SystemTime::UNIX_EPOCH) {
-        Ok(after) => i64::try_from(after.as_nanos()).ok(),
-        Err(before) => i64::try_from(before.duration().as_nanos()).ok().map(|n| -n),
-    }
 }

@@ -12,9 +12,10 @@
 
 use std::ops::Range;
 
-use super::format::{CHECK_LEN, MODE_KT, MODE_PARALLEL_HASH, MODIFIED_KNOWN, Reader, inconsistent};
+use super::format::{CHECK_LEN, MODE_KT, MODE_PARALLEL_HASH, ORIGIN_FLAGS, Reader, inconsistent};
+use super::origin::Origin;
 use super::plan::part_leaves;
-use super::{Body, Origin, Part, PartError};
+use super::{Body, Part, PartError};
 use crate::standard::node::LastNode;
 use crate::standard::run::{chunk_count, chunk_len, suffix};
 use crate::standard::{
@@ -22,7 +23,7 @@ use crate::standard::{
 };
 
 /// Bytes of the header of modes 2 and 3, up to the name.
-const HEADER_LEN: usize = 94;
+pub(super) const HEADER_LEN: usize = 118;
 /// The functions of each mode, by their code in the format.
 const FUNCTION_CODES: [(Standard, u8, u8); 4] = [
     (Standard::Kt128, MODE_KT, 1),
@@ -138,7 +139,7 @@ impl StandardPart {
             .map(|(s, _, _)| *s)
             .ok_or_else(|| inconsistent(format!("unknown function code {code} of mode {mode}")))?;
         let flags = r.u8();
-        if flags & !MODIFIED_KNOWN != 0 {
+        if flags & !ORIGIN_FLAGS != 0 {
             return Err(inconsistent(format!("unknown flags {flags:#04x}")));
         }
         let block_size = r.u32() as usize;
@@ -209,13 +210,15 @@ impl StandardPart {
                 "{value_count} values, where its chunks need {values_want}"
             )));
         }
-        let values_len = values_want as usize * params.standard().chaining_len();
+        // In u128: the count is the header's, and no product overflows.
+        let values_len = u128::from(values_want) * params.standard().chaining_len() as u128;
         let first_end = fixed_end + first_len as usize;
-        if body.len() != first_end + values_len {
+        let need = first_end as u128 + values_len;
+        if body.len() as u128 != need {
             return Err(inconsistent(format!(
                 "{} bytes, where its fields need {}",
                 body.len() + CHECK_LEN,
-                first_end + values_len + CHECK_LEN
+                need + CHECK_LEN as u128
             )));
         }
         let part = StandardPart {

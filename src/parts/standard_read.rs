@@ -10,7 +10,7 @@ use std::ops::Range;
 use std::path::Path;
 use std::time::Instant;
 
-use super::read::{PartOutput, nanos_since_epoch, open};
+use super::read::{PartOutput, open};
 use super::standard::{StandardPart, bytes_read, holds_first_chunk, split};
 use super::{Body, Origin, Part};
 use crate::cpu::chunks::LeafSpec;
@@ -42,7 +42,7 @@ impl Hasher {
         };
         let mut timings = Timings::default();
         let opened = timed(&mut timings.open, || open(path))?;
-        let (file_len, modified) = opened.stamp()?;
+        let (file_len, stamp) = opened.stamp()?;
         let (chunks, chunk_count) = split(params, file_len, count, index);
         let read_len = bytes_read(params, &chunks, file_len);
         progress.start(Some(read_len));
@@ -56,7 +56,7 @@ impl Hasher {
                 self.part_chunks_on_cpu(params, file, chunks, progress, &mut timings)
             }
         })?;
-        opened.check_unchanged(modified)?;
+        opened.check_unchanged(&stamp)?;
         timings.copy_busy += walked.copy_busy;
         timings.kernel_busy += walked.kernel_busy;
         timings.total = start.elapsed();
@@ -64,13 +64,7 @@ impl Hasher {
             .shares
             .iter()
             .any(|s| s.engine != "cpu" && s.bytes > 0);
-        let origin = Origin {
-            file_len,
-            modified_ns: modified.and_then(nanos_since_epoch),
-            count,
-            index,
-            name,
-        };
+        let origin = Origin::new(&stamp, file_len, count, index, name);
         debug_assert_eq!(
             walked.sink.first_chunk.is_empty(),
             !holds_first_chunk(params, &chunks)

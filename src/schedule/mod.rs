@@ -347,21 +347,24 @@ fn finish(
         let handles: Vec<_> = owners
             .into_iter()
             .map(|(_, engine)| {
-                s.spawn(move || {
+                crate::threads::spawn_scoped(s, move || {
                     let mut t = Timings::default();
                     (engine.finish_leaves(&mut t), t)
                 })
             })
             .collect();
         for h in handles {
-            parts.push(h.join().unwrap_or_else(|_| {
-                (
+            let part = match h.map(|h| h.join()) {
+                Ok(Ok(part)) => part,
+                Ok(Err(_panicked)) => (
                     Err(HashError::Internal(
                         "an engine's thread panicked while finishing its leaves".into(),
                     )),
                     Timings::default(),
-                )
-            }));
+                ),
+                Err(refused) => (Err(refused), Timings::default()),
+            };
+            parts.push(part);
         }
     });
     let mut outputs = Vec::new();

@@ -66,3 +66,24 @@ pub fn other_files(dir: &Path, path: &Path, data: &[u8]) -> [(PathBuf, &'static 
         (renamed, "file name"),
     ]
 }
+
+/// The host tag a part made here records (docs/SPEC.md, "The format"): the
+/// first 8 bytes of SHA3-256("treehash host v1" ‖ 0x00 ‖ /etc/machine-id ‖
+/// 0x00 ‖ the host name), each file's bytes as they are (empty if absent).
+pub fn host_tag() -> [u8; 8] {
+    let read = |path| std::fs::read(path).unwrap_or_default();
+    let digest = sha3::Sha3_256::new()
+        .chain_update(b"treehash host v1\0")
+        .chain_update(read("/etc/machine-id"))
+        .chain_update(b"\0")
+        .chain_update(read("/proc/sys/kernel/hostname"))
+        .finalize();
+    digest[..8].try_into().unwrap()
+}
+
+/// A file's change time (`st_ctime`) in nanoseconds since 1970, as a part
+/// records it.
+pub fn change_time_ns(meta: &std::fs::Metadata) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    (meta.ctime() * 1_000_000_000 + meta.ctime_nsec()) as u64
+}
