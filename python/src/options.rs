@@ -24,6 +24,11 @@ const OPTION_NAMES: OptionNames = OptionNames {
     domain: "domain",
 };
 
+/// The most CPU worker threads `threads=` takes: the command line's limit
+/// on `--threads` (src/cli/args.rs, `MAX_THREADS`), which the library does
+/// not export.
+const MAX_THREADS: i64 = 1024;
+
 /// What one call asks for.
 pub struct Options {
     pub params: Params,
@@ -110,10 +115,10 @@ impl Args<'_, '_> {
         };
         let threads = match self.threads {
             None => None,
-            Some(n) if n >= 1 => Some(n as usize),
+            Some(n) if (1..=MAX_THREADS).contains(&n) => Some(n as usize),
             Some(n) => {
                 return Err(PyValueError::new_err(format!(
-                    "threads {n} is out of range (1 or more)"
+                    "threads {n} is out of range (1 to {MAX_THREADS})"
                 )));
             }
         };

@@ -28,8 +28,9 @@ ParallelHash's B, 8192 by default), ``length`` (the output length of SHAKE
 and the standard functions), ``prefix`` (an LI tree's key or salt),
 ``customization`` (KT's C or ParallelHash's S: str, as UTF-8, or bytes),
 ``domain`` (TurboSHAKE's D, 0x01 to 0x7F, 0x1F by default), ``backend``
-(``"auto"``, ``"cpu"`` or ``"gpu"``) and ``threads``. An option the
-function does not take raises ``ValueError`` with the command line's words.
+(``"auto"``, ``"cpu"`` or ``"gpu"``) and ``threads`` (1 to 1024, one per
+core by default). An option the function does not take raises
+``ValueError`` with the command line's words.
 
 >>> import treehash
 >>> treehash.new("sha3-256", b"abc", height=0).hexdigest()[:16]

@@ -107,7 +107,8 @@ def new(
     functions (1 to 65536; 32 for the 128-bit functions, 64 for the
     256-bit ones). ``prefix``: an LI tree's key or salt (1 to 255 bytes).
     ``customization``: KT's C or ParallelHash's S (at most 256 KiB).
-    ``domain``: TurboSHAKE's D (0x01 to 0x7F; 0x1F). ``backend="gpu"`` is
+    ``domain``: TurboSHAKE's D (0x01 to 0x7F; 0x1F). ``threads``: CPU
+    worker threads (1 to 1024; one per core by default). ``backend="gpu"`` is
     refused (``ValueError``): use :func:`file_digest` or
     :func:`device_digest` for a GPU."""
 
