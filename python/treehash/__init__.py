@@ -20,6 +20,10 @@ documents fix: ``kt128`` and ``kt256`` (KangarooTwelve, RFC 9861),
   ``treehash part``), anywhere the file can be read; :func:`join_parts`
   makes the file's digest from a whole set. ``treehash.dask`` (with
   ``dask[distributed]`` installed) spreads the parts over a Dask cluster.
+- :func:`handle_truncation` installs a SIGBUS handler (opt-in), so that a
+  file cut short while :func:`file_digest` hashes it raises
+  ``RuntimeError`` instead of ending the process, as a mapped file
+  otherwise does.
 
 Every function takes the command line's parameters, with its names and
 defaults: ``algorithm`` (one of :data:`algorithms`), ``height`` (8) and
@@ -47,6 +51,7 @@ from ._treehash import (
     algorithms,
     device_digest,
     file_digest,
+    handle_truncation,
     hash_part,
     join_parts,
     new,
@@ -67,6 +72,7 @@ __all__ = [
     "algorithms_guaranteed",
     "device_digest",
     "file_digest",
+    "handle_truncation",
     "hash_part",
     "join_parts",
     "new",

@@ -130,7 +130,9 @@ def file_digest(
     with :func:`new`'s parameters. Raises ``OSError`` (with ``errno`` and
     ``filename``) when it cannot be read, ``RuntimeError`` when it changes
     while hashed, ``GpuError`` when ``backend="gpu"`` and no GPU works.
-    ``"-"`` is the file named ``-``."""
+    ``"-"`` is the file named ``-``. A file truncated while a mapped window
+    of it is being hashed ends the process with SIGBUS unless
+    :func:`handle_truncation` was called."""
 
 def device_digest(
     obj: Any,
@@ -208,3 +210,17 @@ def _check_split(
 ) -> Optional[str]:
     """Checks a split's parameters as :func:`hash_part` does; the warning
     for an LI tree's runs under 1 MiB per stripe, or ``None``."""
+
+def handle_truncation() -> None:
+    """Installs a SIGBUS handler (once; later calls do nothing) so that a
+    file cut short while :func:`file_digest` hashes a mapped window of it
+    raises ``RuntimeError`` ("the file changed while it was being hashed",
+    naming the file; ``OSError`` with EIO where its storage failed and its
+    size held), never a digest, instead of ending the process as a mapped
+    file otherwise does. Any other SIGBUS goes to
+    the handler in place when this was called: the default action ends the
+    process; a function is called; "ignore" holds for a signal sent with
+    kill, not for a fault. Only windows treehash maps are recovered, not a
+    buffer given to :meth:`Hash.update`. Call it after
+    ``faulthandler.enable()`` (pytest calls that), whose handler, set later,
+    would replace this one. Raises ``OSError`` if sigaction(2) fails."""
