@@ -3,7 +3,8 @@
 //! interface over the library's engines for every function the command line
 //! computes (the LI trees, KT, ParallelHash, TurboSHAKE), files by the
 //! command line's fast path, data already in GPU memory, and a file's parts
-//! and their join (which `treehash.dask` spreads over a Dask cluster).
+//! and their join (which `treehash.dask` spreads over a Dask cluster); and
+//! an opt-in SIGBUS handler for files cut short while they are hashed.
 
 mod buffer;
 mod device;
@@ -11,6 +12,7 @@ mod errors;
 mod objects;
 mod options;
 mod parts;
+mod truncation;
 
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -34,5 +36,6 @@ fn _treehash(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parts::join_parts, m)?)?;
     m.add_function(wrap_pyfunction!(parts::check_split, m)?)?;
     m.add_function(wrap_pyfunction!(objects::restore_digest, m)?)?;
+    m.add_function(wrap_pyfunction!(truncation::handle_truncation, m)?)?;
     Ok(())
 }

@@ -340,8 +340,8 @@ pub fn new(
 /// ``"/dev/stdin"`` for standard input).
 /// A file whose size or modification time changes meanwhile raises
 /// ``RuntimeError``, not a digest; one truncated while a window of it is
-/// being hashed can end the process with SIGBUS (the package installs no
-/// signal handler), as with any mapped file.
+/// being hashed ends the process with SIGBUS, as with any mapped file,
+/// unless :func:`handle_truncation` was called (then ``RuntimeError`` too).
 #[pyfunction]
 #[pyo3(
     signature = (

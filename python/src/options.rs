@@ -1,9 +1,11 @@
 //! The parameters every function takes, read and checked in one place, with
 //! the command line's names, defaults and messages (the library's
 //! `ParamOptions`, which the command line builds its parameters with too);
-//! and the process's hashers, one per backend and thread count.
+//! and the process's hashers, one per backend and thread count while any is
+//! in use, the few used last kept idle.
 
-use std::sync::{Arc, Mutex};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, Weak};
 
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -23,6 +25,11 @@ const OPTION_NAMES: OptionNames = OptionNames {
     customization: "customization",
     domain: "domain",
 };
+
+/// The most CPU worker threads `threads=` takes: the command line's limit
+/// on `--threads` (src/cli/args.rs, `MAX_THREADS`), which the library does
+/// not export.
+const MAX_THREADS: i64 = 1024;
 
 /// What one call asks for.
 pub struct Options {
@@ -110,10 +117,10 @@ impl Args<'_, '_> {
         };
         let threads = match self.threads {
             None => None,
-            Some(n) if n >= 1 => Some(n as usize),
+            Some(n) if (1..=MAX_THREADS).contains(&n) => Some(n as usize),
             Some(n) => {
                 return Err(PyValueError::new_err(format!(
-                    "threads {n} is out of range (1 or more)"
+                    "threads {n} is out of range (1 to {MAX_THREADS})"
                 )));
             }
         };
@@ -152,36 +159,70 @@ fn not_negative(name: &str, value: i64) -> PyResult<u64> {
     u64::try_from(value).map_err(|_| PyValueError::new_err(format!("{name} {value} is negative")))
 }
 
-/// A hasher made, and what it was made for.
+/// Hashers kept while no call or object holds them: the ones asked for
+/// last. Keeping none would start a pool, and under `backend="auto"` the
+/// GPUs, again on every call; keeping every one would leave an idle pool
+/// per thread count a program ever asked for. With a few, a program that
+/// hashes with one or a few counts starts each pool (and each GPU) once,
+/// and one that tries many leaves at most this many idle pools behind.
+const KEPT: usize = 4;
+
+/// A hasher alive, and what it was made for.
 struct Made {
     backend: BackendChoice,
     threads: Option<usize>,
-    hasher: Arc<Hasher>,
+    hasher: Weak<Hasher>,
 }
 
-/// The hashers made so far: each owns worker threads and, once started,
-/// GPUs, so there is one per backend and thread count for the process.
-static HASHERS: Mutex<Vec<Made>> = Mutex::new(Vec::new());
+/// The process's hashers. A hasher lives while a call, a `Hash` object or
+/// `kept` holds it, and ends with its worker threads and GPUs after that.
+struct Hashers {
+    /// Every live hasher, held weakly: while one is alive it is the only
+    /// one for its backend and thread count, kept or not.
+    made: Vec<Made>,
+    /// The `KEPT` asked for last, the most recent first.
+    kept: VecDeque<Arc<Hasher>>,
+}
 
-/// The process's hasher for `backend` and `threads`, made on first use.
+static HASHERS: Mutex<Hashers> = Mutex::new(Hashers {
+    made: Vec::new(),
+    kept: VecDeque::new(),
+});
+
+/// The process's hasher for `backend` and `threads`: the live one, else a
+/// new one.
 pub fn hasher(backend: BackendChoice, threads: Option<usize>) -> PyResult<Arc<Hasher>> {
     let mut hashers = HASHERS
         .lock()
         .map_err(|_| PyRuntimeError::new_err("internal error: the hasher table is poisoned"))?;
-    if let Some(made) = hashers
+    hashers.made.retain(|m| m.hasher.strong_count() > 0);
+    let live = hashers
+        .made
         .iter()
         .find(|m| m.backend == backend && m.threads == threads)
-    {
-        return Ok(Arc::clone(&made.hasher));
-    }
-    let options = HasherOptions::default()
-        .with_backend(backend)
-        .with_threads(threads);
-    let hasher = Arc::new(Hasher::new(options).map_err(|e| hash_error(e, None))?);
-    hashers.push(Made {
-        backend,
-        threads,
-        hasher: Arc::clone(&hasher),
-    });
+        .and_then(|m| m.hasher.upgrade());
+    let hasher = match live {
+        Some(hasher) => hasher,
+        None => {
+            let options = HasherOptions::default()
+                .with_backend(backend)
+                .with_threads(threads);
+            let hasher = Arc::new(Hasher::new(options).map_err(|e| hash_error(e, None))?);
+            hashers.made.push(Made {
+                backend,
+                threads,
+                hasher: Arc::downgrade(&hasher),
+            });
+            hasher
+        }
+    };
+    hashers.kept.retain(|kept| !Arc::ptr_eq(kept, &hasher));
+    hashers.kept.push_front(Arc::clone(&hasher));
+    let held = hashers.kept.len().min(KEPT);
+    let dropped = hashers.kept.split_off(held);
+    // A hasher let go is dropped outside the lock: its GPUs, if started,
+    // take a while to release.
+    drop(hashers);
+    drop(dropped);
     Ok(hasher)
 }

@@ -27,7 +27,9 @@ import treehash
         ({"algorithm": "shake256", "customization": b""}, "standard functions (kt128, kt256, "),
         ({"domain": 0x1F}, "domain is for the standard functions"),
         ({"backend": "tpu"}, "unknown backend 'tpu' (expected auto, cpu or gpu)"),
-        ({"threads": 0}, "threads 0 is out of range (1 or more)"),
+        ({"threads": 0}, "threads 0 is out of range (1 to 1024)"),
+        ({"threads": 1025}, "threads 1025 is out of range (1 to 1024)"),
+        ({"threads": -4}, "threads -4 is out of range (1 to 1024)"),
     ],
 )
 def test_bad_parameters_are_value_errors(tmp_path, params, message):
@@ -41,6 +43,23 @@ def test_bad_parameters_are_value_errors(tmp_path, params, message):
         with pytest.raises(ValueError) as caught:
             call()
         assert message in str(caught.value)
+
+
+def test_threads_are_bounded_as_on_the_command_line_everywhere(tmp_path):
+    path = tmp_path / "x"
+    path.write_bytes(b"x")
+    for threads in (0, 1025, 1 << 40):
+        for call in (
+            lambda: treehash.new(threads=threads),
+            lambda: treehash.file_digest(path, threads=threads),
+            lambda: treehash.device_digest(object(), threads=threads),
+            lambda: treehash.hash_part(path, 0, 1, threads=threads),
+            lambda: treehash._treehash._check_split(1, threads=threads),
+        ):
+            with pytest.raises(ValueError, match=f"threads {threads} is out of range \\(1 to 1024\\)"):
+                call()
+    for threads in (1, 1024):
+        assert treehash.file_digest(path, threads=threads).digest() == treehash.new(data=b"x").digest()
 
 
 def test_names_are_the_command_lines_in_any_case():

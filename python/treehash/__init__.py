@@ -20,6 +20,10 @@ documents fix: ``kt128`` and ``kt256`` (KangarooTwelve, RFC 9861),
   ``treehash part``), anywhere the file can be read; :func:`join_parts`
   makes the file's digest from a whole set. ``treehash.dask`` (with
   ``dask[distributed]`` installed) spreads the parts over a Dask cluster.
+- :func:`handle_truncation` installs a SIGBUS handler (opt-in), so that a
+  file cut short while :func:`file_digest` hashes it raises
+  ``RuntimeError`` instead of ending the process, as a mapped file
+  otherwise does.
 
 Every function takes the command line's parameters, with its names and
 defaults: ``algorithm`` (one of :data:`algorithms`), ``height`` (8) and
@@ -28,8 +32,9 @@ ParallelHash's B, 8192 by default), ``length`` (the output length of SHAKE
 and the standard functions), ``prefix`` (an LI tree's key or salt),
 ``customization`` (KT's C or ParallelHash's S: str, as UTF-8, or bytes),
 ``domain`` (TurboSHAKE's D, 0x01 to 0x7F, 0x1F by default), ``backend``
-(``"auto"``, ``"cpu"`` or ``"gpu"``) and ``threads``. An option the
-function does not take raises ``ValueError`` with the command line's words.
+(``"auto"``, ``"cpu"`` or ``"gpu"``) and ``threads`` (1 to 1024, one per
+core by default). An option the function does not take raises
+``ValueError`` with the command line's words.
 
 >>> import treehash
 >>> treehash.new("sha3-256", b"abc", height=0).hexdigest()[:16]
@@ -46,6 +51,7 @@ from ._treehash import (
     algorithms,
     device_digest,
     file_digest,
+    handle_truncation,
     hash_part,
     join_parts,
     new,
@@ -66,6 +72,7 @@ __all__ = [
     "algorithms_guaranteed",
     "device_digest",
     "file_digest",
+    "handle_truncation",
     "hash_part",
     "join_parts",
     "new",

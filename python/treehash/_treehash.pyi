@@ -107,7 +107,8 @@ def new(
     functions (1 to 65536; 32 for the 128-bit functions, 64 for the
     256-bit ones). ``prefix``: an LI tree's key or salt (1 to 255 bytes).
     ``customization``: KT's C or ParallelHash's S (at most 256 KiB).
-    ``domain``: TurboSHAKE's D (0x01 to 0x7F; 0x1F). ``backend="gpu"`` is
+    ``domain``: TurboSHAKE's D (0x01 to 0x7F; 0x1F). ``threads``: CPU
+    worker threads (1 to 1024; one per core by default). ``backend="gpu"`` is
     refused (``ValueError``): use :func:`file_digest` or
     :func:`device_digest` for a GPU."""
 
@@ -129,7 +130,9 @@ def file_digest(
     with :func:`new`'s parameters. Raises ``OSError`` (with ``errno`` and
     ``filename``) when it cannot be read, ``RuntimeError`` when it changes
     while hashed, ``GpuError`` when ``backend="gpu"`` and no GPU works.
-    ``"-"`` is the file named ``-``."""
+    ``"-"`` is the file named ``-``. A file truncated while a mapped window
+    of it is being hashed ends the process with SIGBUS unless
+    :func:`handle_truncation` was called."""
 
 def device_digest(
     obj: Any,
@@ -207,3 +210,17 @@ def _check_split(
 ) -> Optional[str]:
     """Checks a split's parameters as :func:`hash_part` does; the warning
     for an LI tree's runs under 1 MiB per stripe, or ``None``."""
+
+def handle_truncation() -> None:
+    """Installs a SIGBUS handler (once; later calls do nothing) so that a
+    file cut short while :func:`file_digest` hashes a mapped window of it
+    raises ``RuntimeError`` ("the file changed while it was being hashed",
+    naming the file; ``OSError`` with EIO where its storage failed and its
+    size held), never a digest, instead of ending the process as a mapped
+    file otherwise does. Any other SIGBUS goes to
+    the handler in place when this was called: the default action ends the
+    process; a function is called; "ignore" holds for a signal sent with
+    kill, not for a fault. Only windows treehash maps are recovered, not a
+    buffer given to :meth:`Hash.update`. Call it after
+    ``faulthandler.enable()`` (pytest calls that), whose handler, set later,
+    would replace this one. Raises ``OSError`` if sigaction(2) fails."""
