@@ -39,6 +39,7 @@ pub mod hasher;
 pub mod input;
 mod list;
 mod message;
+pub mod output_file;
 pub mod params;
 pub mod parts;
 pub mod progress;

@@ -165,7 +165,7 @@ pub struct BenchArgs {
 
     /// Write a chart of throughput against height (one line per backend and
     /// LI function; a standard function is a dashed flat line) to this SVG
-    /// file (its name must end in .svg).
+    /// file (its name must end in .svg), written as `part -o` writes a part.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
 
@@ -194,7 +194,13 @@ pub struct PartArgs {
     #[arg(long, value_name = "I", required_unless_present = "plan")]
     pub index: Option<u64>,
 
-    /// Where to write the part; `-` is standard output.
+    /// Where to write the part; `-` is standard output. A regular file (or
+    /// none) is replaced whole: a new file, written beside it under an
+    /// unpredictable name and renamed onto it, mode 0666 less the umask, or
+    /// 0600 for a keyed part. A character device or FIFO is written in
+    /// place. A symbolic link owned by you or root is followed; one owned by
+    /// another user is refused, as are directories, sockets and block
+    /// devices.
     #[arg(short, long, value_name = "PART", value_parser = any_path(), required_unless_present = "plan")]
     pub output: Option<PathBuf>,
 

@@ -37,7 +37,9 @@ pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {
     if let Some(code) = refuse_inputs(&args.files)? {
         return Ok(code);
     }
-    let plot = args.plot.as_deref().map(PlotFile::open).transpose()?;
+    if let Some(plot) = &args.plot {
+        check_plot_path(plot)?;
+    }
     let mut options = HasherOptions::default();
     options.threads = args.run.threads.map(usize::from);
     options.piece_bytes = args.run.chunk_bytes;
@@ -94,14 +96,11 @@ pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {
     };
     stdout::write(text.as_bytes()).map_err(|e| Fatal::write(&e, exit::OK))?;
     let mut code = exit::OK;
-    if let Some(plot) = plot {
-        match bench::plot_svg(&outcome, plot.path) {
-            Ok(()) => plot.keep(),
-            Err(e) => {
-                report(format!("--plot {}: {e}", plot.path.display()));
-                code = exit::FAILED;
-            }
-        }
+    if let Some(plot) = &args.plot
+        && let Err(e) = bench::plot_svg(&outcome, plot)
+    {
+        report(format!("--plot {}: {e}", plot.display()));
+        code = exit::FAILED;
     }
     for unavailable in &outcome.unavailable {
         report(format!(
@@ -220,64 +219,16 @@ fn check_svg_name(path: &Path) -> Result<(), Fatal> {
     }
 }
 
-/// The chart's file, checked before the benchmark runs so that a bad path
-/// does not cost a whole run: opened for writing (made if missing, never
-/// truncated here). A file made here that no chart was written into (the
-/// run failed, or standard output did) is removed when this drops, if it is
-/// still that same empty file.
-struct PlotFile<'a> {
-    path: &'a Path,
-    /// The device and inode of the file made here, until a chart is kept.
-    made: Option<(u64, u64)>,
-}
-
-impl<'a> PlotFile<'a> {
-    fn open(path: &'a Path) -> Result<PlotFile<'a>, Fatal> {
-        use std::os::unix::fs::MetadataExt;
-        let refuse = |e: &std::io::Error| Fatal {
-            message: format!(
-                "--plot {}: {}",
-                path.display(),
-                treehash::error::io_reason(e)
-            ),
-            code: exit::FAILED,
-        };
-        let made = match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path)
-        {
-            Ok(file) => {
-                let meta = file.metadata().map_err(|e| refuse(&e))?;
-                Some((meta.dev(), meta.ino()))
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(path)
-                    .map_err(|e| refuse(&e))?;
-                None
-            }
-            Err(e) => return Err(refuse(&e)),
-        };
-        Ok(PlotFile { path, made })
-    }
-
-    /// The chart was written: the file stays.
-    fn keep(mut self) {
-        self.made = None;
-    }
-}
-
-impl Drop for PlotFile<'_> {
-    fn drop(&mut self) {
-        use std::os::unix::fs::MetadataExt;
-        if let Some(made) = self.made
-            && let Ok(meta) = std::fs::symlink_metadata(self.path)
-            && (meta.dev(), meta.ino()) == made
-            && meta.len() == 0
-        {
-            let _ = std::fs::remove_file(self.path);
-        }
-    }
+/// The chart's path, checked before the benchmark runs so that a bad path
+/// does not cost a whole run. Nothing is made under its name until the
+/// chart is written (a run that fails leaves nothing behind).
+fn check_plot_path(path: &Path) -> Result<(), Fatal> {
+    treehash::output_file::check(path).map_err(|e| Fatal {
+        message: format!(
+            "--plot {}: {}",
+            path.display(),
+            treehash::error::io_reason(&e)
+        ),
+        code: exit::FAILED,
+    })
 }

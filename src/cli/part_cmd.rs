@@ -1,10 +1,11 @@
 //! `treehash part`: hash one part of a file and write it, or print the plan
 //! of a split (docs/SPEC.md, "Parts and joins").
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::Path;
 
 use treehash::input::is_stdin_name;
+use treehash::output_file::{self, Access};
 use treehash::parts::{self, MIN_RUN_BYTES, PartOutput, plan, standard_plan, unsplittable};
 use treehash::{Params, StandardLabel, StandardParams, TreeLabel, TreeParams};
 
@@ -61,7 +62,7 @@ pub fn run(args: &PartArgs) -> Result<i32, Fatal> {
     let bytes = out.part.to_bytes();
     if to_stdout {
         stdout::write(&bytes).map_err(|e| Fatal::write(&e, exit::OK))?;
-    } else if let Err(e) = write_whole(output, &bytes) {
+    } else if let Err(e) = output_file::write(output, &bytes, access(&out)) {
         report(format!(
             "{}: {}",
             output.display(),
@@ -72,18 +73,13 @@ pub fn run(args: &PartArgs) -> Result<i32, Fatal> {
     Ok(exit::OK)
 }
 
-/// Writes `bytes` to a file beside `path`, then renames it there: a part
-/// that could not be written whole is never left under its name.
-fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(format!(".{}.tmp", std::process::id()));
-    let written = std::fs::File::create(&temporary)
-        .and_then(|mut file| file.write_all(bytes).and_then(|()| file.sync_all()))
-        .and_then(|()| std::fs::rename(&temporary, path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temporary);
+/// A keyed part is as sensitive as its key: only its owner may read it.
+fn access(out: &PartOutput) -> Access {
+    if out.part.keyed() {
+        Access::Owner
+    } else {
+        Access::Shared
     }
-    written
 }
 
 /// What `-v` and `--timings` ask to hear.

@@ -7,7 +7,7 @@
 //! (`TreeKernels`), and the chunk kernel of each standard function's
 //! chunk sponge (`ChunkKernel`, kernels/chunks.cu).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -370,12 +370,9 @@ pub(crate) fn cache_dir() -> Option<PathBuf> {
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/treehash")))
 }
 
-/// Writes a cache file atomically; a cache that cannot be written is skipped.
-pub(crate) fn store(path: &PathBuf, text: &str) {
-    let Some(dir) = path.parent() else { return };
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    let _ = std::fs::create_dir_all(dir)
-        .and_then(|()| std::fs::write(&tmp, text))
-        .and_then(|()| std::fs::rename(&tmp, path));
-    let _ = std::fs::remove_file(&tmp);
+/// Writes a cache file ([`crate::output_file::write_cache`]: whole or not
+/// at all, never through a link planted at its name); a cache that cannot
+/// be written is skipped.
+pub(crate) fn store(path: &Path, text: &str) {
+    let _ = crate::output_file::write_cache(path, text.as_bytes());
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 use super::{Measurement, Report, Row, rate};
 
 /// Writes the chart of `r` to `path` (a backend that could not start has
-/// no line).
+/// no line), as [`treehash::output_file::write`] writes every file.
 pub fn plot_svg(r: &Report, path: &Path) -> Result<(), String> {
     use plotters::prelude::*;
     let measured: Vec<(&Row, &Measurement)> = r
@@ -163,7 +163,9 @@ pub fn plot_svg(r: &Report, path: &Path) -> Result<(), String> {
     root.present().map_err(|e| draw(&e))?;
     drop(chart);
     drop(root);
-    std::fs::write(path, svg).map_err(|e| treehash::error::io_reason(&e))
+    let access = treehash::output_file::Access::Shared;
+    treehash::output_file::write(path, svg.as_bytes(), access)
+        .map_err(|e| treehash::error::io_reason(&e))
 }
 
 /// The most labelled ticks on the chart's y axis.
