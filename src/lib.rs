@@ -59,7 +59,7 @@ mod tree;
 pub use cpu::CpuPath;
 pub use error::HashError;
 pub use function::{AsParams, Function, Label, Params, ParamsRef};
-pub use hasher::{BackendChoice, BackendUsed, HashOutput, Hasher, HasherOptions};
+pub use hasher::{BackendChoice, BackendUsed, HashOutput, Hasher, HasherOptions, MAX_THREADS};
 pub use list::{ListInput, ListResult};
 pub use params::{Algorithm, ParamError, TreeLabel, TreeParams};
 pub use parts::{JoinError, Joined, Part, PartError, PartOutput};

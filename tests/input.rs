@@ -178,3 +178,98 @@ fn files_of_one_piece_read_or_mapped_give_the_reference_digest() {
         assert_eq!(got.digest, treehash::reference::tree_hash(&params, &data));
     }
 }
+
+/// Rewrites the whole file in place with `with` (its size) and sets the
+/// modification time back, as `rsync --inplace -t` leaves a changed file.
+fn rewrite_in_place(path: &std::path::Path, with: &[u8]) {
+    use std::os::unix::fs::FileExt;
+    let file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    let modified = file.metadata().unwrap().modified().unwrap();
+    file.write_all_at(with, 0).unwrap();
+    file.set_modified(modified).unwrap();
+}
+
+/// Rewrites the file in place, the time set back, once the first piece has
+/// been hashed.
+struct RewriteAfterFirstPiece {
+    path: PathBuf,
+    with: Vec<u8>,
+    done: AtomicBool,
+}
+
+impl Progress for RewriteAfterFirstPiece {
+    fn advance(&self, _bytes: u64) {
+        if !self.done.swap(true, Ordering::SeqCst) {
+            rewrite_in_place(&self.path, &self.with);
+        }
+    }
+}
+
+/// A rewrite that keeps the size and sets the modification time back is
+/// seen by the change time: an error, never a digest of neither version;
+/// for an LI tree, plain SHA3-256 and KT128.
+#[test]
+fn a_rewrite_that_keeps_size_and_time_gets_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rewritten.bin");
+    let kt = treehash::standard::StandardParams::new(treehash::standard::Standard::Kt128);
+    let cases: [treehash::Params; 3] = [
+        TreeParams::new(Algorithm::Sha3_256, 2, 4).unwrap().into(),
+        TreeParams::new(Algorithm::Sha3_256, 0, 4).unwrap().into(),
+        kt.into(),
+    ];
+    for params in cases {
+        std::fs::write(&path, vec![1u8; 8 << 20]).unwrap();
+        // A change time the kernel's clock tells from the file's making.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let progress = RewriteAfterFirstPiece {
+            path: path.clone(),
+            with: vec![2u8; 8 << 20],
+            done: AtomicBool::new(false),
+        };
+        let err = cpu_hasher(1 << 20)
+            .hash_path(&params, &path, &progress)
+            .expect_err("a rewritten file has no digest");
+        assert!(
+            matches!(&err, HashError::Changed(why) if why.contains("change time")),
+            "{params:?}: {err}"
+        );
+    }
+}
+
+/// Fifty races of a hash against a rewrite in place with the time set
+/// back, at random moments: each result is the digest of the old bytes,
+/// of the new bytes, or an error that the file changed; never another.
+#[test]
+fn races_with_a_rewrite_give_no_wrong_digest() {
+    use rand::{RngExt, SeedableRng};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("raced.bin");
+    let params = TreeParams::new(Algorithm::Sha3_256, 3, 4).unwrap();
+    let (old, new) = (vec![1u8; 16 << 20], vec![2u8; 16 << 20]);
+    let hasher = cpu_hasher(1 << 20);
+    let digest = |data: &[u8]| hasher.hash_bytes(&params, data).unwrap().digest;
+    let (want_old, want_new) = (digest(&old), digest(&new));
+    let mut rng = rand::rngs::StdRng::seed_from_u64(31);
+    let mut seen = [0; 3];
+    for _ in 0..50 {
+        std::fs::write(&path, &old).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let delay = std::time::Duration::from_micros(rng.random_range(0..30_000));
+        let got = std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(delay);
+                rewrite_in_place(&path, &new);
+            });
+            hasher.hash_path(&params, &path, &treehash::NoProgress)
+        });
+        match got {
+            Ok(out) if out.digest == want_old => seen[0] += 1,
+            Ok(out) if out.digest == want_new => seen[1] += 1,
+            Ok(out) => panic!("a digest of neither version: {}", hex::encode(out.digest)),
+            Err(HashError::Changed(_)) => seen[2] += 1,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    eprintln!("old, new, changed: {seen:?}");
+}

@@ -26,10 +26,8 @@ const OPTION_NAMES: OptionNames = OptionNames {
     domain: "domain",
 };
 
-/// The most CPU worker threads `threads=` takes: the command line's limit
-/// on `--threads` (src/cli/args.rs, `MAX_THREADS`), which the library does
-/// not export.
-const MAX_THREADS: i64 = 1024;
+/// The most CPU worker threads `threads=` takes, as `--threads` does.
+const MAX_THREADS: i64 = treehash::MAX_THREADS as i64;
 
 /// What one call asks for.
 pub struct Options {

@@ -282,7 +282,7 @@ const MAX_REPEAT: i64 = 1000;
 /// The most heights one bench measures.
 const MAX_HEIGHTS: usize = 64;
 /// The most CPU worker threads `--threads` takes.
-const MAX_THREADS: i64 = 1024;
+const MAX_THREADS: i64 = treehash::MAX_THREADS as i64;
 
 /// A list of heights.
 #[derive(Clone, Debug)]

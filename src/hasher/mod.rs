@@ -117,6 +117,11 @@ pub(crate) struct TestKnobs {
     pub(crate) gpu_fail_after_chunks: Option<usize>,
 }
 
+/// The most CPU worker threads the command line (`--threads`) and the
+/// Python package (`threads=`) take: beyond it threads only cost memory
+/// and switches, on any machine this tool runs on.
+pub const MAX_THREADS: usize = 1024;
+
 impl HasherOptions {
     /// These options with `backend`.
     pub fn with_backend(mut self, backend: BackendChoice) -> Self {
