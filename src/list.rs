@@ -198,15 +198,8 @@ impl<T> Driver<T> {
 }
 
 impl Hasher {
-    /// Hashes every item of `items` that holds an input, side by side, and
-    /// calls `done` with each item's tag and result in the items' order,
-    /// from one thread (the calling thread, unless that is a rayon worker,
-    /// which must not wait on this hasher's pool). Items are taken from
-    /// `items` only as the hashing gets to them, so a long list costs no
-    /// memory. `progress` is told the bytes hashed, from all inputs at once.
-    /// If `done` returns an error, no further item is started, and that
-    /// error is returned once the inputs under way have ended.
-    pub fn hash_list<T: Send, E: Send>(
+    /// [`Hasher::hash_list`]'s work.
+    pub(crate) fn hash_items<T: Send, E: Send>(
         &self,
         items: impl IntoIterator<Item = (T, Option<ListInput>), IntoIter: Send>,
         progress: &dyn Progress,

@@ -75,6 +75,11 @@ impl GpuBackend {
         })
     }
 
+    /// The stream (a `CUstream`) inputs on this GPU are hashed on.
+    pub(crate) fn stream_handle(&self) -> u64 {
+        self.compute.cu_stream() as u64
+    }
+
     pub fn info(&self) -> &GpuInfo {
         &self.info
     }

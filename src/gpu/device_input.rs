@@ -1,8 +1,10 @@
-//! Data already in GPU memory, hashed where it lies ([`Hasher::hash_device`]):
+//! Data already in GPU memory, hashed where it lies
+//! ([`Hasher::hash_device`](crate::Hasher::hash_device)):
 //! the leaf kernel reads the caller's device bytes in place, one launch per
 //! span of up to [`LAUNCH_BYTES`], then the tree is reduced on the device as
 //! for any other input (`reduce.rs`). Nothing is copied to the host but the
-//! digest. The standard functions are device_standard.rs's.
+//! digest. The standard functions are device_standard.rs's, which takes
+//! [`DeviceBytes`] and the stream wait from here.
 //!
 //! Two cases copy on the device, never to the host: the blocks that hold
 //! prefix bytes (the prefix comes from the host; the file's first bytes
@@ -17,21 +19,16 @@
 //! the backend opens. A pointer from another context is refused.
 
 use std::ptr;
-use std::time::Instant;
 
 use cudarc::driver::{CudaSlice, DevicePtr, result, sys};
 
-use crate::error::HashError;
-use crate::function::{AsParams, ParamsRef};
-use crate::hasher::{BackendUsed, HashOutput, Hasher};
 use crate::params::TreeParams;
-use crate::progress::EngineShare;
 use crate::timings::{Timings, timed};
 use crate::tree::Dealing;
 
 use super::LeafKernel;
 use super::kernels::{TreeKernels, address};
-use super::{Context, GpuBackend, GpuError, driver_present, guard, reduce};
+use super::{Context, GpuBackend, GpuError, driver_present, reduce};
 
 /// The most bytes one launch of the leaf kernel absorbs: each launch loads
 /// and stores every leaf's state once (13 MB at H = 8), small beside a GiB.
@@ -58,118 +55,41 @@ pub struct DeviceBytes {
     pub stream: Option<u64>,
 }
 
-impl Hasher {
-    /// The digest of bytes in GPU memory, hashed on the GPU that holds them
-    /// (one of the devices this hasher was asked for), with no copy to the
-    /// host. The work queued on `bytes.stream` so far is waited for on the
-    /// device, not on the host. The calling thread's current CUDA context is
-    /// the same afterwards. Empty input is hashed on the first GPU.
-    ///
-    /// At height 0 the whole input is one sponge, absorbed by one warp:
-    /// about 0.06 GB/s on the H200, so large inputs want H ≥ 6.
-    ///
-    /// KT and ParallelHash hash their chunks where they lie with the chunk
-    /// kernel, and only the chaining values (and KT's first chunk, and the
-    /// bytes after the last whole chunk) come to the host, whose last node
-    /// takes them. TurboSHAKE, one sequential sponge, is copied to the host
-    /// a piece at a time and hashed there (the output says `Cpu`).
-    ///
-    /// # Safety
-    /// `bytes.ptr .. bytes.ptr + bytes.len` must be device memory (or
-    /// managed memory) of the device's primary context that stays allocated,
-    /// and that nothing writes, until this returns. That the address is
-    /// memory the driver knows, in that context, and (where the driver tells
-    /// the allocation's range) that its allocation holds the whole range is
-    /// checked; that it stays allocated is not.
-    pub unsafe fn hash_device<P: AsParams + ?Sized>(
-        &self,
-        params: &P,
-        bytes: DeviceBytes,
-    ) -> Result<HashOutput, HashError> {
-        let start = Instant::now();
-        let _kept = KeepCurrentContext::new();
-        let first = self.gpu()?;
-        let gpu = guard("reading a device pointer", || -> Result<_, GpuError> {
-            if bytes.len == 0 {
-                return Ok(first);
-            }
-            // Pointer queries need a current context (some drivers answer
-            // CUDA_ERROR_INVALID_CONTEXT without one).
-            first
-                .ctx
-                .bind_to_thread()
-                .context("using the GPU's context")?;
-            let place = Placement::of(&bytes)?;
-            let gpu = self.fleet().open_device(place.ordinal).map_err(|e| {
-                GpuError::new(format!("the input is on GPU {}: {e}", place.ordinal))
-            })?;
-            place.check_context(gpu)?;
-            Ok(gpu)
-        })?;
-        let mut timings = Timings::default();
-        let (digest, backend) = guard("hashing on the GPU", || -> Result<_, HashError> {
-            match params.as_params() {
-                ParamsRef::Tree(params) => Ok((
-                    hash_on(gpu, params, &bytes, &mut timings)?,
-                    BackendUsed::Gpu,
-                )),
-                ParamsRef::Standard(params) => {
-                    let cpu = self.cpu();
-                    super::device_standard::hash_on(gpu, cpu, params, &bytes, &mut timings)
-                }
-            }
-        })?;
-        timings.total = start.elapsed();
-        let engine = match backend {
-            BackendUsed::Cpu => "cpu".to_string(),
-            _ => gpu.info().engine_name(),
-        };
-        Ok(HashOutput {
-            digest,
-            bytes: bytes.len as u64,
-            backend,
-            timings,
-            shares: vec![EngineShare {
-                engine,
-                bytes: bytes.len as u64,
-                busy: timings.leaves,
-            }],
-            fallback_note: None,
-        })
+/// The GPU of this process's `open` that holds `bytes`, after the driver has
+/// said they are device (or managed) memory, all in one allocation, of that
+/// device's primary context. `first`, a started GPU, lends its context to
+/// the pointer queries, which need a current one; empty input is `first`'s.
+pub(crate) fn holder<'g>(
+    first: &'g GpuBackend,
+    bytes: &DeviceBytes,
+    open: impl FnOnce(usize) -> Result<&'g GpuBackend, GpuError>,
+) -> Result<&'g GpuBackend, GpuError> {
+    if bytes.len == 0 {
+        return Ok(first);
     }
+    // Pointer queries need a current context (some drivers answer
+    // CUDA_ERROR_INVALID_CONTEXT without one).
+    first
+        .ctx
+        .bind_to_thread()
+        .context("using the GPU's context")?;
+    let place = Placement::of(bytes)?;
+    let gpu = open(place.ordinal)
+        .map_err(|e| GpuError::new(format!("the input is on GPU {}: {e}", place.ordinal)))?;
+    place.check_context(gpu)?;
+    Ok(gpu)
+}
 
-    /// [`Hasher::hash_device`] of a cudarc slice or view: the work queued
-    /// on its stream so far is waited for, and the borrow keeps it alive
-    /// and unwritten while it is hashed.
-    pub fn hash_device_slice<P: AsParams + ?Sized, S: DevicePtr<u8>>(
-        &self,
-        params: &P,
-        data: &S,
-    ) -> Result<HashOutput, HashError> {
-        // Asking for the slice's address binds its context to this thread.
-        let _kept = KeepCurrentContext::new();
-        let stream = data.stream();
-        // Makes the slice's stream wait for its last write, where cudarc
-        // tracks them; the wait below covers that.
-        let (ptr, _read) = data.device_ptr(stream);
-        let bytes = DeviceBytes {
-            ptr,
-            len: data.len(),
-            stream: Some(stream.cu_stream() as u64),
-        };
-        // SAFETY: the shared borrow of `data` keeps it allocated and
-        // unwritten by safe code until this returns.
-        unsafe { self.hash_device(params, bytes) }
-    }
-
-    /// The stream (a `CUstream`) on which inputs on GPU `ordinal` are
-    /// hashed: a producer that orders its work before it (DLPack's
-    /// `__dlpack__(stream=…)`) needs no other wait. Starts the GPU.
-    pub fn device_stream(&self, ordinal: usize) -> Result<u64, HashError> {
-        // Starting a GPU binds its context to this thread.
-        let _kept = KeepCurrentContext::new();
-        let gpu = self.fleet().open_device(ordinal)?;
-        Ok(gpu.compute.cu_stream() as u64)
+/// The address, length and stream of a cudarc slice or view, as
+/// [`DeviceBytes`]: the slice's stream is made to wait for its last write,
+/// where cudarc tracks them.
+pub(crate) fn bytes_of<S: DevicePtr<u8>>(data: &S) -> DeviceBytes {
+    let stream = data.stream();
+    let (ptr, _read) = data.device_ptr(stream);
+    DeviceBytes {
+        ptr,
+        len: data.len(),
+        stream: Some(stream.cu_stream() as u64),
     }
 }
 
@@ -288,8 +208,8 @@ impl Drop for KeepCurrentContext {
     }
 }
 
-/// The digest of `bytes` on `gpu`, which holds them.
-fn hash_on(
+/// The digest of `bytes` on `gpu`, which holds them, under an LI tree.
+pub(crate) fn hash_tree(
     gpu: &GpuBackend,
     params: &TreeParams,
     bytes: &DeviceBytes,

@@ -34,7 +34,7 @@ const HOST_PIECE_BYTES: usize = 64 << 20;
 
 /// The digest of `bytes` (on `gpu`) with a standard function, and where it
 /// was computed: on the GPU, or on the CPU for TurboSHAKE.
-pub(super) fn hash_on(
+pub(crate) fn hash_standard(
     gpu: &GpuBackend,
     cpu: &CpuBackend,
     params: &StandardParams,

@@ -58,6 +58,10 @@ pub use backend::GpuBackend;
 #[cfg(feature = "gpu")]
 pub use device_input::{DeviceBytes, KeepCurrentContext};
 #[cfg(feature = "gpu")]
+pub(crate) use device_input::{bytes_of, hash_tree, holder};
+#[cfg(feature = "gpu")]
+pub(crate) use device_standard::hash_standard;
+#[cfg(feature = "gpu")]
 pub(crate) use driver::check_device;
 #[cfg(feature = "gpu")]
 pub use driver::{NO_DRIVER, driver_present};

@@ -1,13 +1,19 @@
-//! The public entry points that hash a file, a byte slice or a reader, and
-//! the one place that chooses a backend:
+//! Every public entry point of [`Hasher`] (a file, a byte slice, a reader,
+//! a list, a part, data on a GPU), and the one place that chooses a
+//! backend:
 //!
-//! - this module: the options, the outputs and the `Hasher` itself;
+//! - this module: the options, the outputs, the `Hasher` and its entry
+//!   points, each of which hands its work to the layer it belongs to
+//!   (`list`, `parts`, `device`, `engines`);
+//! - `device`: data already in GPU memory, on the GPU that holds it;
 //! - `engines`: where one input runs (CPU, GPUs, both, alone), and its
 //!   digest;
 //! - `auto`: under `Auto`, when the GPUs start and join an input, and what
 //!   happens when one fails.
 
 mod auto;
+#[cfg(feature = "gpu")]
+mod device;
 mod engines;
 
 pub(crate) use auto::{Resumed, STARTUP_PAYOFF};
@@ -23,7 +29,9 @@ use crate::error::HashError;
 use crate::function::{AsParams, ParamsRef};
 use crate::gpu::{self, CopyMode, Devices, Fleet, GpuBackend, LeafKernel};
 use crate::input::{Source, is_stdin_name};
+use crate::list::{ListInput, ListResult};
 use crate::message::Input;
+use crate::parts::PartOutput;
 use crate::progress::EngineShare;
 use crate::progress::{NoProgress, Progress};
 use crate::timings::{Timings, timed};
@@ -356,6 +364,103 @@ impl Hasher {
         progress: &dyn Progress,
     ) -> Result<HashOutput, HashError> {
         self.hash_path_on(params.as_params(), path, progress, Placement::Engines)
+    }
+
+    /// Hashes every item of `items` that holds an input, side by side, and
+    /// calls `done` with each item's tag and result in the items' order,
+    /// from one thread (the calling thread, unless that is a rayon worker,
+    /// which must not wait on this hasher's pool). Items are taken from
+    /// `items` only as the hashing gets to them, so a long list costs no
+    /// memory. `progress` is told the bytes hashed, from all inputs at once.
+    /// If `done` returns an error, no further item is started, and that
+    /// error is returned once the inputs under way have ended.
+    pub fn hash_list<T: Send, E: Send>(
+        &self,
+        items: impl IntoIterator<Item = (T, Option<ListInput>), IntoIter: Send>,
+        progress: &dyn Progress,
+        done: impl FnMut(T, ListResult) -> Result<(), E> + Send,
+    ) -> Result<(), E> {
+        self.hash_items(items, progress, done)
+    }
+
+    /// Part `index` of `count` of the file at `path` (`-` is standard input
+    /// when it is a regular file), read from that part's bytes of the file
+    /// alone (docs/SPEC.md, "Parts and joins"): for an LI tree, the outputs
+    /// of the leaves it owns, from their runs of every stripe; for KT128,
+    /// KT256, ParallelHash128 or ParallelHash256, the chaining values of
+    /// the chunks it owns, one range of the file. [`crate::parts::join`]
+    /// makes the digest of a whole set. `progress` is told the part's bytes
+    /// as they are hashed. A file whose size, times or inode change
+    /// meanwhile gets an error, not a part; so does TurboSHAKE, which has
+    /// no tree to split.
+    pub fn hash_part<P: AsParams + ?Sized>(
+        &self,
+        params: &P,
+        path: &Path,
+        index: u64,
+        count: u64,
+        progress: &dyn Progress,
+    ) -> Result<PartOutput, HashError> {
+        self.hash_one_part(params, path, index, count, progress)
+    }
+
+    /// The digest of bytes in GPU memory, hashed on the GPU that holds them
+    /// (one of the devices this hasher was asked for), with no copy to the
+    /// host. The work queued on `bytes.stream` so far is waited for on the
+    /// device, not on the host. The calling thread's current CUDA context is
+    /// the same afterwards. Empty input is hashed on the first GPU.
+    ///
+    /// At height 0 the whole input is one sponge, absorbed by one warp:
+    /// about 0.06 GB/s on the H200, so large inputs want H ≥ 6.
+    ///
+    /// KT and ParallelHash hash their chunks where they lie with the chunk
+    /// kernel, and only the chaining values (and KT's first chunk, and the
+    /// bytes after the last whole chunk) come to the host, whose last node
+    /// takes them. TurboSHAKE, one sequential sponge, is copied to the host
+    /// a piece at a time and hashed there (the output says `Cpu`).
+    ///
+    /// # Safety
+    /// `bytes.ptr .. bytes.ptr + bytes.len` must be device memory (or
+    /// managed memory) of the device's primary context that stays allocated,
+    /// and that nothing writes, until this returns. That the address is
+    /// memory the driver knows, in that context, and (where the driver tells
+    /// the allocation's range) that its allocation holds the whole range is
+    /// checked; that it stays allocated is not.
+    #[cfg(feature = "gpu")]
+    pub unsafe fn hash_device<P: AsParams + ?Sized>(
+        &self,
+        params: &P,
+        bytes: gpu::DeviceBytes,
+    ) -> Result<HashOutput, HashError> {
+        device::hash_device(self, params, bytes)
+    }
+
+    /// [`Hasher::hash_device`] of a cudarc slice or view: the work queued
+    /// on its stream so far is waited for, and the borrow keeps it alive
+    /// and unwritten while it is hashed.
+    #[cfg(feature = "gpu")]
+    pub fn hash_device_slice<P: AsParams + ?Sized, S: cudarc::driver::DevicePtr<u8>>(
+        &self,
+        params: &P,
+        data: &S,
+    ) -> Result<HashOutput, HashError> {
+        // Asking for the slice's address binds its context to this thread.
+        let _kept = gpu::KeepCurrentContext::new();
+        let bytes = gpu::bytes_of(data);
+        // SAFETY: the shared borrow of `data` keeps it allocated and
+        // unwritten by safe code until this returns.
+        unsafe { self.hash_device(params, bytes) }
+    }
+
+    /// The stream (a `CUstream`) on which inputs on GPU `ordinal` are
+    /// hashed: a producer that orders its work before it (DLPack's
+    /// `__dlpack__(stream=…)`) needs no other wait. Starts the GPU.
+    #[cfg(feature = "gpu")]
+    pub fn device_stream(&self, ordinal: usize) -> Result<u64, HashError> {
+        // Starting a GPU binds its context to this thread.
+        let _kept = gpu::KeepCurrentContext::new();
+        let gpu = self.fleet().open_device(ordinal)?;
+        Ok(gpu.stream_handle())
     }
 
     /// [`Hasher::hash_path`] where `placement` says.

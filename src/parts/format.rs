@@ -2,8 +2,9 @@
 //! joins". Every integer is little-endian. Every part starts with the
 //! signature, the version and the tree mode, and ends with a check value of
 //! all the bytes before it; the fields between are the mode's. This module
-//! reads and writes that frame and the LI mode's fields (mode 1);
-//! `standard` those of KT (mode 2) and ParallelHash (mode 3).
+//! reads and writes the frame and every mode's fields: LI (mode 1), KT
+//! (mode 2) and ParallelHash (mode 3); `standard` is what a standard part
+//! holds, `origin` what every part records of its file.
 
 use std::io::{self, Read};
 
@@ -11,8 +12,10 @@ use sha3::{Digest, Sha3_256};
 
 use super::origin::{HostTag, Identity, Origin};
 use super::plan::{Subtrees, part_leaves, stored, subtrees, value_len};
+use super::standard::{StandardPart, first_chunk_len, holds_first_chunk, split, values_stored};
 use super::{Body, KeyCheck, Part, TreePart};
 use crate::params::{Algorithm, TreeParams};
+use crate::standard::{Family, KT_CHUNK_LEN, MAX_CUSTOMIZATION_LEN, Standard, StandardParams};
 use crate::tree::Dealing;
 
 /// The first bytes of every part (as PNG's, the first is not ASCII and a
@@ -25,8 +28,8 @@ pub const FORMAT_VERSION: u8 = 2;
 /// The tree modes a part can belong to; the fields after the mode byte are
 /// the mode's own (docs/SPEC.md).
 const MODE_LI: u8 = 1;
-pub(super) const MODE_KT: u8 = 2;
-pub(super) const MODE_PARALLEL_HASH: u8 = 3;
+const MODE_KT: u8 = 2;
+const MODE_PARALLEL_HASH: u8 = 3;
 /// The node functions, by their code in the format.
 const ALGORITHM_CODES: [(Algorithm, u8); Algorithm::ALL.len()] = [
     (Algorithm::Sha3_224, 1),
@@ -41,9 +44,9 @@ const KEYED: u8 = 1;
 const MODIFIED_KNOWN: u8 = 2;
 const IDENTITY_KNOWN: u8 = 4;
 /// The flags of the origin's fields, which every mode has.
-pub(super) const ORIGIN_FLAGS: u8 = MODIFIED_KNOWN | IDENTITY_KNOWN;
+const ORIGIN_FLAGS: u8 = MODIFIED_KNOWN | IDENTITY_KNOWN;
 /// Bytes of the check value.
-pub(super) const CHECK_LEN: usize = 16;
+const CHECK_LEN: usize = 16;
 /// Bytes of the LI header, up to the name.
 const HEADER_LEN: usize = 138;
 /// The largest file a part can be of: a file offset is a signed 64-bit
@@ -78,7 +81,7 @@ pub enum PartError {
 }
 
 /// An [`PartError::Inconsistent`] for `why`.
-pub(super) fn inconsistent(why: String) -> PartError {
+fn inconsistent(why: String) -> PartError {
     PartError::Inconsistent(why)
 }
 
@@ -146,7 +149,7 @@ impl Part {
         }
         match r.u8() {
             MODE_LI => TreePart::read(r),
-            mode @ (MODE_KT | MODE_PARALLEL_HASH) => super::standard::StandardPart::read(mode, r),
+            mode @ (MODE_KT | MODE_PARALLEL_HASH) => StandardPart::read(mode, r),
             mode => Err(PartError::Mode(mode)),
         }
     }
@@ -177,7 +180,7 @@ pub fn read_part(reader: &mut dyn Read) -> io::Result<Vec<u8>> {
     }
     let header = match mode {
         MODE_LI => HEADER_LEN,
-        MODE_KT | MODE_PARALLEL_HASH => super::standard::HEADER_LEN,
+        MODE_KT | MODE_PARALLEL_HASH => STANDARD_HEADER_LEN,
         mode => return Err(refused(PartError::Mode(mode))),
     };
     take(&mut bytes, header as u128)?;
@@ -208,7 +211,7 @@ pub fn read_part(reader: &mut dyn Read) -> io::Result<Vec<u8>> {
 impl Origin {
     /// The flags it sets: whether the modification time and the identity
     /// are known.
-    pub(super) fn flags(&self) -> u8 {
+    fn flags(&self) -> u8 {
         let modified = if self.modified_ns.is_some() {
             MODIFIED_KNOWN
         } else {
@@ -224,7 +227,7 @@ impl Origin {
 
     /// |F|, the modification time, N, I, the host's tag, the inode and the
     /// change time (the unknown ones 0): 56 bytes.
-    pub(super) fn write_numbers(&self, out: &mut Vec<u8>) {
+    fn write_numbers(&self, out: &mut Vec<u8>) {
         let identity = self.identity.unwrap_or(NO_IDENTITY);
         out.extend_from_slice(&self.file_len.to_le_bytes());
         out.extend_from_slice(&self.modified_ns.unwrap_or(0).to_le_bytes());
@@ -239,7 +242,7 @@ impl Origin {
     /// the fields known where `flags` say so, and checks that |F| is a
     /// file's size, that I is a part of N, and that the fields not known
     /// are 0 (one part has one encoding).
-    pub(super) fn read_numbers(r: &mut Reader<'_>, flags: u8) -> Result<Origin, PartError> {
+    fn read_numbers(r: &mut Reader<'_>, flags: u8) -> Result<Origin, PartError> {
         let file_len = r.u64();
         let modified = r.i64();
         let count = r.u64();
@@ -426,6 +429,163 @@ impl TreePart {
     }
 }
 
+/// Bytes of the header of modes 2 and 3, up to the name.
+const STANDARD_HEADER_LEN: usize = 118;
+/// The functions of each mode, by their code in the format.
+const FUNCTION_CODES: [(Standard, u8, u8); 4] = [
+    (Standard::Kt128, MODE_KT, 1),
+    (Standard::Kt256, MODE_KT, 2),
+    (Standard::ParallelHash128, MODE_PARALLEL_HASH, 1),
+    (Standard::ParallelHash256, MODE_PARALLEL_HASH, 2),
+];
+
+impl StandardPart {
+    /// The fields of mode 2 (KT) or 3 (ParallelHash), from the mode byte to
+    /// the values.
+    fn write(&self, origin: &Origin, out: &mut Vec<u8>) {
+        let p = &self.params;
+        let (_, mode, code) = FUNCTION_CODES
+            .into_iter()
+            .find(|(s, _, _)| *s == p.standard())
+            .expect("parts are made of the functions with a code");
+        out.push(mode);
+        out.push(code);
+        out.push(origin.flags());
+        out.extend_from_slice(&(p.block_size() as u32).to_le_bytes());
+        out.extend_from_slice(&(p.output_len() as u32).to_le_bytes());
+        out.extend_from_slice(&(p.customization().len() as u32).to_le_bytes());
+        origin.write_numbers(out);
+        out.extend_from_slice(&self.chunks.start.to_le_bytes());
+        out.extend_from_slice(&self.chunks.end.to_le_bytes());
+        out.extend_from_slice(&self.chunk_count.to_le_bytes());
+        out.extend_from_slice(&self.value_count().to_le_bytes());
+        out.extend_from_slice(&(self.first_chunk.len() as u32).to_le_bytes());
+        debug_assert_eq!(out.len(), STANDARD_HEADER_LEN - 2);
+        out.extend_from_slice(&(origin.name.len() as u16).to_le_bytes());
+        out.extend_from_slice(&origin.name);
+        out.extend_from_slice(p.customization());
+        out.extend_from_slice(&self.first_chunk);
+        out.extend_from_slice(&self.values);
+    }
+
+    /// Reads the fields of `mode` (2 or 3) after the mode byte, and checks
+    /// that they agree: the parameters are in range, n is the file's chunk
+    /// count, the chunks are part I of N's, and the first chunk and the
+    /// values are those they call for.
+    fn read(mode: u8, mut r: Reader<'_>) -> Result<Part, PartError> {
+        let body = r.bytes;
+        if body.len() < STANDARD_HEADER_LEN {
+            return Err(inconsistent(format!(
+                "{} bytes, shorter than a standard function's part header",
+                body.len() + CHECK_LEN
+            )));
+        }
+        let code = r.u8();
+        let standard = FUNCTION_CODES
+            .iter()
+            .find(|(_, m, c)| *m == mode && *c == code)
+            .map(|(s, _, _)| *s)
+            .ok_or_else(|| inconsistent(format!("unknown function code {code} of mode {mode}")))?;
+        let flags = r.u8();
+        if flags & !ORIGIN_FLAGS != 0 {
+            return Err(inconsistent(format!("unknown flags {flags:#04x}")));
+        }
+        let block_size = r.u32() as usize;
+        let output_len = r.u32() as usize;
+        let customization_len = r.u32() as usize;
+        if customization_len > MAX_CUSTOMIZATION_LEN {
+            return Err(inconsistent(format!(
+                "a customization string of {customization_len} bytes (at most \
+                 {MAX_CUSTOMIZATION_LEN})"
+            )));
+        }
+        let origin = Origin::read_numbers(&mut r, flags)?;
+        let chunks = r.u64()..r.u64();
+        let chunk_count = r.u64();
+        let value_count = r.u64();
+        let first_len = r.u32() as u64;
+        let name_len = r.u16() as usize;
+        debug_assert_eq!(r.at, STANDARD_HEADER_LEN);
+        let name_end = STANDARD_HEADER_LEN + name_len;
+        let fixed_end = name_end + customization_len;
+        if body.len() < fixed_end {
+            return Err(inconsistent(format!(
+                "{} bytes, where its name and customization string need {}",
+                body.len() + CHECK_LEN,
+                fixed_end + CHECK_LEN
+            )));
+        }
+        let customization = body[name_end..fixed_end].to_vec();
+        let mut params = StandardParams::new(standard)
+            .with_output_len(output_len)
+            .and_then(|p| p.with_customization(customization));
+        params = match standard.family() {
+            Family::ParallelHash => params.and_then(|p| p.with_block_size(block_size)),
+            _ if block_size == KT_CHUNK_LEN => params,
+            _ => {
+                return Err(inconsistent(format!(
+                    "chunks of {block_size} bytes, where {standard}'s are {KT_CHUNK_LEN}"
+                )));
+            }
+        };
+        let params = params.map_err(|e| inconsistent(e.to_string()))?;
+        let (own, n) = split(&params, origin.file_len, origin.count, origin.index);
+        if chunk_count != n {
+            return Err(inconsistent(format!(
+                "{chunk_count} chunks, where a file of {} bytes has {n}",
+                origin.file_len
+            )));
+        }
+        if chunks != own {
+            return Err(inconsistent(format!(
+                "chunks {}..{}, where part {} of {} owns {}..{}",
+                chunks.start, chunks.end, origin.index, origin.count, own.start, own.end
+            )));
+        }
+        let first_want = if holds_first_chunk(&params, &chunks) {
+            first_chunk_len(&params, origin.file_len)
+        } else {
+            0
+        };
+        if first_len != first_want {
+            return Err(inconsistent(format!(
+                "a first chunk of {first_len} bytes, where it holds {first_want}"
+            )));
+        }
+        let values_want = values_stored(&params, &chunks);
+        if value_count != values_want {
+            return Err(inconsistent(format!(
+                "{value_count} values, where its chunks need {values_want}"
+            )));
+        }
+        // In u128: the count is the header's, and no product overflows.
+        let values_len = u128::from(values_want) * params.standard().chaining_len() as u128;
+        let first_end = fixed_end + first_len as usize;
+        let need = first_end as u128 + values_len;
+        if body.len() as u128 != need {
+            return Err(inconsistent(format!(
+                "{} bytes, where its fields need {}",
+                body.len() + CHECK_LEN,
+                need + CHECK_LEN as u128
+            )));
+        }
+        let part = StandardPart {
+            params,
+            chunks,
+            chunk_count,
+            first_chunk: body[fixed_end..first_end].to_vec(),
+            values: body[first_end..].to_vec(),
+        };
+        Ok(Part {
+            origin: Origin {
+                name: body[STANDARD_HEADER_LEN..name_end].to_vec(),
+                ..origin
+            },
+            body: Body::Standard(part),
+        })
+    }
+}
+
 fn algorithm_code(algorithm: Algorithm) -> u8 {
     ALGORITHM_CODES
         .iter()
@@ -443,28 +603,28 @@ const NO_IDENTITY: Identity = Identity {
 
 /// Fixed-width fields from the start of a body whose length the mode checks
 /// beforehand (at least its header's).
-pub(super) struct Reader<'b> {
-    pub(super) bytes: &'b [u8],
-    pub(super) at: usize,
+struct Reader<'b> {
+    bytes: &'b [u8],
+    at: usize,
 }
 
 impl Reader<'_> {
-    pub(super) fn array<const N: usize>(&mut self) -> [u8; N] {
+    fn array<const N: usize>(&mut self) -> [u8; N] {
         let mut out = [0u8; N];
         out.copy_from_slice(&self.bytes[self.at..self.at + N]);
         self.at += N;
         out
     }
-    pub(super) fn u8(&mut self) -> u8 {
+    fn u8(&mut self) -> u8 {
         self.array::<1>()[0]
     }
-    pub(super) fn u16(&mut self) -> u16 {
+    fn u16(&mut self) -> u16 {
         u16::from_le_bytes(self.array())
     }
-    pub(super) fn u32(&mut self) -> u32 {
+    fn u32(&mut self) -> u32 {
         u32::from_le_bytes(self.array())
     }
-    pub(super) fn u64(&mut self) -> u64 {
+    fn u64(&mut self) -> u64 {
         u64::from_le_bytes(self.array())
     }
     fn i64(&mut self) -> i64 {

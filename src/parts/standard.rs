@@ -7,30 +7,16 @@
 //! chunk S_0 whole, which the final node starts with); the join feeds them
 //! all, in order, to the function's final node (`standard::node`).
 //!
-//! This module is the part's fields, their format (modes 2 and 3), the
-//! join and the plan; `standard_read` hashes a part.
+//! This module is the part's fields, the join and the plan; `format`
+//! writes and reads them (modes 2 and 3), `standard_read` hashes a part.
 
 use std::ops::Range;
 
-use super::format::{CHECK_LEN, MODE_KT, MODE_PARALLEL_HASH, ORIGIN_FLAGS, Reader, inconsistent};
-use super::origin::Origin;
 use super::plan::part_leaves;
-use super::{Body, Part, PartError};
+
 use crate::standard::node::LastNode;
 use crate::standard::run::{chunk_count, chunk_len, suffix};
-use crate::standard::{
-    Family, KT_CHUNK_LEN, MAX_CUSTOMIZATION_LEN, Standard, StandardLabel, StandardParams,
-};
-
-/// Bytes of the header of modes 2 and 3, up to the name.
-pub(super) const HEADER_LEN: usize = 118;
-/// The functions of each mode, by their code in the format.
-const FUNCTION_CODES: [(Standard, u8, u8); 4] = [
-    (Standard::Kt128, MODE_KT, 1),
-    (Standard::Kt256, MODE_KT, 2),
-    (Standard::ParallelHash128, MODE_PARALLEL_HASH, 1),
-    (Standard::ParallelHash256, MODE_PARALLEL_HASH, 2),
-];
+use crate::standard::{Family, KT_CHUNK_LEN, StandardLabel, StandardParams};
 
 /// A standard part's own fields.
 #[derive(Clone, PartialEq, Eq)]
@@ -65,14 +51,14 @@ pub(super) fn holds_first_chunk(params: &StandardParams, chunks: &Range<u64>) ->
 
 /// The bytes of the message's first chunk (KT's S_0) for a file of
 /// `file_len` bytes: S's first 8192 bytes, all of S where it is shorter.
-fn first_chunk_len(params: &StandardParams, file_len: u64) -> u64 {
+pub(super) fn first_chunk_len(params: &StandardParams, file_len: u64) -> u64 {
     let s_len = file_len + suffix(params).len() as u64;
     s_len.min(KT_CHUNK_LEN as u64)
 }
 
 /// The chaining values the part owning `chunks` stores: one a chunk, but
 /// for KT's first, stored whole.
-fn values_stored(params: &StandardParams, chunks: &Range<u64>) -> u64 {
+pub(super) fn values_stored(params: &StandardParams, chunks: &Range<u64>) -> u64 {
     let own = chunks.end - chunks.start;
     own - u64::from(holds_first_chunk(params, chunks))
 }
@@ -90,151 +76,6 @@ impl StandardPart {
     /// The chaining values it stores.
     pub(super) fn value_count(&self) -> u64 {
         values_stored(&self.params, &self.chunks)
-    }
-
-    /// The fields of mode 2 (KT) or 3 (ParallelHash), from the mode byte to
-    /// the values.
-    pub(super) fn write(&self, origin: &Origin, out: &mut Vec<u8>) {
-        let p = &self.params;
-        let (_, mode, code) = FUNCTION_CODES
-            .into_iter()
-            .find(|(s, _, _)| *s == p.standard())
-            .expect("parts are made of the functions with a code");
-        out.push(mode);
-        out.push(code);
-        out.push(origin.flags());
-        out.extend_from_slice(&(p.block_size() as u32).to_le_bytes());
-        out.extend_from_slice(&(p.output_len() as u32).to_le_bytes());
-        out.extend_from_slice(&(p.customization().len() as u32).to_le_bytes());
-        origin.write_numbers(out);
-        out.extend_from_slice(&self.chunks.start.to_le_bytes());
-        out.extend_from_slice(&self.chunks.end.to_le_bytes());
-        out.extend_from_slice(&self.chunk_count.to_le_bytes());
-        out.extend_from_slice(&self.value_count().to_le_bytes());
-        out.extend_from_slice(&(self.first_chunk.len() as u32).to_le_bytes());
-        debug_assert_eq!(out.len(), HEADER_LEN - 2);
-        out.extend_from_slice(&(origin.name.len() as u16).to_le_bytes());
-        out.extend_from_slice(&origin.name);
-        out.extend_from_slice(p.customization());
-        out.extend_from_slice(&self.first_chunk);
-        out.extend_from_slice(&self.values);
-    }
-
-    /// Reads the fields of `mode` (2 or 3) after the mode byte, and checks
-    /// that they agree: the parameters are in range, n is the file's chunk
-    /// count, the chunks are part I of N's, and the first chunk and the
-    /// values are those they call for.
-    pub(super) fn read(mode: u8, mut r: Reader<'_>) -> Result<Part, PartError> {
-        let body = r.bytes;
-        if body.len() < HEADER_LEN {
-            return Err(inconsistent(format!(
-                "{} bytes, shorter than a standard function's part header",
-                body.len() + CHECK_LEN
-            )));
-        }
-        let code = r.u8();
-        let standard = FUNCTION_CODES
-            .iter()
-            .find(|(_, m, c)| *m == mode && *c == code)
-            .map(|(s, _, _)| *s)
-            .ok_or_else(|| inconsistent(format!("unknown function code {code} of mode {mode}")))?;
-        let flags = r.u8();
-        if flags & !ORIGIN_FLAGS != 0 {
-            return Err(inconsistent(format!("unknown flags {flags:#04x}")));
-        }
-        let block_size = r.u32() as usize;
-        let output_len = r.u32() as usize;
-        let customization_len = r.u32() as usize;
-        if customization_len > MAX_CUSTOMIZATION_LEN {
-            return Err(inconsistent(format!(
-                "a customization string of {customization_len} bytes (at most \
-                 {MAX_CUSTOMIZATION_LEN})"
-            )));
-        }
-        let origin = Origin::read_numbers(&mut r, flags)?;
-        let chunks = r.u64()..r.u64();
-        let chunk_count = r.u64();
-        let value_count = r.u64();
-        let first_len = r.u32() as u64;
-        let name_len = r.u16() as usize;
-        debug_assert_eq!(r.at, HEADER_LEN);
-        let name_end = HEADER_LEN + name_len;
-        let fixed_end = name_end + customization_len;
-        if body.len() < fixed_end {
-            return Err(inconsistent(format!(
-                "{} bytes, where its name and customization string need {}",
-                body.len() + CHECK_LEN,
-                fixed_end + CHECK_LEN
-            )));
-        }
-        let customization = body[name_end..fixed_end].to_vec();
-        let mut params = StandardParams::new(standard)
-            .with_output_len(output_len)
-            .and_then(|p| p.with_customization(customization));
-        params = match standard.family() {
-            Family::ParallelHash => params.and_then(|p| p.with_block_size(block_size)),
-            _ if block_size == KT_CHUNK_LEN => params,
-            _ => {
-                return Err(inconsistent(format!(
-                    "chunks of {block_size} bytes, where {standard}'s are {KT_CHUNK_LEN}"
-                )));
-            }
-        };
-        let params = params.map_err(|e| inconsistent(e.to_string()))?;
-        let (own, n) = split(&params, origin.file_len, origin.count, origin.index);
-        if chunk_count != n {
-            return Err(inconsistent(format!(
-                "{chunk_count} chunks, where a file of {} bytes has {n}",
-                origin.file_len
-            )));
-        }
-        if chunks != own {
-            return Err(inconsistent(format!(
-                "chunks {}..{}, where part {} of {} owns {}..{}",
-                chunks.start, chunks.end, origin.index, origin.count, own.start, own.end
-            )));
-        }
-        let first_want = if holds_first_chunk(&params, &chunks) {
-            first_chunk_len(&params, origin.file_len)
-        } else {
-            0
-        };
-        if first_len != first_want {
-            return Err(inconsistent(format!(
-                "a first chunk of {first_len} bytes, where it holds {first_want}"
-            )));
-        }
-        let values_want = values_stored(&params, &chunks);
-        if value_count != values_want {
-            return Err(inconsistent(format!(
-                "{value_count} values, where its chunks need {values_want}"
-            )));
-        }
-        // In u128: the count is the header's, and no product overflows.
-        let values_len = u128::from(values_want) * params.standard().chaining_len() as u128;
-        let first_end = fixed_end + first_len as usize;
-        let need = first_end as u128 + values_len;
-        if body.len() as u128 != need {
-            return Err(inconsistent(format!(
-                "{} bytes, where its fields need {}",
-                body.len() + CHECK_LEN,
-                need + CHECK_LEN as u128
-            )));
-        }
-        let part = StandardPart {
-            params,
-            chunks,
-            chunk_count,
-            first_chunk: body[fixed_end..first_end].to_vec(),
-            values: body[first_end..].to_vec(),
-        };
-        Ok(Part {
-            origin: Origin {
-                name: body[HEADER_LEN..name_end].to_vec(),
-                ..origin
-            },
-            body: Body::Standard(part),
-        })
     }
 
     /// What makes `self` another function's or another parameters' than
@@ -321,6 +162,7 @@ pub fn standard_plan(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::standard::Standard;
 
     #[test]
     fn chunks_and_bytes_of_a_split() {
