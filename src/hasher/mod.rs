@@ -3,8 +3,9 @@
 //! backend:
 //!
 //! - this module: the options, the outputs, the `Hasher` and its entry
-//!   points, each of which hands its work to the layer it belongs to
-//!   (`list`, `parts`, `device`, `engines`);
+//!   points, each of which hands its work to the module it belongs to
+//!   (`list`, `device`, `engines`; a part's to `crate::parts`);
+//! - `list`: many inputs side by side, each on the engines that suit it;
 //! - `device`: data already in GPU memory, on the GPU that holds it;
 //! - `engines`: where one input runs (CPU, GPUs, both, alone), and its
 //!   digest;
@@ -15,6 +16,9 @@ mod auto;
 #[cfg(feature = "gpu")]
 mod device;
 mod engines;
+mod list;
+
+pub use list::{ListInput, ListResult};
 
 pub(crate) use auto::{Resumed, STARTUP_PAYOFF};
 
@@ -29,9 +33,7 @@ use crate::error::HashError;
 use crate::function::{AsParams, ParamsRef};
 use crate::gpu::{self, CopyMode, Devices, Fleet, GpuBackend, LeafKernel};
 use crate::input::{Source, is_stdin_name};
-use crate::list::{ListInput, ListResult};
 use crate::message::Input;
-use crate::parts::PartOutput;
 use crate::progress::EngineShare;
 use crate::progress::{NoProgress, Progress};
 use crate::timings::{Timings, timed};
@@ -381,27 +383,6 @@ impl Hasher {
         done: impl FnMut(T, ListResult) -> Result<(), E> + Send,
     ) -> Result<(), E> {
         self.hash_items(items, progress, done)
-    }
-
-    /// Part `index` of `count` of the file at `path` (`-` is standard input
-    /// when it is a regular file), read from that part's bytes of the file
-    /// alone (docs/SPEC.md, "Parts and joins"): for an LI tree, the outputs
-    /// of the leaves it owns, from their runs of every stripe; for KT128,
-    /// KT256, ParallelHash128 or ParallelHash256, the chaining values of
-    /// the chunks it owns, one range of the file. [`crate::parts::join`]
-    /// makes the digest of a whole set. `progress` is told the part's bytes
-    /// as they are hashed. A file whose size, times or inode change
-    /// meanwhile gets an error, not a part; so does TurboSHAKE, which has
-    /// no tree to split.
-    pub fn hash_part<P: AsParams + ?Sized>(
-        &self,
-        params: &P,
-        path: &Path,
-        index: u64,
-        count: u64,
-        progress: &dyn Progress,
-    ) -> Result<PartOutput, HashError> {
-        self.hash_one_part(params, path, index, count, progress)
     }
 
     /// The digest of bytes in GPU memory, hashed on the GPU that holds them

@@ -226,8 +226,17 @@ impl fmt::Debug for Part {
 }
 
 impl Hasher {
-    /// [`Hasher::hash_part`]'s work.
-    pub(crate) fn hash_one_part<P: AsParams + ?Sized>(
+    /// Part `index` of `count` of the file at `path` (`-` is standard input
+    /// when it is a regular file), read from that part's bytes of the file
+    /// alone (docs/SPEC.md, "Parts and joins"): for an LI tree, the outputs
+    /// of the leaves it owns, from their runs of every stripe; for KT128,
+    /// KT256, ParallelHash128 or ParallelHash256, the chaining values of
+    /// the chunks it owns, one range of the file. [`crate::parts::join`]
+    /// makes the digest of a whole set. `progress` is told the part's bytes
+    /// as they are hashed. A file whose size, times or inode change
+    /// meanwhile gets an error, not a part; so does TurboSHAKE, which has
+    /// no tree to split.
+    pub fn hash_part<P: AsParams + ?Sized>(
         &self,
         params: &P,
         path: &Path,

@@ -18,6 +18,7 @@
 
 mod balance;
 mod migrate;
+mod proportional;
 #[cfg(test)]
 mod tests;
 
@@ -37,6 +38,7 @@ use crate::tree::Dealing;
 use balance::WARM_UP_PIECES;
 pub(crate) use balance::{Balance, Moment, Plan};
 use migrate::migrate;
+pub(crate) use proportional::Split;
 
 /// Bytes and time, counted per engine.
 #[derive(Clone, Copy, Debug, Default)]
