@@ -1,7 +1,7 @@
 //! The developer's trace: with `TREEHASH_TRACE` set in the environment, the
 //! scheduler and the GPU start-up write a line each on standard error for
 //! what they do, stamped with the time since the trace's first line
-//! (docs/DESIGN.md).
+//! (docs/ARCHITECTURE.md).
 
 use std::sync::LazyLock;
 use std::time::Instant;
