@@ -25,6 +25,10 @@
 #                                # next to k12sum and b3sum
 #   scripts/gpu-check.sh kt-auto # on the GPU machine: KT128 under auto against
 #                                # each backend, 1 MiB to 32 GiB
+#   scripts/gpu-check.sh build-old COMMIT  # here: that commit's binary and
+#                                # wheel into .devbin/old/, for `refactor`
+#   scripts/gpu-check.sh refactor  # on the GPU machine: old against new,
+#                                # interleaved (files, lists, device_digest)
 #   scripts/gpu-check.sh multi   # on a machine of several GPUs: the host's
 #                                # ceiling for feeding them, the tests that
 #                                # share leaves, whole processes on 32 GiB
@@ -544,8 +548,92 @@ kt_auto() {
     rm -f /tmp/kt-8g.bin
 }
 
+# Old against new builds (a refactor must be no slower, issue 32): the
+# binary and wheel of the old commit in .devbin/old/ (scripts/gpu-check.sh
+# build-old COMMIT, here), the new ones in .devbin/. Each row runs both in
+# turn, ROUNDS times (whole processes, page-cached, medians), and checks
+# that their digests agree; then device_digest with each wheel, in turn.
+refactor() {
+    setup
+    local old=$bin/old/treehash new=$bin/treehash rounds=${ROUNDS:-5}
+    random_file /tmp/big-8.bin 8
+    ab() { scripts/ab-binaries.sh "$1" "$rounds" "$2" "$old" "$new"; }
+    # Lists: 2000 small files (1 to 64 KiB) and 200 of 1 to 8 MiB.
+    mkdir -p /tmp/ab-small /tmp/ab-mid
+    python3 - <<'PY'
+import os, random
+r = random.Random(32)
+block = os.urandom(8 << 20)
+for i in range(2000):
+    open(f"/tmp/ab-small/f{i:04}", "wb").write(block[: r.randint(1, 64) << 10])
+for i in range(200):
+    open(f"/tmp/ab-mid/f{i:03}", "wb").write(block[: r.randint(1, 8) << 20])
+PY
+    ab_list() { # label dir
+        local times_old="" times_new="" d_old d_new
+        cat "$2"/* >/dev/null
+        for _ in $(seq "$rounds"); do
+            for which in old new; do
+                local b=$old; [ $which = new ] && b=$new
+                local start=$(date +%s%N)
+                local d; d=$("$b" "$2"/* | sha256sum)
+                local ms=$(( ($(date +%s%N) - start) / 1000000 ))
+                if [ $which = old ]; then times_old+="$ms "; d_old=$d; else times_new+="$ms "; d_new=$d; fi
+            done
+        done
+        med() { tr ' ' '\n' <<<"$1" | grep . | sort -n | sed -n "$(( (rounds + 1) / 2 ))p"; }
+        echo "| old | $1 | $(med "$times_old") | $times_old|"
+        echo "| new | $1 | $(med "$times_new") | $times_new|"
+        [ "$d_old" = "$d_new" ] || { echo "lists differ: $1" >&2; return 1; }
+    }
+    { echo "# Old against new, $(date -u +%F), $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(nproc) CPUs"
+      echo "old: $(cat "$bin/old/COMMIT" 2>/dev/null), new: $(cat "$bin/COMMIT" 2>/dev/null)"
+      for b in cpu gpu auto; do ab /tmp/big-8.bin "--backend $b"; done
+      for b in cpu auto; do ab /tmp/big-8.bin "--backend $b -H 4 -D 4"; done
+      for f in kt128 parallelhash256; do
+          for b in cpu gpu auto; do ab /tmp/big-8.bin "-a $f --backend $b"; done
+      done
+      echo; echo "| build | list | median ms | runs (ms) |"; echo "|---|---|---:|---|"
+      ab_list "2000 files of 1-64 KiB" /tmp/ab-small
+      ab_list "200 files of 1-8 MiB" /tmp/ab-mid
+      echo
+      for which in old new; do
+          rm -rf "/tmp/site-$which"
+          python3 -m pip install --quiet --no-index --no-deps --target "/tmp/site-$which" \
+              "$bin/$( [ $which = old ] && echo old/ )"wheels/treehash-*.whl
+      done
+      for _ in 1 2; do
+          for which in old new; do
+              for f in sha3-256 kt128; do
+                  PYTHONPATH=/tmp/site-$which python3 -P scripts/device-digest-time.py \
+                      "device_digest-$which" 8 5 "$f"
+              done
+          done
+      done
+    } 2>&1 | tee "$out/refactor.md"
+}
+
+# Here: the old commit's binary and wheel into .devbin/old/ for `refactor`.
+build_old() {
+    set -e
+    local commit=${1:?build-old COMMIT} tree=/tmp/treehash-old
+    rm -rf "$tree" && git worktree add -f "$tree" "$commit"
+    (cd "$tree" && CARGO_TARGET_DIR=/tmp/treehash-old-target cargo build --release --bin treehash)
+    mkdir -p .devbin/old/wheels
+    cp /tmp/treehash-old-target/release/treehash .devbin/old/
+    [ -x .venv-build/bin/maturin ] ||
+        { python3 -m venv .venv-build && .venv-build/bin/pip install --quiet maturin; }
+    (cd "$tree" && CARGO_TARGET_DIR=/tmp/treehash-old-target "$OLDPWD/.venv-build/bin/maturin" \
+        build --release -m python/Cargo.toml -o "$OLDPWD/.devbin/old/wheels")
+    git rev-parse --short "$commit" >.devbin/old/COMMIT
+    strip .devbin/old/treehash
+    git worktree remove --force "$tree"
+}
+
 case "${1:-}" in
-    build) build ;;
+    build) build; git rev-parse --short HEAD >.devbin/COMMIT ;;
+    build-old) build_old "${2:-}" ;;
+    refactor) refactor ;;
     run) run ;;
     input) input ;;
     tables) tables ;;
@@ -557,5 +645,5 @@ case "${1:-}" in
     trees) trees ;;
     kt) kt ;;
     kt-auto) kt_auto ;;
-    *) echo "usage: $0 build|run|input|tables|auto|multi|cores|lists|python|trees|kt" >&2; exit 2 ;;
+    *) echo "usage: $0 build|build-old COMMIT|run|refactor|input|tables|auto|multi|cores|lists|python|trees|kt|kt-auto" >&2; exit 2 ;;
 esac
