@@ -1,19 +1,37 @@
-//! treehash: the Keccak/SHA-3 leaf-interleaving tree mode (LI v1) of one
-//! large input, on all CPU cores or on an NVIDIA GPU.
+//! treehash: Keccak/SHA-3 digests of large inputs at the speed of the
+//! hardware, on every CPU core (AVX2 and AVX-512 where the CPU has them) and
+//! on NVIDIA GPUs.
 //!
-//! The message M = P ‖ F (prefix, then file) is cut into blocks of B bytes,
-//! dealt round-robin onto L = D^H leaves; each leaf is hashed, then the parent
-//! levels, up to the root. At height 0 the digest is plain SHA-3 / SHAKE.
-//! `docs/SPEC.md` states the mode exactly.
+//! - **The LI tree** (leaf-interleaving, `docs/SPEC.md`): the message
+//!   M = P ‖ F (prefix, then file) is cut into blocks of B bytes, dealt
+//!   round-robin onto L = D^H leaves; each leaf is hashed, then the parent
+//!   levels, up to the root. At height 0 the digest is plain SHA-3 / SHAKE.
+//!   [`TreeParams`] describes one.
+//! - **The standard functions**: KT128 and KT256 (RFC 9861), TurboSHAKE128
+//!   and TurboSHAKE256 (RFC 9861), ParallelHash128 and ParallelHash256
+//!   (SP 800-185), on the same engines. [`StandardParams`] describes one.
+//!
+//! A [`Hasher`] hashes a file ([`Hasher::hash_path`]), bytes, a reader, a
+//! list of files side by side ([`Hasher::hash_list`]), one part of a file
+//! split across processes or hosts ([`Hasher::hash_part`], joined by
+//! [`parts::join`]), or, with the `gpu` feature, bytes already in GPU memory
+//! (`Hasher::hash_device`). A [`Stream`] takes an input in `update`s, as
+//! hashlib does. [`reference`](mod@reference) is the spec in code, slow and obvious, for
+//! tests.
 //!
 //! ```
 //! use treehash::{Algorithm, Hasher, HasherOptions, TreeParams};
+//! use treehash::standard::{Standard, StandardParams};
 //!
-//! let params = TreeParams::new(Algorithm::Sha3_256, 2, 4)?; // 16 leaves
 //! let hasher = Hasher::new(HasherOptions::default())?;
-//! let out = hasher.hash_bytes(&params, &vec![7u8; 100_000])?;
-//! assert_eq!(out.digest, treehash::reference::tree_hash(&params, &vec![7u8; 100_000]));
+//! let data = vec![7u8; 100_000];
+//! let params = TreeParams::new(Algorithm::Sha3_256, 2, 4)?; // 16 leaves
+//! let out = hasher.hash_bytes(&params, &data)?;
+//! assert_eq!(out.digest, treehash::reference::tree_hash(&params, &data));
 //! println!("{}  {}", hex::encode(&out.digest), params.label());
+//! let kt128 = StandardParams::new(Standard::Kt128);
+//! let out = hasher.hash_bytes(&kt128, &data)?;
+//! assert_eq!(out.digest, treehash::reference::kangaroo::kt128(&data, b"", 32));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
