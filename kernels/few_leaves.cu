@@ -6,7 +6,8 @@
 //   theta:    every lane gathers the other four lanes of its column (its
 //             parity), then the parities of columns x-1 and x+1 (two more);
 //             gathering the ten lanes of both columns at once, one level
-//             deep, measured slower at every leaf count (docs/PERFORMANCE.md);
+//             deep, is slower at every leaf count
+//             (docs/decisions/0013-warp-per-leaf-up-to-2048.md);
 //   rho:      each lane rotates itself by its own offset;
 //   pi, chi:  every lane gathers the three rotated lanes that chi combines
 //             into its new value, straight from where pi takes them.

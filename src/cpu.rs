@@ -68,29 +68,30 @@ use platform::{Engine, Platform};
 pub(crate) use routing::{INLINE_MAX, off_rayon_workers};
 
 /// Bytes handed to the thread pool at a time: large enough that a dispatch
-/// costs nothing, small enough for a smooth progress bar.
+/// costs nothing, small enough for a smooth progress bar
+/// (docs/decisions/0003-li-piece-length.md).
 const PIECE_TARGET: usize = 32 << 20;
 /// Bytes a single sponge (H = 0) hashed alone on one thread reads at a
 /// time: its read buffer stays in the core's cache, and it is all the
 /// memory the input holds, so that a list of large files at H = 0 hashes
-/// one on each core within the list's memory bound (list.rs).
+/// one on each core within the list's memory bound (list.rs;
+/// docs/decisions/0020-lists-inputs-alone.md).
 const ALONE_SPONGE_PIECE: usize = 1 << 20;
 /// Bytes a piece of a standard function's file holds when the CPU reads its
 /// chunks per task (`standard::run::hash`): nothing of such a piece stays
 /// in memory, and the workers wait for each other at the end of each piece,
 /// so longer pieces cost nothing and waste less (more tasks per thread per
-/// piece). 128 MiB beat 32 and 512 for KT128 on the H200 machine
-/// (docs/PERFORMANCE.md).
+/// piece). Beyond 128 MiB the gain is within a host's noise
+/// (docs/decisions/0005-standard-pieces-read-per-task.md).
 const STANDARD_FILE_PIECE_TARGET: usize = 128 << 20;
 /// A piece spans at least this many stripes (up to `message::MAX_PIECE`
 /// bytes), so that each leaf absorbs several blocks while its state is cached.
 const STRIPES_PER_PIECE: u64 = 4;
 /// Leaves per thread whose states a piece of `STRIPES_PER_PIECE` stripes
 /// serves well. A thread that owns more walks its states once per piece,
-/// and its pieces span more stripes. Measured on the H200 machine's Xeon
-/// at H = 8 (65,536 leaves, docs/PERFORMANCE.md): one thread went from 1.46
-/// to 2.04 GB/s with 128 MiB pieces on one machine and from 1.76 to 2.10
-/// on another; at four threads longer pieces gained nothing.
+/// and its pieces span more stripes. The value is tied to a Xeon's caches:
+/// at H = 8 (65,536 leaves) one thread gains from longer pieces, four
+/// threads do not (docs/decisions/0004-leaves-cached-per-thread.md).
 const LEAVES_CACHED_PER_THREAD: u64 = 16384;
 /// The piece where even one stripe is longer than the longest piece (from
 /// H = 10 at SHA3-256, D = 4): every leaf then absorbs one block per piece
@@ -98,7 +99,7 @@ const LEAVES_CACHED_PER_THREAD: u64 = 16384;
 /// longest keeps the windows mapped at once (`message::MAPPED_AT_ONCE`: seven
 /// at most at this length) within 448 MiB next to the leaves' states, which
 /// fill the memory at these heights (3.2 GiB at 2^24 leaves); windows of the
-/// longest would take 512 MiB.
+/// longest would take 512 MiB (docs/decisions/0003-li-piece-length.md).
 const ONE_BLOCK_PER_LEAF_PIECE: usize = message::MAX_PIECE / 2;
 
 /// rayon's own default number of threads, which its pool would start:
@@ -115,8 +116,9 @@ fn default_threads() -> usize {
 /// The CPU backend: a pool of worker threads and the code path they run.
 pub(crate) struct CpuBackend {
     /// Started when first needed: an input hashed inline (one small file)
-    /// never needs it, and starting a thread per core took longer than
-    /// hashing such a file (docs/PERFORMANCE.md, "A 1 KiB file").
+    /// never needs it, and starting a thread per core takes longer than
+    /// hashing such a file (docs/decisions/0007-small-inputs-inline.md;
+    /// docs/PERFORMANCE.md, "Start-up").
     pool: OnceLock<rayon::ThreadPool>,
     /// Held while the pool starts.
     starting: std::sync::Mutex<()>,

@@ -154,7 +154,9 @@ enum Start {
     AtOffset,
 }
 
-/// Files of one piece up to this size are read into memory, not mapped.
+/// Files of one piece up to this size are read into memory, not mapped: for
+/// such a file a mapping's system calls and page faults cost more than the
+/// read (docs/decisions/0007-small-inputs-inline.md).
 pub(crate) const SMALL_FILE_READ: usize = 256 << 10;
 
 /// Whether the file lies on a file system whose files' sizes are not their
@@ -205,7 +207,8 @@ pub(crate) fn page_span(bytes: &[u8]) -> std::ops::Range<usize> {
 const PIPE_BUFFER: libc::c_int = 1 << 20;
 
 /// Bytes of a mapped window read in, or dropped, by one madvise call (see
-/// [`InputFile::map`]): few enough that the mmap lock is never held long.
+/// [`InputFile::map`]): few enough that the mmap lock is never held long
+/// (docs/decisions/0001-windows-mapped-in-steps.md).
 pub(crate) const MAPPING_STEP: usize = 1 << 20;
 
 /// Enlarges a pipe's buffer where the system allows it (up to
@@ -246,11 +249,9 @@ impl InputFile {
     /// Fills every `(buffer, offset)` part from the input, in reads of at
     /// most 256 KiB on the current rayon pool: many reads in flight for a
     /// file on disk, many cores copying for one in the page cache. A GPU's
-    /// 32 MiB slot is 128 such tasks for 16 threads, so that a thread
-    /// slowed by another on its core holds up little: on the H200 machine,
-    /// in-process, LI at H = 8 on the GPU went from 47.0–47.2 to 53.6–54.0
-    /// GB/s and KT128 from 42.2–44.2 to 45.8–46.1 against reads of 1 MiB
-    /// (docs/PERFORMANCE.md).
+    /// 32 MiB slot is 128 such tasks, many more than the pool has threads,
+    /// so that a thread slowed by another on its core holds up little of
+    /// the slot (docs/decisions/0012-staging-tasks-256kib.md).
     pub(crate) fn read_parts_at(&self, parts: Vec<(&mut [u8], u64)>) -> Result<(), HashError> {
         const TASK: usize = 256 << 10;
         parts.into_par_iter().try_for_each(|(buf, offset)| {
@@ -290,10 +291,9 @@ impl InputFile {
                 .map(&self.file)
         }?;
         // Read in a step at a time: MADV_POPULATE_READ holds the process's
-        // mmap lock, and a whole window's populate (about 1.7 ms per 32 MiB)
-        // kept the CUDA driver's start-up, which maps memory many times,
-        // waiting (measured on the H200 machine under auto: context 190 to
-        // 226 ms, against 122 ms with no populate in its way).
+        // mmap lock, and a whole window's populate keeps the CUDA driver's
+        // start-up, which maps memory many times, waiting behind it
+        // (docs/decisions/0001-windows-mapped-in-steps.md).
         for at in (0..len).step_by(MAPPING_STEP) {
             let step = MAPPING_STEP.min(len - at);
             match map.advise_range(Advice::PopulateRead, at, step) {

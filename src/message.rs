@@ -25,9 +25,9 @@ use crate::threads;
 pub(crate) const MAX_PIECE: usize = 128 << 20;
 /// How far ahead of the backend the kernel is asked to read a file, so that
 /// a disk keeps many reads in flight (a file in the page cache costs only
-/// the asking). Asked in steps of `PREFETCH_STEP`. Measured on a cold 8 GiB
-/// file (docs/PERFORMANCE.md): 0, 64, 256 and 1024 MiB ahead took 4.17,
-/// 4.20, 4.17 and 3.85 s, `cat` 4.32 s.
+/// the asking). Asked in steps of `PREFETCH_STEP`. Shorter distances leave
+/// a cold file's disk idle part of the time
+/// (docs/decisions/0002-read-ahead-1gib.md).
 const PREFETCH_AHEAD: u64 = 1 << 30;
 /// Bytes of windows read in ahead of the backend: one mapper thread per
 /// window (`MAX_MAPPERS` at most, one at least), each holding the window it
@@ -121,7 +121,8 @@ pub(crate) enum Piece<'a> {
     /// `bytes` are the file's from `offset`. The mapping covers whole pages
     /// around them (it can be pinned). A backend that copies the bytes
     /// elsewhere may read them from the file instead: the kernel copies from
-    /// the page cache faster than a copy through the mapping's small pages.
+    /// the page cache faster than a copy through the mapping's small pages
+    /// (docs/decisions/0011-gpu-staging-ring.md).
     Mapped {
         bytes: &'a [u8],
         input: &'a InputFile,
@@ -276,9 +277,9 @@ pub(crate) fn for_each_piece_of_file(
                 // Several windows are read in (each on its own helper
                 // thread) while the backend hashes the one before them, and
                 // the one before that is unmapped on another thread: mapping
-                // and reading in a page-cached window costs about 1.7 ms per
-                // 32 MiB, which one thread alone makes the limit near
-                // 20 GB/s (docs/PERFORMANCE.md).
+                // and reading in a page-cached window takes long enough that
+                // one thread doing it alone would set the hashing's pace
+                // (docs/decisions/0001-windows-mapped-in-steps.md).
                 let mappers = (MAPPED_AHEAD / piece_len)
                     .min((MAPPED_AT_ONCE / piece_len).saturating_sub(WINDOWS_NOT_AHEAD))
                     .clamp(1, MAX_MAPPERS);
@@ -306,8 +307,9 @@ pub(crate) fn for_each_piece_of_file(
                 drop(reached);
                 // Windows hashed are unmapped on helper threads too, each
                 // taking the next: unmapping interrupts every thread that
-                // read the window to flush its TLB, and one unmapper behind
-                // 16 hashing threads held a fast function (KT128) to 24 GB/s.
+                // read the window to flush its TLB, and one unmapper alone
+                // falls behind many threads hashing a fast function
+                // (docs/decisions/0001-windows-mapped-in-steps.md).
                 let mut unmappers = Vec::with_capacity(UNMAPPERS);
                 for _ in 0..UNMAPPERS {
                     let (unmap, unmapped_rx) = sync_channel::<memmap2::Mmap>(0);
@@ -404,7 +406,8 @@ enum Window {
 
 /// Runs `work` while a helper thread asks the kernel to read the start of
 /// `input` (up to [`PREFETCH_AHEAD`] bytes), so that a disk is busy while
-/// `work` (starting the GPUs: about 0.3 s) keeps the hashing from starting.
+/// `work` (starting the GPUs, a fraction of a second) keeps the hashing from
+/// starting (docs/decisions/0002-read-ahead-1gib.md).
 /// The helper stops asking when `work` returns.
 pub(crate) fn reading_ahead_during<T>(input: &InputFile, work: impl FnOnce() -> T) -> T {
     let done = AtomicBool::new(false);

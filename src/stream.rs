@@ -16,9 +16,9 @@
 //! A digest midway ends a copy of the state, never the state: for a
 //! standard function the last node's sponge (a few hundred bytes), for a
 //! tree a fork of its engine (`LeafEngine::fork`: the leaf states copied
-//! side by side on the workers; one after the other, leaf by leaf, they
-//! took 20 ms of the 29 that a digest after 256 MiB took at H = 8 on the
-//! 2-core machine, and they do not shrink with more cores).
+//! side by side on the workers; copied one after the other, leaf by leaf,
+//! they would take most of a digest's time, and that would not shrink with
+//! more cores: docs/decisions/0021-stream-parts-absorbed-in-place.md).
 //!
 //! A tree's engine borrows the hasher's CPU backend and the parameters, and
 //! a stream owns both: they are kept together in a self-referential cell
@@ -43,17 +43,16 @@ use crate::standard::run::{self, Context, Walk};
 use crate::timings::Timings;
 
 /// Bytes copied into the buffer at once from which the copy is shared by
-/// the worker threads, a mebibyte per task (one thread copies about 10 GB/s,
-/// slower than 16 cores hash).
+/// the worker threads, a mebibyte per task (one thread copies slower than
+/// all the cores hash: docs/decisions/0021-stream-parts-absorbed-in-place.md).
 const PARALLEL_COPY_MIN: usize = 1 << 20;
 /// A part of at least this many bytes per worker thread (or of a piece) is
 /// absorbed where it lies; a shorter one is copied into the buffer, which
 /// is absorbed when it holds a piece. An absorb costs a call into the pool
 /// (its workers woken, and waited for) and touches only the leaves whose
-/// blocks it holds; a copy costs a pass over the bytes. On the 2-core
-/// development machine (AVX-512, H = 8, 1 GiB, best of 7), parts absorbed
-/// in place took 290 ms at 1 MiB, 271 at 2, 215 at 4, 142 at 8 and 175 at
-/// 64 MiB, against 230–240 ms copied, whatever their size.
+/// blocks it holds; a copy costs a pass over the bytes. From about this
+/// size per thread the absorb in place is the faster
+/// (docs/decisions/0021-stream-parts-absorbed-in-place.md).
 const IN_PLACE_PER_THREAD: usize = 2 << 20;
 /// The buffer grows by doubling up to this size, then takes a whole piece:
 /// a hash object of a short input never holds a piece's worth of memory.

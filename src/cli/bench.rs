@@ -35,10 +35,10 @@ use super::plain;
 use inputs::{Inputs, uses_gpu};
 use verify::{Expected, plain_digests, reference_digests, single_hex, verify};
 
-/// On the GPU one leaf's sponge absorbs about 64 MB/s (a warp per leaf on an
-/// H200, docs/PERFORMANCE.md): a run whose leaves would each absorb more than
-/// this is skipped (it would take seconds to minutes and show only that one
-/// sponge is sequential).
+/// About what one leaf's sponge absorbs in a second on the GPU (a warp per
+/// leaf: docs/decisions/0013-warp-per-leaf-up-to-2048.md): a run whose
+/// leaves would each absorb more than this is skipped (it would take
+/// seconds to minutes and show only that one sponge is sequential).
 pub const GPU_MAX_BYTES_PER_LEAF: u64 = 64 << 20;
 
 /// The longest file a standard function's digest is checked on: the

@@ -110,10 +110,10 @@ struct Runs<'a> {
     len: usize,
 }
 
-/// How far ahead within its run each state's block is prefetched. On the
-/// 2-core EPYC (Zen 5), KT128 leaves streamed from memory went from 9.1-9.3
-/// to 10.5-10.8 GB/s (thread CPU time) at 512 bytes; 256 and 2048 gained
-/// less. Runs of one block (the trees' default B) prefetch nothing.
+/// How far ahead within its run each state's block is prefetched: a few
+/// blocks, the distance that gains most on runs streamed from memory
+/// (docs/decisions/0022-lane-loads-and-prefetch.md). Runs of one block (the
+/// trees' default B) prefetch nothing.
 const PREFETCH_AHEAD: usize = 512;
 
 /// [`absorb_blocks`] for one rate, so that the lane loop has a constant bound.
@@ -151,8 +151,8 @@ fn absorb_rate<const RATE: usize>(group: &mut Group8, runs: Runs<'_>, rounds: Ro
 /// XORs the eight runs' block at `start` into the state, eight words at a
 /// time: eight loads of up to 64 bytes (masked past the rate's last word,
 /// so nothing beyond it is read) and an 8 × 8 transpose. A gather per word
-/// loads the same, but slower: with gathers the KT128 leaves ran at 0.75 of
-/// XKCP's speed on the 2-core EPYC (Zen 5), with this 1.1 to 1.2 times it.
+/// loads the same, but slower
+/// (docs/decisions/0022-lane-loads-and-prefetch.md).
 ///
 /// # Safety
 ///

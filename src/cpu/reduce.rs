@@ -6,8 +6,9 @@
 //!
 //! Every node of a level hashes D·c bytes, so neighbouring nodes run through
 //! one leaf engine's unit side by side: W parents per permutation on the lane
-//! engines. One at a time, the parent levels of 2^24 leaves cost about as
-//! much as absorbing 8 GiB into them (docs/PERFORMANCE.md, "Large trees").
+//! engines. Hashed one node at a time, the parent levels of a large tree
+//! cost as much as absorbing its leaves
+//! (docs/decisions/0010-leaf-states-in-one-mapping.md).
 
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};

@@ -9,9 +9,8 @@ use crate::threads;
 
 /// Inputs up to this size are hashed inline, on the calling thread alone:
 /// below it waking the pool costs more than it saves, above it the pool's
-/// cores win (500 files of 200 KB: 0.37 s on one thread against 0.29 s on a
-/// pool of two; 16, 64 and 256 KiB measured alike on 16 cores within their
-/// noise: docs/PERFORMANCE.md, "Many small files").
+/// cores win. Where between 16 and 256 KiB the bound lies matters less than
+/// a host's noise (docs/decisions/0007-small-inputs-inline.md).
 pub(crate) const INLINE_MAX: u64 = 64 << 10;
 
 thread_local! {
@@ -59,7 +58,8 @@ impl CpuBackend {
     /// are then direct. Called step by step from outside, each step (the
     /// piece, the leaves' padding, each parent level) would wake the pool's
     /// workers and leave them spinning, which costs more than a small
-    /// file's hashing (docs/PERFORMANCE.md, "Many small files").
+    /// file's hashing (docs/decisions/0007-small-inputs-inline.md;
+    /// docs/PERFORMANCE.md, "Lists and small files").
     pub(crate) fn run_one_piece<T: Send, E: From<HashError> + Send>(
         &self,
         len: u64,

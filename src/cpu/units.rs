@@ -1,13 +1,13 @@
 //! The units of one walk (the states of its leaves) in one anonymous
 //! mapping. At H = 12 they reach 3.4 GB (2^24 leaves of 200 bytes). A `Vec`
-//! grown piece by piece copied them at every reallocation (its 64-byte
-//! alignment keeps the allocator from moving pages with `mremap`) and
-//! faulted every copy in anew: on the 2-core development machine 1 GiB took
-//! 27 s, 22 s of it in the kernel, with 3.5 M page faults and a peak RSS of
-//! 5.0 GB (docs/PERFORMANCE.md, "Large trees"). Here the mapping grows by
-//! `mremap`, which moves its pages without copying them; a unit's memory is
-//! first touched by the worker that absorbs into it; and `finish` gives the
-//! pages of padded units back while it writes the outputs.
+//! grown piece by piece would copy them at every reallocation (its 64-byte
+//! alignment keeps the allocator from moving pages with `mremap`) and fault
+//! every copy in anew, so that a large tree's time goes to the kernel and
+//! its peak RSS to the copies
+//! (docs/decisions/0010-leaf-states-in-one-mapping.md). Here the mapping
+//! grows by `mremap`, which moves its pages without copying them; a unit's
+//! memory is first touched by the worker that absorbs into it; and `finish`
+//! gives the pages of padded units back while it writes the outputs.
 //!
 //! A small store lives on the heap instead: a mapping of its own costs two
 //! system calls per input, and unmapping it interrupts every thread of the

@@ -29,14 +29,15 @@ use crate::tree::Dealing;
 const MAX_TASK_LEAVES: usize = 1024;
 /// Bytes a task reads from a file at once, at most: its run of a stripe
 /// (1024 leaves' blocks are 139–172 KiB at the SHA-3 rates), still in the
-/// core's cache when it is absorbed.
+/// core's cache when it is absorbed
+/// (docs/decisions/0006-unread-pieces-read-per-task.md).
 const READ_RUN_MAX: usize = 256 << 10;
 /// A task whose bytes of a stripe are a run shorter than this asks for its
 /// bytes of the stripe `PREFETCH_STRIPES` ahead while it absorbs the current
 /// one. With few leaves such runs (1088 bytes at L = 256) lie a stripe apart,
-/// too far for the hardware prefetchers to follow: on the 16-core Xeon,
-/// 8 GiB at H = 4 went from 14.1 to 16.8 GB/s, H = 5 from 17.6 to 19.6
-/// (docs/PERFORMANCE.md). Longer runs the hardware follows by itself.
+/// too far for the hardware prefetchers to follow. Longer runs the hardware
+/// follows by itself, and a software prefetch there costs time
+/// (docs/decisions/0008-prefetch-short-runs.md).
 const PREFETCH_RUN_MAX: usize = 16 << 10;
 const PREFETCH_STRIPES: u64 = 2;
 /// Tasks per thread a piece is cut into, so that threads that finish early
@@ -45,8 +46,9 @@ const TASKS_PER_THREAD: usize = 4;
 /// With fewer units than that (L = 256 has 32 units of eight leaves for 16
 /// threads), a unit's blocks of a piece are absorbed in slices of about this
 /// many bytes, one slice at a time by whichever thread is free. A whole unit
-/// per task left threads idle at the end of every piece: on the 16-core Xeon,
-/// 8 GiB at H = 4 took as long on 16 threads as on 12 (docs/PERFORMANCE.md).
+/// per task leaves threads idle at the end of every piece while a thread on
+/// a busier core finishes its unit
+/// (docs/decisions/0009-slices-for-few-units.md).
 const SLICE_BYTES_PER_UNIT: usize = 32 << 10;
 /// Leaves per task of `finish_with`: their states, absorbed and padded in
 /// a buffer of the task's own, are 26 KiB, within an L1 cache.
@@ -405,10 +407,8 @@ impl<'a, A: Absorb> Leaves<'a, A> {
     /// absorb their blocks and are padded in a buffer of its own, a few
     /// dozen KiB, so the states never reach the store: a message of one
     /// piece (a file of a list, hashed on one thread) costs no memory for
-    /// them, no page faults and no pass over them to pad them. 200 files
-    /// of 1 to 8 MiB at H = 8 (one block a leaf) took 0.90–0.95 s of CPU
-    /// instead of 1.23–1.55, with 13–16 thousand page faults instead of
-    /// 94–140 (2-core development machine).
+    /// them, no page faults and no pass over them to pad them
+    /// (docs/decisions/0024-one-piece-leaves-padded-at-once.md).
     pub fn finish_with(mut self, message: &[u8]) -> Vec<u8> {
         debug_assert!(self.message_len == 0 && self.units.len() == 0);
         let params = self.params;

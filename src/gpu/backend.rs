@@ -111,9 +111,9 @@ impl GpuBackend {
 
     /// Bytes per chunk buffer for pieces of `piece_len` bytes. A piece of
     /// up to two chunks fits one buffer: split in two, it leaves a short
-    /// second chunk that costs a whole turn of the ring (measured: 34
-    /// against 45 GB/s on 34 MiB pieces, H200 machine). Longer pieces are
-    /// cut into chunks, so that the pinned ring stays small.
+    /// second chunk that costs a whole turn of the ring
+    /// (docs/decisions/0011-gpu-staging-ring.md). Longer pieces are cut into
+    /// chunks, so that the pinned ring stays small.
     pub(super) fn buffer_len(&self, piece_len: usize) -> usize {
         if piece_len <= 2 * self.chunk_bytes {
             piece_len.max(self.chunk_bytes)

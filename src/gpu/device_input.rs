@@ -31,9 +31,10 @@ use super::kernels::{TreeKernels, address};
 use super::{Context, GpuBackend, GpuError, driver_present, reduce};
 
 /// The most bytes one launch of the leaf kernel absorbs: each launch loads
-/// and stores every leaf's state once (13 MB at H = 8), small beside a GiB.
-/// One launch over 2 GiB ran at 439 GB/s at H = 8 on the H200
-/// (docs/PERFORMANCE.md, "Leaf kernels on data already on the device").
+/// and stores every leaf's state once (13 MB at H = 8), small beside a GiB,
+/// so that launches of a GiB run at the kernel's own rate
+/// (docs/decisions/0025-device-input-launches-of-1-gib.md;
+/// docs/PERFORMANCE.md, "GPU").
 const LAUNCH_BYTES: usize = 1 << 30;
 /// Bytes copied at a time into the aligned buffer when the input's address
 /// is not a multiple of 8.

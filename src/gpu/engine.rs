@@ -215,7 +215,8 @@ impl LeafEngine for GpuMessage<'_> {
     }
 
     /// Staging reads the file with pread into pinned buffers: that leaves it
-    /// unmapped, which spares page faults and munmap (docs/PERFORMANCE.md).
+    /// unmapped, which spares page faults and munmap
+    /// (docs/decisions/0011-gpu-staging-ring.md).
     fn access(&self) -> Access {
         match self.mode {
             CopyMode::Staging => Access::Read,
@@ -244,10 +245,9 @@ impl LeafEngine for GpuMessage<'_> {
                     let runs: Vec<&[u8]> = ranges.iter().map(|r| &bytes[r.clone()]).collect();
                     leaves.absorb_staged(Staged::Memory(&runs))
                 }),
-                // Read from the file, not through the mapping: the GPU alone
-                // preads into its pinned buffers at 52 GB/s on the H200
-                // machine, while copies through the mapping held a shared
-                // run's GPU part near 15 GB/s (docs/PERFORMANCE.md).
+                // Read from the file, not through the mapping: pread into
+                // the pinned buffers runs several times as fast as copies
+                // out of the mapping (docs/decisions/0011-gpu-staging-ring.md).
                 Piece::Mapped { input, offset, .. } | Piece::Unread { input, offset, .. } => self
                     .absorb_runs(len, |leaves, ranges| {
                         let runs: Vec<(u64, usize)> = ranges

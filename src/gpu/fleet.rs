@@ -4,8 +4,9 @@
 //!
 //! Starting is the driver's initialisation, the device count (for
 //! [`Devices::All`]), a context per device, the kernels of the function in
-//! use (NVRTC or the PTX cache) and pinned chunk buffers: about 0.3 s on the
-//! H200 machine, which the CPU spends hashing.
+//! use (NVRTC or the PTX cache) and pinned chunk buffers: a fraction of a
+//! second, which the CPU spends hashing
+//! (docs/decisions/0014-when-gpus-start-for-li.md).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -143,9 +144,9 @@ impl Shared {
 }
 
 /// What a GPU's start is taken to cost before this machine has measured
-/// one (the H200 machine measured 0.3 to 0.5 s in the background while 16
-/// cores hashed, docs/PERFORMANCE.md); afterwards the last measured start,
-/// kept in the cache directory, is used.
+/// one: the upper end of a start in the background while every core hashes
+/// (docs/decisions/0014-when-gpus-start-for-li.md); afterwards the last
+/// measured start, kept in the cache directory, is used.
 const UNMEASURED_STARTUP: Duration = Duration::from_millis(500);
 
 /// The file in the cache directory that keeps the last measured start.
@@ -167,9 +168,10 @@ fn kept_startup() -> Option<(Duration, std::time::SystemTime)> {
 }
 
 /// Keeps `startup` unless a shorter start was kept within [`STARTUP_KEPT`]:
-/// the first start of a GPU that sat idle is slow (measured: 2.9 s against
-/// 0.4 s, H200 machine), and a value that high would stop auto from
-/// starting GPUs at all, and so from ever measuring a start again.
+/// the first start of a GPU that sat idle is several times slower than the
+/// next ones (docs/decisions/0014-when-gpus-start-for-li.md), and a value
+/// that high would stop auto from starting GPUs at all, and so from ever
+/// measuring a start again.
 fn remember_startup(startup: Duration) {
     let Some(path) = startup_file() else { return };
     let shorter_kept = kept_startup().is_some_and(|(kept, when)| {

@@ -66,7 +66,9 @@ impl FromStr for Devices {
 }
 
 /// Trees with at most this many leaves absorb one warp per leaf; larger
-/// ones one thread per leaf (docs/PERFORMANCE.md, "Few leaves", measured).
+/// ones one thread per leaf, which then fills the GPU and outruns the warps
+/// (docs/decisions/0013-warp-per-leaf-up-to-2048.md; docs/PERFORMANCE.md,
+/// "GPU").
 pub const WARP_PER_LEAF_MAX_LEAVES: u64 = 2048;
 
 /// How the leaves of a tree are spread over the GPU's threads.

@@ -75,38 +75,34 @@ pub(super) struct GpuJoiners<'h> {
 }
 
 /// Pieces hashed, after the first, before the CPU's rate is taken as known.
-/// The first pieces run slower; a rate from only three of them made auto
-/// start GPUs for 8 GiB files that the CPU then finished alone.
+/// The first pieces run slower, and a rate from too few of them starts GPUs
+/// for inputs that the CPU then finishes alone
+/// (docs/decisions/0014-when-gpus-start-for-li.md).
 const PIECES_MEASURED_BEFORE_GPU_START: u64 = 8;
 /// The GPUs are started only for an input whose rest would take the CPU
 /// this many times a GPU's expected start-up. A start that comes to nothing
 /// costs: the CPU goes slower meanwhile, and the process cannot end while
-/// the driver is inside a call (measured: 8 GiB took 0.61 s instead of
-/// 0.45 when a GPU started and never joined, H200 machine). A GPU that
-/// joins costs too: its staging threads take cores from the CPU's hashing
-/// and the leaves move. At twice the start-up, an 8 GiB file at H = 8 that
-/// the CPU alone hashed in 0.56 s took 0.77 s once a GPU joined (H200
-/// machine, 2026-11-24, with a start-up of about 0.15 s on record); four
-/// times keeps the GPUs out below about 15 GB of input there, and lets them
-/// join from 32 GiB on, where they pay (docs/PERFORMANCE.md).
+/// the driver is inside a call. A GPU that joins costs too: its staging
+/// threads take cores from the CPU's hashing and the leaves move. At twice
+/// the start-up GPUs join inputs that the CPU alone finishes sooner; four
+/// times keeps them out of such inputs and lets them join the large ones,
+/// where they pay (docs/decisions/0014-when-gpus-start-for-li.md).
 pub(crate) const STARTUP_PAYOFF: f64 = 4.0;
 /// What a GPU that joins a standard function's input costs the process at
 /// least, whatever start-up was kept: the start-up kept is the fastest on
 /// record, often that of a process that started its GPU at once, while a
-/// GPU that joins starts under the CPU's load (0.34–0.40 s for KT128 on the
-/// H200 machine, against 0.1–0.13 s idle), and its context's teardown adds
-/// about 0.1 s to the exit. With a kept start-up of about 0.1 s, KT128 of
-/// 16 GiB took 0.58 s once the GPU joined, against 0.47 s on the CPU alone.
+/// GPU that joins starts under the CPU's load, several times slower, and
+/// its context's teardown adds to the exit. With the kept start-up alone,
+/// GPUs join inputs that the CPU finishes sooner by itself
+/// (docs/decisions/0015-gpu-join-cost-for-standard-functions.md).
 const CHUNKS_JOIN_COST: Duration = Duration::from_millis(500);
 /// [`STARTUP_PAYOFF`] for a standard function's chunks, over
 /// [`CHUNKS_JOIN_COST`] at least. They hold no state to move, and a GPU that
 /// joins is tried beside the CPU and alone, the faster kept
 /// (`standard::run`'s role trial), so joining costs about its start-up and
-/// teardown. Measured on the H200 machine (docs/PERFORMANCE.md): a GPU that
-/// joined KT128 of 32 GiB, where the CPU alone has about 0.85 s left when
-/// it decides, broke even (0.88 s against the CPU's 0.82–0.91 s); at
-/// 48 GiB it won (1.25–1.34 s against 1.43–1.46 s). Twice the join cost
-/// starts it from about 40 GB on.
+/// teardown. Twice the join cost leaves a GPU out of inputs where it would
+/// only break even, and lets it join those where it wins
+/// (docs/decisions/0015-gpu-join-cost-for-standard-functions.md).
 const CHUNKS_STARTUP_PAYOFF: f64 = 2.0;
 
 impl GpuJoiners<'_> {
@@ -197,7 +193,8 @@ impl<'h> Joiners<'h> for GpuJoiners<'h> {
         if !self.started {
             // Asked once the input path's own threads exist: loading the
             // driver holds the C library's loader lock, which creating a
-            // thread needs too (measured: 70 ms lost on a 64 MiB file).
+            // thread needs too
+            // (docs/decisions/0014-when-gpus-start-for-li.md).
             if !self.worth_starting(now) {
                 return Ok(Vec::new());
             }
@@ -393,8 +390,9 @@ mod tests {
 
     #[test]
     fn a_gpu_joins_a_standard_function_only_for_what_repays_its_real_cost() {
-        // KT128 on the H200 machine's CPU (about 38 GB/s), a start-up of
-        // 0.1 s on record from a process that started its GPU at once.
+        // KT128 on a 16-core CPU at 38 GB/s, a start-up of 0.1 s on record
+        // from a process that started its GPU at once
+        // (docs/decisions/0015-gpu-join-cost-for-standard-functions.md).
         let (rate, kept) = (38e9, Duration::from_millis(100));
         let chunks = (CHUNKS_STARTUP_PAYOFF, CHUNKS_JOIN_COST);
         let gib = |n: u64| n << 30;

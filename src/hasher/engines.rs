@@ -361,9 +361,10 @@ impl Hasher {
 
     /// The input on the GPUs asked for, which must all start. The first
     /// hashes from the first piece; the others start in the background and
-    /// join when they are ready (a context each costs 0.15–0.3 s, which one
-    /// after the other held the first piece back on the two-H200 machine),
-    /// unless the options ask to wait for them all.
+    /// join when they are ready (contexts opened one after the other would
+    /// hold the first piece back:
+    /// docs/decisions/0017-joiners-take-every-leaf.md), unless the options
+    /// ask to wait for them all.
     fn on_gpus(
         &self,
         params: &TreeParams,
@@ -411,8 +412,8 @@ impl Hasher {
             required: true,
         };
         // A GPU that joins starts with no leaf, and is given some only
-        // where that measures faster (on the two-H200 machine it never did:
-        // docs/PERFORMANCE.md).
+        // where that measures faster
+        // (docs/decisions/0017-joiners-take-every-leaf.md).
         let plan = Balance::first_keeps_all();
         let hashed = self.run(
             params,

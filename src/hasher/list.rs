@@ -64,7 +64,8 @@ const BATCH_INPUTS: usize = 64;
 const BATCH_BYTES: u64 = 1 << 20;
 /// Bytes of memory that the inputs hashed alone at once hold, at most (one
 /// input may hold more): each holds its length, or its piece buffer where
-/// it is longer (a single sponge reads a small piece at a time).
+/// it is longer (a single sponge reads a small piece at a time;
+/// docs/decisions/0020-lists-inputs-alone.md).
 const ALONE_BYTES: u64 = 256 << 20;
 /// Items waiting to be given back in order, per worker thread: a slow input
 /// holds back those after it, and this bounds how many.
@@ -424,7 +425,8 @@ impl Hasher {
     /// Under `Auto`, asks the GPUs to start once the long inputs waiting
     /// would keep the CPU busy for longer than their start-up repays (as
     /// for one long input: `STARTUP_PAYOFF` times the start-up measured on
-    /// this machine), at the CPU's rate on the list's long inputs so far.
+    /// this machine), at the CPU's rate on the list's long inputs so far
+    /// (docs/decisions/0014-when-gpus-start-for-li.md).
     fn start_gpus_if_worth_it<T>(&self, list: &mut Driver<T>) {
         if list.gpus_asked || !self.lists_may_use_gpus() {
             return;

@@ -391,8 +391,9 @@ impl Hasher {
     /// device, not on the host. The calling thread's current CUDA context is
     /// the same afterwards. Empty input is hashed on the first GPU.
     ///
-    /// At height 0 the whole input is one sponge, absorbed by one warp:
-    /// about 0.06 GB/s on the H200, so large inputs want H ≥ 6.
+    /// At height 0 the whole input is one sponge, absorbed by one warp,
+    /// thousands of times slower than a tree's leaves, so large inputs want
+    /// H ≥ 6 (docs/decisions/0025-device-input-launches-of-1-gib.md).
     ///
     /// KT and ParallelHash hash their chunks where they lie with the chunk
     /// kernel, and only the chaining values (and KT's first chunk, and the

@@ -9,7 +9,9 @@ use crate::tree::Dealing;
 /// The shortest run per stripe that a part should read. Each run is one
 /// request to the file system, and a parallel file system serves requests
 /// of its stripe size (1 MiB by default on Lustre and BeeGFS) or more at
-/// full speed; shorter ones pay a round trip each for less data.
+/// full speed; shorter ones pay a round trip each for less data. Not
+/// measured on such a file system yet
+/// (docs/decisions/0018-parts-runs-of-1-mib.md).
 pub const MIN_RUN_BYTES: u64 = 1 << 20;
 
 /// The leaves of part `index` of `count`: [⌊I·L/N⌋, ⌊(I+1)·L/N⌋). Parts

@@ -30,9 +30,9 @@ use crate::tree::Dealing;
 /// on the GPU, whose start-up is then repaid: the whole-file rule (start
 /// a GPU where the CPU's time for the rest is more than `STARTUP_PAYOFF`
 /// times the start-up, hasher/auto.rs) cannot be measured ahead of a part, which cannot hand its
-/// leaves to a GPU that joins late; 16 GiB take the CPU of the 16-core
-/// host (about 20 GB/s at H = 8, docs/PERFORMANCE.md) some 0.8 s, over
-/// twice a GPU's measured start-up of 0.15–0.3 s.
+/// leaves to a GPU that joins late. This many bytes take a 16-core host's
+/// CPU more than twice a GPU's start-up
+/// (docs/decisions/0019-parts-on-the-gpu-from-16-gib.md).
 const AUTO_GPU_PART_BYTES: u64 = 16 << 30;
 /// Pieces whose runs the kernel is asked to read ahead of the engine.
 const PIECES_AHEAD: u64 = 2;

@@ -5,9 +5,9 @@
 use std::ops::Range;
 
 /// Pieces after a change of split that its throughput leaves out: an
-/// engine that just took leaves fills its pipeline first (a GPU's first
-/// three pieces after it joined took 1.9 ms each, the next 1.0–1.1 ms;
-/// H200 machine, 32 GiB, docs/PERFORMANCE.md).
+/// engine that just took leaves fills its pipeline first, so its first
+/// pieces run slower than the ones after them
+/// (docs/decisions/0017-joiners-take-every-leaf.md).
 pub(super) const WARM_UP_PIECES: u32 = 3;
 
 /// What a plan sees before each piece.
@@ -80,14 +80,12 @@ const BETTER: f64 = 1.02;
 /// The first engine's first share after engines joined it (it had none).
 const FIRST_STEP_BACK: f64 = 1.0 / 8.0;
 /// Engines that joined and run at least this many times as fast as the
-/// first one alone keep every leaf, untried: giving the first one (the CPU)
-/// a share then never paid for its moves (traces of 32 GiB files, H200
-/// machine: a share of 1/8 or 1/32 made H = 8 pieces take 1.6–3.3 ms
-/// against 1.0–2.2 on the GPU alone, and the moves took 14–45 ms each; at
+/// first one alone keep every leaf, untried: a share for the first one (the
+/// CPU) then slows the shared pieces and does not repay the moves, and at
 /// H = 4 each engine's time per piece is set by its leaves' chains, so no
-/// split beats the GPU alone). A GPU is measured while it ramps up: its
-/// pieces took 1.8–2.3 ms just after it joined, about the CPU's 2.0, and
-/// 0.8 some 150 pieces later; at 1.5 × and 2 × the search still ran.
+/// split beats the GPU alone. The bar is 1 ×, not higher, because a GPU is
+/// measured while it ramps up, when it runs about as fast as the CPU did
+/// (docs/decisions/0017-joiners-take-every-leaf.md).
 const JOINED_KEEP_ALL_AT: f64 = 1.0;
 /// The search ends when a step would move fewer leaves than this share.
 const SMALLEST_STEP: f64 = 1.0 / 64.0;
@@ -95,8 +93,8 @@ const SMALLEST_STEP: f64 = 1.0 / 64.0;
 impl Balance {
     /// A balance under which engines that join late start with no leaf: a
     /// GPU joining another (`--backend gpu`), where moving every leaf to
-    /// the newcomer gains nothing and each move costs 20–40 ms (two-H200
-    /// machine, docs/PERFORMANCE.md).
+    /// the newcomer gains nothing and each move costs tens of milliseconds
+    /// (docs/decisions/0017-joiners-take-every-leaf.md).
     pub(crate) fn first_keeps_all() -> Self {
         Balance {
             joiners_take_all: false,
@@ -138,8 +136,9 @@ impl Plan for Balance {
             // split evenly. Engines that join later (GPUs, started because
             // the rest of the input would repay their start-up) take every
             // leaf, and the search moves leaves back from there: from an
-            // even split it rarely climbed all the way, while one GPU alone
-            // outran both sharing (docs/PERFORMANCE.md, issue 11).
+            // even split it rarely climbs all the way, and one GPU alone
+            // outruns both sharing (issue 11,
+            // docs/decisions/0017-joiners-take-every-leaf.md).
             (self.share, self.step) = if from_the_start {
                 (1.0 / n as f64, -0.5 / n as f64)
             } else if self.joiners_take_all {

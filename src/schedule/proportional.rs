@@ -164,11 +164,11 @@ pub(super) const SETTLE_ROUNDS: u32 = 2;
 /// Which of the two roles moves more bytes a second, tried in turn once GPUs
 /// take part: each over [`TRIAL_BYTES`] of whole rounds (after
 /// [`SETTLE_ROUNDS`]), then the faster kept for the rest of the input. Shares measured
-/// by rate are not enough: on the H200 machine every split of KT128 with the
-/// CPU hashing ran at 31–36 GB/s, below both the GPU alone (45) and, for
-/// most splits, the CPU alone (33), because the GPU's staging and the CPU's
-/// hashing take the same 16 vCPUs and memory (docs/PERFORMANCE.md). Where
-/// the CPU is the stronger engine, sharing wins and is kept.
+/// by rate are not enough: with the CPU hashing, a split can run below both
+/// the GPU alone and the CPU alone, because the GPU's staging and the CPU's
+/// hashing take the same vCPUs and memory
+/// (docs/decisions/0016-cpu-role-trial.md). Where the CPU is the stronger
+/// engine, sharing wins and is kept.
 #[derive(Debug, Default)]
 pub(super) struct RoleTrial {
     step: TrialStep,

@@ -124,7 +124,8 @@ impl<'a> Bytes<'a> {
                 mapped: None,
             },
             // GPUs read a file with pread into their buffers, faster than
-            // copying through the mapping (as for LI).
+            // copying through the mapping (as for LI:
+            // docs/decisions/0011-gpu-staging-ring.md).
             Piece::Mapped {
                 bytes,
                 input,
@@ -263,8 +264,9 @@ pub(crate) fn hash<'a>(
     // buffer, and GPUs that take every chunk read the file themselves;
     // TurboSHAKE, one sponge on one thread, and a CPU of one thread find
     // their windows read in by helper threads ahead of them: one thread
-    // copying every byte out of the page cache took KT128 of 1 GiB from
-    // 0.26 s mapped to 0.39 s (H200 machine, docs/PERFORMANCE.md).
+    // copying every byte out of the page cache is slower than reading the
+    // mapping in place
+    // (docs/decisions/0005-standard-pieces-read-per-task.md).
     let cpu_reads = cpu_takes_chunks && has_chunks && cpu.threads() > 1;
     let access = if cpu_takes_chunks && !cpu_reads {
         Access::Map
@@ -273,8 +275,8 @@ pub(crate) fn hash<'a>(
     };
     // A file whose chunks the engines read themselves is walked in longer
     // pieces: nothing of them stays in memory, and a GPU alone is handed
-    // four launches a round, not one (KT128 of 16 GiB on the H200 machine's
-    // GPU: 52.5 against 51.8 GB/s, one run).
+    // four launches a round, not one
+    // (docs/decisions/0005-standard-pieces-read-per-task.md).
     let engines_read = cpu_reads || (has_chunks && !cpu_takes_chunks);
     let piece_len = match &*input {
         Input::File(_) if engines_read => file_piece_len(params, cpu),

@@ -210,9 +210,10 @@ impl<'a, 'j, 'p, S: Sink> Shared<'a, 'j, 'p, S> {
     /// Hands each GPU its run of the piece (`bounds[k + 1]..bounds[k + 2]`
     /// to GPU k) and hashes the CPU's (`bounds[0]..bounds[1]`) meanwhile,
     /// while a thread of the global pool feeds the values `ready` to the
-    /// last node (on the walk's thread, between rounds, that held KT128 on
-    /// the H200's GPU at 0.63 × the pinned copy: 62–70 ms of 8 GiB's 285):
-    /// the CPU's chaining values, and each engine's time.
+    /// last node (on the walk's thread, between rounds, it would hold the
+    /// GPUs' staging back:
+    /// docs/decisions/0005-standard-pieces-read-per-task.md): the CPU's
+    /// chaining values, and each engine's time.
     pub(super) fn absorb_shared(
         &mut self,
         bytes: Bytes<'_>,
