@@ -1,7 +1,8 @@
 //! The real binary on lists of inputs, which it hashes side by side: the
 //! output, in every form, and the exit code are those of the same inputs
 //! hashed one process at a time, and `-c` gives each line its verdict in
-//! the list's order.
+//! the list's order. If you add a test of what a list of inputs prints
+//! beside the same inputs one at a time, it goes here.
 
 mod common;
 
@@ -9,16 +10,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
+use common::cli::treehash;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use tempfile::TempDir;
 use treehash::{TreeParams, reference};
-
-fn treehash() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_treehash"));
-    cmd.arg("--backend=cpu");
-    cmd
-}
 
 /// A random list: files from empty to a few MiB (several pieces of 64 KiB
 /// with `--chunk-bytes`), missing names and directories among them.

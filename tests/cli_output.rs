@@ -3,7 +3,8 @@
 //! could have planted, write a device or FIFO in place and never replace
 //! it, make a keyed part readable by its owner only, refuse a directory by
 //! name, and never leave a part half-written or a temporary behind.
-//! (`bench --json` prints to standard output and writes no file.)
+//! (`bench --json` prints to standard output and writes no file.) If you
+//! add a test of how the tool writes a file, it goes here.
 
 mod common;
 
@@ -14,9 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+use common::cli::BIN;
 use tempfile::TempDir;
-
-const BIN: &str = env!("CARGO_BIN_EXE_treehash");
 
 /// A file to make parts of, in a fresh directory.
 fn fixture() -> (TempDir, PathBuf) {

@@ -1,41 +1,30 @@
 //! `treehash part` and `treehash join`: the joined line is the line that
 //! hashing the file prints, in every form; broken sets, usage errors and
 //! their exit codes; and the bytes each part reads, counted by the kernel.
+//! If you add a test of `part` or `join`, it goes here (their man pages are
+//! in cli_generate.rs, how `part -o` writes its file in cli_output.rs).
 
 mod common;
-
-#[allow(dead_code)]
-#[path = "../src/cli/args.rs"]
-mod args;
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
+use common::cli::{BIN, binary, stdout_bytes_of, treehash};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use tempfile::TempDir;
 
-fn treehash() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_treehash"))
-}
-
 /// `treehash SUBCOMMAND --backend=cpu …`: tests must not depend on whether
 /// this machine has a GPU.
 fn sub(name: &str) -> Command {
-    let mut cmd = treehash();
+    let mut cmd = binary();
     cmd.arg(name);
     if name == "part" {
         cmd.arg("--backend=cpu");
     }
     cmd
-}
-
-fn stdout_of(cmd: &mut Command) -> Vec<u8> {
-    let out = cmd.output().unwrap();
-    assert!(out.status.success(), "{out:?}");
-    out.stdout
 }
 
 /// Writes every part of a split of `file` into `dir`, returns their paths.
@@ -89,15 +78,7 @@ fn the_joined_line_is_the_line_hashing_prints_in_every_form() {
 /// every form: untagged, tagged, NUL-ended, without names, raw, and JSON
 /// (the same record, but for the time and the engines).
 fn assert_join_prints_as_hashing(tree: &[&str], file: &Path, parts: &[PathBuf]) {
-    let hashed = |form: &[&str]| {
-        stdout_of(
-            treehash()
-                .args(["--backend=cpu"])
-                .args(tree)
-                .args(form)
-                .arg(file),
-        )
-    };
+    let hashed = |form: &[&str]| stdout_bytes_of(treehash().args(tree).args(form).arg(file));
     for form in [
         &[][..],
         &["--tag"],
@@ -106,7 +87,7 @@ fn assert_join_prints_as_hashing(tree: &[&str], file: &Path, parts: &[PathBuf]) 
         &["--no-names"],
         &["--raw"],
     ] {
-        let joined = stdout_of(sub("join").args(form).args(parts));
+        let joined = stdout_bytes_of(sub("join").args(form).args(parts));
         assert_eq!(
             String::from_utf8_lossy(&joined),
             String::from_utf8_lossy(&hashed(form)),
@@ -120,7 +101,7 @@ fn assert_join_prints_as_hashing(tree: &[&str], file: &Path, parts: &[PathBuf]) 
         }
         v
     };
-    let joined = json(stdout_of(sub("join").arg("--json").args(parts)));
+    let joined = json(stdout_bytes_of(sub("join").arg("--json").args(parts)));
     assert_eq!(joined, json(hashed(&["--json"])), "{tree:?}");
 }
 
@@ -128,7 +109,7 @@ fn assert_join_prints_as_hashing(tree: &[&str], file: &Path, parts: &[PathBuf]) 
 fn a_part_can_go_to_standard_output() {
     let (dir, file) = fixture(30_000);
     let parts = make_parts(dir.path(), &["-H", "2"], &file, 2);
-    let out = stdout_of(
+    let out = stdout_bytes_of(
         sub("part")
             .args(["-H", "2", "--parts", "2", "--index", "1", "-o", "-"])
             .arg(&file),
@@ -164,15 +145,8 @@ fn join_checks_against_the_line_that_names_the_file() {
 fn assert_join_checks(tree: &[&str], relabel: (&str, &str), complaint: &str) {
     let (dir, file) = fixture(70_000);
     let parts = make_parts(dir.path(), tree, &file, 3);
-    let hashed = |form: &[&str], file: &Path| {
-        stdout_of(
-            treehash()
-                .args(["--backend=cpu"])
-                .args(tree)
-                .args(form)
-                .arg(file),
-        )
-    };
+    let hashed =
+        |form: &[&str], file: &Path| stdout_bytes_of(treehash().args(tree).args(form).arg(file));
     let (tagged, plain) = (hashed(&["--tag"], &file), hashed(&[], &file));
     let other = hashed(&[], &parts[0]);
     let sums = dir.path().join("SUMS");
@@ -288,7 +262,7 @@ fn usage_errors_exit_2() {
         &["join"],
     ];
     for args in bad {
-        let mut cmd = treehash();
+        let mut cmd = binary();
         cmd.args(args);
         if args[0] == "part" {
             cmd.arg(&file);
@@ -306,7 +280,7 @@ fn bytes_read_by(args: &[&std::ffi::OsStr]) -> (u64, String) {
     let script = r#"r() { while read -r k v; do [ "$k" = rchar: ] && echo "$v"; done < /proc/$$/io; }
         a=$(r); "$@" || exit 1; b=$(r); echo $((b - a))"#;
     let out = std::process::Command::new("sh")
-        .args(["-c", script, "sh", env!("CARGO_BIN_EXE_treehash")])
+        .args(["-c", script, "sh", BIN])
         .args(args)
         .output()
         .unwrap();
@@ -402,28 +376,6 @@ fn the_plan_shows_every_part_and_warns_of_short_runs() {
         assert!(out.status.success());
         let err = String::from_utf8(out.stderr).unwrap();
         assert_eq!(err.contains("warning: "), warns, "{count}: {err}");
-    }
-}
-
-#[test]
-fn man_pages_of_part_and_join_list_every_option() {
-    let mut command = args::command();
-    command.build();
-    for name in ["part", "join"] {
-        let page = treehash()
-            .args(["--generate", &format!("man-{name}")])
-            .output()
-            .unwrap();
-        assert!(page.status.success());
-        let page = String::from_utf8(page.stdout).unwrap();
-        assert!(page.contains(&format!(".TH treehash-{name} 1 ")), "{page}");
-        let sub = command.find_subcommand(name).unwrap();
-        for arg in sub.get_arguments().filter(|a| !a.is_hide_set()) {
-            if let Some(long) = arg.get_long() {
-                let roff = format!("--{long}").replace('-', "\\-");
-                assert!(page.contains(&roff), "{name}: {roff}");
-            }
-        }
     }
 }
 
@@ -535,7 +487,7 @@ fn each_standard_part_reads_its_chunks_of_the_file() {
 #[test]
 fn the_plan_of_a_standard_function_shows_its_chunks() {
     let (_dir, file) = fixture(100_000);
-    let out = stdout_of(
+    let out = stdout_bytes_of(
         sub("part")
             .args(["-a", "kt128", "--plan", "--parts", "3"])
             .arg(&file),
@@ -550,7 +502,7 @@ fn the_plan_of_a_standard_function_shows_its_chunks() {
          1\t4..8\t32768\t4\n\
          2\t8..13\t34464\t5\n"
     );
-    let out = stdout_of(
+    let out = stdout_bytes_of(
         sub("part")
             .args([
                 "-a",
@@ -604,7 +556,7 @@ fn a_set_of_li_and_standard_parts_is_refused() {
 /// What `treehash join ARGS` (standard input `stdin`) printed on standard
 /// error and its exit code.
 fn join_refusal(args: &[&std::ffi::OsStr], stdin: std::process::Stdio) -> (Option<i32>, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_treehash"))
+    let out = std::process::Command::new(BIN)
         .arg("join")
         .args(args)
         .stdin(stdin)
@@ -651,7 +603,7 @@ fn join_reads_no_more_of_a_file_than_a_part_holds() {
     let script = r#"r() { while read -r k v; do [ "$k" = rchar: ] && echo "$v"; done < /proc/$$/io; }
         a=$(r); "$@"; b=$(r); echo $((b - a))"#;
     let out = std::process::Command::new("sh")
-        .args(["-c", script, "sh", env!("CARGO_BIN_EXE_treehash"), "join"])
+        .args(["-c", script, "sh", BIN, "join"])
         .arg(&parts[0])
         .arg(&file)
         .output()

@@ -1,21 +1,16 @@
 //! The real binary with the standard functions: their names, options and
 //! refusals, tagged lines that `-c` checks with nothing else given, JSON,
-//! standard input, and `--verify` against the reference.
+//! standard input, and `--verify` against the reference. If you add a
+//! test of the tool with KT, ParallelHash or TurboSHAKE, it goes here.
 
 mod common;
 
 use std::fs;
 
-use assert_cmd::Command;
+use common::cli::treehash;
 use predicates::prelude::*;
 use treehash::standard::{Standard, StandardParams};
 use treehash::{Params, StandardLabel};
-
-fn treehash() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_treehash"));
-    cmd.arg("--backend=cpu");
-    cmd
-}
 
 fn hex_of(params: StandardParams, message: &[u8]) -> String {
     hex::encode(common::reference_digest(&Params::Standard(params), message))

@@ -1,7 +1,12 @@
 //! Helpers shared by the integration tests: the shared test vectors and the
-//! spec's test input.
+//! spec's test input; those of the binary's tests in cli.rs, those of parts
+//! in parts.rs.
 #![allow(dead_code)]
 
+// Only where the binary is built (it needs the `cli` feature), and with
+// it the `CARGO_BIN_EXE_treehash` that names it.
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod parts;
 
 use serde::Deserialize;
