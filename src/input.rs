@@ -691,16 +691,15 @@ mod tests {
     }
 
     /// The same cut, then the file grown back to its size with its time
-    /// set back: a change of the file (its change time moved), not a read
-    /// error, whether the window's pages faulted between the cut and the
-    /// growth (`InputFile::window_failed`) or were read again as zeros.
+    /// set back: a change of the file, not a read error, whether the
+    /// window's pages faulted between the cut and the growth
+    /// (`InputFile::window_failed`) or were read again as zeros.
     #[test]
     fn a_file_cut_and_grown_back_under_a_window_is_a_change() {
         let (err, _) = cut_under_the_window_being_hashed(Some(8 << 20));
-        assert!(
-            matches!(&err, HashError::Changed(why) if why.contains("change time")),
-            "{err}"
-        );
+        // Seen short (a read between the cut and the growth) or grown back
+        // (its change time moved): a change either way, never a read error.
+        assert!(matches!(&err, HashError::Changed(_)), "{err}");
     }
 
     /// The error of hashing an 8 MiB file cut to 1.5 MiB (and grown back to
