@@ -73,7 +73,7 @@ const WAITING_PER_THREAD: usize = 4 * BATCH_INPUTS;
 
 /// Where one item runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Lane {
+enum Route {
     /// In a batch on one worker thread, inline.
     Alone,
     /// On every CPU core (and, for a list's only long input, the GPUs that
@@ -97,8 +97,8 @@ type Finished = Vec<(usize, Result<HashOutput, HashError>)>;
 /// the driver waits for every input it started.
 struct Reply {
     indices: Vec<usize>,
-    to: mpsc::Sender<(Lane, u64, Finished)>,
-    lane: Lane,
+    to: mpsc::Sender<(Route, u64, Finished)>,
+    route: Route,
     /// The inputs' bytes (those counted against [`ALONE_BYTES`]).
     bytes: u64,
     results: Finished,
@@ -123,7 +123,7 @@ impl Drop for Reply {
             self.results.push((index, Err((self.lost)())));
         }
         let results = std::mem::take(&mut self.results);
-        let _ = self.to.send((self.lane, self.bytes, results));
+        let _ = self.to.send((self.route, self.bytes, results));
     }
 }
 
@@ -134,7 +134,7 @@ struct Batch {
     bytes: u64,
 }
 
-/// A long input waiting for a lane.
+/// A long input waiting for a route.
 struct Long {
     index: usize,
     input: ListInput,
@@ -150,7 +150,7 @@ struct Driver<T> {
     /// Batches hashed alone now, and their bytes.
     alone: (usize, u64),
     batch: Batch,
-    /// Long inputs, waiting for a lane in the list's order.
+    /// Long inputs, waiting for a route in the list's order.
     long: VecDeque<Long>,
     /// A long input is on every CPU core now.
     cpu_busy: bool,
@@ -176,10 +176,10 @@ impl<T> Driver<T> {
     }
 
     /// Takes in finished results.
-    fn finished(&mut self, lane: Lane, bytes: u64, results: Finished) {
-        match lane {
-            Lane::Alone => self.alone = (self.alone.0 - 1, self.alone.1 - bytes),
-            Lane::Engines => {
+    fn finished(&mut self, route: Route, bytes: u64, results: Finished) {
+        match route {
+            Route::Alone => self.alone = (self.alone.0 - 1, self.alone.1 - bytes),
+            Route::Engines => {
                 self.cpu_busy = false;
                 if let [(_, Ok(out))] = results.as_slice() {
                     let secs = out.timings.total.as_secs_f64();
@@ -188,7 +188,7 @@ impl<T> Driver<T> {
                     }
                 }
             }
-            Lane::Gpu(ordinal) => self.gpus_busy.retain(|&o| o != ordinal),
+            Route::Gpu(ordinal) => self.gpus_busy.retain(|&o| o != ordinal),
         }
         for (index, out) in results {
             if let Some(item) = self.waiting.get_mut(index - self.first) {
@@ -243,13 +243,13 @@ impl Hasher {
         let driven = self.cpu().start_pool().map(drop).and_then(|()| {
             off_rayon_workers(|| {
                 let (to_driver, results) = mpsc::channel();
-                std::thread::scope(|lanes| {
+                std::thread::scope(|long_threads| {
                     self.cpu().pool().in_place_scope(|workers| {
-                        let reply = |indices: Vec<usize>, lane: Lane, bytes: u64| Reply {
+                        let reply = |indices: Vec<usize>, route: Route, bytes: u64| Reply {
                             results: Vec::with_capacity(indices.len()),
                             indices,
                             to: to_driver.clone(),
-                            lane,
+                            route,
                             bytes,
                             lost: panicked,
                         };
@@ -270,21 +270,20 @@ impl Hasher {
                             }
                             list.alone = (list.alone.0 + 1, list.alone.1 + bytes);
                             let indices = inputs.iter().map(|(i, _)| *i).collect();
-                            let mut reply = reply(indices, Lane::Alone, bytes);
+                            let mut reply = reply(indices, Route::Alone, bytes);
                             workers.spawn(move |_| {
                                 for (index, input) in inputs {
                                     reply.results.push((index, hash(&input, Placement::Alone)));
                                 }
                             });
                         };
-                        // Starts a long input on a lane.
-                        // Starts a long input on a lane: where the system
+                        // Starts a long input on a route: where the system
                         // refuses the thread, the reply drops unrun and gives
                         // the input that error.
-                        let start_long = |long: Long, lane: Lane, placement: Placement| {
-                            let mut reply = reply(vec![long.index], lane, 0);
+                        let start_long = |long: Long, route: Route, placement: Placement| {
+                            let mut reply = reply(vec![long.index], route, 0);
                             reply.lost = no_thread;
-                            let _ = threads::spawn_scoped(lanes, move || {
+                            let _ = threads::spawn_scoped(long_threads, move || {
                                 reply.lost = panicked;
                                 reply
                                     .results
@@ -300,9 +299,9 @@ impl Hasher {
                                 };
                                 let index = list.first + list.waiting.len();
                                 let mut item = Waiting { tag, result: None };
-                                match input.map(|input| (self.lane_of(&input), input)) {
+                                match input.map(|input| (self.route_of(&input), input)) {
                                     None => item.result = Some(None),
-                                    Some(((Lane::Alone, Some(len)), input)) => {
+                                    Some(((Route::Alone, Some(len)), input)) => {
                                         list.batch.inputs.push((index, input));
                                         list.batch.bytes += len;
                                         if list.batch.inputs.len() >= BATCH_INPUTS
@@ -334,7 +333,7 @@ impl Hasher {
                                     && let Some(long) = list.long.remove(at)
                                 {
                                     list.gpus_busy.push(ordinal);
-                                    start_long(long, Lane::Gpu(ordinal), Placement::Gpu(ordinal));
+                                    start_long(long, Route::Gpu(ordinal), Placement::Gpu(ordinal));
                                 }
                             }
                             if !list.cpu_busy
@@ -347,7 +346,7 @@ impl Hasher {
                                     true => Placement::Cpu,
                                     false => Placement::Engines,
                                 };
-                                start_long(long, Lane::Engines, placement);
+                                start_long(long, Route::Engines, placement);
                             }
                             // Give back, in order, what is done.
                             while list.waiting.front().is_some_and(|w| w.result.is_some()) {
@@ -372,7 +371,7 @@ impl Hasher {
                                 continue;
                             }
                             match results.recv() {
-                                Ok((lane, bytes, results)) => list.finished(lane, bytes, results),
+                                Ok((route, bytes, results)) => list.finished(route, bytes, results),
                                 Err(_) => unreachable!("the driver holds a sender"),
                             }
                         }
@@ -395,16 +394,16 @@ impl Hasher {
     /// Where an input runs, and its length when known (alone, the bytes it
     /// holds in memory, as [`ALONE_BYTES`] counts them): alone when it
     /// would not fill the engines.
-    fn lane_of(&self, input: &ListInput) -> (Lane, Option<u64>) {
+    fn route_of(&self, input: &ListInput) -> (Route, Option<u64>) {
         if is_stdin_name(&input.path) {
-            return (Lane::Engines, None);
+            return (Route::Engines, None);
         }
         // A name that cannot be looked up fails the same way when opened.
         let Ok(meta) = std::fs::metadata(&input.path) else {
-            return (Lane::Alone, Some(0));
+            return (Route::Alone, Some(0));
         };
         if !meta.is_file() {
-            return (Lane::Alone, Some(0));
+            return (Route::Alone, Some(0));
         }
         let len = meta.len();
         let (piece, alone_piece) = match input.params.as_ref() {
@@ -416,9 +415,9 @@ impl Hasher {
         };
         if self.hashes_alone() && (len <= piece as u64 || input.one_sponge()) {
             // Charged what it holds in memory: its piece buffer at most.
-            (Lane::Alone, Some(len.min(alone_piece as u64)))
+            (Route::Alone, Some(len.min(alone_piece as u64)))
         } else {
-            (Lane::Engines, Some(len))
+            (Route::Engines, Some(len))
         }
     }
 
