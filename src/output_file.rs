@@ -75,6 +75,28 @@ pub fn check(path: &Path) -> io::Result<()> {
     }
 }
 
+/// Reads a cache file, if it is one this user made and no one else can
+/// have changed: a regular file (not followed through a link) owned by the
+/// effective user and writable by no one else. A kernel read from a file
+/// another user planted (in a shared `TREEHASH_CACHE_DIR`) would compute
+/// wrong digests; such a file, or none, is `None`, and the caller makes
+/// the contents anew.
+pub(crate) fn read_cache(path: &Path) -> Option<(Vec<u8>, fs::Metadata)> {
+    let mut file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    let trusted = meta.is_file() && meta.uid() == effective_uid() && meta.mode() & 0o022 == 0;
+    if !trusted {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    io::Read::read_to_end(&mut file, &mut bytes).ok()?;
+    Some((bytes, meta))
+}
+
 /// Writes a cache file: its directory is made (mode 0700) if missing, and a
 /// new file is renamed onto `path` whatever is there, so that a link
 /// planted at the name is replaced, never written through.
@@ -403,5 +425,29 @@ mod tests {
         assert!(fs::symlink_metadata(&path).unwrap().is_file());
         assert_eq!(fs::read(&path).unwrap(), b"ptx");
         assert_eq!(names_in(&cache), ["kernel.ptx"]);
+    }
+
+    /// A cache file is read only where this user made it and no one else
+    /// can have changed it: not through a link, not writable by others,
+    /// not another user's (that last case where the test runs as root and
+    /// can give a file away).
+    #[test]
+    fn only_a_cache_file_of_our_own_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let own = dir.path().join("own");
+        write_cache(&own, b"kernel").unwrap();
+        fs::set_permissions(&own, fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(read_cache(&own).map(|(b, _)| b), Some(b"kernel".to_vec()));
+        let link = dir.path().join("link");
+        symlink(&own, &link).unwrap();
+        assert!(read_cache(&link).is_none(), "read through a link");
+        fs::set_permissions(&own, fs::Permissions::from_mode(0o666)).unwrap();
+        assert!(read_cache(&own).is_none(), "writable by others");
+        fs::set_permissions(&own, fs::Permissions::from_mode(0o644)).unwrap();
+        if effective_uid() == 0 {
+            std::os::unix::fs::chown(&own, Some(65534), None).unwrap();
+            assert!(read_cache(&own).is_none(), "another user's");
+        }
+        assert!(read_cache(&dir.path().join("none")).is_none());
     }
 }

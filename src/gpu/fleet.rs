@@ -160,9 +160,13 @@ const STARTUP_KEPT: Duration = Duration::from_secs(24 * 3600);
 /// The last start measured, if it was kept in the cache directory.
 fn kept_startup() -> Option<(Duration, std::time::SystemTime)> {
     let path = startup_file()?;
-    let text = std::fs::read_to_string(&path).ok()?;
-    let seconds = text.trim().parse::<f64>().ok()?;
-    let modified = std::fs::metadata(&path).and_then(|m| m.modified()).ok()?;
+    let (bytes, meta) = crate::output_file::read_cache(&path)?;
+    let seconds = std::str::from_utf8(&bytes)
+        .ok()?
+        .trim()
+        .parse::<f64>()
+        .ok()?;
+    let modified = meta.modified().ok()?;
     (seconds.is_finite() && (0.0..60.0).contains(&seconds))
         .then(|| (Duration::from_secs_f64(seconds), modified))
 }

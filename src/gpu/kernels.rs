@@ -277,7 +277,7 @@ impl Kernels {
     fn compile_and_load_chunks(&self, spec: &LeafSpec) -> Result<ChunkKernel, GpuError> {
         let key = format!("{CHUNK_SOURCE}\n{}\n{:?}", self.arch, chunk_defines(spec));
         let cache = cache_path(&chunk_name(spec), &self.arch, &key);
-        if let Some(ptx) = cache.as_ref().and_then(|p| std::fs::read_to_string(p).ok())
+        if let Some(ptx) = cache.as_ref().and_then(|p| cached_text(p))
             && let Ok(kernel) = self.load_chunks(Ptx::from_src(ptx), spec)
         {
             return Ok(kernel);
@@ -320,7 +320,7 @@ impl Kernels {
     fn compile_and_load(&self, algorithm: Algorithm) -> Result<TreeKernels, GpuError> {
         let key = format!("{SOURCE}\n{}\n{:?}", self.arch, defines(algorithm));
         let cache = cache_path(&format!("kernels-{algorithm}"), &self.arch, &key);
-        if let Some(ptx) = cache.as_ref().and_then(|p| std::fs::read_to_string(p).ok())
+        if let Some(ptx) = cache.as_ref().and_then(|p| cached_text(p))
             && let Ok(kernels) = self.load(Ptx::from_src(ptx))
         {
             return Ok(kernels);
@@ -359,6 +359,12 @@ fn cache_path(name: &str, arch: &str, key: &str) -> Option<PathBuf> {
     let dir = cache_dir()?;
     let id = hex::encode(&plain_hash(Algorithm::Sha3_256, key.as_bytes(), 32)[..12]);
     Some(dir.join(format!("{name}-{arch}-{id}.ptx")))
+}
+
+/// A cache file's text, where this user made it (`output_file::read_cache`).
+fn cached_text(path: &std::path::Path) -> Option<String> {
+    let (bytes, _) = crate::output_file::read_cache(path)?;
+    String::from_utf8(bytes).ok()
 }
 
 /// treehash's cache directory: `$TREEHASH_CACHE_DIR`, else
