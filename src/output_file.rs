@@ -98,8 +98,9 @@ pub(crate) fn read_cache(path: &Path) -> Option<(Vec<u8>, fs::Metadata)> {
 }
 
 /// Writes a cache file: its directory is made (mode 0700) if missing, and a
-/// new file is renamed onto `path` whatever is there, so that a link
-/// planted at the name is replaced, never written through.
+/// new file (mode 0600, which [`read_cache`] trusts whatever the umask) is
+/// renamed onto `path` whatever is there, so that a link planted at the
+/// name is replaced, never written through.
 pub(crate) fn write_cache(path: &Path, bytes: &[u8]) -> io::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         fs::DirBuilder::new()
@@ -107,7 +108,7 @@ pub(crate) fn write_cache(path: &Path, bytes: &[u8]) -> io::Result<()> {
             .mode(0o700)
             .create(dir)?;
     }
-    replace(path, bytes, Access::Shared.mode())
+    replace(path, bytes, Access::Owner.mode())
 }
 
 /// Where [`write()`] puts the bytes.
