@@ -148,7 +148,14 @@ mod tests {
     fn padding_matches_rustcrypto() {
         for algorithm in Algorithm::ALL {
             let rate = algorithm.rate();
-            for len in [0, 1, 7, 8, 9, rate - 1] {
+            // Under Miri, where a permutation takes a good part of a
+            // second, the first and last padding positions only.
+            let lens = if cfg!(miri) {
+                vec![0, rate - 1]
+            } else {
+                vec![0, 1, 7, 8, 9, rate - 1]
+            };
+            for len in lens {
                 let data: Vec<u8> = (0..len).map(|i| i as u8 ^ 0x5a).collect();
                 let mut state = [0u64; 25];
                 for (k, byte) in data.iter().enumerate() {

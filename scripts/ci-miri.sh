@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The library's unit tests that Miri can run, under Miri (nightly): undefined
+# behaviour, out-of-bounds access and aliasing violations in the code they
+# reach fail here. docs/ASSURANCE.md lists what is covered, what is not and
+# why. About 6 minutes on a 2-core machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! cargo +nightly --version >/dev/null 2>&1; then
+    echo "ci-miri: the nightly toolchain is missing (rustup toolchain install nightly)" >&2
+    exit 1
+fi
+if ! cargo +nightly miri --version >/dev/null 2>&1; then
+    rustup component add --toolchain nightly miri rust-src
+fi
+
+# Without the default features: no command-line tool and no CUDA bindings
+# (foreign code, which Miri cannot run). Own target folder.
+export CARGO_TARGET_DIR="${MIRI_TARGET_DIR:-target/miri-ci}"
+harness_args=("$@")
+miri_test() {
+    cargo +nightly miri test --lib --no-default-features -- "$@" "${harness_args[@]}"
+}
+
+# 1. Single-threaded tests under Stacked Borrows, the stricter aliasing
+#    model, with isolation (no files, no clock): the check lines, labels and
+#    parameters, the tree arithmetic, the parts' plan and nodes, the
+#    reference functions, the scalar permutation and sponges, the fast
+#    sponge's portable path, the pure parts of the schedules.
+MIRIFLAGS="${MIRIFLAGS:-}" miri_test \
+    checkfile:: params:: function:: error:: tree:: sponge:: reference:: \
+    cpu::keccak:: cpu::walk:: cpu::platform::tests::portable \
+    cpu::platform::tests::the_portable cpu::chunks::tests::a_short \
+    cpu::chunks::tests::no_chunks cpu::chunks::tests::standard_specs \
+    parts:: standard::tests standard::encode hasher::auto sigbus:: \
+    message::tests schedule::tests standard::run::tests cpu::tests::pieces_grow \
+    --skip standard::sponge::tests::matches_the_reference_sponge_however_fed \
+    --skip message::tests::file_pieces --skip message::tests::pieces_come_unread \
+    --skip schedule::tests::any_split --skip schedule::tests::progress_counts \
+    --skip schedule::tests::files_and_streams \
+    --skip standard::run::tests::a_ --skip standard::run::tests::any_split \
+    --skip standard::run::tests::files_shared --skip standard::run::tests::pieces_of_many
+
+# 2. The AVX2 engine's permutation and block loads, built with AVX2 on
+#    (under Miri a CPU feature is there only where the build enables it;
+#    Miri emulates the AVX2 intrinsics, not AVX-512's `vpternlogq`).
+#    Own target folder: other flags, another build.
+RUSTFLAGS="${RUSTFLAGS:-} -Ctarget-feature=+avx2" CARGO_TARGET_DIR="$CARGO_TARGET_DIR-avx2" \
+    MIRIFLAGS="${MIRIFLAGS:-}" miri_test cpu::keccak_x4:: cpu::platform::tests::the_avx2
+
+# 3. Tests that run leaves on rayon's workers, under Tree Borrows:
+#    crossbeam-epoch, under rayon, breaks Stacked Borrows' rules
+#    (crossbeam-rs/crossbeam#545) and keeps to Tree Borrows'. The pools
+#    live to the process's end, so their memory is not a leak.
+MIRIFLAGS="${MIRIFLAGS:-} -Zmiri-tree-borrows -Zmiri-ignore-leaks" miri_test \
+    cpu::tests::broken_hand_overs cpu::tests::inputs_run_inline
