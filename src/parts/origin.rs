@@ -1,6 +1,7 @@
 //! What every part records of the file it was made from and of its place in
 //! the split: the fields a join holds the parts of one set against each
-//! other by (`join::difference`). Their bytes are `format`'s.
+//! other by (`join::difference`, and `join::same_version_on_each_host` for
+//! the identity). Their bytes are `format`'s.
 
 use std::sync::OnceLock;
 use std::time::SystemTime;
