@@ -10,19 +10,10 @@ use std::fs::File;
 use std::path::Path;
 use std::time::Duration;
 
-use common::parts::{hasher, resealed, write};
-use sha3::Digest;
+use common::parts::{hasher, resealed, seal as sealed, write};
 use treehash::parts::{JoinError, Part, PartError, join_bytes};
 use treehash::standard::{Standard, StandardParams};
 use treehash::{Algorithm, Params, TreeParams};
-
-/// `body` (the bytes before the check value) sealed with its check value:
-/// the first 16 bytes of its SHA3-256 (docs/SPEC.md).
-fn sealed(mut body: Vec<u8>) -> Vec<u8> {
-    let check = sha3::Sha3_256::digest(&body);
-    body.extend_from_slice(&check[..16]);
-    body
-}
 
 /// The header of a standard part (format version 2, docs/SPEC.md) with
 /// every field given, no name and no customization string, no identity;

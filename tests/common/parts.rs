@@ -40,9 +40,15 @@ pub fn refused(set: &[Vec<u8>]) -> JoinError {
 pub fn resealed(part: &[u8], edit: &dyn Fn(&mut Vec<u8>)) -> Result<Part, PartError> {
     let mut bytes = part[..part.len() - 16].to_vec();
     edit(&mut bytes);
-    let check = sha3::Sha3_256::digest(&bytes);
-    bytes.extend_from_slice(&check[..16]);
-    Part::from_bytes(&bytes)
+    Part::from_bytes(&seal(bytes))
+}
+
+/// `body` (a part's bytes before its check value) with its check value:
+/// the first 16 bytes of its SHA3-256 (docs/SPEC.md).
+pub fn seal(mut body: Vec<u8>) -> Vec<u8> {
+    let check = sha3::Sha3_256::digest(&body);
+    body.extend_from_slice(&check[..16]);
+    body
 }
 
 /// Files in `dir` that a part tells from `path`, which holds `data`: one of
