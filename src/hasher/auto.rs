@@ -1,21 +1,95 @@
-//! Under `Auto`: whether the GPUs start for an input (from the CPU's rate
-//! so far and the start-up measured on this machine), the GPUs that join
-//! it when they are ready, what `-v` says when none took part, and the
-//! progress of an input redone on the CPU after a GPU failed.
+//! When a GPU is worth starting, and the GPUs that join an input: the one
+//! answer for files, streams, lists and parts of every function, with every
+//! constant of that choice (each with its reason; its measurements are in
+//! the decision record it names). Also what `-v` says when no GPU took
+//! part, and the progress of an input redone on the CPU after a GPU failed.
+//!
+//! The rule: a GPU starts once the rest of the work, at the CPU's rate
+//! measured so far, would take the CPU longer than [`Payoff`] times the
+//! GPU's start-up measured on this machine (`gpu::Fleet` keeps that). Work
+//! that can take a GPU late (an input the CPU has started) measures the
+//! rate first; work that cannot (an LI part, whose leaves stay where they
+//! begin) decides before it starts, from its length alone.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use super::Hasher;
-use crate::cpu::chunks::LeafSpec;
+use super::work::{Work, WorkKind};
+use super::{BackendChoice, Hasher};
 use crate::error::HashError;
-use crate::gpu::{self, GpuBackend, KernelSet};
-use crate::params::TreeParams;
+use crate::gpu::{self, GpuBackend};
 use crate::progress::{EngineShare, Progress};
-use crate::schedule::{Joiners, Member, Standing};
-use crate::standard::run::{ChunkEngine, ChunkJoiners};
+use crate::schedule::{Joiners, Standing};
 use crate::timings::Timings;
 use crate::trace;
+
+/// Pieces hashed, after the first, before the CPU's rate is taken as known:
+/// the first pieces run slower, and a rate from too few of them starts GPUs
+/// for inputs that the CPU then finishes alone
+/// (docs/decisions/0014-when-gpus-start-for-li.md).
+const PIECES_MEASURED_BEFORE_GPU_START: u64 = 8;
+
+/// For an LI tree's leaves, a GPU starts where the rest takes the CPU 4
+/// times its start-up: a GPU that joins slows the CPU (its staging threads
+/// take cores, leaves move), and at twice the start-up GPUs join inputs that
+/// the CPU alone finishes sooner (docs/decisions/0014-when-gpus-start-for-li.md).
+const LEAVES_STARTUP_PAYOFF: f64 = 4.0;
+
+/// For a standard function's chunks, twice the start-up: they hold no
+/// state to move, and a GPU that joins is tried beside the CPU and alone,
+/// the faster kept (`schedule::proportional`'s role trial), so joining costs
+/// about its start-up and teardown
+/// (docs/decisions/0015-gpu-join-cost-for-standard-functions.md).
+const CHUNKS_STARTUP_PAYOFF: f64 = 2.0;
+
+/// What a GPU that joins a standard function's input costs at least,
+/// whatever start-up is on record: the record is the fastest start seen,
+/// often in an idle process, while a GPU that joins starts under the CPU's
+/// load, several times slower, and its teardown adds to the exit
+/// (docs/decisions/0015-gpu-join-cost-for-standard-functions.md).
+const CHUNKS_JOIN_COST: Duration = Duration::from_millis(500);
+
+/// Under `Auto`, an LI part with at least this many bytes to read is hashed
+/// on a GPU from its start: a part cannot hand its leaves to a GPU that
+/// joins late, so the rate cannot be measured first, and this many bytes
+/// take a 16-core host's CPU more than twice a GPU's start-up
+/// (docs/decisions/0019-parts-on-the-gpu-from-16-gib.md).
+const LI_PART_GPU_BYTES: u64 = 16 << 30;
+
+/// What a GPU's start must repay: the rest of the work must take the CPU
+/// `times` the start-up on record, counted as `floor` at least.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Payoff {
+    times: f64,
+    floor: Duration,
+}
+
+impl Payoff {
+    /// An LI tree's leaves.
+    const LEAVES: Payoff = Payoff {
+        times: LEAVES_STARTUP_PAYOFF,
+        floor: Duration::ZERO,
+    };
+    /// A standard function's chunks.
+    const CHUNKS: Payoff = Payoff {
+        times: CHUNKS_STARTUP_PAYOFF,
+        floor: CHUNKS_JOIN_COST,
+    };
+
+    /// What a GPU's start must repay for work of `kind`.
+    fn of(kind: WorkKind) -> Payoff {
+        match kind {
+            WorkKind::Leaves => Payoff::LEAVES,
+            WorkKind::Chunks => Payoff::CHUNKS,
+        }
+    }
+
+    /// Whether `left` bytes at the CPU's `rate` (bytes a second) take longer
+    /// than this payoff of the start-up `startup`.
+    fn repaid_by(self, left: u64, rate: f64, startup: Duration) -> bool {
+        left as f64 / rate > self.times * startup.max(self.floor).as_secs_f64()
+    }
+}
 
 impl Hasher {
     /// Under `Auto`, once its inputs are done: why no GPU took part, if none
@@ -51,257 +125,145 @@ impl Hasher {
             timings.gpu_init = gpu.info().init;
         }
     }
-}
 
-/// The GPUs that become ready while an input is hashed: under `Auto`, or
-/// under `Gpu` after the first.
-pub(super) struct GpuJoiners<'h> {
-    pub(super) hasher: &'h Hasher,
-    pub(super) params: &'h TreeParams,
-    /// The GPUs were asked to start.
-    pub(super) started: bool,
-    /// Where the CPU's rate is measured from: after its first piece, which
-    /// also waits for the first window and wakes the threads.
-    pub(super) baseline: Option<(u64, Duration)>,
-    /// Ordinals that joined (or failed to).
-    pub(super) joined: Vec<usize>,
-    /// Their start-up, for the timings.
-    pub(super) startup: Timings,
-    /// The pieces the first engine cuts.
-    pub(super) piece_len: usize,
-    /// Every GPU must take part (`--backend gpu`): one that fails to start
-    /// or to begin is an error, not left out.
-    pub(super) required: bool,
-}
-
-/// Pieces hashed, after the first, before the CPU's rate is taken as known.
-/// The first pieces run slower, and a rate from too few of them starts GPUs
-/// for inputs that the CPU then finishes alone
-/// (docs/decisions/0014-when-gpus-start-for-li.md).
-const PIECES_MEASURED_BEFORE_GPU_START: u64 = 8;
-/// The GPUs are started only for an input whose rest would take the CPU
-/// this many times a GPU's expected start-up. A start that comes to nothing
-/// costs: the CPU goes slower meanwhile, and the process cannot end while
-/// the driver is inside a call. A GPU that joins costs too: its staging
-/// threads take cores from the CPU's hashing and the leaves move. At twice
-/// the start-up GPUs join inputs that the CPU alone finishes sooner; four
-/// times keeps them out of such inputs and lets them join the large ones,
-/// where they pay (docs/decisions/0014-when-gpus-start-for-li.md).
-pub(crate) const STARTUP_PAYOFF: f64 = 4.0;
-/// What a GPU that joins a standard function's input costs the process at
-/// least, whatever start-up was kept: the start-up kept is the fastest on
-/// record, often that of a process that started its GPU at once, while a
-/// GPU that joins starts under the CPU's load, several times slower, and
-/// its context's teardown adds to the exit. With the kept start-up alone,
-/// GPUs join inputs that the CPU finishes sooner by itself
-/// (docs/decisions/0015-gpu-join-cost-for-standard-functions.md).
-const CHUNKS_JOIN_COST: Duration = Duration::from_millis(500);
-/// [`STARTUP_PAYOFF`] for a standard function's chunks, over
-/// [`CHUNKS_JOIN_COST`] at least. They hold no state to move, and a GPU that
-/// joins is tried beside the CPU and alone, the faster kept
-/// (`standard::run`'s role trial), so joining costs about its start-up and
-/// teardown. Twice the join cost leaves a GPU out of inputs where it would
-/// only break even, and lets it join those where it wins
-/// (docs/decisions/0015-gpu-join-cost-for-standard-functions.md).
-const CHUNKS_STARTUP_PAYOFF: f64 = 2.0;
-
-impl GpuJoiners<'_> {
-    /// After the input: the joiners' start-up added to `timings`, and a
-    /// failure to start a GPU that had to take part as an error.
-    pub(super) fn finish(&self, timings: &mut Timings) -> Result<(), HashError> {
-        finish_joining(self.hasher, self.required, &self.startup, timings)
+    /// Under `Auto`, whether a list's long inputs that wait for the CPU,
+    /// `waiting` bytes of LI trees at the CPU's `rate` on the list so far,
+    /// repay the GPUs' start-up (as the rest of one input would).
+    pub(super) fn list_repays_gpus(&self, waiting: u64, rate: f64) -> bool {
+        Payoff::LEAVES.repaid_by(waiting, rate, self.gpus.expected_startup())
     }
 
-    /// Whether starting the GPUs can pay off for the rest of this input.
-    fn worth_starting(&mut self, now: &Standing) -> bool {
-        let piece = self.hasher.cpu.piece_len(self.params) as u64;
-        let payoff = (STARTUP_PAYOFF, Duration::ZERO);
-        worth_starting(self.hasher, &mut self.baseline, piece, payoff, now)
-    }
-}
-
-/// Where every GPU must take part (`required`): the first failure to start
-/// one, as an error.
-fn required_failure(hasher: &Hasher, required: bool) -> Result<(), HashError> {
-    match hasher.gpus.failure() {
-        Some(failure) if required => Err(HashError::Gpu(failure)),
-        _ => Ok(()),
-    }
-}
-
-/// After an input: the joiners' start-up added to `timings`, and a failure
-/// to start a GPU that had to take part as an error.
-fn finish_joining(
-    hasher: &Hasher,
-    required: bool,
-    startup: &Timings,
-    timings: &mut Timings,
-) -> Result<(), HashError> {
-    timings.gpu_init += startup.gpu_init;
-    timings.compile += startup.compile;
-    required_failure(hasher, required)
-}
-
-/// Whether starting the GPUs can pay off for the rest of an input, from
-/// the CPU's rate so far (since `baseline`, set at the first look, after
-/// the first piece) in pieces of `piece` bytes and the start-up measured on
-/// this machine (`floor` at least): the rest would take the CPU `times`
-/// such start-ups or more, where `(times, floor)` is `payoff`.
-fn worth_starting(
-    hasher: &Hasher,
-    baseline: &mut Option<(u64, Duration)>,
-    piece: u64,
-    (times, floor): (f64, Duration),
-    now: &Standing,
-) -> bool {
-    if hasher.options.testing.wait_for_gpus {
-        return true;
-    }
-    if now.message_len == 0 {
-        return false;
-    }
-    let (from_len, from_time) = *baseline.get_or_insert((now.message_len, now.elapsed));
-    let (bytes, time) = (
-        now.message_len - from_len,
-        now.elapsed.saturating_sub(from_time),
-    );
-    if bytes < PIECES_MEASURED_BEFORE_GPU_START * piece || time.is_zero() {
-        return false;
-    }
-    let startup = hasher.gpus.expected_startup();
-    match now.remaining {
-        Some(left) => repays(
-            left,
-            bytes as f64 / time.as_secs_f64(),
-            startup,
-            (times, floor),
-        ),
-        // A stream of unknown length: once it has lasted that long.
-        None => now.elapsed > startup.max(floor),
-    }
-}
-
-/// Whether `left` bytes at the CPU's `rate` (bytes a second) take longer
-/// than `times` the start-up `startup` (`floor` at least).
-fn repays(left: u64, rate: f64, startup: Duration, (times, floor): (f64, Duration)) -> bool {
-    left as f64 / rate > times * startup.max(floor).as_secs_f64()
-}
-
-impl<'h> Joiners<'h> for GpuJoiners<'h> {
-    fn poll(&mut self, now: &Standing) -> Result<Vec<Member<'h>>, HashError> {
-        let hasher = self.hasher;
-        if !self.started {
-            // Asked once the input path's own threads exist: loading the
-            // driver holds the C library's loader lock, which creating a
-            // thread needs too
-            // (docs/decisions/0014-when-gpus-start-for-li.md).
-            if !self.worth_starting(now) {
-                return Ok(Vec::new());
-            }
-            hasher
-                .gpus
-                .start_in_background(self.params.algorithm(), self.piece_len);
-            trace::trace(|| format!("GPUs asked to start at {:?}", now.elapsed));
-            self.started = true;
-        }
-        let mut members = Vec::new();
-        for (ordinal, gpu) in hasher.gpus.ready(self.params.algorithm()) {
-            if self.joined.contains(&ordinal) {
-                continue;
-            }
-            self.joined.push(ordinal);
-            hasher.charge_startup(gpu, &mut self.startup);
-            let kernel = hasher.options.testing.gpu_leaf_kernel;
-            let pool = hasher.cpu.pool();
-            // Under auto one that cannot begin stays out; the others go on.
-            let engine = gpu.begin_at(
-                self.params,
-                now.message_len,
-                self.piece_len,
-                kernel,
-                pool,
-                &mut self.startup,
-            );
-            trace::trace(|| match &engine {
-                Ok(_) => format!("GPU {ordinal} joins at {:?}", now.elapsed),
-                Err(e) => format!("GPU {ordinal} cannot begin: {e}"),
-            });
-            match engine {
-                Ok(engine) => members.push(Member::new(gpu.info().engine_name(), engine)),
-                Err(e) if self.required => return Err(e),
-                Err(_) => {}
+    /// Whether an LI part with `read_len` bytes to read is hashed on a GPU:
+    /// under `Gpu` where there is anything to read (not an empty file, nor
+    /// only the prefix's blocks); under `Auto` from [`LI_PART_GPU_BYTES`],
+    /// where a driver is present, no GPU failed before and the tree is
+    /// `shareable` (not one leaf).
+    pub(crate) fn li_part_on_gpu(&self, read_len: u64, shareable: bool) -> bool {
+        match self.options.backend {
+            _ if read_len == 0 => false,
+            BackendChoice::Cpu => false,
+            BackendChoice::Gpu => true,
+            BackendChoice::Auto => {
+                shareable
+                    && read_len >= LI_PART_GPU_BYTES
+                    && !self.gpu_failed.load(Ordering::Relaxed)
+                    && gpu::driver_present()
             }
         }
-        required_failure(hasher, self.required)?;
-        Ok(members)
+    }
+
+    /// Whether a standard function's part with `read_len` bytes to read is
+    /// hashed on a GPU: under `Gpu` where there is anything to read. Under
+    /// `Auto` it is the CPU's: a part decides before it starts, and for
+    /// chunks a GPU repays its join only where the CPU would take twice
+    /// [`CHUNKS_JOIN_COST`] and more ([`Payoff::CHUNKS`]: about 40 GB on a
+    /// 16-core host), longer than the parts that hosts hash side by side.
+    pub(crate) fn chunk_part_on_gpu(&self, read_len: u64) -> bool {
+        self.options.backend == BackendChoice::Gpu && read_len > 0
     }
 }
 
-/// The GPUs that join a standard function's input to take chunks, as
-/// [`GpuJoiners`] join an LI tree's: under `Auto` once the rest of the
-/// input repays their start-up, or under `Gpu` after the first.
-pub(super) struct ChunkGpuJoiners<'h> {
-    hasher: &'h Hasher,
-    spec: LeafSpec,
-    chunk_len: usize,
+/// The GPUs that become ready while an input of `W` is hashed and join it:
+/// under `Auto` once the rest of the input repays their start-up, or under
+/// `Gpu` after the first (`required`: each must take part).
+pub(super) struct GpuJoiners<'h, W: Work<'h>> {
+    work: W,
     /// The pieces of the input.
     piece_len: usize,
     /// The GPUs were asked to start.
     started: bool,
-    /// Where the CPU's rate is measured from.
+    /// Where the CPU's rate is measured from: after its first piece, which
+    /// also waits for the first window and wakes the threads.
     baseline: Option<(u64, Duration)>,
     /// Ordinals that joined (or failed to).
-    pub(super) joined: Vec<usize>,
+    joined: Vec<usize>,
     /// Their start-up, for the timings.
     startup: Timings,
-    /// Every GPU must take part (`--backend gpu`); those already asked to
-    /// start.
+    /// Every GPU must take part (`--backend gpu`): one that fails to start
+    /// or to begin is an error, not left out.
     required: bool,
+    _hasher: std::marker::PhantomData<&'h Hasher>,
 }
 
-impl<'h> ChunkGpuJoiners<'h> {
-    /// Joiners of chunks of `chunk_len` bytes through `spec` in pieces of
-    /// `piece_len` bytes; under `Gpu` (`required`) the GPUs were started
-    /// already.
-    pub(super) fn new(
-        hasher: &'h Hasher,
-        spec: &LeafSpec,
-        chunk_len: usize,
-        piece_len: usize,
-        required: bool,
-    ) -> Self {
-        ChunkGpuJoiners {
-            hasher,
-            spec: *spec,
-            chunk_len,
+impl<'h, W: Work<'h>> GpuJoiners<'h, W> {
+    /// Joiners of `work` in pieces of `piece_len` bytes; where `required`
+    /// (under `Gpu`) the GPUs were asked to start already.
+    pub(super) fn new(work: W, piece_len: usize, required: bool) -> Self {
+        GpuJoiners {
+            work,
             piece_len,
             started: required,
             baseline: None,
             joined: Vec::new(),
             startup: Timings::default(),
             required,
+            _hasher: std::marker::PhantomData,
         }
+    }
+
+    /// Counts the GPU of `ordinal` as one that has joined already.
+    pub(super) fn joined(&mut self, ordinal: usize) {
+        self.joined.push(ordinal);
     }
 
     /// After the input: the joiners' start-up added to `timings`, and a
     /// failure to start a GPU that had to take part as an error.
     pub(super) fn finish(&self, timings: &mut Timings) -> Result<(), HashError> {
-        finish_joining(self.hasher, self.required, &self.startup, timings)
+        timings.gpu_init += self.startup.gpu_init;
+        timings.compile += self.startup.compile;
+        self.required_failure()
+    }
+
+    /// Where every GPU must take part: the first failure to start one, as
+    /// an error.
+    fn required_failure(&self) -> Result<(), HashError> {
+        match self.work.hasher().gpus.failure() {
+            Some(failure) if self.required => Err(HashError::Gpu(failure)),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether starting the GPUs can pay off for the rest of this input,
+    /// from the CPU's rate so far (since the baseline, set at the first
+    /// look, after the first piece).
+    fn worth_starting(&mut self, now: &Standing) -> bool {
+        let hasher = self.work.hasher();
+        if hasher.options.testing.wait_for_gpus {
+            return true;
+        }
+        if now.message_len == 0 {
+            return false;
+        }
+        let (from_len, from_time) = *self.baseline.get_or_insert((now.message_len, now.elapsed));
+        let (bytes, time) = (
+            now.message_len - from_len,
+            now.elapsed.saturating_sub(from_time),
+        );
+        if bytes < PIECES_MEASURED_BEFORE_GPU_START * self.piece_len as u64 || time.is_zero() {
+            return false;
+        }
+        let startup = hasher.gpus.expected_startup();
+        let payoff = Payoff::of(W::KIND);
+        match now.remaining {
+            Some(left) => payoff.repaid_by(left, bytes as f64 / time.as_secs_f64(), startup),
+            // A stream of unknown length: once it has lasted that long.
+            None => now.elapsed > startup.max(payoff.floor),
+        }
     }
 }
 
-impl<'h> ChunkJoiners<'h> for ChunkGpuJoiners<'h> {
-    fn poll(&mut self, now: &Standing) -> Result<Vec<Box<dyn ChunkEngine + 'h>>, HashError> {
-        let hasher = self.hasher;
-        let kernels = KernelSet::Chunks(self.spec);
+impl<'h, W: Work<'h>> Joiners<W::Engine> for GpuJoiners<'h, W> {
+    fn poll(&mut self, now: &Standing) -> Result<Vec<W::Engine>, HashError> {
+        let hasher = self.work.hasher();
+        let Some(kernels) = self.work.kernels() else {
+            return Ok(Vec::new());
+        };
         if !self.started {
-            // The CPU's rate is that of pieces of whole chunks, as long as
-            // LI's pieces.
-            let (piece, payoff) = (
-                self.piece_len as u64,
-                (CHUNKS_STARTUP_PAYOFF, CHUNKS_JOIN_COST),
-            );
-            if !worth_starting(hasher, &mut self.baseline, piece, payoff, now) {
+            // Asked once the input path's own threads exist: loading the
+            // driver holds the C library's loader lock, which creating a
+            // thread needs too
+            // (docs/decisions/0014-when-gpus-start-for-li.md).
+            if !self.worth_starting(now) {
                 return Ok(Vec::new());
             }
             hasher.gpus.start_in_background(kernels, self.piece_len);
@@ -315,26 +277,21 @@ impl<'h> ChunkJoiners<'h> for ChunkGpuJoiners<'h> {
             }
             self.joined.push(ordinal);
             hasher.charge_startup(gpu, &mut self.startup);
-            let pool = hasher.cpu.pool();
-            let engine = gpu.begin_chunks(
-                &self.spec,
-                self.chunk_len,
-                self.piece_len,
-                pool,
-                &mut self.startup,
-            );
+            let engine =
+                self.work
+                    .begin_joining(gpu, now.message_len, self.piece_len, &mut self.startup);
             trace::trace(|| match &engine {
                 Ok(_) => format!("GPU {ordinal} joins at {:?}", now.elapsed),
                 Err(e) => format!("GPU {ordinal} cannot begin: {e}"),
             });
             match engine {
                 Ok(engine) => engines.push(engine),
-                // Under auto one that cannot begin stays out.
                 Err(e) if self.required => return Err(e),
+                // Under auto one that cannot begin stays out; the others go on.
                 Err(_) => {}
             }
         }
-        required_failure(hasher, self.required)?;
+        self.required_failure()?;
         Ok(engines)
     }
 }
@@ -394,20 +351,15 @@ mod tests {
         // from a process that started its GPU at once
         // (docs/decisions/0015-gpu-join-cost-for-standard-functions.md).
         let (rate, kept) = (38e9, Duration::from_millis(100));
-        let chunks = (CHUNKS_STARTUP_PAYOFF, CHUNKS_JOIN_COST);
+        let chunks = Payoff::CHUNKS;
         let gib = |n: u64| n << 30;
-        assert!(!repays(gib(16), rate, kept, chunks));
-        assert!(!repays(gib(32), rate, kept, chunks));
-        assert!(repays(gib(48), rate, kept, chunks));
+        assert!(!chunks.repaid_by(gib(16), rate, kept));
+        assert!(!chunks.repaid_by(gib(32), rate, kept));
+        assert!(chunks.repaid_by(gib(48), rate, kept));
         // A slower start on record counts in full.
-        assert!(!repays(gib(48), rate, Duration::from_secs(1), chunks));
+        assert!(!chunks.repaid_by(gib(48), rate, Duration::from_secs(1)));
         // LI's rule takes the start-up on record as it is.
-        assert!(repays(
-            gib(16),
-            rate,
-            kept,
-            (STARTUP_PAYOFF, Duration::ZERO)
-        ));
+        assert!(Payoff::LEAVES.repaid_by(gib(16), rate, kept));
     }
 
     #[test]

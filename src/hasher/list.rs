@@ -16,7 +16,7 @@ use std::sync::mpsc;
 use crate::cpu::off_rayon_workers;
 use crate::error::HashError;
 use crate::function::{Params, ParamsRef};
-use crate::hasher::{HashOutput, Hasher, Placement, STARTUP_PAYOFF};
+use crate::hasher::{HashOutput, Hasher, Placement};
 use crate::input::is_stdin_name;
 use crate::progress::Progress;
 use crate::standard::Family;
@@ -422,10 +422,9 @@ impl Hasher {
     }
 
     /// Under `Auto`, asks the GPUs to start once the long inputs waiting
-    /// would keep the CPU busy for longer than their start-up repays (as
-    /// for one long input: `STARTUP_PAYOFF` times the start-up measured on
-    /// this machine), at the CPU's rate on the list's long inputs so far
-    /// (docs/decisions/0014-when-gpus-start-for-li.md).
+    /// would keep the CPU busy for longer than their start-up repays, at
+    /// the CPU's rate on the list's long inputs so far (the rule of one
+    /// long input: `auto`).
     fn start_gpus_if_worth_it<T>(&self, list: &mut Driver<T>) {
         if list.gpus_asked || !self.lists_may_use_gpus() {
             return;
@@ -442,8 +441,7 @@ impl Hasher {
         let Some(rate) = list.cpu_rate else { return };
         let shareable = || list.long.iter().filter(|l| l.input.gpu_tree().is_some());
         let waiting: u64 = shareable().filter_map(|l| l.len).sum();
-        let startup = self.fleet().expected_startup().as_secs_f64();
-        if (waiting as f64 / rate) > STARTUP_PAYOFF * startup
+        if self.list_repays_gpus(waiting, rate)
             && let Some(params) = list.long.iter().find_map(|l| l.input.gpu_tree())
         {
             let piece_len = self.cpu().piece_len(params);

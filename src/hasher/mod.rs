@@ -7,20 +7,25 @@
 //!   (`list`, `device`, `engines`; a part's to `crate::parts`);
 //! - `list`: many inputs side by side, each on the engines that suit it;
 //! - `device`: data already in GPU memory, on the GPU that holds it;
-//! - `engines`: where one input runs (CPU, GPUs, both, alone), and its
-//!   digest;
-//! - `auto`: under `Auto`, when the GPUs start and join an input, and what
-//!   happens when one fails.
+//! - `work`: the two kinds of work an input is (an LI tree's leaves, a
+//!   standard function's chunks), each with its scheduler;
+//! - `engines`: where one input of either kind runs (CPU, GPUs, both,
+//!   alone), and its digest;
+//! - `auto`: when GPUs are worth starting (for files, lists and parts of
+//!   every function, with every constant of that choice), and the GPUs
+//!   that join an input.
 
 mod auto;
 #[cfg(feature = "gpu")]
 mod device;
 mod engines;
 mod list;
+mod work;
 
 pub use list::{ListInput, ListResult};
 
-pub(crate) use auto::{Resumed, STARTUP_PAYOFF};
+pub(crate) use auto::Resumed;
+use work::{Chunks, Leaves};
 
 use std::fmt;
 use std::io::Read;
@@ -483,8 +488,16 @@ impl Hasher {
         placement: Placement,
     ) -> Result<HashOutput, HashError> {
         match params {
-            ParamsRef::Tree(params) => self.hash_input(params, input, progress, placement),
-            ParamsRef::Standard(params) => self.hash_standard(params, input, progress, placement),
+            ParamsRef::Tree(params) => {
+                let leaves = Leaves {
+                    hasher: self,
+                    params,
+                };
+                self.hash_work(leaves, input, progress, placement)
+            }
+            ParamsRef::Standard(params) => {
+                self.hash_work(Chunks::new(self, params), input, progress, placement)
+            }
         }
     }
 }

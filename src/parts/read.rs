@@ -17,8 +17,8 @@ use super::plan::{Subtrees, bytes_read, head, leaves_per_node, part_leaves, subt
 use super::{Body, Origin, Part, TreePart};
 use crate::engine::LeafEngine;
 use crate::error::HashError;
-use crate::gpu::{self, CopyMode};
-use crate::hasher::{BackendChoice, BackendUsed, Hasher, Resumed};
+use crate::gpu::CopyMode;
+use crate::hasher::{BackendUsed, Hasher, Resumed};
 use crate::input::{InputFile, Source, Stamp};
 use crate::message::{self, Piece};
 use crate::params::TreeParams;
@@ -26,14 +26,6 @@ use crate::progress::Progress;
 use crate::timings::{Timings, timed};
 use crate::tree::Dealing;
 
-/// Under `auto`, a part with at least this many bytes to read is hashed
-/// on the GPU, whose start-up is then repaid: the whole-file rule (start
-/// a GPU where the CPU's time for the rest is more than `STARTUP_PAYOFF`
-/// times the start-up, hasher/auto.rs) cannot be measured ahead of a part, which cannot hand its
-/// leaves to a GPU that joins late. This many bytes take a 16-core host's
-/// CPU more than twice a GPU's start-up
-/// (docs/decisions/0019-parts-on-the-gpu-from-16-gib.md).
-const AUTO_GPU_PART_BYTES: u64 = 16 << 30;
 /// Pieces whose runs the kernel is asked to read ahead of the engine.
 const PIECES_AHEAD: u64 = 2;
 
@@ -139,43 +131,28 @@ impl Hasher {
         progress: &dyn Progress,
         timings: &mut Timings,
     ) -> Result<Made, HashError> {
-        let gpu = match self.options().backend {
-            // Nothing to read (an empty file, or only the prefix's blocks).
-            _ if read_len == 0 => false,
-            BackendChoice::Cpu => false,
-            BackendChoice::Gpu => true,
-            BackendChoice::Auto => {
-                params.height() > 0 && read_len >= AUTO_GPU_PART_BYTES && gpu::driver_present()
-            }
-        };
         let first_try = Resumed::new(progress, 0);
-        if gpu {
-            match self.part_on_gpu(params, file, leaves, &first_try, timings) {
-                Ok(leaves) => {
-                    return Ok(Made {
-                        leaves,
-                        backend: BackendUsed::Gpu,
-                        note: None,
-                    });
-                }
-                Err(HashError::Gpu(e)) if self.options().backend == BackendChoice::Auto => {
-                    *timings = Timings::default();
-                    let redo = Resumed::new(progress, first_try.done());
-                    let leaves = self.part_on_cpu(params, file, leaves, &redo, timings)?;
-                    return Ok(Made {
-                        leaves,
-                        backend: BackendUsed::Cpu,
-                        note: Some(format!("the GPU failed ({e}); hashing on the CPU")),
-                    });
-                }
-                Err(e) => return Err(e),
-            }
+        if !self.li_part_on_gpu(read_len, params.height() > 0) {
+            let leaves = self.part_on_cpu(params, file, leaves, &first_try, timings)?;
+            return Ok(Made {
+                leaves,
+                backend: BackendUsed::Cpu,
+                note: None,
+            });
         }
-        let leaves = self.part_on_cpu(params, file, leaves, &first_try, timings)?;
+        let result = self.part_on_gpu(params, file, leaves, &first_try, timings);
+        // A part's file can always be read again.
+        let (leaves, note) = self.or_redo_on_cpu(result, true, &first_try, |redo| {
+            *timings = Timings::default();
+            self.part_on_cpu(params, file, leaves, redo, timings)
+        })?;
         Ok(Made {
             leaves,
-            backend: BackendUsed::Cpu,
-            note: None,
+            backend: match note {
+                None => BackendUsed::Gpu,
+                Some(_) => BackendUsed::Cpu,
+            },
+            note,
         })
     }
 

@@ -15,11 +15,12 @@ use super::standard::{StandardPart, bytes_read, holds_first_chunk, split};
 use super::{Body, Origin, Part};
 use crate::cpu::chunks::LeafSpec;
 use crate::error::HashError;
-use crate::hasher::{BackendChoice, BackendUsed, Hasher};
+use crate::hasher::{BackendUsed, Hasher};
 use crate::input::InputFile;
 use crate::progress::Progress;
+use crate::schedule::NoJoiners;
 use crate::standard::StandardParams;
-use crate::standard::run::{self, Engines, NoChunkJoiners, PartWalked, Split};
+use crate::standard::run::{self, Engines, PartWalked, Split};
 use crate::timings::{Timings, timed};
 
 impl Hasher {
@@ -46,7 +47,7 @@ impl Hasher {
         let (chunks, chunk_count) = split(params, file_len, count, index);
         let read_len = bytes_read(params, &chunks, file_len);
         progress.start(Some(read_len));
-        let on_gpu = self.options().backend == BackendChoice::Gpu && read_len > 0;
+        let on_gpu = self.chunk_part_on_gpu(read_len);
         let walked = self.cpu().run_pieces(|| {
             let file = opened.input();
             let chunks = chunks.clone();
@@ -102,7 +103,7 @@ impl Hasher {
         timings: &mut Timings,
     ) -> Result<PartWalked, HashError> {
         let cpu = self.cpu();
-        let mut none = NoChunkJoiners;
+        let mut none = NoJoiners;
         let engines = Engines::cpu_only(&mut none);
         let piece_len = run::file_piece_len(params, cpu);
         timed(&mut timings.leaves, || {
@@ -127,7 +128,7 @@ impl Hasher {
         let piece_len = run::piece_len(params, cpu.standard_piece_target());
         let chunk_len = run::chunk_len(params);
         let engine = gpu.begin_chunks(spec, chunk_len, piece_len, cpu.pool(), timings)?;
-        let mut none = NoChunkJoiners;
+        let mut none = NoJoiners;
         let engines = Engines {
             gpus: vec![engine],
             joiners: &mut none,

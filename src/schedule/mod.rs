@@ -109,18 +109,20 @@ pub(crate) struct Standing {
     pub elapsed: Duration,
 }
 
-/// Engines that may join while an input is hashed (GPUs starting up).
-pub(crate) trait Joiners<'a> {
-    /// Engines ready to join now, owning no leaf; an error where one that
-    /// had to join cannot.
-    fn poll(&mut self, now: &Standing) -> Result<Vec<Member<'a>>, HashError>;
+/// Engines that may join while an input is hashed (GPUs starting up), of
+/// either kind of work: `E` is a [`Member`] for an LI tree's leaves, a
+/// chunk engine for a standard function's chunks.
+pub(crate) trait Joiners<E> {
+    /// Engines ready to join now (an LI engine owning no leaf); an error
+    /// where one that had to join cannot.
+    fn poll(&mut self, now: &Standing) -> Result<Vec<E>, HashError>;
 }
 
 /// No engine joins.
 pub(crate) struct NoJoiners;
 
-impl<'a> Joiners<'a> for NoJoiners {
-    fn poll(&mut self, _now: &Standing) -> Result<Vec<Member<'a>>, HashError> {
+impl<E> Joiners<E> for NoJoiners {
+    fn poll(&mut self, _now: &Standing) -> Result<Vec<E>, HashError> {
         Ok(Vec::new())
     }
 }
@@ -143,7 +145,7 @@ pub(crate) fn run<'a>(
     params: &TreeParams,
     input: &mut Input<'_>,
     mut members: Vec<Member<'a>>,
-    joiners: &mut dyn Joiners<'a>,
+    joiners: &mut dyn Joiners<Member<'a>>,
     plan: &mut dyn Plan,
     reduce: &(dyn Fn(Vec<u8>) -> Vec<u8> + Sync),
     progress: &dyn Progress,

@@ -38,7 +38,7 @@ struct Scripted<'a> {
     piece: u64,
 }
 
-impl<'a> Joiners<'a> for Scripted<'a> {
+impl<'a> Joiners<Member<'a>> for Scripted<'a> {
     fn poll(&mut self, now: &Standing) -> Result<Vec<Member<'a>>, HashError> {
         let mut ready = Vec::new();
         while self.joins.first().is_some_and(|j| j.0 <= self.piece) {

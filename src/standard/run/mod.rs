@@ -40,7 +40,7 @@ use crate::error::HashError;
 use crate::input::{InputFile, with_read_buffer};
 use crate::message::{self, Access, Blocks, Input, Piece};
 use crate::progress::{EngineShare, Progress};
-use crate::schedule::Standing;
+use crate::schedule::{Joiners, NoJoiners, Standing};
 use crate::trace;
 
 /// Chunks per task at most when a piece's chunks are shared out: each task
@@ -189,32 +189,17 @@ pub(crate) trait ChunkEngine: Send {
     fn busy(&self) -> (Duration, Duration);
 }
 
-/// Chunk engines that may join while an input is hashed (GPUs starting up).
-pub(crate) trait ChunkJoiners<'a> {
-    /// Engines ready to join now; an error where one that had to join cannot.
-    fn poll(&mut self, now: &Standing) -> Result<Vec<Box<dyn ChunkEngine + 'a>>, HashError>;
-}
-
-/// No engine joins.
-pub(crate) struct NoChunkJoiners;
-
-impl<'a> ChunkJoiners<'a> for NoChunkJoiners {
-    fn poll(&mut self, _now: &Standing) -> Result<Vec<Box<dyn ChunkEngine + 'a>>, HashError> {
-        Ok(Vec::new())
-    }
-}
-
 /// The engines besides the CPU's workers that take chunks: GPUs there from
 /// the first piece, and those that join later.
 pub(crate) struct Engines<'a, 'j> {
     pub(crate) gpus: Vec<Box<dyn ChunkEngine + 'a>>,
-    pub(crate) joiners: &'j mut dyn ChunkJoiners<'a>,
+    pub(crate) joiners: &'j mut dyn Joiners<Box<dyn ChunkEngine + 'a>>,
     pub(crate) split: Split,
 }
 
-impl Engines<'_, '_> {
+impl<'a, 'j> Engines<'a, 'j> {
     /// The CPU's workers alone.
-    pub(crate) fn cpu_only(joiners: &mut NoChunkJoiners) -> Engines<'_, '_> {
+    pub(crate) fn cpu_only(joiners: &'j mut NoJoiners) -> Engines<'a, 'j> {
         Engines {
             gpus: Vec::new(),
             joiners,

@@ -31,7 +31,7 @@ pub(super) struct Shared<'a, 'j, 'p, S: Sink> {
     pub(super) cx: Context<'p>,
     pub(super) walk: Walk<S>,
     pub(super) gpus: Vec<Gpu<'a>>,
-    pub(super) joiners: &'j mut dyn ChunkJoiners<'a>,
+    pub(super) joiners: &'j mut dyn Joiners<Box<dyn ChunkEngine + 'a>>,
     pub(super) split: Split,
     pub(super) cpu_tally: Tally,
     /// Values waiting for a GPU's before them.

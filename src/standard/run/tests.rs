@@ -64,7 +64,7 @@ struct JoinAt {
     engine: Option<Box<dyn ChunkEngine>>,
 }
 
-impl<'a> ChunkJoiners<'a> for JoinAt {
+impl<'a> Joiners<Box<dyn ChunkEngine + 'a>> for JoinAt {
     fn poll(&mut self, _now: &Standing) -> Result<Vec<Box<dyn ChunkEngine + 'a>>, HashError> {
         self.polls += 1;
         if self.polls > self.at_piece
@@ -185,7 +185,7 @@ fn pieces_of_many_small_chunks_are_shared_in_rounds() {
             queue: VecDeque::new(),
             seen: seen.clone(),
         })],
-        joiners: &mut NoChunkJoiners,
+        joiners: &mut NoJoiners,
         split,
     };
     let mut input = Input::Bytes(&message);
@@ -220,7 +220,7 @@ fn a_split_without_the_cpu_gives_it_no_chunk() {
                 queue: VecDeque::new(),
                 seen: seen.clone(),
             })],
-            joiners: &mut NoChunkJoiners,
+            joiners: &mut NoJoiners,
             split: Split::new(false),
         };
         let mut input = Input::Bytes(&message);
@@ -270,7 +270,7 @@ fn files_shared_or_read_by_the_engines_give_the_reference_digest() {
                         queue: VecDeque::new(),
                         seen: seen.clone(),
                     })],
-                    joiners: &mut NoChunkJoiners,
+                    joiners: &mut NoJoiners,
                     split: Split::new(cpu_takes_chunks),
                 };
                 let mut input = Input::File(&file);
@@ -309,7 +309,7 @@ fn a_file_read_per_task_gives_the_reference_digest() {
                 };
                 let run = || {
                     let mut input = Input::File(&file);
-                    let mut none = NoChunkJoiners;
+                    let mut none = NoJoiners;
                     let engines = Engines::cpu_only(&mut none);
                     hash(&params, &mut input, &cpu, engines, piece, &NoProgress)
                 };
@@ -367,7 +367,7 @@ fn a_file_cut_while_its_chunks_are_hashed_gets_an_error() {
         done: std::sync::atomic::AtomicBool::new(false),
     };
     let mut input = Input::File(&file);
-    let mut none = NoChunkJoiners;
+    let mut none = NoJoiners;
     let engines = Engines::cpu_only(&mut none);
     let result = hash(&params, &mut input, &cpu, engines, piece, &progress);
     let err = result.err().expect("an error, not a digest");
@@ -436,7 +436,7 @@ fn a_part_keeps_its_chunks_values_on_any_engines() {
                     };
                     let engines = Engines {
                         gpus,
-                        joiners: &mut NoChunkJoiners,
+                        joiners: &mut NoJoiners,
                         split,
                     };
                     let walked = hash_part_chunks(
