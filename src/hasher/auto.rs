@@ -7,12 +7,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::Hasher;
-use crate::cpu::chunks::LeafSpec;
 use crate::error::HashError;
 use crate::gpu::{self, GpuBackend, KernelSet};
 use crate::params::TreeParams;
 use crate::progress::{EngineShare, Progress};
 use crate::schedule::{Joiners, Member, Standing};
+use crate::sponge::SpongeSpec;
 use crate::standard::run::{ChunkEngine, ChunkJoiners};
 use crate::timings::Timings;
 use crate::trace;
@@ -242,7 +242,7 @@ impl<'h> Joiners<'h> for GpuJoiners<'h> {
 /// input repays their start-up, or under `Gpu` after the first.
 pub(super) struct ChunkGpuJoiners<'h> {
     hasher: &'h Hasher,
-    spec: LeafSpec,
+    spec: SpongeSpec,
     chunk_len: usize,
     /// The pieces of the input.
     piece_len: usize,
@@ -265,7 +265,7 @@ impl<'h> ChunkGpuJoiners<'h> {
     /// already.
     pub(super) fn new(
         hasher: &'h Hasher,
-        spec: &LeafSpec,
+        spec: &SpongeSpec,
         chunk_len: usize,
         piece_len: usize,
         required: bool,

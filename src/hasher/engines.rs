@@ -6,13 +6,13 @@ use std::time::Instant;
 
 use super::auto::{ChunkGpuJoiners, GpuJoiners, Resumed};
 use super::{BackendChoice, BackendUsed, HashOutput, Hasher, Placement};
-use crate::cpu::chunks::LeafSpec;
 use crate::error::HashError;
 use crate::gpu::KernelSet;
 use crate::message::{self, Input};
 use crate::params::TreeParams;
 use crate::progress::Progress;
 use crate::schedule::{self, Balance, Hashed, Joiners, Member, NoJoiners};
+use crate::sponge::SpongeSpec;
 use crate::standard::StandardParams;
 use crate::standard::run::{self, Engines, NoChunkJoiners, Split, Walked};
 use crate::timings::{Timings, timed};
@@ -36,7 +36,7 @@ impl Hasher {
         let piece_target = self.cpu.standard_piece_target();
         let len = input.known_len();
         let backend = self.options.backend;
-        let spec = params.standard().leaf_spec();
+        let spec = params.standard().chunk_spec();
         let first_try = Resumed::new(progress, 0);
         let on_engines = || -> Result<Walked, HashError> {
             let Some(spec) = spec else {
@@ -138,7 +138,7 @@ impl Hasher {
     fn standard_on_gpus(
         &self,
         params: &StandardParams,
-        spec: &LeafSpec,
+        spec: &SpongeSpec,
         input: &mut Input<'_>,
         progress: &dyn Progress,
         timings: &mut Timings,
@@ -187,7 +187,7 @@ impl Hasher {
         &self,
         ordinal: usize,
         params: &StandardParams,
-        spec: &LeafSpec,
+        spec: &SpongeSpec,
         input: &mut Input<'_>,
         progress: &dyn Progress,
         timings: &mut Timings,
@@ -220,7 +220,7 @@ impl Hasher {
     fn standard_on_all(
         &self,
         params: &StandardParams,
-        spec: &LeafSpec,
+        spec: &SpongeSpec,
         input: &mut Input<'_>,
         progress: &dyn Progress,
         timings: &mut Timings,
