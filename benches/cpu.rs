@@ -13,7 +13,8 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 use sha3::Digest;
-use treehash::cpu::chunks::{LeafSpec, chaining_values};
+use treehash::cpu::chunks::chaining_values;
+use treehash::sponge::SpongeSpec;
 use treehash::{Algorithm, BackendChoice, CpuPath, Hasher, HasherOptions, TreeParams, reference};
 
 const GB: f64 = 1e9;
@@ -137,15 +138,15 @@ fn chunk_kernels(data: &[u8], row: &dyn Fn(&str, usize, f64)) {
 
     const CHUNK: usize = 8192;
     let specs = [
-        ("KT128 leaves (TurboSHAKE128, 12 rounds)", LeafSpec::KT128),
-        ("KT256 leaves (TurboSHAKE256, 12 rounds)", LeafSpec::KT256),
+        ("KT128 leaves (TurboSHAKE128, 12 rounds)", SpongeSpec::KT128),
+        ("KT256 leaves (TurboSHAKE256, 12 rounds)", SpongeSpec::KT256),
         (
             "ParallelHash128 blocks (SHAKE128, 24 rounds)",
-            LeafSpec::PARALLEL_HASH128,
+            SpongeSpec::PARALLEL_HASH128,
         ),
         (
             "ParallelHash256 blocks (SHAKE256, 24 rounds)",
-            LeafSpec::PARALLEL_HASH256,
+            SpongeSpec::PARALLEL_HASH256,
         ),
     ];
     let paths = [CpuPath::Portable, CpuPath::Avx2, CpuPath::Avx512];

@@ -60,7 +60,7 @@ use crate::engine::LeafEngine;
 use crate::error::HashError;
 use crate::message;
 use crate::params::TreeParams;
-use crate::sponge::with_sponge;
+use crate::sponge::{SpongeSpec, with_sponge};
 
 use leaves::{Position, reduce_on};
 pub use path::CpuPath;
@@ -247,7 +247,7 @@ impl CpuBackend {
     /// calling thread.
     pub(crate) fn chaining_values(
         &self,
-        spec: &chunks::LeafSpec,
+        spec: &SpongeSpec,
         chunks: &[u8],
         chunk_len: usize,
         out: &mut [u8],

@@ -1,11 +1,198 @@
-//! One interface over the six FIPS 202 functions of RustCrypto (`sha3` for
-//! SHA3-*, `shake` for SHAKE*), so that tree code is written once and
-//! monomorphised per function by the crate-internal `with_sponge!` macro.
+//! A Keccak sponge, described once, and the six FIPS 202 functions of
+//! RustCrypto behind one interface.
+//!
+//! - [`SpongeSpec`]: the permutation's rounds ([`Rounds`]), the rate, the
+//!   domain byte and the bytes kept of the output. Every engine takes its
+//!   sponge from one: LI's leaves and nodes from [`Algorithm::sponge_spec`],
+//!   the standard functions' chunks from [`SpongeSpec::KT128`] and its
+//!   siblings. The CPU's permutations and the GPU kernels' `-D` defines read
+//!   their rounds, rate and domain byte from it, and `SpongeSpec::pad` is
+//!   the one padding of a state held as words.
+//! - [`Sponge`]: RustCrypto's `sha3` (SHA3-*) and `shake` (SHAKE*) types, so
+//!   that tree code is written once and monomorphised per function by the
+//!   crate-internal `with_sponge!` macro.
+//!
+//! Pure: no threads, no I/O. The function tables (rate, domain byte,
+//! chaining length) stay in `params.rs`; this module builds on them.
 
 use sha3::Digest;
 use shake::{ExtendableOutput, XofReader};
 
 use crate::params::Algorithm;
+
+/// Rounds of Keccak-f[1600], the full permutation.
+const KECCAK_F_ROUNDS: usize = 24;
+
+/// The largest rate in bytes (SHAKE128's, also TurboSHAKE128's): a buffer
+/// of one block of any sponge.
+pub(crate) const MAX_RATE: usize = {
+    let mut max = 0;
+    let mut k = 0;
+    while k < Algorithm::ALL.len() {
+        if Algorithm::ALL[k].rate() > max {
+            max = Algorithm::ALL[k].rate();
+        }
+        k += 1;
+    }
+    max
+};
+
+/// The rounds a permutation runs: Keccak-p[1600, n_r] is the *last* n_r
+/// rounds of Keccak-f\[1600\] (FIPS 202, section 3.3, algorithm 7: round
+/// indices 24 − n_r to 23), so it starts at iota's constant `RC[24 − n_r]`.
+/// Only the two counts that standard functions use can be named.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Rounds {
+    /// Keccak-f\[1600\]: SHA-3, SHAKE, cSHAKE and ParallelHash (FIPS 202,
+    /// SP 800-185).
+    Keccak24,
+    /// Keccak-p[1600, 12]: TurboSHAKE and KangarooTwelve (RFC 9861).
+    Turbo12,
+}
+
+impl Rounds {
+    /// n_r, the number of rounds.
+    pub const fn count(self) -> usize {
+        match self {
+            Rounds::Keccak24 => KECCAK_F_ROUNDS,
+            Rounds::Turbo12 => 12,
+        }
+    }
+
+    /// The index of the first round run, which is that of its constant in
+    /// iota's table (`RC` of the CPU's permutation, `KECCAK_RC` of the kernels').
+    pub const fn first(self) -> usize {
+        KECCAK_F_ROUNDS - self.count()
+    }
+}
+
+/// One Keccak sponge: Keccak-p[1600, `rounds`] with a `rate`-byte rate,
+/// padded with `domain` then pad10*1, of which `output_len` bytes (one
+/// output block at most) are kept. LI's leaves and nodes, and the standard
+/// functions' chunks, each go through one; the CPU engines and the GPU
+/// kernels take every one of these four facts from here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SpongeSpec {
+    rounds: Rounds,
+    rate: usize,
+    domain: u8,
+    output_len: usize,
+}
+
+impl SpongeSpec {
+    /// KT128's chunks: TurboSHAKE128 with domain byte 0x0B, 32-byte
+    /// chaining values (RFC 9861).
+    pub const KT128: SpongeSpec =
+        SpongeSpec::new(Rounds::Turbo12, Algorithm::Shake128.rate(), 0x0B, 32);
+    /// KT256's chunks: TurboSHAKE256 with domain byte 0x0B, 64-byte
+    /// chaining values (RFC 9861).
+    pub const KT256: SpongeSpec =
+        SpongeSpec::new(Rounds::Turbo12, Algorithm::Shake256.rate(), 0x0B, 64);
+    /// ParallelHash128's blocks: cSHAKE128 with empty N and S, which is
+    /// SHAKE128, to 256 bits (SP 800-185).
+    pub const PARALLEL_HASH128: SpongeSpec = Algorithm::Shake128.sponge_spec().keeping(32);
+    /// ParallelHash256's blocks: SHAKE256 to 512 bits.
+    pub const PARALLEL_HASH256: SpongeSpec = Algorithm::Shake256.sponge_spec().keeping(64);
+
+    /// A sponge of Keccak-p[1600, `rounds`] with `rate` (one of the FIPS 202
+    /// rates, which the lane kernels are built for) and `domain` (the bits
+    /// appended to a message before pad10*1, with the padding's first bit:
+    /// 0x01 to 0x7F) that keeps `output_len` bytes (1 to `rate`: one output
+    /// block). Panics (at compile time for a constant) on anything else.
+    pub const fn new(rounds: Rounds, rate: usize, domain: u8, output_len: usize) -> SpongeSpec {
+        let mut known = false;
+        let mut k = 0;
+        while k < Algorithm::ALL.len() {
+            known |= Algorithm::ALL[k].rate() == rate;
+            k += 1;
+        }
+        assert!(known, "the rate must be a FIPS 202 rate");
+        assert!(
+            domain >= 0x01 && domain <= 0x7F,
+            "the domain byte is 0x01 to 0x7F"
+        );
+        assert!(
+            output_len >= 1 && output_len <= rate,
+            "1 to `rate` output bytes"
+        );
+        SpongeSpec {
+            rounds,
+            rate,
+            domain,
+            output_len,
+        }
+    }
+
+    /// This sponge, keeping `output_len` bytes instead.
+    pub const fn keeping(self, output_len: usize) -> SpongeSpec {
+        SpongeSpec::new(self.rounds, self.rate, self.domain, output_len)
+    }
+
+    /// The permutation's rounds.
+    pub const fn rounds(&self) -> Rounds {
+        self.rounds
+    }
+
+    /// The rate in bytes.
+    pub const fn rate(&self) -> usize {
+        self.rate
+    }
+
+    /// The domain byte.
+    pub const fn domain(&self) -> u8 {
+        self.domain
+    }
+
+    /// The bytes kept of the output: a chaining value's length.
+    pub const fn output_len(&self) -> usize {
+        self.output_len
+    }
+
+    /// Pads a Keccak state whose next free byte of the rate is `pos` (<
+    /// rate): the domain byte there, pad10*1's last bit at the rate's last
+    /// byte. The permutation that follows gives the first output block.
+    pub(crate) fn pad(&self, state: &mut [u64; 25], pos: usize) {
+        for (word, bits) in self.padding(pos) {
+            state[word] ^= bits;
+        }
+    }
+
+    /// The padding of a state whose next free byte of the rate is `pos`, as
+    /// [`pad`](Self::pad) XORs it in: the two (word, bits) pairs, for states
+    /// held other than as 25 words (lane-major groups of several).
+    pub(crate) fn padding(&self, pos: usize) -> [(usize, u64); 2] {
+        [
+            (pos / 8, u64::from(self.domain) << (8 * (pos % 8))),
+            (self.rate / 8 - 1, 1 << 63),
+        ]
+    }
+}
+
+impl Algorithm {
+    /// The sponge of this function's LI leaves and nodes: Keccak-f\[1600\]
+    /// (every FIPS 202 function's permutation), its rate and domain byte
+    /// (`params.rs`'s tables), c bytes kept. Defined here, beside
+    /// [`SpongeSpec`], not in `params.rs`: this module uses `params.rs`,
+    /// which must not use it back (no module cycles).
+    pub const fn sponge_spec(self) -> SpongeSpec {
+        SpongeSpec::new(
+            Rounds::Keccak24,
+            self.rate(),
+            self.domain_byte(),
+            self.chaining_len(),
+        )
+    }
+}
+
+// Every function's sponge passes `SpongeSpec::new`'s checks, so
+// `Algorithm::sponge_spec` never panics.
+const _: () = {
+    let mut k = 0;
+    while k < Algorithm::ALL.len() {
+        Algorithm::ALL[k].sponge_spec();
+        k += 1;
+    }
+};
 
 /// An incremental hash whose state is small enough to keep one per leaf
 /// (RustCrypto keeps the 200-byte Keccak state and a cursor, nothing more).
@@ -98,29 +285,6 @@ macro_rules! with_sponge {
 
 pub(crate) use with_sponge;
 
-/// Pads a Keccak state whose next free byte of the rate is `pos` (< rate):
-/// the domain byte there, pad10*1's last bit at the rate's last byte. The
-/// permutation that follows gives the first output block.
-pub(crate) fn pad(state: &mut [u64; 25], pos: usize, algorithm: Algorithm) {
-    for (word, bits) in padding(pos, algorithm) {
-        state[word] ^= bits;
-    }
-}
-
-/// The padding of a state whose next free byte of the rate is `pos`, as
-/// [`pad`] XORs it in: the two (word, bits) pairs, for states held other
-/// than as 25 words (lane-major groups of several).
-pub(crate) fn padding(pos: usize, algorithm: Algorithm) -> [(usize, u64); 2] {
-    let rate = algorithm.rate();
-    [
-        (
-            pos / 8,
-            u64::from(algorithm.domain_byte()) << (8 * (pos % 8)),
-        ),
-        (rate / 8 - 1, 1 << 63),
-    ]
-}
-
 /// The plain FIPS 202 function: `out.len()` bytes of A(data).
 pub fn plain_hash(algorithm: Algorithm, data: &[u8], out_len: usize) -> Vec<u8> {
     let mut out = vec![0; out_len];
@@ -131,6 +295,32 @@ pub fn plain_hash(algorithm: Algorithm, data: &[u8], out_len: usize) -> Vec<u8> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn standard_specs_are_what_the_standards_say() {
+        let spec = |s: SpongeSpec| (s.rounds().count(), s.rate(), s.domain(), s.output_len());
+        assert_eq!(spec(SpongeSpec::KT128), (12, 168, 0x0B, 32));
+        assert_eq!(spec(SpongeSpec::KT256), (12, 136, 0x0B, 64));
+        assert_eq!(spec(SpongeSpec::PARALLEL_HASH128), (24, 168, 0x1F, 32));
+        assert_eq!(spec(SpongeSpec::PARALLEL_HASH256), (24, 136, 0x1F, 64));
+    }
+
+    /// LI's sponges are FIPS 202's: Keccak-f, the rate, `01` or `1111`
+    /// then pad10*1, c bytes.
+    #[test]
+    fn fips202_specs_are_what_fips202_says() {
+        let spec = |a: Algorithm| {
+            let s = a.sponge_spec();
+            (s.rounds().count(), s.rate(), s.domain(), s.output_len())
+        };
+        assert_eq!(spec(Algorithm::Sha3_224), (24, 144, 0x06, 28));
+        assert_eq!(spec(Algorithm::Sha3_256), (24, 136, 0x06, 32));
+        assert_eq!(spec(Algorithm::Sha3_384), (24, 104, 0x06, 48));
+        assert_eq!(spec(Algorithm::Sha3_512), (24, 72, 0x06, 64));
+        assert_eq!(spec(Algorithm::Shake128), (24, 168, 0x1F, 32));
+        assert_eq!(spec(Algorithm::Shake256), (24, 136, 0x1F, 64));
+        assert_eq!(MAX_RATE, 168);
+    }
 
     #[test]
     fn known_answers_for_abc() {
@@ -161,7 +351,7 @@ mod tests {
                 for (k, byte) in data.iter().enumerate() {
                     state[k / 8] ^= u64::from(*byte) << (8 * (k % 8));
                 }
-                pad(&mut state, len, algorithm);
+                algorithm.sponge_spec().pad(&mut state, len);
                 keccak::Keccak::new().with_f1600(|f| f(&mut state));
                 let n = algorithm.chaining_len();
                 let ours: Vec<u8> = (0..n)

@@ -4,8 +4,8 @@
 //! library fails it.
 
 use treehash::Algorithm;
-use treehash::cpu::chunks::{LeafSpec, Rounds};
 use treehash::gpu::kernels;
+use treehash::sponge::{Rounds, SpongeSpec};
 
 /// Leaf states must stay in registers: a local-memory array in the PTX
 /// means an index the compiler could not resolve.
@@ -39,24 +39,24 @@ fn kernel_source_compiles_for_hopper_without_local_memory() {
 }
 
 /// The chunk kernel (kernels/chunks.cu) of every chunk sponge the GPU runs,
-/// and of others a `LeafSpec` can state (every FIPS 202 rate, either round
+/// and of others a `SpongeSpec` can state (every FIPS 202 rate, either round
 /// count, outputs that are not whole words, the lowest and highest domain
 /// bytes), compiles without local memory.
 #[test]
 #[ignore = "needs NVRTC: run scripts/fetch-nvrtc.sh, put .nvrtc/nvidia/cu13/lib on \
             LD_LIBRARY_PATH, then cargo test --test kernels_compile -- --ignored (.ci/run does)"]
-fn chunk_kernel_compiles_for_every_leaf_spec_without_local_memory() {
+fn chunk_kernel_compiles_for_every_sponge_spec_without_local_memory() {
     assert!(
         kernels::nvrtc_present(),
         "libnvrtc.so not found (scripts/fetch-nvrtc.sh installs it)"
     );
     let mut specs = kernels::CHUNK_SPECS.to_vec();
-    assert!(specs.contains(&LeafSpec::KT128) && specs.contains(&LeafSpec::PARALLEL_HASH256));
+    assert!(specs.contains(&SpongeSpec::KT128) && specs.contains(&SpongeSpec::PARALLEL_HASH256));
     for algorithm in Algorithm::ALL {
-        specs.push(LeafSpec::new(Rounds::Keccak24, algorithm.rate(), 0x06, 5));
+        specs.push(SpongeSpec::new(Rounds::Keccak24, algorithm.rate(), 0x06, 5));
     }
-    specs.push(LeafSpec::new(Rounds::Turbo12, 168, 0x01, 168));
-    specs.push(LeafSpec::new(Rounds::Turbo12, 136, 0x7F, 1));
+    specs.push(SpongeSpec::new(Rounds::Turbo12, 168, 0x01, 168));
+    specs.push(SpongeSpec::new(Rounds::Turbo12, 136, 0x7F, 1));
     for spec in specs {
         let ptx = kernels::compile_chunks("sm_90", &spec)
             .unwrap_or_else(|e| panic!("{e}"))

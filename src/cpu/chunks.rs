@@ -1,10 +1,10 @@
 //! The chaining values of a run of whole chunks, for the standard parallel
 //! hashes (issue #23): each chunk goes through a sponge of its own, and the
 //! first `c` bytes of each sponge's output are written one after another.
-//! KT128 and KT256 (RFC 9861) hash each 8192-byte chunk with TurboSHAKE
-//! (Keccak-p[1600, 12], domain byte 0x0B); ParallelHash128 and 256
-//! (SP 800-185) each B-byte block with cSHAKE of empty N and S, which is
-//! SHAKE (Keccak-f\[1600\], domain byte 0x1F).
+//! The sponge is a [`SpongeSpec`]: KT128 and KT256 (RFC 9861) hash each
+//! 8192-byte chunk with TurboSHAKE (Keccak-p[1600, 12], domain byte 0x0B);
+//! ParallelHash128 and 256 (SP 800-185) each B-byte block with cSHAKE of
+//! empty N and S, which is SHAKE (Keccak-f\[1600\], domain byte 0x1F).
 //!
 //! All chunks of a run have one length, so the same block of each lies at
 //! one stride: eight chunks share an AVX-512 permutation and four an AVX2 one
@@ -27,96 +27,7 @@ use super::platform::Platform;
 #[cfg(target_arch = "x86_64")]
 use super::platform::{Avx2, Avx512};
 use crate::error::HashError;
-use crate::params::Algorithm;
-
-pub use super::keccak::Rounds;
-
-/// The largest rate in bytes (SHAKE128's and TurboSHAKE128's).
-const MAX_RATE: usize = Algorithm::Shake128.rate();
-
-/// The sponge each chunk goes through, and how much of its output is kept.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LeafSpec {
-    rounds: Rounds,
-    rate: usize,
-    domain: u8,
-    output_len: usize,
-}
-
-impl LeafSpec {
-    /// KT128's leaves: TurboSHAKE128 with domain byte 0x0B, 32-byte
-    /// chaining values (RFC 9861).
-    pub const KT128: LeafSpec =
-        LeafSpec::new(Rounds::Turbo12, Algorithm::Shake128.rate(), 0x0B, 32);
-    /// KT256's leaves: TurboSHAKE256 with domain byte 0x0B, 64-byte
-    /// chaining values (RFC 9861).
-    pub const KT256: LeafSpec =
-        LeafSpec::new(Rounds::Turbo12, Algorithm::Shake256.rate(), 0x0B, 64);
-    /// ParallelHash128's blocks: cSHAKE128 with empty N and S, which is
-    /// SHAKE128, to 256 bits (SP 800-185).
-    pub const PARALLEL_HASH128: LeafSpec = LeafSpec::shake(Algorithm::Shake128, 32);
-    /// ParallelHash256's blocks: SHAKE256 to 512 bits.
-    pub const PARALLEL_HASH256: LeafSpec = LeafSpec::shake(Algorithm::Shake256, 64);
-
-    /// A sponge of Keccak-p[1600, `rounds`] with `rate` (one of the FIPS 202
-    /// rates) and `domain` (the bits appended to a message before pad10*1,
-    /// with the padding's first bit: 0x01 to 0x7F) that keeps `output_len`
-    /// bytes (1 to `rate`: one output block). Panics (at compile time for a
-    /// constant) on anything else.
-    pub const fn new(rounds: Rounds, rate: usize, domain: u8, output_len: usize) -> LeafSpec {
-        let mut known = false;
-        let mut k = 0;
-        while k < Algorithm::ALL.len() {
-            known |= Algorithm::ALL[k].rate() == rate;
-            k += 1;
-        }
-        assert!(known, "the rate must be a FIPS 202 rate");
-        assert!(
-            domain >= 0x01 && domain <= 0x7F,
-            "the domain byte is 0x01 to 0x7F"
-        );
-        assert!(
-            output_len >= 1 && output_len <= rate,
-            "1 to `rate` output bytes"
-        );
-        LeafSpec {
-            rounds,
-            rate,
-            domain,
-            output_len,
-        }
-    }
-
-    /// `algorithm`'s own sponge (a SHAKE), keeping `output_len` bytes.
-    const fn shake(algorithm: Algorithm, output_len: usize) -> LeafSpec {
-        LeafSpec::new(
-            Rounds::of(algorithm),
-            algorithm.rate(),
-            algorithm.domain_byte(),
-            output_len,
-        )
-    }
-
-    /// The bytes kept of each chunk's output.
-    pub const fn output_len(&self) -> usize {
-        self.output_len
-    }
-
-    /// The permutation's rounds.
-    pub const fn rounds(&self) -> Rounds {
-        self.rounds
-    }
-
-    /// The rate in bytes.
-    pub const fn rate(&self) -> usize {
-        self.rate
-    }
-
-    /// The domain byte.
-    pub const fn domain(&self) -> u8 {
-        self.domain
-    }
-}
+use crate::sponge::{MAX_RATE, SpongeSpec};
 
 /// Writes the first `spec.output_len()` bytes of each chunk's sponge output
 /// to `out`, in chunk order: `chunks` holds `out.len() / spec.output_len()`
@@ -128,7 +39,7 @@ impl LeafSpec {
 /// If `out` is not a whole number of outputs or `chunks` not that many chunks.
 pub fn chaining_values(
     path: CpuPath,
-    spec: &LeafSpec,
+    spec: &SpongeSpec,
     chunks: &[u8],
     chunk_len: usize,
     out: &mut [u8],
@@ -140,12 +51,12 @@ pub fn chaining_values(
 /// [`chaining_values`] on a platform already chosen.
 pub(crate) fn chaining_values_on(
     platform: Platform,
-    spec: &LeafSpec,
+    spec: &SpongeSpec,
     chunks: &[u8],
     chunk_len: usize,
     out: &mut [u8],
 ) {
-    let c = spec.output_len;
+    let c = spec.output_len();
     assert!(out.len().is_multiple_of(c), "whole outputs");
     let count = out.len() / c;
     assert_eq!(
@@ -181,7 +92,7 @@ trait ChunkKernel<const W: usize>: Copy {
         data: &[u8],
         stride: usize,
         len: usize,
-        spec: &LeafSpec,
+        spec: &SpongeSpec,
     );
 }
 
@@ -193,9 +104,9 @@ impl ChunkKernel<8> for Avx512 {
         data: &[u8],
         stride: usize,
         len: usize,
-        spec: &LeafSpec,
+        spec: &SpongeSpec,
     ) {
-        keccak_x8::absorb_blocks(self, group, data, stride, len, spec.rate, spec.rounds);
+        keccak_x8::absorb_blocks(self, group, data, stride, len, spec.rate(), spec.rounds());
     }
 }
 
@@ -207,9 +118,9 @@ impl ChunkKernel<4> for Avx2 {
         data: &[u8],
         stride: usize,
         len: usize,
-        spec: &LeafSpec,
+        spec: &SpongeSpec,
     ) {
-        keccak_x4::absorb_blocks(self, group, data, stride, len, spec.rate, spec.rounds);
+        keccak_x4::absorb_blocks(self, group, data, stride, len, spec.rate(), spec.rounds());
     }
 }
 
@@ -218,16 +129,16 @@ impl ChunkKernel<4> for Avx2 {
 #[cfg(target_arch = "x86_64")]
 fn hash_groups<'c, 'o, K: ChunkKernel<W>, const W: usize>(
     kernel: K,
-    spec: &LeafSpec,
+    spec: &SpongeSpec,
     chunks: &'c [u8],
     chunk_len: usize,
     out: &'o mut [u8],
 ) -> (&'c [u8], &'o mut [u8]) {
-    let c = spec.output_len;
+    let c = spec.output_len();
     let groups = out.len() / c / W;
     let (group_chunks, rest_chunks) = chunks.split_at(groups * W * chunk_len);
     let (group_out, rest_out) = out.split_at_mut(groups * W * c);
-    let whole = chunk_len - chunk_len % spec.rate;
+    let whole = chunk_len - chunk_len % spec.rate();
     for (g, cvs) in group_out.chunks_exact_mut(W * c).enumerate() {
         let run = &group_chunks[g * W * chunk_len..(g + 1) * W * chunk_len];
         let mut group = [[0u64; W]; 25];
@@ -235,7 +146,7 @@ fn hash_groups<'c, 'o, K: ChunkKernel<W>, const W: usize>(
         let last: [[u8; MAX_RATE]; W] = std::array::from_fn(|i| {
             last_block(spec, &run[i * chunk_len + whole..(i + 1) * chunk_len])
         });
-        kernel.absorb(&mut group, last.as_flattened(), MAX_RATE, spec.rate, spec);
+        kernel.absorb(&mut group, last.as_flattened(), MAX_RATE, spec.rate(), spec);
         for (i, cv) in cvs.chunks_exact_mut(c).enumerate() {
             squeeze(|k| group[k][i], cv);
         }
@@ -244,28 +155,28 @@ fn hash_groups<'c, 'o, K: ChunkKernel<W>, const W: usize>(
 }
 
 /// One chunk's output, with the scalar permutation.
-fn hash_one(spec: &LeafSpec, chunk: &[u8], cv: &mut [u8]) {
+fn hash_one(spec: &SpongeSpec, chunk: &[u8], cv: &mut [u8]) {
     let mut state = [0u64; 25];
-    let mut blocks = chunk.chunks_exact(spec.rate);
+    let mut blocks = chunk.chunks_exact(spec.rate());
     for block in &mut blocks {
         xor_block(&mut state, block);
-        p1600(&mut state, spec.rounds);
+        p1600(&mut state, spec.rounds());
     }
     xor_block(
         &mut state,
-        &last_block(spec, blocks.remainder())[..spec.rate],
+        &last_block(spec, blocks.remainder())[..spec.rate()],
     );
-    p1600(&mut state, spec.rounds);
+    p1600(&mut state, spec.rounds());
     squeeze(|k| state[k], cv);
 }
 
 /// A chunk's last block: its last `tail` bytes (fewer than the rate), the
 /// domain byte after them and pad10*1's final bit in the rate's last byte.
-fn last_block(spec: &LeafSpec, tail: &[u8]) -> [u8; MAX_RATE] {
+fn last_block(spec: &SpongeSpec, tail: &[u8]) -> [u8; MAX_RATE] {
     let mut block = [0u8; MAX_RATE];
     block[..tail.len()].copy_from_slice(tail);
-    block[tail.len()] ^= spec.domain;
-    block[spec.rate - 1] ^= 0x80;
+    block[tail.len()] ^= spec.domain();
+    block[spec.rate() - 1] ^= 0x80;
     block
 }
 
@@ -286,6 +197,7 @@ fn squeeze(lane: impl Fn(usize) -> u64, out: &mut [u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sponge::Rounds;
     use shake::{ExtendableOutput, Shake128, Shake256};
     use turboshake::{CTurboShake128, CTurboShake256};
 
@@ -302,7 +214,7 @@ mod tests {
     /// TurboSHAKE or SHAKE, by the spec's rounds, rate and domain byte.
     type Oracle = fn(&[u8], &mut [u8]);
 
-    fn oracle(spec: &LeafSpec) -> Oracle {
+    fn oracle(spec: &SpongeSpec) -> Oracle {
         fn xof<H: ExtendableOutput + Default>(data: &[u8], out: &mut [u8]) {
             H::digest_xof(data, out);
         }
@@ -312,7 +224,7 @@ mod tests {
         ) {
             H::digest_xof(data, out);
         }
-        match (spec.rounds, spec.rate, spec.domain) {
+        match (spec.rounds(), spec.rate(), spec.domain()) {
             (Rounds::Keccak24, 168, 0x1F) => xof::<Shake128>,
             (Rounds::Keccak24, 136, 0x1F) => xof::<Shake256>,
             (Rounds::Turbo12, 168, 0x0B) => turbo_xof::<CTurboShake128<0x0B>>,
@@ -326,15 +238,15 @@ mod tests {
 
     /// The standard specs, custom domain bytes (the lowest, the highest)
     /// and outputs shorter than a word or as long as the rate.
-    fn specs() -> Vec<LeafSpec> {
+    fn specs() -> Vec<SpongeSpec> {
         vec![
-            LeafSpec::KT128,
-            LeafSpec::KT256,
-            LeafSpec::PARALLEL_HASH128,
-            LeafSpec::PARALLEL_HASH256,
-            LeafSpec::new(Rounds::Turbo12, 168, 0x01, 5),
-            LeafSpec::new(Rounds::Turbo12, 136, 0x7F, 136),
-            LeafSpec::new(Rounds::Turbo12, 168, 0x1F, 168),
+            SpongeSpec::KT128,
+            SpongeSpec::KT256,
+            SpongeSpec::PARALLEL_HASH128,
+            SpongeSpec::PARALLEL_HASH256,
+            SpongeSpec::new(Rounds::Turbo12, 168, 0x01, 5),
+            SpongeSpec::new(Rounds::Turbo12, 136, 0x7F, 136),
+            SpongeSpec::new(Rounds::Turbo12, 168, 0x1F, 168),
         ]
     }
 
@@ -355,7 +267,7 @@ mod tests {
     /// Each chunk length on `path`, with 1 to 17 chunks (every count of
     /// chunks left over after the groups of eight and four), the run
     /// starting at an odd address, against the oracle chunk by chunk.
-    fn check(path: CpuPath, spec: &LeafSpec, chunk_lens: &[usize]) {
+    fn check(path: CpuPath, spec: &SpongeSpec, chunk_lens: &[usize]) {
         let oracle = oracle(spec);
         let c = spec.output_len();
         const MAX_COUNT: usize = 17;
@@ -386,14 +298,18 @@ mod tests {
         for spec in specs() {
             check(path, &spec, &short_lens(&spec));
         }
-        for spec in [LeafSpec::KT128, LeafSpec::KT256, LeafSpec::PARALLEL_HASH256] {
+        for spec in [
+            SpongeSpec::KT128,
+            SpongeSpec::KT256,
+            SpongeSpec::PARALLEL_HASH256,
+        ] {
             check(path, &spec, &[8191, 8192, 8193, 20000]);
         }
     }
 
     /// Lengths around the rate and the word.
-    fn short_lens(spec: &LeafSpec) -> Vec<usize> {
-        let r = spec.rate;
+    fn short_lens(spec: &SpongeSpec) -> Vec<usize> {
+        let r = spec.rate();
         vec![0, 1, 7, 8, 9, r - 9, r - 1, r, r + 1, 2 * r + 5]
     }
 
@@ -424,8 +340,8 @@ mod tests {
     fn no_chunks_no_output() {
         for path in paths() {
             let mut out = [];
-            chaining_values(path, &LeafSpec::KT128, &[], 8192, &mut out).unwrap();
-            chaining_values(path, &LeafSpec::KT128, &[], 0, &mut out).unwrap();
+            chaining_values(path, &SpongeSpec::KT128, &[], 8192, &mut out).unwrap();
+            chaining_values(path, &SpongeSpec::KT128, &[], 0, &mut out).unwrap();
         }
     }
 
@@ -433,15 +349,12 @@ mod tests {
     #[should_panic(expected = "whole chunks")]
     fn a_short_run_is_refused() {
         let mut out = [0u8; 64];
-        let _ = chaining_values(CpuPath::Portable, &LeafSpec::KT128, &[0; 99], 50, &mut out);
-    }
-
-    #[test]
-    fn standard_specs_are_what_the_standards_say() {
-        let spec = |s: LeafSpec| (s.rounds.count(), s.rate, s.domain, s.output_len);
-        assert_eq!(spec(LeafSpec::KT128), (12, 168, 0x0B, 32));
-        assert_eq!(spec(LeafSpec::KT256), (12, 136, 0x0B, 64));
-        assert_eq!(spec(LeafSpec::PARALLEL_HASH128), (24, 168, 0x1F, 32));
-        assert_eq!(spec(LeafSpec::PARALLEL_HASH256), (24, 136, 0x1F, 64));
+        let _ = chaining_values(
+            CpuPath::Portable,
+            &SpongeSpec::KT128,
+            &[0; 99],
+            50,
+            &mut out,
+        );
     }
 }

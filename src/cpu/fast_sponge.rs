@@ -8,12 +8,13 @@
 //! RustCrypto's sponges use too.
 //!
 //! `Fast<S>` takes its function from the RustCrypto sponge `S`, so the list
-//! of functions stays in `with_sponge!`.
+//! of functions stays in `with_sponge!`, and its rate, rounds and domain
+//! byte from that function's [`SpongeSpec`], a constant of each `Fast<S>`.
 
 use std::marker::PhantomData;
 
 use crate::params::Algorithm;
-use crate::sponge::{Sponge, pad};
+use crate::sponge::{Rounds, Sponge, SpongeSpec};
 
 /// A sponge for `S`'s function: the state, with the bytes of an unfinished
 /// rate block already XORed in, and their count (the same 208 bytes as
@@ -46,12 +47,25 @@ impl<S> Default for Fast<S> {
 }
 
 impl<S: Sponge> Fast<S> {
+    /// `S`'s sponge, a constant of each `Fast<S>`: its rate and rounds are
+    /// constants of the monomorphised code, never read at run time. Its
+    /// permutation is Keccak-f\[1600\], the only one the assembly runs:
+    /// checked when `Fast<S>` is compiled.
+    const SPEC: SpongeSpec = {
+        let spec = S::ALGORITHM.sponge_spec();
+        assert!(
+            matches!(spec.rounds(), Rounds::Keccak24),
+            "the assembly permutation is Keccak-f[1600]"
+        );
+        spec
+    };
+
     /// The sponge whose state is `state` after absorbing `absorbed` bytes
     /// (which say where it stands in the rate).
     pub fn from_state(state: [u64; 25], absorbed: u64) -> Self {
         Fast {
             state,
-            pos: (absorbed % S::ALGORITHM.rate() as u64) as usize,
+            pos: (absorbed % Self::SPEC.rate() as u64) as usize,
             function: PhantomData,
         }
     }
@@ -76,7 +90,7 @@ impl<S: Sponge> Sponge for Fast<S> {
     const ALGORITHM: Algorithm = S::ALGORITHM;
 
     fn absorb(&mut self, mut data: &[u8]) {
-        let rate = Self::ALGORITHM.rate();
+        let (spec, rate) = (&Self::SPEC, Self::SPEC.rate());
         if self.pos > 0 {
             let take = (rate - self.pos).min(data.len());
             self.xor_in(&data[..take]);
@@ -84,77 +98,87 @@ impl<S: Sponge> Sponge for Fast<S> {
             if self.pos < rate {
                 return;
             }
-            permutation::permute(&mut self.state, rate);
+            permutation::permute(&mut self.state, spec);
             self.pos = 0;
         }
         // Every whole block, then the rest XORed in to wait for more.
-        let rest = permutation::absorb_blocks(&mut self.state, data, rate);
+        let rest = permutation::absorb_blocks(&mut self.state, data, spec);
         self.xor_in(&data[data.len() - rest..]);
     }
 
     fn squeeze_into(mut self, out: &mut [u8]) {
-        let rate = Self::ALGORITHM.rate();
-        pad(&mut self.state, self.pos, Self::ALGORITHM);
-        permutation::permute(&mut self.state, rate);
-        permutation::squeeze(&mut self.state, out, rate);
+        let spec = &Self::SPEC;
+        spec.pad(&mut self.state, self.pos);
+        permutation::permute(&mut self.state, spec);
+        permutation::squeeze(&mut self.state, out, spec);
     }
 }
 
-/// The three steps of a sponge on the assembly permutation.
+/// The three steps of a sponge on the assembly permutation, which is
+/// Keccak-f\[1600\] whatever `spec` says: [`Fast::SPEC`] holds only such
+/// specs.
 #[cfg(all(target_arch = "x86_64", not(miri)))]
 mod permutation {
     use sha3_asm::{sha3_absorb, sha3_squeeze};
 
-    /// The largest rate (SHAKE128's), in bytes.
-    const MAX_RATE: usize = 168;
+    use crate::sponge::{MAX_RATE, SpongeSpec};
+
     /// A block of zeros: absorbing it is a bare permutation.
     const ZEROS: [u8; MAX_RATE] = [0; MAX_RATE];
 
     /// Keccak-f[1600] on `state`.
-    pub fn permute(state: &mut [u64; 25], rate: usize) {
-        sha3_absorb(state, &ZEROS[..rate], rate);
+    #[inline]
+    pub fn permute(state: &mut [u64; 25], spec: &SpongeSpec) {
+        sha3_absorb(state, &ZEROS[..spec.rate()], spec.rate());
     }
 
-    /// XORs in and permutes every whole `rate`-byte block of `data`: the
-    /// count of bytes left over at its end.
-    pub fn absorb_blocks(state: &mut [u64; 25], data: &[u8], rate: usize) -> usize {
-        sha3_absorb(state, data, rate)
+    /// XORs in and permutes every whole rate block of `data`: the count of
+    /// bytes left over at its end.
+    #[inline]
+    pub fn absorb_blocks(state: &mut [u64; 25], data: &[u8], spec: &SpongeSpec) -> usize {
+        sha3_absorb(state, data, spec.rate())
     }
 
     /// Writes `out` from the state as it is, permuting between rate blocks.
-    pub fn squeeze(state: &mut [u64; 25], out: &mut [u8], rate: usize) {
-        sha3_squeeze(state, out, rate);
+    #[inline]
+    pub fn squeeze(state: &mut [u64; 25], out: &mut [u8], spec: &SpongeSpec) {
+        sha3_squeeze(state, out, spec.rate());
     }
 }
 
-/// The three steps of a sponge on the `keccak` crate's permutation.
+/// The three steps of a sponge on the `keccak` crate's permutation, with
+/// `spec`'s rounds.
 #[cfg(any(not(target_arch = "x86_64"), miri))]
 mod permutation {
-    use crate::cpu::keccak::{Rounds, p1600};
+    use crate::cpu::keccak::p1600;
+    use crate::sponge::SpongeSpec;
 
-    /// Keccak-f[1600] on `state`.
-    pub fn permute(state: &mut [u64; 25], _rate: usize) {
-        p1600(state, Rounds::Keccak24);
+    /// Keccak-p[1600, n_r] on `state`.
+    #[inline]
+    pub fn permute(state: &mut [u64; 25], spec: &SpongeSpec) {
+        p1600(state, spec.rounds());
     }
 
-    /// XORs in and permutes every whole `rate`-byte block of `data`: the
-    /// count of bytes left over at its end.
-    pub fn absorb_blocks(state: &mut [u64; 25], data: &[u8], rate: usize) -> usize {
-        let mut blocks = data.chunks_exact(rate);
+    /// XORs in and permutes every whole rate block of `data`: the count of
+    /// bytes left over at its end.
+    #[inline]
+    pub fn absorb_blocks(state: &mut [u64; 25], data: &[u8], spec: &SpongeSpec) -> usize {
+        let mut blocks = data.chunks_exact(spec.rate());
         for block in &mut blocks {
             for (lane, word) in state.iter_mut().zip(block.chunks_exact(8)) {
                 *lane ^= u64::from_le_bytes(word.try_into().unwrap_or_default());
             }
-            p1600(state, Rounds::Keccak24);
+            p1600(state, spec.rounds());
         }
         blocks.remainder().len()
     }
 
     /// Writes `out` from the state as it is, permuting between rate blocks.
-    pub fn squeeze(state: &mut [u64; 25], out: &mut [u8], rate: usize) {
-        for (k, block) in out.chunks_mut(rate).enumerate() {
+    #[inline]
+    pub fn squeeze(state: &mut [u64; 25], out: &mut [u8], spec: &SpongeSpec) {
+        for (k, block) in out.chunks_mut(spec.rate()).enumerate() {
             if k > 0 {
-                p1600(state, Rounds::Keccak24);
+                p1600(state, spec.rounds());
             }
             for (byte, at) in block.iter_mut().zip(0..) {
                 *byte = (state[at / 8] >> (8 * (at % 8))) as u8;

@@ -1,14 +1,12 @@
-//! Keccak-p[1600, n_r]'s constants and round counts, stated once for every
-//! permutation of the CPU backend (and, through [`Rounds::count`], the GPU
-//! kernels'), and the scalar permutation.
+//! Keccak-p[1600, n_r]'s round constants and its round, written once for
+//! every permutation of the CPU backend, and the scalar permutation. How
+//! many rounds a permutation runs is a [`Rounds`], in `sponge.rs` with the
+//! rest of a sponge's description.
 
-use crate::params::Algorithm;
+use crate::sponge::Rounds;
 
-/// Rounds of Keccak-f[1600], the full permutation.
-const KECCAK_F_ROUNDS: usize = 24;
-
-/// The round constants of iota, round 0 first.
-pub const RC: [u64; KECCAK_F_ROUNDS] = [
+/// The round constants of iota, round 0 first: one per round of Keccak-f.
+pub const RC: [u64; Rounds::Keccak24.count()] = [
     0x0000000000000001,
     0x0000000000008082,
     0x800000000000808a,
@@ -35,46 +33,6 @@ pub const RC: [u64; KECCAK_F_ROUNDS] = [
     0x8000000080008008,
 ];
 
-/// The rounds a permutation runs: Keccak-p[1600, n_r] is the *last* n_r
-/// rounds of Keccak-f\[1600\] (FIPS 202, section 3.3, algorithm 7: round
-/// indices 24 − n_r to 23), so it starts at iota's constant `RC[24 − n_r]`. Only the two counts
-/// that standard functions use can be named.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Rounds {
-    /// Keccak-f\[1600\]: SHA-3, SHAKE, cSHAKE and ParallelHash (FIPS 202,
-    /// SP 800-185).
-    Keccak24,
-    /// Keccak-p[1600, 12]: TurboSHAKE and KangarooTwelve (RFC 9861).
-    Turbo12,
-}
-
-impl Rounds {
-    /// The permutation of a FIPS 202 function: Keccak-f[1600], for all of them.
-    pub const fn of(algorithm: Algorithm) -> Rounds {
-        match algorithm {
-            Algorithm::Sha3_224
-            | Algorithm::Sha3_256
-            | Algorithm::Sha3_384
-            | Algorithm::Sha3_512
-            | Algorithm::Shake128
-            | Algorithm::Shake256 => Rounds::Keccak24,
-        }
-    }
-
-    /// n_r, the number of rounds.
-    pub const fn count(self) -> usize {
-        match self {
-            Rounds::Keccak24 => KECCAK_F_ROUNDS,
-            Rounds::Turbo12 => 12,
-        }
-    }
-
-    /// The index of the first round run, which is that of its constant in [`RC`].
-    pub const fn first(self) -> usize {
-        KECCAK_F_ROUNDS - self.count()
-    }
-}
-
 // The kernels run two rounds per loop turn.
 const _: () = assert!(
     Rounds::Keccak24.count().is_multiple_of(2) && Rounds::Turbo12.count().is_multiple_of(2)
@@ -99,7 +57,7 @@ const _: () = assert!(
 macro_rules! keccak_p1600 {
     ($a:expr, $rounds:expr) => {{
         let a = $a;
-        let rounds: $crate::cpu::keccak::Rounds = $rounds;
+        let rounds: $crate::sponge::Rounds = $rounds;
         let mut c = [
             xor5!(a[0], a[5], a[10], a[15], a[20]),
             xor5!(a[1], a[6], a[11], a[16], a[21]),

@@ -9,8 +9,9 @@
 
 use std::arch::x86_64::*;
 
-use super::keccak::{Rounds, keccak_p1600};
+use super::keccak::keccak_p1600;
 use super::platform::Avx2;
+use crate::sponge::Rounds;
 
 /// Four leaves' states, lane-major: `[k][i]` is lane k of leaf i.
 pub type Group4 = [[u64; 4]; 25];
@@ -228,7 +229,7 @@ fn p1600_x4(a: &mut StateX4, rounds: Rounds) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::keccak::{Rounds, absorb_runs_one_by_one, keccak_crate, p1600, test_state};
+    use super::super::keccak::{absorb_runs_one_by_one, keccak_crate, p1600, test_state};
     use super::super::platform::avx2_for_test;
     use super::*;
 

@@ -9,8 +9,9 @@
 
 use std::arch::x86_64::*;
 
-use super::keccak::{Rounds, keccak_p1600};
+use super::keccak::keccak_p1600;
 use super::platform::Avx512;
+use crate::sponge::Rounds;
 
 // The lane operations `keccak_p1600!` is written with, on AVX-512 registers.
 
@@ -250,7 +251,7 @@ fn p1600_x8(a: &mut StateX8, rounds: Rounds) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::keccak::{Rounds, absorb_runs_one_by_one, keccak_crate, p1600, test_state};
+    use super::super::keccak::{absorb_runs_one_by_one, keccak_crate, p1600, test_state};
     use super::super::platform::avx512_for_test;
     use super::*;
 

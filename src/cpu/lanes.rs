@@ -12,42 +12,29 @@
 //!
 //! [`Platform::engine`]: super::platform::Platform::engine
 
-use super::keccak::{Rounds, p1600};
+use super::keccak::p1600;
 use super::keccak_x4;
 use super::keccak_x8;
 use super::platform::{Avx2, Avx512};
 use super::units::FreshIsZero;
 use super::walk::Absorb;
 use crate::params::{Algorithm, TreeParams};
-use crate::sponge::padding;
+use crate::sponge::{Rounds, SpongeSpec};
 
 /// A `W`-lane kernel: `W` whole blocks into `W` lane-major states at once.
 pub trait LaneKernel<const W: usize>: Copy + Send + Sync {
     /// `blocks` holds `W` blocks of `b` bytes back to back (`b` a multiple of
-    /// `rate`); block i goes to leaf i of `group`.
-    fn absorb_blocks(
-        self,
-        group: &mut [[u64; W]; 25],
-        blocks: &[u8],
-        b: usize,
-        rate: usize,
-        rounds: Rounds,
-    );
+    /// `spec`'s rate); block i goes to leaf i of `group`, through `spec`'s
+    /// sponge.
+    fn absorb_blocks(self, group: &mut [[u64; W]; 25], blocks: &[u8], b: usize, spec: &SpongeSpec);
 
     /// Keccak-p[1600, `rounds`] on the `W` states of `group`.
     fn permute(self, group: &mut [[u64; W]; 25], rounds: Rounds);
 }
 
 impl LaneKernel<4> for Avx2 {
-    fn absorb_blocks(
-        self,
-        group: &mut [[u64; 4]; 25],
-        blocks: &[u8],
-        b: usize,
-        rate: usize,
-        rounds: Rounds,
-    ) {
-        keccak_x4::absorb_blocks(self, group, blocks, b, b, rate, rounds);
+    fn absorb_blocks(self, group: &mut [[u64; 4]; 25], blocks: &[u8], b: usize, spec: &SpongeSpec) {
+        keccak_x4::absorb_blocks(self, group, blocks, b, b, spec.rate(), spec.rounds());
     }
 
     fn permute(self, group: &mut [[u64; 4]; 25], rounds: Rounds) {
@@ -56,15 +43,8 @@ impl LaneKernel<4> for Avx2 {
 }
 
 impl LaneKernel<8> for Avx512 {
-    fn absorb_blocks(
-        self,
-        group: &mut [[u64; 8]; 25],
-        blocks: &[u8],
-        b: usize,
-        rate: usize,
-        rounds: Rounds,
-    ) {
-        keccak_x8::absorb_blocks(self, group, blocks, b, b, rate, rounds);
+    fn absorb_blocks(self, group: &mut [[u64; 8]; 25], blocks: &[u8], b: usize, spec: &SpongeSpec) {
+        keccak_x8::absorb_blocks(self, group, blocks, b, b, spec.rate(), spec.rounds());
     }
 
     fn permute(self, group: &mut [[u64; 8]; 25], rounds: Rounds) {
@@ -96,12 +76,12 @@ impl<const W: usize> Group<W> {
 // absorbed nothing; no drop glue; aligned to 64 bytes.
 unsafe impl<const W: usize> FreshIsZero for Group<W> {}
 
-/// The engine of `W`-leaf groups run by kernel `K`.
+/// The engine of `W`-leaf groups run by kernel `K`, each leaf through the
+/// sponge `spec`.
 #[derive(Clone)]
 pub struct Lanes<K, const W: usize> {
     kernel: K,
-    algorithm: Algorithm,
-    rounds: Rounds,
+    spec: SpongeSpec,
     block_size: usize,
 }
 
@@ -115,8 +95,7 @@ impl<K: LaneKernel<W>, const W: usize> Lanes<K, W> {
         );
         Lanes {
             kernel,
-            algorithm: params.algorithm(),
-            rounds: Rounds::of(params.algorithm()),
+            spec: params.algorithm().sponge_spec(),
             block_size: params.block_size(),
         }
     }
@@ -124,11 +103,11 @@ impl<K: LaneKernel<W>, const W: usize> Lanes<K, W> {
     /// The engine for parent nodes of `algorithm`, `W` at a time: its whole
     /// blocks are rate blocks.
     pub fn for_nodes(kernel: K, algorithm: Algorithm) -> Self {
+        let spec = algorithm.sponge_spec();
         Lanes {
             kernel,
-            algorithm,
-            rounds: Rounds::of(algorithm),
-            block_size: algorithm.rate(),
+            spec,
+            block_size: spec.rate(),
         }
     }
 }
@@ -138,19 +117,18 @@ impl<K: LaneKernel<W>, const W: usize> Absorb for Lanes<K, W> {
     type Unit = Group<W>;
 
     fn absorb_blocks(&self, unit: &mut Self::Unit, blocks: &[u8]) {
-        let rate = self.algorithm.rate();
         self.kernel
-            .absorb_blocks(&mut unit.0, blocks, self.block_size, rate, self.rounds);
+            .absorb_blocks(&mut unit.0, blocks, self.block_size, &self.spec);
     }
 
     fn absorb_leaf(&self, unit: &mut Self::Unit, lane: usize, bytes: &[u8]) {
-        let rate = self.algorithm.rate();
+        let rate = self.spec.rate();
         let mut chunks = bytes.chunks_exact(rate);
         if bytes.len() >= rate {
             let mut state = unit.leaf(lane);
             for chunk in &mut chunks {
                 xor_bytes(&mut state, chunk);
-                p1600(&mut state, self.rounds);
+                p1600(&mut state, self.spec.rounds());
             }
             unit.set_leaf(lane, state);
         }
@@ -163,7 +141,7 @@ impl<K: LaneKernel<W>, const W: usize> Absorb for Lanes<K, W> {
     }
 
     fn finish_unit(&self, unit: &Self::Unit, leaf_lens: &[u64], out: &mut [u8]) {
-        let rate = self.algorithm.rate();
+        let rate = self.spec.rate();
         let out_len = out.len() / leaf_lens.len();
         debug_assert!(
             out_len <= rate,
@@ -175,11 +153,11 @@ impl<K: LaneKernel<W>, const W: usize> Absorb for Lanes<K, W> {
         // the permutation: 200 files of 1-8 MiB at H = 8, one block a leaf.)
         let mut group = unit.0;
         for (lane, len) in leaf_lens.iter().enumerate() {
-            for (word, bits) in padding((len % rate as u64) as usize, self.algorithm) {
+            for (word, bits) in self.spec.padding((len % rate as u64) as usize) {
                 group[word][lane] ^= bits;
             }
         }
-        self.kernel.permute(&mut group, self.rounds);
+        self.kernel.permute(&mut group, self.spec.rounds());
         for (lane, cv) in out.chunks_mut(out_len).enumerate() {
             for (word, bytes) in group.iter().zip(cv.chunks_mut(8)) {
                 bytes.copy_from_slice(&word[lane].to_le_bytes()[..bytes.len()]);

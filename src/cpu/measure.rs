@@ -8,9 +8,10 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use super::CpuPath;
-use super::keccak::{Rounds, p1600};
+use super::keccak::p1600;
 use super::platform::Platform;
 use crate::error::HashError;
+use crate::sponge::Rounds;
 
 /// What [`permutations`] ran.
 #[derive(Clone, Copy, Debug)]

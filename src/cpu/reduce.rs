@@ -65,9 +65,9 @@ pub fn whole_nodes<A: Absorb>(
     children: &[u8],
     out: &mut [u8],
 ) {
-    let c = params.algorithm().chaining_len();
+    let spec = params.algorithm().sponge_spec();
+    let (c, rate) = (spec.output_len(), spec.rate());
     let (w, node_len) = (A::WIDTH, params.degree() as usize * c);
-    let rate = params.algorithm().rate();
     let groups_per_task = TASK_BYTES.div_ceil(w * node_len);
     workers.for_each_pair(
         (out, w * c),

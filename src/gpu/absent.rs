@@ -6,10 +6,10 @@
 
 use std::time::Duration;
 
-use crate::cpu::chunks::LeafSpec;
 use crate::engine::LeafEngine;
 use crate::error::HashError;
 use crate::params::TreeParams;
+use crate::sponge::SpongeSpec;
 use crate::standard::run::ChunkEngine;
 use crate::timings::Timings;
 
@@ -61,7 +61,7 @@ impl GpuBackend {
 
     pub(crate) fn begin_chunks<'a>(
         &'a self,
-        _spec: &LeafSpec,
+        _spec: &SpongeSpec,
         _chunk_len: usize,
         _piece_len: usize,
         _pool: &'a rayon::ThreadPool,

@@ -222,7 +222,7 @@ impl GpuBackend {
     /// bytes; `pool` stages them.
     pub(crate) fn begin_chunks<'a>(
         &'a self,
-        spec: &crate::cpu::chunks::LeafSpec,
+        spec: &crate::sponge::SpongeSpec,
         chunk_len: usize,
         piece_len: usize,
         pool: &'a rayon::ThreadPool,

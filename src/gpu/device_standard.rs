@@ -13,9 +13,9 @@
 use cudarc::driver::{CudaEvent, CudaSlice, PinnedHostSlice, PushKernelArg, result};
 
 use crate::cpu::CpuBackend;
-use crate::cpu::chunks::LeafSpec;
 use crate::error::HashError;
 use crate::hasher::BackendUsed;
+use crate::sponge::SpongeSpec;
 use crate::standard::StandardParams;
 use crate::standard::run::{self, Walk};
 use crate::timings::{Timings, timed};
@@ -50,7 +50,7 @@ pub(crate) fn hash_standard(
     }
     let cx = run::Context::new(params, cpu);
     let mut walk = Walk::new(params);
-    let Some(spec) = params.standard().leaf_spec() else {
+    let Some(spec) = params.standard().chunk_spec() else {
         timed(&mut timings.leaves, || {
             for at in (0..bytes.len).step_by(HOST_PIECE_BYTES) {
                 let len = HOST_PIECE_BYTES.min(bytes.len - at);
@@ -120,7 +120,7 @@ impl<'a> Spans<'a> {
     fn new(
         gpu: &'a GpuBackend,
         kernel: &'a ChunkKernel,
-        spec: &LeafSpec,
+        spec: &SpongeSpec,
         chunk_len: usize,
         count: usize,
     ) -> Result<Self, GpuError> {

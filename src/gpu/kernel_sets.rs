@@ -2,16 +2,16 @@
 //! or a standard function's chunk kernel, and which chunk sponges the GPU
 //! runs.
 
-use crate::cpu::chunks::LeafSpec;
 use crate::params::Algorithm;
+use crate::sponge::SpongeSpec;
 
 /// The chunk sponges the GPU runs: those of the standard functions that
 /// have chunks (KT128, KT256, ParallelHash128, ParallelHash256).
-pub const CHUNK_SPECS: [LeafSpec; 4] = [
-    LeafSpec::KT128,
-    LeafSpec::KT256,
-    LeafSpec::PARALLEL_HASH128,
-    LeafSpec::PARALLEL_HASH256,
+pub const CHUNK_SPECS: [SpongeSpec; 4] = [
+    SpongeSpec::KT128,
+    SpongeSpec::KT256,
+    SpongeSpec::PARALLEL_HASH128,
+    SpongeSpec::PARALLEL_HASH256,
 ];
 
 /// What a GPU is readied for: an LI tree's kernels, or a standard
@@ -19,7 +19,7 @@ pub const CHUNK_SPECS: [LeafSpec; 4] = [
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum KernelSet {
     Tree(Algorithm),
-    Chunks(LeafSpec),
+    Chunks(SpongeSpec),
 }
 
 impl KernelSet {
@@ -58,7 +58,7 @@ impl std::fmt::Display for KernelSet {
 
 /// A chunk sponge's name in messages and cache files: `chunks-r12-168-0b-32`
 /// (rounds, rate, domain byte, output bytes).
-pub(crate) fn chunk_name(spec: &LeafSpec) -> String {
+pub(crate) fn chunk_name(spec: &SpongeSpec) -> String {
     format!(
         "chunks-r{}-{}-{:02x}-{}",
         spec.rounds().count(),

@@ -17,10 +17,8 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::{CompileOptions, Ptx};
 
-use crate::cpu::chunks::LeafSpec;
-use crate::cpu::keccak::Rounds;
 use crate::params::Algorithm;
-use crate::sponge::plain_hash;
+use crate::sponge::{SpongeSpec, plain_hash};
 use crate::tree::{Dealing, LeafLengths};
 
 // The chunk sponges the GPU runs, for tests/kernels_compile.rs too.
@@ -71,21 +69,12 @@ impl LeafKernel {
     }
 }
 
-/// The `-D` defines that tell the kernels which function they compute: its
-/// facts come from [`Algorithm`] and [`Rounds`], stated once.
-fn defines(algorithm: Algorithm) -> [String; 5] {
-    [
-        format!("-DTREEHASH_ROUNDS={}", Rounds::of(algorithm).count()),
-        format!("-DTREEHASH_RATE={}", algorithm.rate()),
-        format!("-DTREEHASH_CV={}", algorithm.chaining_len()),
-        format!("-DTREEHASH_DS={:#04x}", algorithm.domain_byte()),
-        format!("-DTREEHASH_THREADS_PER_BLOCK={THREADS_PER_BLOCK}"),
-    ]
-}
-
-/// The `-D` defines of the chunk kernel for the sponge `spec`, from the one
-/// table (`LeafSpec`): its rounds, rate, domain byte and output length.
-fn chunk_defines(spec: &LeafSpec) -> [String; 5] {
+/// The `-D` defines that tell either translation unit which sponge it
+/// runs: `spec`'s rounds, rate, output length and domain byte (an
+/// algorithm's [`Algorithm::sponge_spec`] for the LI kernels, a chunk
+/// sponge for the chunk kernel), and the launch's block size. The PTX
+/// cache's key holds them, so a changed sponge is never loaded stale.
+fn defines(spec: &SpongeSpec) -> [String; 5] {
     [
         format!("-DTREEHASH_ROUNDS={}", spec.rounds().count()),
         format!("-DTREEHASH_RATE={}", spec.rate()),
@@ -97,14 +86,19 @@ fn chunk_defines(spec: &LeafSpec) -> [String; 5] {
 
 /// Compiles `algorithm`'s kernels to PTX for `arch` (for example `sm_90`).
 pub fn compile(arch: &str, algorithm: Algorithm) -> Result<Ptx, GpuError> {
-    compile_source(arch, SOURCE, "treehash.cu", &defines(algorithm))
-        .map_err(|e| GpuError::new(format!("compiling the {algorithm} kernels for {arch}: {e}")))
+    compile_source(
+        arch,
+        SOURCE,
+        "treehash.cu",
+        &defines(&algorithm.sponge_spec()),
+    )
+    .map_err(|e| GpuError::new(format!("compiling the {algorithm} kernels for {arch}: {e}")))
 }
 
-/// Compiles the chunk kernel of the sponge `spec` (any [`LeafSpec`]) to PTX
+/// Compiles the chunk kernel of the sponge `spec` (any [`SpongeSpec`]) to PTX
 /// for `arch`.
-pub fn compile_chunks(arch: &str, spec: &LeafSpec) -> Result<Ptx, GpuError> {
-    compile_source(arch, CHUNK_SOURCE, "chunks.cu", &chunk_defines(spec)).map_err(|e| {
+pub fn compile_chunks(arch: &str, spec: &SpongeSpec) -> Result<Ptx, GpuError> {
+    compile_source(arch, CHUNK_SOURCE, "chunks.cu", &defines(spec)).map_err(|e| {
         GpuError::new(format!(
             "compiling the chunk kernel {} for {arch}: {e}",
             chunk_name(spec)
@@ -161,7 +155,7 @@ pub(crate) struct TreeKernels {
 /// The chunk kernel of one chunk sponge.
 pub(crate) struct ChunkKernel {
     pub(crate) function: CudaFunction,
-    pub(crate) spec: LeafSpec,
+    pub(crate) spec: SpongeSpec,
     _module: Arc<CudaModule>,
 }
 
@@ -257,7 +251,7 @@ impl Kernels {
 
     /// The chunk kernel of `spec`, and the time spent compiling and loading
     /// it if that happened in this call.
-    pub fn chunk_kernel(&self, spec: &LeafSpec) -> Result<(&ChunkKernel, Duration), GpuError> {
+    pub fn chunk_kernel(&self, spec: &SpongeSpec) -> Result<(&ChunkKernel, Duration), GpuError> {
         let Some(index) = CHUNK_SPECS.iter().position(|s| s == spec) else {
             return Err(GpuError::new(format!(
                 "the GPU has no chunk kernel for {}",
@@ -274,8 +268,8 @@ impl Kernels {
         kernel.as_ref().map(|k| (k, spent)).map_err(Clone::clone)
     }
 
-    fn compile_and_load_chunks(&self, spec: &LeafSpec) -> Result<ChunkKernel, GpuError> {
-        let key = format!("{CHUNK_SOURCE}\n{}\n{:?}", self.arch, chunk_defines(spec));
+    fn compile_and_load_chunks(&self, spec: &SpongeSpec) -> Result<ChunkKernel, GpuError> {
+        let key = format!("{CHUNK_SOURCE}\n{}\n{:?}", self.arch, defines(spec));
         let cache = cache_path(&chunk_name(spec), &self.arch, &key);
         if let Some(ptx) = cache.as_ref().and_then(|p| cached_text(p))
             && let Ok(kernel) = self.load_chunks(Ptx::from_src(ptx), spec)
@@ -289,7 +283,7 @@ impl Kernels {
         self.load_chunks(ptx, spec)
     }
 
-    fn load_chunks(&self, ptx: Ptx, spec: &LeafSpec) -> Result<ChunkKernel, GpuError> {
+    fn load_chunks(&self, ptx: Ptx, spec: &SpongeSpec) -> Result<ChunkKernel, GpuError> {
         let module = self
             .ctx
             .load_module(ptx)
@@ -318,7 +312,11 @@ impl Kernels {
     }
 
     fn compile_and_load(&self, algorithm: Algorithm) -> Result<TreeKernels, GpuError> {
-        let key = format!("{SOURCE}\n{}\n{:?}", self.arch, defines(algorithm));
+        let key = format!(
+            "{SOURCE}\n{}\n{:?}",
+            self.arch,
+            defines(&algorithm.sponge_spec())
+        );
         let cache = cache_path(&format!("kernels-{algorithm}"), &self.arch, &key);
         if let Some(ptx) = cache.as_ref().and_then(|p| cached_text(p))
             && let Ok(kernels) = self.load(Ptx::from_src(ptx))

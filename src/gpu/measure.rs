@@ -132,7 +132,7 @@ pub fn leaf_kernel_rate(
 /// values left on the device, over `reps` runs after a warm-up.
 pub fn chunk_kernel_rate(
     gpu: &GpuBackend,
-    spec: &crate::cpu::chunks::LeafSpec,
+    spec: &crate::sponge::SpongeSpec,
     chunk_len: usize,
     bytes: usize,
     reps: usize,

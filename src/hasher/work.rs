@@ -14,13 +14,13 @@
 //! [`Work`].
 
 use super::Hasher;
-use crate::cpu::chunks::LeafSpec;
 use crate::error::HashError;
 use crate::gpu::{GpuBackend, KernelSet};
 use crate::message::{self, Input};
 use crate::params::TreeParams;
 use crate::progress::Progress;
 use crate::schedule::{self, Balance, Hashed, Joiners, Member, NoJoiners};
+use crate::sponge::SpongeSpec;
 use crate::standard::StandardParams;
 use crate::standard::run::{self, ChunkEngine, Engines, Split};
 use crate::timings::{Timings, timed};
@@ -193,7 +193,7 @@ pub(super) struct Chunks<'h> {
     hasher: &'h Hasher,
     params: &'h StandardParams,
     /// The chunks' sponge; `None` for a function without chunks.
-    spec: Option<LeafSpec>,
+    spec: Option<SpongeSpec>,
     chunk_len: usize,
     /// The CPU's piece target, and the pieces of whole chunks about as
     /// long that GPU engines are sized for.
@@ -208,7 +208,7 @@ impl<'h> Chunks<'h> {
         Chunks {
             hasher,
             params,
-            spec: params.standard().leaf_spec(),
+            spec: params.standard().chunk_spec(),
             chunk_len,
             piece_target,
             piece_len: message::piece_len(chunk_len, piece_target),
@@ -216,7 +216,7 @@ impl<'h> Chunks<'h> {
     }
 
     /// The chunks' sponge, which a GPU is begun with.
-    fn spec(&self) -> Result<LeafSpec, HashError> {
+    fn spec(&self) -> Result<SpongeSpec, HashError> {
         self.spec.ok_or_else(|| {
             HashError::Internal(format!("{} has no chunks for a GPU", self.params.label()))
         })

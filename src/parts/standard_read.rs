@@ -13,12 +13,12 @@ use std::time::Instant;
 use super::read::{PartOutput, open};
 use super::standard::{StandardPart, bytes_read, holds_first_chunk, split};
 use super::{Body, Origin, Part};
-use crate::cpu::chunks::LeafSpec;
 use crate::error::HashError;
 use crate::hasher::{BackendUsed, Hasher};
 use crate::input::InputFile;
 use crate::progress::Progress;
 use crate::schedule::NoJoiners;
+use crate::sponge::SpongeSpec;
 use crate::standard::StandardParams;
 use crate::standard::run::{self, Engines, PartWalked, Split};
 use crate::timings::{Timings, timed};
@@ -36,7 +36,7 @@ impl Hasher {
         progress: &dyn Progress,
     ) -> Result<PartOutput, HashError> {
         let start = Instant::now();
-        let Some(spec) = params.standard().leaf_spec() else {
+        let Some(spec) = params.standard().chunk_spec() else {
             return Err(HashError::Internal(
                 "a part of a function without chunks".into(),
             ));
@@ -116,7 +116,7 @@ impl Hasher {
     fn part_chunks_on_gpu(
         &self,
         params: &StandardParams,
-        spec: &LeafSpec,
+        spec: &SpongeSpec,
         file: Option<&InputFile>,
         chunks: Range<u64>,
         progress: &dyn Progress,

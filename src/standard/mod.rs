@@ -18,8 +18,8 @@ pub(crate) mod sponge;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::cpu::chunks::{LeafSpec, Rounds};
 use crate::params::{Algorithm, MAX_XOF_OUTPUT_LEN, ParamError};
+use crate::sponge::{Rounds, SpongeSpec};
 
 /// KT's chunk length (RFC 9861 §3.2).
 pub const KT_CHUNK_LEN: usize = 8192;
@@ -106,14 +106,14 @@ impl Standard {
         }
     }
 
-    /// The sponge each chunk goes through (KT's leaves, ParallelHash's
-    /// blocks); TurboSHAKE has no chunks.
-    pub(crate) const fn leaf_spec(self) -> Option<LeafSpec> {
+    /// The sponge each chunk goes through (KT's chunks, which RFC 9861
+    /// calls leaves, and ParallelHash's blocks); TurboSHAKE has no chunks.
+    pub(crate) const fn chunk_spec(self) -> Option<SpongeSpec> {
         match self {
-            Standard::Kt128 => Some(LeafSpec::KT128),
-            Standard::Kt256 => Some(LeafSpec::KT256),
-            Standard::ParallelHash128 => Some(LeafSpec::PARALLEL_HASH128),
-            Standard::ParallelHash256 => Some(LeafSpec::PARALLEL_HASH256),
+            Standard::Kt128 => Some(SpongeSpec::KT128),
+            Standard::Kt256 => Some(SpongeSpec::KT256),
+            Standard::ParallelHash128 => Some(SpongeSpec::PARALLEL_HASH128),
+            Standard::ParallelHash256 => Some(SpongeSpec::PARALLEL_HASH256),
             Standard::TurboShake128 | Standard::TurboShake256 => None,
         }
     }

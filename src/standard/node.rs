@@ -7,7 +7,7 @@ use super::sponge::ByteSponge;
 use super::{Family, StandardParams};
 
 /// KT: D of the single node (|S| ≤ 8192) and of the final node (RFC 9861
-/// §3.2); the chunks' own is in their leaf spec (`cpu::chunks`).
+/// §3.2); the chunks' own is in their sponge spec (`SpongeSpec::KT128`).
 const KT_SINGLE_NODE_DOMAIN: u8 = 0x07;
 const KT_FINAL_NODE_DOMAIN: u8 = 0x06;
 /// What follows S_0 in KT's final node, and the final node's last bytes.
@@ -15,7 +15,7 @@ const KT_SEPARATOR: [u8; 8] = [0x03, 0, 0, 0, 0, 0, 0, 0];
 const KT_END: [u8; 2] = [0xff, 0xff];
 /// ParallelHash: the last node is cSHAKE (domain `04`) with N =
 /// "ParallelHash" (SP 800-185 §3.3, §6.3); the blocks' sponge (SHAKE) is
-/// in their leaf spec.
+/// in their sponge spec (`SpongeSpec::PARALLEL_HASH128`).
 const CSHAKE_DOMAIN: u8 = 0x04;
 const PARALLEL_HASH_NAME: &[u8] = b"ParallelHash";
 

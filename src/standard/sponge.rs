@@ -13,7 +13,8 @@ pub(crate) struct ByteSponge {
     rounds: Rounds,
 }
 
-use crate::cpu::keccak::{Rounds, p1600};
+use crate::cpu::keccak::p1600;
+use crate::sponge::Rounds;
 
 impl ByteSponge {
     pub(crate) fn new(rate: usize, rounds: Rounds) -> ByteSponge {

@@ -11,7 +11,7 @@ pub(crate) struct Context<'a> {
     pub(super) cpu: &'a CpuBackend,
     pub(super) workers: Workers<'a>,
     /// The chunks' sponge (none for TurboSHAKE).
-    pub(super) leaf: Option<LeafSpec>,
+    pub(super) leaf: Option<SpongeSpec>,
     pub(super) chunk_len: usize,
 }
 
@@ -23,13 +23,13 @@ impl<'a> Context<'a> {
             params,
             cpu,
             workers: cpu.workers(),
-            leaf: params.standard().leaf_spec(),
+            leaf: params.standard().chunk_spec(),
             chunk_len: chunk_len(params),
         }
     }
 
     /// The chunks' sponge.
-    pub(super) fn leaf(&self) -> LeafSpec {
+    pub(super) fn leaf(&self) -> SpongeSpec {
         self.leaf.expect("only functions with chunks absorb them")
     }
 

@@ -34,13 +34,13 @@ use std::time::{Duration, Instant};
 use super::node::LastNode;
 use super::{Family, StandardParams};
 use crate::cpu::CpuBackend;
-use crate::cpu::chunks::LeafSpec;
 use crate::cpu::workers::Workers;
 use crate::error::HashError;
 use crate::input::{InputFile, with_read_buffer};
 use crate::message::{self, Access, Blocks, Input, Piece};
 use crate::progress::{EngineShare, Progress};
 use crate::schedule::{Joiners, NoJoiners, Standing};
+use crate::sponge::SpongeSpec;
 use crate::trace;
 
 /// Chunks per task at most when a piece's chunks are shared out: each task
@@ -244,7 +244,7 @@ pub(crate) fn hash<'a>(
     let framing = Blocks(chunk_len(params));
     let total_len = input.known_len();
     let cpu_takes_chunks = engines.split.cpu_takes_chunks();
-    let has_chunks = params.standard().leaf_spec().is_some();
+    let has_chunks = params.standard().chunk_spec().is_some();
     // Each task of the CPU's workers reads its run of chunks into its own
     // buffer, and GPUs that take every chunk read the file themselves;
     // TurboSHAKE, one sponge on one thread, and a CPU of one thread find

@@ -12,7 +12,7 @@ use crate::test_rng::{Rng, bytes};
 /// come back only `lag` takes after it was made, so the walk's order
 /// and its waits are exercised as with a GPU's ring.
 struct LateEngine {
-    leaf: LeafSpec,
+    leaf: SpongeSpec,
     chunk_len: usize,
     lag: usize,
     /// Submissions not taken: their values and the takes they waited.
@@ -104,7 +104,7 @@ fn any_split_of_the_chunks_gives_the_reference_digest() {
     let cpu = CpuBackend::new(Some(2), Some(8192), CpuPath::Auto).unwrap();
     for (case, params) in cases().into_iter().enumerate() {
         let b = chunk_len(&params);
-        let leaf = params.standard().leaf_spec().unwrap();
+        let leaf = params.standard().chunk_spec().unwrap();
         for (round, len) in [0, 1, b, 3 * b - 1, 40 * b + 3, 20_000, 150_000]
             .into_iter()
             .enumerate()
@@ -167,7 +167,7 @@ fn pieces_of_many_small_chunks_are_shared_in_rounds() {
     let params = StandardParams::new(Standard::ParallelHash128)
         .with_block_size(1)
         .unwrap();
-    let leaf = params.standard().leaf_spec().unwrap();
+    let leaf = params.standard().chunk_spec().unwrap();
     let round = Context::new(&params, &cpu).chunks_per_round();
     assert_eq!(round, MAX_VALUES_LEN / 32);
     let message = bytes(3 * round + 1234, 9);
@@ -209,7 +209,7 @@ fn a_split_without_the_cpu_gives_it_no_chunk() {
     let cpu = CpuBackend::new(Some(2), Some(16384), CpuPath::Auto).unwrap();
     for params in cases() {
         let b = chunk_len(&params);
-        let leaf = params.standard().leaf_spec().unwrap();
+        let leaf = params.standard().chunk_spec().unwrap();
         let message = bytes(30 * b + 5, 3);
         let seen = Arc::new(Mutex::new(0));
         let engines = Engines {
@@ -249,7 +249,7 @@ fn files_shared_or_read_by_the_engines_give_the_reference_digest() {
     let dir = tempfile::tempdir().unwrap();
     for params in cases() {
         let b = chunk_len(&params);
-        let leaf = params.standard().leaf_spec().unwrap();
+        let leaf = params.standard().chunk_spec().unwrap();
         for len in [0, b - 1, 7 * b + 1, 300_001] {
             let message = bytes(len, len as u64);
             let path = dir.path().join("m");
@@ -390,7 +390,7 @@ fn a_part_keeps_its_chunks_values_on_any_engines() {
     let mut late_bytes = 0;
     for (case, params) in cases().into_iter().enumerate() {
         let b = chunk_len(&params);
-        let leaf = params.standard().leaf_spec().unwrap();
+        let leaf = params.standard().chunk_spec().unwrap();
         for len in [0, 1, b, 7 * b + 3, 150_000] {
             let message = bytes(len, (case * 10 + len) as u64);
             let path = dir.path().join("m");
