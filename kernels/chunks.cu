@@ -5,7 +5,7 @@
 // Each chunk goes through a sponge of its own, of Keccak-p[1600,
 // TREEHASH_ROUNDS] (keccak.cuh), rate TREEHASH_RATE and domain byte
 // TREEHASH_DS, and its first TREEHASH_CV bytes of output are written. These
-// facts come from the host's one table (LeafSpec, src/cpu/chunks.rs) as -D
+// facts come from the host's one table (SpongeSpec, src/sponge.rs) as -D
 // defines. Compiled by NVRTC after keccak.cuh, apart from the LI kernels.
 //
 // Layout: one thread per chunk (its state in registers), a warp per 32

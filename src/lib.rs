@@ -80,7 +80,7 @@ pub use hasher::{BackendChoice, BackendUsed, HashOutput, Hasher, HasherOptions, 
 pub use hasher::{ListInput, ListResult};
 pub use params::{Algorithm, ParamError, TreeLabel, TreeParams};
 pub use parts::{JoinError, Joined, Part, PartError, PartOutput};
-pub use progress::{EngineShare, NoProgress, Progress};
+pub use progress::{EngineId, EngineShare, NoProgress, Progress};
 pub use standard::{Standard, StandardLabel, StandardParams};
 pub use stream::Stream;
 pub use timings::Timings;

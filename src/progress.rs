@@ -1,6 +1,7 @@
 //! How a backend reports the bytes it has hashed, for a progress bar, and
 //! what each engine did.
 
+use std::fmt;
 use std::time::Duration;
 
 /// Told how far hashing has got. Backends call it once per piece (tens of
@@ -19,8 +20,8 @@ pub trait Progress: Sync {
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct EngineShare {
-    /// `cpu`, or `gpu` and the device's ordinal.
-    pub engine: String,
+    /// The engine: the CPU's workers, or a GPU.
+    pub engine: EngineId,
     /// Bytes of M that were its leaves' blocks.
     pub bytes: u64,
     /// Time it spent absorbing them (for a GPU: staging its chunks and
@@ -46,5 +47,31 @@ impl Progress for CountingProgress {
     fn advance(&self, bytes: u64) {
         self.0
             .fetch_add(bytes, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Which engine took part in an input. Shown as `cpu`, or `gpu` and the
+/// device's ordinal (`gpu0`), as `--timings` and `--json` print it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum EngineId {
+    /// The CPU's workers.
+    Cpu,
+    /// The CUDA device of this ordinal.
+    Gpu(usize),
+}
+
+impl EngineId {
+    /// Whether it is a GPU.
+    pub fn is_gpu(self) -> bool {
+        matches!(self, EngineId::Gpu(_))
+    }
+}
+
+impl fmt::Display for EngineId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EngineId::Cpu => f.write_str("cpu"),
+            EngineId::Gpu(ordinal) => write!(f, "gpu{ordinal}"),
+        }
     }
 }

@@ -415,11 +415,11 @@ fn every_gpu_hasher() -> Hasher {
 }
 
 /// The distinct GPU engines that hashed bytes of an input.
-fn busy_gpus(out: &treehash::HashOutput) -> std::collections::BTreeSet<&str> {
+fn busy_gpus(out: &treehash::HashOutput) -> std::collections::BTreeSet<treehash::EngineId> {
     out.shares
         .iter()
-        .filter(|s| s.engine.starts_with("gpu") && s.bytes > 0)
-        .map(|s| s.engine.as_str())
+        .filter(|s| s.engine.is_gpu() && s.bytes > 0)
+        .map(|s| s.engine)
         .collect()
 }
 

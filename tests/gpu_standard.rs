@@ -138,9 +138,7 @@ fn check(out: &treehash::HashOutput, want: &[u8], len: usize, what: &str) {
 
 /// Whether a GPU hashed any chunk.
 fn gpu_took_part(out: &treehash::HashOutput) -> bool {
-    out.shares
-        .iter()
-        .any(|s| s.engine.starts_with("gpu") && s.bytes > 0)
+    out.shares.iter().any(|s| s.engine.is_gpu() && s.bytes > 0)
 }
 
 /// `--backend gpu` in pieces of one chunk, of a few and of the default

@@ -243,7 +243,7 @@ fn json_record(
         "seconds": out.timings.total.as_secs_f64(),
         "backend": out.backend.to_string(),
         "engines": out.shares.iter().map(|s| serde_json::json!({
-            "engine": s.engine,
+            "engine": s.engine.to_string(),
             "bytes": s.bytes,
             "busy_seconds": s.busy.as_secs_f64(),
         })).collect::<Vec<_>>(),

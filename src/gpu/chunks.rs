@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use cudarc::driver::{PushKernelArg, result};
 
 use crate::error::HashError;
+use crate::progress::EngineId;
 use crate::standard::run::{ChunkBytes, ChunkEngine};
 use crate::trace::trace;
 
@@ -159,8 +160,8 @@ impl<'a> GpuChunks<'a> {
 }
 
 impl ChunkEngine for GpuChunks<'_> {
-    fn name(&self) -> String {
-        self.ring.gpu().info().engine_name()
+    fn id(&self) -> EngineId {
+        self.ring.gpu().info().engine_id()
     }
 
     fn submit(&mut self, bytes: ChunkBytes<'_>) -> Result<(), HashError> {

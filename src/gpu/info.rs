@@ -17,8 +17,8 @@ pub struct GpuInfo {
 }
 
 impl GpuInfo {
-    /// Its name as an engine sharing an input: `gpu` and the ordinal.
-    pub(crate) fn engine_name(&self) -> String {
-        format!("gpu{}", self.ordinal)
+    /// It as an engine sharing an input.
+    pub(crate) fn engine_id(&self) -> crate::progress::EngineId {
+        crate::progress::EngineId::Gpu(self.ordinal)
     }
 }

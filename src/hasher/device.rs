@@ -8,7 +8,7 @@ use std::time::Instant;
 use crate::error::HashError;
 use crate::function::{AsParams, ParamsRef};
 use crate::gpu::{self, DeviceBytes, KeepCurrentContext, guard};
-use crate::progress::EngineShare;
+use crate::progress::{EngineId, EngineShare};
 use crate::timings::Timings;
 
 use super::{BackendUsed, HashOutput, Hasher};
@@ -39,8 +39,8 @@ pub(super) fn hash_device<P: AsParams + ?Sized>(
     })?;
     timings.total = start.elapsed();
     let engine = match backend {
-        BackendUsed::Cpu => "cpu".to_string(),
-        _ => gpu.info().engine_name(),
+        BackendUsed::Cpu => EngineId::Cpu,
+        _ => gpu.info().engine_id(),
     };
     Ok(HashOutput {
         digest,

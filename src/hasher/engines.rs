@@ -236,7 +236,7 @@ fn backend_used(shares: &[EngineShare], gpus_only: bool, engine_finishes: bool) 
     let used = |gpu: bool| {
         shares
             .iter()
-            .any(|s| s.engine.starts_with("gpu") == gpu && s.bytes > 0)
+            .any(|s| s.engine.is_gpu() == gpu && s.bytes > 0)
     };
     match (used(true), used(false)) {
         (true, _) if gpus_only => BackendUsed::Gpu,

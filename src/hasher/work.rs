@@ -18,7 +18,7 @@ use crate::error::HashError;
 use crate::gpu::{GpuBackend, KernelSet};
 use crate::message::{self, Input};
 use crate::params::TreeParams;
-use crate::progress::Progress;
+use crate::progress::{EngineId, Progress};
 use crate::schedule::{self, Balance, Hashed, Joiners, Member, NoJoiners};
 use crate::sponge::SpongeSpec;
 use crate::standard::StandardParams;
@@ -139,7 +139,7 @@ impl<'h> Work<'h> for Leaves<'h> {
         let pool = hasher.cpu.pool();
         let engine = gpu.begin(self.params, len, options.copy_mode, kernel, pool, timings)?;
         let piece_len = engine.piece_len();
-        Ok((Member::new(gpu.info().engine_name(), engine), piece_len))
+        Ok((Member::new(gpu.info().engine_id(), engine), piece_len))
     }
 
     fn begin_joining(
@@ -152,7 +152,7 @@ impl<'h> Work<'h> for Leaves<'h> {
         let kernel = self.hasher.options.testing.gpu_leaf_kernel;
         let pool = self.hasher.cpu.pool();
         let engine = gpu.begin_at(self.params, message_len, piece_len, kernel, pool, timings)?;
-        Ok(Member::new(gpu.info().engine_name(), engine))
+        Ok(Member::new(gpu.info().engine_id(), engine))
     }
 
     fn run(
@@ -167,7 +167,7 @@ impl<'h> Work<'h> for Leaves<'h> {
         let (hasher, params) = (self.hasher, self.params);
         let mut members = Vec::with_capacity(1 + gpus.len());
         if cpu {
-            members.push(Member::new("cpu", hasher.cpu.begin(params)));
+            members.push(Member::new(EngineId::Cpu, hasher.cpu.begin(params)));
         }
         members.extend(gpus);
         // GPUs alone, with others joining: a GPU that joins starts with no

@@ -64,7 +64,7 @@ impl Hasher {
         let gpu_used = walked
             .shares
             .iter()
-            .any(|s| s.engine != "cpu" && s.bytes > 0);
+            .any(|s| s.engine.is_gpu() && s.bytes > 0);
         let origin = Origin::new(&stamp, file_len, count, index, name);
         debug_assert_eq!(
             walked.sink.first_chunk.is_empty(),

@@ -20,7 +20,7 @@ pub(super) fn migrate(members: &mut [Member<'_>], bounds: &[u64]) -> Result<(), 
         for lost in difference(old, new).into_iter().rev() {
             let taking = Instant::now();
             let states = m.engine.take_leaves(lost.clone())?;
-            trace::trace(|| format!("{} gave {lost:?} in {:?}", m.name, taking.elapsed()));
+            trace::trace(|| format!("{} gave {lost:?} in {:?}", m.id, taking.elapsed()));
             moving.push((lost, states));
         }
     }
@@ -34,7 +34,7 @@ pub(super) fn migrate(members: &mut [Member<'_>], bounds: &[u64]) -> Result<(), 
                 let took = giving.elapsed();
                 format!(
                     "{} took {gained:?} in {took:?} ({gathered:?} to gather)",
-                    m.name
+                    m.id
                 )
             });
         }

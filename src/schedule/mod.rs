@@ -30,7 +30,7 @@ use crate::engine::LeafEngine;
 use crate::error::HashError;
 use crate::message::{self, Access, Input, Piece};
 use crate::params::TreeParams;
-use crate::progress::{EngineShare, Progress};
+use crate::progress::{EngineId, EngineShare, Progress};
 use crate::timings::{Timings, timed};
 use crate::trace;
 use crate::tree::Dealing;
@@ -76,15 +76,15 @@ impl Span {
 
 /// An engine taking part in one input.
 pub(crate) struct Member<'a> {
-    name: String,
+    id: EngineId,
     engine: Box<dyn LeafEngine + 'a>,
     total: Tally,
 }
 
 impl<'a> Member<'a> {
-    pub(crate) fn new(name: impl Into<String>, engine: Box<dyn LeafEngine + 'a>) -> Self {
+    pub(crate) fn new(id: EngineId, engine: Box<dyn LeafEngine + 'a>) -> Self {
         Member {
-            name: name.into(),
+            id,
             engine,
             total: Tally::default(),
         }
@@ -93,7 +93,7 @@ impl<'a> Member<'a> {
     /// What it did so far.
     fn share(&self) -> EngineShare {
         EngineShare {
-            engine: self.name.clone(),
+            engine: self.id,
             bytes: self.total.bytes,
             busy: self.total.busy,
         }
@@ -251,7 +251,7 @@ fn trace_piece(message_len: u64, len: usize, members: &[Member<'_>], busy_before
             let busy = m.total.busy.saturating_sub(*before);
             line += &format!(
                 " {} {}..{} {:.3} ms;",
-                m.name,
+                m.id,
                 leaves.start,
                 leaves.end,
                 busy.as_secs_f64() * 1e3

@@ -34,7 +34,7 @@ type Begin<'a> = Box<dyn Fn(u64) -> Box<dyn LeafEngine + 'a> + 'a>;
 /// before a given piece.
 struct Scripted<'a> {
     /// (piece index, name, how it begins), in order of the pieces.
-    joins: Vec<(u64, String, Begin<'a>)>,
+    joins: Vec<(u64, EngineId, Begin<'a>)>,
     piece: u64,
 }
 
@@ -133,13 +133,13 @@ fn shared_digest(
 ) -> (Vec<u8>, u32) {
     let mut rng = Rng(seed);
     let first = &cpus[rng.below(cpus.len() as u64) as usize];
-    let members = vec![Member::new("first", first.begin(params))];
-    let mut joins: Vec<(u64, String, Begin<'_>)> = (0..1 + rng.below(3))
+    let members = vec![Member::new(EngineId::Cpu, first.begin(params))];
+    let mut joins: Vec<(u64, EngineId, Begin<'_>)> = (0..1 + rng.below(3))
         .map(|k| {
             let cpu = &cpus[rng.below(cpus.len() as u64) as usize];
             (
                 rng.below(6),
-                format!("stand-in {k}"),
+                EngineId::Gpu(k as usize),
                 cpu_joins(cpu, params),
             )
         })
@@ -380,9 +380,9 @@ fn progress_counts_every_byte_once_whatever_the_split() {
     let file = data(10_000, 3);
     let bar = CountingProgress::default();
     let first = &cpus[0];
-    let members = vec![Member::new("cpu", first.begin(params))];
+    let members = vec![Member::new(EngineId::Cpu, first.begin(params))];
     let mut joiners = Scripted {
-        joins: vec![(1, "other".into(), cpu_joins(&cpus[1], params))],
+        joins: vec![(1, EngineId::Gpu(1), cpu_joins(&cpus[1], params))],
         piece: 0,
     };
     let mut plan = RandomPlan {
@@ -459,10 +459,10 @@ fn gpus_and_cpus_share_leaves_in_any_split() {
                 };
                 let mut joiners = Scripted {
                     joins: vec![
-                        (rng.below(4), "second".into(), other),
+                        (rng.below(4), EngineId::Gpu(1), other),
                         (
                             rng.below(8),
-                            "third".into(),
+                            EngineId::Gpu(2),
                             cpu_joins(&cpus[2 % cpus.len()], params),
                         ),
                     ],
@@ -477,7 +477,7 @@ fn gpus_and_cpus_share_leaves_in_any_split() {
                 let hashed = run(
                     params,
                     &mut Input::Bytes(&file),
-                    vec![Member::new("first", first)],
+                    vec![Member::new(EngineId::Cpu, first)],
                     &mut joiners,
                     &mut plan,
                     &reduce,
@@ -514,7 +514,7 @@ fn a_gpu_failing_midway_is_an_error_not_a_digest() {
     let mut joiners = Scripted {
         joins: vec![(
             1,
-            "gpu".into(),
+            EngineId::Gpu(0),
             Box::new(|at| {
                 let piece_len = cpus[0].piece_len(params);
                 gpu.begin_at(params, at, piece_len, None, pool, &mut Timings::default())
@@ -527,7 +527,7 @@ fn a_gpu_failing_midway_is_an_error_not_a_digest() {
     let result = run(
         params,
         &mut Input::Bytes(&file),
-        vec![Member::new("cpu", cpus[0].begin(params))],
+        vec![Member::new(EngineId::Cpu, cpus[0].begin(params))],
         &mut joiners,
         &mut Balance::default(),
         &reduce,

@@ -38,7 +38,7 @@ use crate::cpu::workers::Workers;
 use crate::error::HashError;
 use crate::input::{InputFile, with_read_buffer};
 use crate::message::{self, Access, Blocks, Input, Piece};
-use crate::progress::{EngineShare, Progress};
+use crate::progress::{EngineId, EngineShare, Progress};
 use crate::schedule::{Joiners, NoJoiners, Standing};
 use crate::sponge::SpongeSpec;
 use crate::trace;
@@ -172,8 +172,8 @@ impl<'a> Bytes<'a> {
 /// what it is handed is hashed while the caller goes on, and the chaining
 /// values come back in the order the chunks were handed over.
 pub(crate) trait ChunkEngine: Send {
-    /// Its name in the shares: `gpu0`.
-    fn name(&self) -> String;
+    /// Which engine it is, in the shares.
+    fn id(&self) -> EngineId;
 
     /// Starts on the whole chunks of `bytes`, which it no longer needs when
     /// this returns (it copied or read them). May wait for buffers of

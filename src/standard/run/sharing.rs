@@ -198,7 +198,7 @@ impl<'a, 'j, 'p, S: Sink> Shared<'a, 'j, 'p, S> {
             elapsed: self.started.elapsed(),
         };
         for engine in self.joiners.poll(&standing)? {
-            trace::trace(|| format!("{} joins at {}", engine.name(), self.message_len));
+            trace::trace(|| format!("{} joins at {}", engine.id(), self.message_len));
             self.gpus.push(Gpu {
                 engine,
                 tally: Tally::default(),
@@ -311,12 +311,12 @@ impl<'a, 'j, 'p, S: Sink> Shared<'a, 'j, 'p, S> {
     /// Each engine's share so far, the CPU first.
     pub(super) fn shares(&self) -> Vec<EngineShare> {
         let cpu = EngineShare {
-            engine: "cpu".into(),
+            engine: EngineId::Cpu,
             bytes: self.cpu_tally.bytes,
             busy: self.cpu_tally.busy,
         };
         let gpus = self.gpus.iter().map(|g| EngineShare {
-            engine: g.engine.name(),
+            engine: g.engine.id(),
             bytes: g.tally.bytes,
             busy: g.tally.busy,
         });
@@ -328,7 +328,7 @@ impl<'a, 'j, 'p, S: Sink> Shared<'a, 'j, 'p, S> {
         trace::trace(|| {
             let mut line = format!("chunks from {}:", self.message_len + at as u64);
             let names =
-                std::iter::once("cpu".to_string()).chain(self.gpus.iter().map(|g| g.engine.name()));
+                std::iter::once(EngineId::Cpu).chain(self.gpus.iter().map(|g| g.engine.id()));
             for ((name, size), time) in names.zip(sizes).zip(times) {
                 line += &format!(" {name} {size} B {:.3} ms;", time.as_secs_f64() * 1e3);
             }
@@ -344,7 +344,7 @@ impl<'a, 'j, 'p, S: Sink> Shared<'a, 'j, 'p, S> {
         let shares = self
             .shares()
             .into_iter()
-            .filter(|s| s.engine == "cpu" || s.bytes > 0)
+            .filter(|s| s.engine == EngineId::Cpu || s.bytes > 0)
             .collect();
         let (mut copy_busy, mut kernel_busy) = (Duration::ZERO, Duration::ZERO);
         for gpu in &self.gpus {

@@ -22,8 +22,8 @@ struct LateEngine {
 }
 
 impl ChunkEngine for LateEngine {
-    fn name(&self) -> String {
-        "late".into()
+    fn id(&self) -> EngineId {
+        EngineId::Gpu(7)
     }
 
     fn submit(&mut self, bytes: ChunkBytes<'_>) -> Result<(), HashError> {
@@ -149,7 +149,7 @@ fn any_split_of_the_chunks_gives_the_reference_digest() {
                 let late_bytes: u64 = out
                     .shares
                     .iter()
-                    .filter(|s| s.engine == "late")
+                    .filter(|s| s.engine == EngineId::Gpu(7))
                     .map(|s| s.bytes)
                     .sum();
                 assert_eq!(late_bytes, *seen.lock().unwrap(), "{what}");
@@ -232,7 +232,7 @@ fn a_split_without_the_cpu_gives_it_no_chunk() {
             0
         };
         let cpu_bytes = out.shares[0].bytes;
-        assert_eq!(out.shares[0].engine, "cpu");
+        assert_eq!(out.shares[0].engine, EngineId::Cpu);
         let tail = message.len() % b;
         assert_eq!(cpu_bytes as usize, first + tail, "{}", params.label());
         assert_eq!(*seen.lock().unwrap(), message.len() as u64 - cpu_bytes);
