@@ -31,7 +31,8 @@
 #                                # interleaved (files, lists, device_digest)
 #   scripts/gpu-check.sh multi   # on a machine of several GPUs: the host's
 #                                # ceiling for feeding them, the tests that
-#                                # share leaves, whole processes on 32 GiB
+#                                # share leaves and chunks, whole processes
+#                                # on 32 GiB
 #
 # `run` writes its logs under $OUT (or ./gpu-check-out) and ends with a summary.
 # Environment: GPU_CHECK_QUICK=1 skips the benchmarks; BENCH_GB sets the size
@@ -128,19 +129,21 @@ run() {
     if [ "$gpus" -lt 2 ]; then
         for t in $TWO_GPU_TESTS; do skips+=(--skip "$t"); done
     fi
+    # tests/gpu.rs holds the GPU tests of both kinds of function (LI trees
+    # and the standard functions); tests/gpu_device.rs those of inputs
+    # already on the GPU, both kinds too.
     step gpu-tests "$bin/test-gpu" --ignored --test-threads=1 "${skips[@]}"
     step gpu-list-tests "$bin/test-gpu_list" --ignored --test-threads=1
     step gpu-device-tests "$bin/test-gpu_device" --ignored --test-threads=1
-    step gpu-standard-tests "$bin/test-gpu_standard" --ignored --test-threads=1
     if [ "$gpus" -lt 2 ]; then
         summary+=("NOT RUN  the two-GPU tests ($TWO_GPU_TESTS): this machine has $gpus GPU(s)")
     fi
-    # The CPU suites on this host's CPU, the GPU tests of test-lib included.
+    # The CPU suites on this host's CPU, the GPU tests of test-lib and of
+    # test-parts (parts made on the GPU, both kinds) included.
     # Their SIMD tests run where the CPU that built them (here) has the
     # feature (build.rs): built on an AVX-512 CPU, they fail on a host without
     # it rather than pass unchecked.
-    for t in lib vectors differential empty_subtrees input large_trees list nesting parts \
-             standard_parts standard_vectors standard_differential; do
+    for t in lib vectors differential empty_subtrees input large_trees list nesting parts; do
         step "cpu-$t" "$bin/test-$t" --include-ignored
     done
     step kernel-compile "$bin/test-kernels_compile" --ignored
@@ -369,10 +372,12 @@ input() {
 
 # Several GPUs (nvidia-h200-x2): can the host feed every link at once (pinned
 # copies and the staging pipeline without kernels, one GPU and all), the
-# tests that share leaves between engines, and whole processes on a
+# tests that share leaves or chunks between engines (tests/gpu.rs, LI trees
+# and the standard functions), and whole processes on a
 # page-cached file (MULTI_GB, default 32) with one GPU and all of them.
 # MULTI_SKIP_HOST=1 leaves out the host's ceiling (benches/gpu_host.rs);
-# MULTI_TESTS names the GPU tests to run (default: those that share leaves;
+# MULTI_TESTS names the GPU tests to run (default: those that share leaves
+# or chunks;
 # an empty string that matches every test runs them all).
 multi() {
     setup

@@ -1,10 +1,9 @@
 //! `treehash bench` and `--verify`: the table and the JSON report, the
 //! chart (--plot), lists of files, standard functions beside the LI rows
 //! (--also), a GPU that cannot start, the H = 0 check against plain SHA-3,
-//! and bench's refusals. If you add a test of bench or of --verify, it
-//! goes here; how bench writes its chart file (links, devices) is in
-//! cli_output.rs, and --verify of the standard functions in
-//! cli_standard.rs.
+//! `--verify` of every function (LI and standard), and bench's refusals.
+//! If you add a test of bench or of --verify, it goes here; how bench
+//! writes its chart file (links, devices) is in cli_output.rs.
 
 mod common;
 
@@ -13,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use common::cli::{BIN, bench, binary, digest_hex, fixture, stdout_of, treehash};
 use predicates::prelude::*;
+use treehash::standard::Standard;
 use treehash::{Algorithm, TreeParams, reference};
 
 #[test]
@@ -276,10 +276,27 @@ fn bench_refuses_an_empty_file() {
         .stderr(predicate::str::contains("PASS"));
 }
 
+/// `--verify` on files of many sizes (0, 1, the rate ± 1, pages, chunks
+/// and more): an LI function's H = 0 digest of prefix ‖ file against plain
+/// SHA-3, every standard function's digest against the reference code; and
+/// bench's own H = 0 check.
 #[test]
-fn height_zero_verification_passes_on_many_sizes() {
+fn verification_passes_for_every_function_on_many_sizes() {
     let dir = tempfile::tempdir().unwrap();
-    for size in [0usize, 1, 135, 136, 137, 4096, 100_003] {
+    let mut functions: Vec<(Vec<&str>, String)> = vec![(
+        vec!["-a", "sha3-384", "--prefix-hex", "0102"],
+        "H=0 on cpu equals plain SHA3-384 of prefix ‖ file (sha3 crate): PASS".to_string(),
+    )];
+    for standard in Standard::ALL {
+        functions.push((
+            vec!["-a", standard.name()],
+            format!(
+                "the digest on cpu equals the reference's ({}): PASS",
+                standard.standard_name()
+            ),
+        ));
+    }
+    for size in [0usize, 1, 135, 136, 137, 4096, 9000, 100_003] {
         let path = dir.path().join(format!("f{size}"));
         fs::write(&path, common::spec_input(size)).unwrap();
         // bench refuses an empty file (bench_refuses_an_empty_file).
@@ -291,14 +308,15 @@ fn height_zero_verification_passes_on_many_sizes() {
                 .success()
                 .stdout(predicate::str::contains("H=0 on cpu: PASS"));
         }
-        treehash()
-            .args(["--verify", "-a", "sha3-384", "--prefix-hex", "0102"])
-            .arg(&path)
-            .assert()
-            .success()
-            .stderr(predicate::str::contains(
-                "H=0 on cpu equals plain SHA3-384 of prefix ‖ file (sha3 crate): PASS",
-            ));
+        for (args, says) in &functions {
+            treehash()
+                .arg("--verify")
+                .args(args)
+                .arg(&path)
+                .assert()
+                .success()
+                .stderr(predicate::str::contains(says.as_str()));
+        }
     }
 }
 

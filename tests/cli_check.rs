@@ -1,12 +1,12 @@
 //! `treehash -c`, check mode: what a list may hold (comments and empty
 //! lines, its own output in both forms, tagged lines with their own
-//! parameters, a list on standard input), the verdicts and warnings it
-//! prints, --quiet, --status, --warn, --strict and --ignore-missing, and
-//! the keyed-check rules (docs/SPEC.md, "Checking keyed lines"). If you
-//! add a test of check mode, it goes here. A long list checked side by
-//! side is in cli_list.rs, the standard functions' lines in
-//! cli_standard.rs, and `join -c` in cli_parts.rs; -z lists (cli_hash.rs)
-//! and --timings in check mode (cli_hash.rs) sit beside hashing's.
+//! parameters, of LI trees and of the standard functions, a list on
+//! standard input), the verdicts and warnings it prints, --quiet,
+//! --status, --warn, --strict and --ignore-missing, and the keyed-check
+//! rules (docs/SPEC.md, "Checking keyed lines"). If you add a test of check
+//! mode, it goes here. A long list checked side by side is in cli_list.rs,
+//! and `join -c` in cli_parts.rs; -z lists (cli_hash.rs) and --timings in
+//! check mode (cli_hash.rs) sit beside hashing's.
 
 mod common;
 
@@ -15,6 +15,8 @@ use std::path::Path;
 
 use common::cli::{binary, check_file, fixture, stdout_of, treehash};
 use predicates::prelude::*;
+use treehash::StandardLabel;
+use treehash::standard::Standard;
 
 /// coreutils' `sha256sum -c` skips lines that start with `#` and empty lines
 /// (a lone CR too): they are neither checked nor improperly formatted.
@@ -91,27 +93,52 @@ fn check_accepts_its_own_output_in_both_forms() {
     }
 }
 
+/// Tagged lines carry every parameter, of either kind: `-c` checks a list
+/// of LI lines of several functions, heights and lengths and of every
+/// standard function with its options, with no option given (the command
+/// line's default parameters play no part); each label reads back to the
+/// same parameters; and once the file changes, every line fails.
 #[test]
-fn tagged_lines_use_their_own_parameters() {
-    let (dir, a, b) = fixture();
-    let h2 = stdout_of(
-        treehash()
-            .args(["--tag", "-H", "2", "-a", "sha3-512"])
-            .arg(&a),
-    );
-    let h0 = stdout_of(
-        treehash()
-            .args(["--tag", "-H", "0", "-a", "shake128", "-l", "50"])
-            .arg(&b),
-    );
-    let list = check_file(dir.path(), &(h2 + &h0));
-    // The command line's (default) parameters play no part.
+fn tagged_lines_are_checked_with_their_own_parameters() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("m");
+    fs::write(&file, common::spec_input(70_000)).unwrap();
+    let functions: [&[&str]; 8] = [
+        &["-a", "kt128"],
+        &["-a", "kt256", "--customization", "x"],
+        &["-a", "parallelhash128", "-B", "100", "-l", "40"],
+        &["-a", "parallelhash256"],
+        &["-a", "turboshake256", "--domain", "7f", "-l", "3"],
+        &["-a", "sha3-512", "-H", "3"],
+        &["-a", "sha3-512", "-H", "2"],
+        &["-a", "shake128", "-H", "0", "-l", "50"],
+    ];
+    let mut list = String::new();
+    for args in functions {
+        list.push_str(&stdout_of(treehash().args(args).arg("--tag").arg(&file)));
+    }
+    let sums = check_file(dir.path(), &list);
+    let ok = format!("{}: OK\n", file.display()).repeat(functions.len());
     treehash()
         .arg("-c")
-        .arg(&list)
+        .arg(&sums)
         .assert()
         .success()
-        .stdout(format!("{}: OK\n{}: OK\n", a.display(), b.display()));
+        .stdout(ok);
+    // The labels read back to the same parameters.
+    for line in list.lines() {
+        let label = line.split(" (").next().unwrap();
+        assert_eq!(label.parse::<treehash::Label>().unwrap().to_string(), label);
+    }
+    let first_label: StandardLabel = list.split(" (").next().unwrap().parse().unwrap();
+    assert_eq!(first_label.standard, Standard::Kt128);
+    fs::write(&file, common::spec_input(70_001)).unwrap();
+    treehash()
+        .arg("-c")
+        .arg(&sums)
+        .assert()
+        .code(1)
+        .stdout(format!("{}: FAILED\n", file.display()).repeat(functions.len()));
 }
 
 #[test]

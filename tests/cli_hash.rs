@@ -1,14 +1,15 @@
-//! `treehash FILE...`, hashing: what it prints in each output form (hex
-//! lines, --tag, --json, --raw, -z), the parameters that reach the digest,
-//! prefixes (keys and salts), --timings, the backends, and the errors,
-//! bounds and exit codes of hashing. If you add a test of what hashing
-//! prints or of how it refuses, it goes here. Check mode (`-c`) is in
-//! cli_check.rs, `bench` and `--verify` in cli_bench.rs, `--help`, man
-//! pages and completions in cli_generate.rs, standard input and output and
-//! inputs that shrink in cli_io.rs; lists hashed side by side in
-//! cli_list.rs, the standard functions in cli_standard.rs, `part` and
-//! `join` in cli_parts.rs, the files the tool writes in cli_output.rs, and
-//! limits on threads in thread_limits.rs.
+//! `treehash FILE...`, hashing, with functions of both kinds (LI trees and
+//! the standard functions, KT, ParallelHash and TurboSHAKE): what it prints
+//! in each output form (hex lines, --tag, --json, --raw, -z), the function
+//! names and the parameters that reach the digest, prefixes (keys and
+//! salts), --timings, the backends, and the errors, bounds and exit codes
+//! of hashing. If you add a test of what hashing prints or of how it
+//! refuses, it goes here. Check mode (`-c`) is in cli_check.rs, `bench` and
+//! `--verify` in cli_bench.rs, `--help`, man pages and completions in
+//! cli_generate.rs, standard input and output and inputs that shrink in
+//! cli_io.rs; lists hashed side by side in cli_list.rs, `part` and `join`
+//! in cli_parts.rs, the files the tool writes in cli_output.rs, and limits
+//! on threads in thread_limits.rs.
 
 mod common;
 
@@ -18,7 +19,13 @@ use std::path::Path;
 use common::cli::{BIN, bench, binary, check_file, digest_hex, fixture, stdout_of, treehash};
 use predicates::prelude::*;
 use sha3::Digest;
-use treehash::{Algorithm, TreeParams, reference};
+use treehash::standard::{Standard, StandardParams};
+use treehash::{Algorithm, Params, TreeParams, reference};
+
+/// The reference digest of `message` under `params`, in hex.
+fn hex_of(params: &Params, message: &[u8]) -> String {
+    hex::encode(common::reference_digest(params, message))
+}
 
 // ---- output forms and parameters
 
@@ -37,27 +44,137 @@ fn default_output_is_hex_two_spaces_name_with_spec_defaults() {
     assert_eq!(out, want);
 }
 
+/// Every function of both kinds by name, with its defaults: the
+/// reference's digest, of a file named by `-a` as treehash writes it, and
+/// of standard input named as the standards write it (in capitals).
 #[test]
-fn parameters_on_the_command_line_reach_the_digest() {
-    let (_dir, a, _) = fixture();
-    let params = TreeParams::with_options(
-        Algorithm::Shake256,
-        3,
-        5,
-        Some(64),
-        vec![0xab, 0xcd],
-        Some(100),
-    )
-    .unwrap();
-    let out = stdout_of(
+fn every_function_by_name_gives_the_reference_digest() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("m");
+    let message = common::spec_input(40_000);
+    fs::write(&file, &message).unwrap();
+    let mut functions: Vec<(String, String, Params)> = Algorithm::ALL
+        .into_iter()
+        .map(|a| {
+            // The spec's defaults: H = 8, D = 4.
+            let params = TreeParams::new(a, 8, 4).unwrap().into();
+            (a.to_string(), a.to_string().to_uppercase(), params)
+        })
+        .collect();
+    for standard in Standard::ALL {
+        let params = StandardParams::new(standard).into();
+        let (name, standard_name) = (standard.name(), standard.standard_name());
+        functions.push((name.to_string(), standard_name.to_string(), params));
+    }
+    for (name, standard_name, params) in functions {
+        let want = hex_of(&params, &message);
         treehash()
-            .args([
-                "-a", "shake256", "-H", "3", "-D", "5", "-B", "64", "-l", "100",
-            ])
-            .args(["--prefix-hex", "abcd", "--no-names"])
-            .arg(&a),
-    );
-    assert_eq!(out, format!("{}\n", digest_hex(&params, &a)));
+            .args(["-a", &name, "--no-names"])
+            .arg(&file)
+            .assert()
+            .success()
+            .stdout(format!("{want}\n"));
+        treehash()
+            .args(["-a", &standard_name, "--no-names"])
+            .write_stdin(message.clone())
+            .assert()
+            .success()
+            .stdout(format!("{want}\n"));
+    }
+}
+
+/// Each option of both kinds on the command line reaches the digest: an
+/// LI tree's function, H, D, B, length and prefix; KT's C (as text and in
+/// hex) and length, ParallelHash's B, S and length, TurboSHAKE's D. The
+/// reference's digest, bare (`--no-names`) and tagged with the label.
+#[test]
+fn options_on_the_command_line_reach_the_digest() {
+    let (_dir, a, _) = fixture();
+    let message = fs::read(&a).unwrap();
+    let cases: [(&[&str], Params); 6] = [
+        (
+            &[
+                "-a",
+                "shake256",
+                "-H",
+                "3",
+                "-D",
+                "5",
+                "-B",
+                "64",
+                "-l",
+                "100",
+                "--prefix-hex",
+                "abcd",
+            ],
+            TreeParams::with_options(
+                Algorithm::Shake256,
+                3,
+                5,
+                Some(64),
+                vec![0xab, 0xcd],
+                Some(100),
+            )
+            .unwrap()
+            .into(),
+        ),
+        (
+            &["-a", "kt128", "--customization", "abc", "-l", "50"],
+            StandardParams::new(Standard::Kt128)
+                .with_customization(b"abc".to_vec())
+                .and_then(|p| p.with_output_len(50))
+                .unwrap()
+                .into(),
+        ),
+        (
+            &["-a", "kt256", "--customization-hex", "00ff"],
+            StandardParams::new(Standard::Kt256)
+                .with_customization(vec![0, 0xff])
+                .unwrap()
+                .into(),
+        ),
+        (
+            &[
+                "-a",
+                "parallelhash128",
+                "-B",
+                "12",
+                "--customization",
+                "Parallel Data",
+            ],
+            StandardParams::new(Standard::ParallelHash128)
+                .with_block_size(12)
+                .and_then(|p| p.with_customization(b"Parallel Data".to_vec()))
+                .unwrap()
+                .into(),
+        ),
+        (
+            &["-a", "parallelhash256", "-l", "20"],
+            StandardParams::new(Standard::ParallelHash256)
+                .with_output_len(20)
+                .unwrap()
+                .into(),
+        ),
+        (
+            &["-a", "turboshake128", "--domain", "0x06"],
+            StandardParams::new(Standard::TurboShake128)
+                .with_domain(6)
+                .unwrap()
+                .into(),
+        ),
+    ];
+    for (args, params) in cases {
+        let want = hex_of(&params, &message);
+        let out = stdout_of(treehash().args(args).arg("--no-names").arg(&a));
+        assert_eq!(out, format!("{want}\n"), "{args:?}");
+        let out = stdout_of(treehash().args(args).arg("--tag").arg(&a));
+        let label = params.label();
+        assert_eq!(
+            out,
+            format!("{label} ({}) = {want}\n", a.display()),
+            "{args:?}"
+        );
+    }
 }
 
 #[test]
@@ -81,30 +198,65 @@ fn tagged_lines_carry_the_parameters() {
     assert_eq!(out, want);
 }
 
+/// `--json`, one record a line, for each kind: the fields every record
+/// has (the name, the digest, the bytes, the backend, the time, the key
+/// flag, the length), and those of the function's parameters, none of the
+/// other kind's.
 #[test]
 fn json_has_the_documented_fields() {
     let (_dir, a, b) = fixture();
-    let out = stdout_of(treehash().args(["--json", "-H", "3"]).arg(&a).arg(&b));
-    let lines: Vec<serde_json::Value> = out
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(lines.len(), 2);
-    let first = &lines[0];
-    let params = TreeParams::new(Algorithm::Sha3_256, 3, 4).unwrap();
-    assert_eq!(first["name"], a.to_str().unwrap());
-    assert_eq!(first["label"], "SHA3-256-LI(H=3,D=4,B=136)");
-    assert_eq!(first["algorithm"], "sha3-256");
-    assert_eq!(first["height"], 3);
-    assert_eq!(first["degree"], 4);
-    assert_eq!(first["block_size"], 136);
-    assert_eq!(first["leaves"], 64);
-    assert_eq!(first["keyed"], false);
-    assert_eq!(first["output_len"], 32);
-    assert_eq!(first["digest"], digest_hex(&params, &a));
-    assert_eq!(first["bytes"], 100_003);
-    assert_eq!(first["backend"], "cpu");
-    assert!(first["seconds"].as_f64().unwrap() >= 0.0);
+    let ph = StandardParams::new(Standard::ParallelHash128)
+        .with_block_size(77)
+        .and_then(|p| p.with_customization(b"S".to_vec()))
+        .unwrap();
+    let cases: [(&[&str], Params, serde_json::Value, &[&str]); 2] = [
+        (
+            &["-H", "3"],
+            TreeParams::new(Algorithm::Sha3_256, 3, 4).unwrap().into(),
+            serde_json::json!({
+                "label": "SHA3-256-LI(H=3,D=4,B=136)",
+                "algorithm": "sha3-256",
+                "height": 3,
+                "degree": 4,
+                "block_size": 136,
+                "leaves": 64,
+            }),
+            &["customization_hex"],
+        ),
+        (
+            &["-a", "parallelhash128", "-B", "77", "--customization", "S"],
+            ph.into(),
+            serde_json::json!({
+                "label": "ParallelHash128(B=77,S=53)",
+                "algorithm": "parallelhash128",
+                "block_size": 77,
+                "customization_hex": "53",
+            }),
+            &["height", "degree", "leaves"],
+        ),
+    ];
+    for (args, params, fields, absent) in cases {
+        let out = stdout_of(treehash().arg("--json").args(args).arg(&a).arg(&b));
+        let lines: Vec<serde_json::Value> = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2);
+        let first = &lines[0];
+        assert_eq!(first["name"], a.to_str().unwrap());
+        assert_eq!(first["keyed"], false);
+        assert_eq!(first["output_len"], 32);
+        assert_eq!(first["digest"], hex_of(&params, &fs::read(&a).unwrap()));
+        assert_eq!(first["bytes"], 100_003);
+        assert_eq!(first["backend"], "cpu");
+        assert!(first["seconds"].as_f64().unwrap() >= 0.0);
+        for (field, value) in fields.as_object().unwrap() {
+            assert_eq!(&first[field], value, "{args:?}: {field}");
+        }
+        for field in absent {
+            assert!(first.get(field).is_none(), "{args:?}: {field}");
+        }
+    }
 }
 
 #[test]
@@ -466,10 +618,12 @@ fn unreadable_files_are_reported() {
     );
 }
 
+/// Parameters out of range, and options that the function (of either
+/// kind) does not take: exit 2 with the reason, before any input is read.
 #[test]
 fn invalid_parameters_exit_2_before_reading_anything() {
     let (_dir, a, _) = fixture();
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 17] = [
         (&["-D", "1"], "degree 1 is out of range"),
         (&["-H", "13"], "more than 2^24 leaves"),
         (&["-H", "4294967295", "-D", "2"], "more than 2^24 leaves"),
@@ -484,6 +638,43 @@ fn invalid_parameters_exit_2_before_reading_anything() {
             "output length 0 is out of range",
         ),
         (&["-a", "md5"], "invalid value 'md5' for '--algorithm"),
+        // Options of the other kind, each refused with the reason.
+        (
+            &["-a", "kt128", "-H", "2"],
+            "-H/--height does not apply to kt128: its tree is fixed by RFC 9861",
+        ),
+        (
+            &["-a", "parallelhash256", "-D", "4"],
+            "-D/--degree does not apply to parallelhash256: its tree is fixed by NIST SP 800-185",
+        ),
+        (
+            &["-a", "kt256", "--prefix-hex", "00"],
+            "a prefix (--prefix-hex, --prefix-file) does not apply to kt256",
+        ),
+        (
+            &["-a", "kt128", "-B", "4096"],
+            "-B/--block-size (its chunks are 8192 bytes) does not apply to kt128",
+        ),
+        (
+            &["-a", "turboshake128", "-B", "8"],
+            "-B/--block-size does not apply to turboshake128",
+        ),
+        (
+            &["-a", "kt128", "--domain", "1f"],
+            "kt128 takes no domain byte",
+        ),
+        (
+            &["-a", "turboshake128", "--customization", "x"],
+            "turboshake128 takes no customization string",
+        ),
+        (
+            &["-a", "sha3-256", "--customization", "x"],
+            "--customization is for the standard functions",
+        ),
+        (
+            &["-a", "turboshake128", "--domain", "80"],
+            "domain byte 0x80 is out of range for TurboSHAKE (0x01 to 0x7f)",
+        ),
     ];
     for (args, message) in cases {
         treehash()

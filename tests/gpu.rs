@@ -1,5 +1,14 @@
-//! The GPU backend against the shared vectors, the CPU backend and plain
-//! SHA-3. These need a CUDA GPU, so CI skips them (they are `#[ignore]`d);
+//! The GPU backend, for both kinds of function (LI trees; KT128, KT256 and
+//! ParallelHash128/256, whose chunks go to the GPU; TurboSHAKE, which stays
+//! on the CPU): `--backend gpu` and `auto` with the GPUs there from the
+//! first piece (the leaves and chunks shared with the CPU), against the
+//! known answers of tests/vectors/, the reference at every boundary, the
+//! CPU backend and plain SHA-3; files, streams and a file of gigabytes;
+//! failures part-way. If you add a test of the GPU backend on host memory,
+//! it goes here (inputs already in GPU memory are in gpu_device.rs, lists
+//! that share the GPU in gpu_list.rs, parts made on the GPU in parts.rs).
+//!
+//! These need a CUDA GPU, so CI skips them (they are `#[ignore]`d);
 //! `scripts/gpu-check.sh` runs them on the device machine with `--ignored`,
 //! and docs/GPU-TESTS.md records the results.
 //!
@@ -8,16 +17,24 @@
 //! are visible they fail and say how many there are, rather than pass having
 //! checked nothing; on a machine of one GPU, `scripts/gpu-check.sh` leaves
 //! them out by name (`--skip`) and says that they were not run.
+//!
+//! That any split of a piece's chunks between engines gives the same digest
+//! is checked without a GPU too, with engines whose answers come late
+//! (`standard::run`'s unit tests).
 
 mod common;
 
 use std::io::Write;
 
+use common::cases::{edge_cases, file_cases};
+use common::{random_bytes, reference_digest};
 use rand::rngs::StdRng;
 use rand::{Rng, RngExt, SeedableRng};
 use treehash::gpu::{CopyMode, LeafKernel};
+use treehash::standard::{Family, Standard, StandardParams};
 use treehash::{
-    Algorithm, BackendChoice, BackendUsed, Hasher, HasherOptions, NoProgress, TreeParams, reference,
+    Algorithm, BackendChoice, BackendUsed, HashError, Hasher, HasherOptions, NoProgress, Params,
+    TreeParams, reference,
 };
 
 fn gpu_hasher(piece_bytes: Option<usize>, copy_mode: CopyMode) -> Hasher {
@@ -47,34 +64,342 @@ fn gpu_hasher_with(
     hasher
 }
 
+/// `Auto` with the GPUs started before the first piece, so that they take
+/// leaves or chunks from it whatever the input's length.
+fn auto_hasher(piece_bytes: Option<usize>, gpu_fail_after_chunks: Option<usize>) -> Hasher {
+    Hasher::new(
+        HasherOptions::default()
+            .with_backend(BackendChoice::Auto)
+            .with_piece_bytes(piece_bytes)
+            .with_wait_for_gpus(true)
+            .with_gpu_fail_after_chunks(gpu_fail_after_chunks),
+    )
+    .unwrap()
+}
+
 fn cpu_hasher() -> Hasher {
     Hasher::new(HasherOptions::default().with_backend(BackendChoice::Cpu)).unwrap()
 }
 
-fn random_bytes(rng: &mut StdRng, len: usize) -> Vec<u8> {
-    let mut data = vec![0u8; len];
-    rng.fill_bytes(&mut data);
-    data
+/// Checks one digest against `want`, and that the engines' shares cover the
+/// input.
+fn check(out: &treehash::HashOutput, want: &[u8], len: usize, what: &str) {
+    assert_eq!(out.digest, want, "{what}");
+    assert_eq!(out.bytes, len as u64, "{what}");
+    let shared: u64 = out.shares.iter().map(|s| s.bytes).sum();
+    assert_eq!(shared, len as u64, "{what}: {:?}", out.shares);
 }
 
+/// Whether a GPU hashed any leaf or chunk.
+fn gpu_took_part(out: &treehash::HashOutput) -> bool {
+    out.shares
+        .iter()
+        .any(|s| s.engine.is_gpu() && s.bytes > 0)
+}
+
+/// What `--backend gpu` must say of an input of `len` bytes: an LI tree
+/// is the GPU's whatever its length; a standard function's chunks go to
+/// the GPU (all of them but KT's first and the last, partial one), so a GPU
+/// hashed some where the input has more than those, and none where it has
+/// not; TurboSHAKE stays on the CPU.
+fn check_backend_gpu(params: &Params, out: &treehash::HashOutput, len: usize, what: &str) {
+    match params {
+        Params::Standard(p) => {
+            let first = usize::from(p.standard().family() == Family::Kangaroo);
+            let chunked = p.standard().family() != Family::TurboShake;
+            if chunked && len / p.block_size() > first {
+                assert!(gpu_took_part(out), "{what}: {:?}", out.shares);
+                assert_eq!(out.backend, BackendUsed::Gpu, "{what}");
+            } else {
+                assert!(!gpu_took_part(out), "{what}: {:?}", out.shares);
+            }
+        }
+        _ => assert_eq!(out.backend, BackendUsed::Gpu, "{what}"),
+    }
+}
+
+/// Every known answer of tests/vectors/ that treehash computes (the LI
+/// vectors, the six wide-tree ones included; OpenSSL's plain SHA-3 and
+/// SHAKE as H = 0 trees; RFC 9861's and SP 800-185's cases of TurboSHAKE,
+/// KT and ParallelHash): with each leaf kernel forced and two piece
+/// lengths, with the default kernel in pieces of 8192 and of 64 KiB, and
+/// under `auto`. An LI tree under `--backend gpu` is the GPU's.
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn gpu_reproduces_every_vector_with_every_leaf_kernel() {
+fn the_gpu_reproduces_every_vector() {
+    let answers = common::known_answers();
+    let mut hashers: Vec<(bool, Hasher)> = Vec::new();
     for kernel in KERNELS {
         for piece_bytes in [None, Some(4096)] {
             let hasher = gpu_hasher_with(piece_bytes, CopyMode::Staging, kernel);
-            for v in common::vectors() {
-                let out = hasher.hash_bytes(&v.params(), &v.input()).unwrap();
-                assert_eq!(out.backend, BackendUsed::Gpu);
-                assert_eq!(
-                    hex::encode(&out.digest),
-                    v.digest,
-                    "{v:?}, pieces {piece_bytes:?}, {kernel:?}"
-                );
+            hashers.push((true, hasher));
+        }
+    }
+    for piece_bytes in [Some(8192), Some(1 << 16)] {
+        hashers.push((true, gpu_hasher(piece_bytes, CopyMode::Staging)));
+    }
+    hashers.push((false, auto_hasher(Some(8192), None)));
+    for answer in &answers {
+        for (k, (backend_gpu, hasher)) in hashers.iter().enumerate() {
+            let out = hasher.hash_bytes(&answer.params, &answer.message).unwrap();
+            let what = format!("{}, hasher {k}", answer.what);
+            assert_eq!(
+                hex::encode(&out.digest[answer.skip..]),
+                answer.output,
+                "{what}"
+            );
+            if *backend_gpu && matches!(answer.params, Params::Tree(_)) {
+                assert_eq!(out.backend, BackendUsed::Gpu, "{what}");
+            }
+        }
+    }
+    let standard = answers
+        .iter()
+        .filter(|a| matches!(a.params, Params::Standard(_)))
+        .count();
+    assert!(standard >= 200, "only {standard} vectors of the standards");
+}
+
+/// The one table of both kinds at every boundary (`common::cases`: each LI
+/// function in trees of 4, 16 and 27 leaves, every standard function with
+/// its options; 0, 1, the rate ± 1, n stripes or chunks ± 1 for n up to
+/// more than two warps of them, 300,001 bytes): the reference's digest and
+/// shares that cover the input, under `--backend gpu` in pieces of one
+/// chunk, of a few and of the default length (what each kind puts on the
+/// GPU: [`check_backend_gpu`]), and under `auto` with the GPUs from the
+/// first piece (even shares at first, then by their measured rates).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn backend_gpu_and_auto_match_the_reference_at_every_boundary() {
+    let hashers = [
+        (true, gpu_hasher(None, CopyMode::Staging)),
+        (true, gpu_hasher(Some(8192), CopyMode::Staging)),
+        (true, gpu_hasher(Some(5 * 8192), CopyMode::Staging)),
+        (false, auto_hasher(Some(8192), None)),
+        (false, auto_hasher(Some(3 * 8192), None)),
+    ];
+    let mut rng = StdRng::seed_from_u64(23);
+    for case in edge_cases(&[1, 2, 3, 31, 32, 33, 70]) {
+        for &len in &case.lens {
+            let message = random_bytes(&mut rng, len);
+            let want = reference_digest(&case.params, &message);
+            for (k, (backend_gpu, hasher)) in hashers.iter().enumerate() {
+                let out = hasher.hash_bytes(&case.params, &message).unwrap();
+                let what = format!("{}, {len} bytes, hasher {k}", case.params.label());
+                check(&out, &want, len, &what);
+                if *backend_gpu {
+                    check_backend_gpu(&case.params, &out, len, &what);
+                }
             }
         }
     }
 }
+
+/// Long inputs of many pieces (of 1 MiB) under `auto`, for trees of every
+/// shape and the standard functions with chunks: the CPU and the GPUs share
+/// the leaves or chunks (even shares from the first piece, then by their
+/// measured rates): the CPU backend's digest, and from 5 MiB on both
+/// engines took a share and the shares cover the input.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn auto_shares_leaves_and_chunks_between_the_cpu_and_the_gpus() {
+    let auto = auto_hasher(Some(1 << 20), None);
+    let cpu = cpu_hasher();
+    let mut rng = StdRng::seed_from_u64(11);
+    let mut cases: Vec<Params> = [
+        (Algorithm::Sha3_256, 1, 2),
+        (Algorithm::Sha3_256, 4, 4),
+        (Algorithm::Sha3_256, 8, 4),
+        (Algorithm::Shake128, 2, 16),
+        (Algorithm::Sha3_512, 3, 5),
+    ]
+    .into_iter()
+    .map(|(algorithm, h, d)| TreeParams::new(algorithm, h, d).unwrap().into())
+    .collect();
+    for params in [
+        StandardParams::new(Standard::Kt128),
+        StandardParams::new(Standard::Kt256),
+        StandardParams::new(Standard::ParallelHash128),
+        StandardParams::new(Standard::ParallelHash256)
+            .with_block_size(1000)
+            .unwrap(),
+    ] {
+        cases.push(params.into());
+    }
+    for params in cases {
+        for len in [
+            0,
+            1,
+            135,
+            136,
+            137,
+            5 << 20,
+            (24 << 20) + 77,
+            (48 << 20) + 77,
+        ] {
+            let data = random_bytes(&mut rng, len);
+            let out = auto.hash_bytes(&params, &data).unwrap();
+            let want = cpu.hash_bytes(&params, &data).unwrap();
+            let what = format!("{} {len} bytes", params.label());
+            assert_eq!(out.digest, want.digest, "{what}");
+            if len >= 5 << 20 {
+                check(&out, &want.digest, len, &what);
+                assert!(gpu_took_part(&out), "{what}: {:?}", out.shares);
+                assert_eq!(out.backend, BackendUsed::CpuGpu, "{what}: {:?}", out.shares);
+            }
+        }
+    }
+}
+
+/// `common::cases::file_cases` (LI trees of 1 to 65,536 leaves, every
+/// standard function with its options) from files (read with pread into
+/// the GPU's buffers, in pieces) and from streams, under `--backend gpu`
+/// and `auto`: the reference's digest, the shares covering the input.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn files_and_streams_on_the_gpu_match_the_reference() {
+    let hashers = [
+        gpu_hasher(Some(8192), CopyMode::Staging),
+        gpu_hasher(Some(1 << 16), CopyMode::Staging),
+        auto_hasher(Some(2 * 8192), None),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m");
+    let mut rng = StdRng::seed_from_u64(26);
+    for case in file_cases() {
+        for &len in &case.lens {
+            let message = random_bytes(&mut rng, len);
+            let want = reference_digest(&case.params, &message);
+            std::fs::write(&path, &message).unwrap();
+            for (k, hasher) in hashers.iter().enumerate() {
+                let what = format!("{}, {len} bytes, hasher {k}", case.params.label());
+                let from_file = hasher.hash_path(&case.params, &path, &NoProgress).unwrap();
+                check(&from_file, &want, len, &format!("{what}, file"));
+                let from_stream = hasher
+                    .hash_reader(&case.params, &mut std::io::Cursor::new(&message))
+                    .unwrap();
+                check(&from_stream, &want, len, &format!("{what}, stream"));
+            }
+        }
+    }
+}
+
+/// A file of several gigabytes (5 GiB, or `TREEHASH_BIG_TEST_BYTES`),
+/// larger than any ring of buffers, on the GPU and on the CPU: the same
+/// digest, for a keyed LI tree through both copy modes (pinned staging and
+/// the registered mapping), for KT128 and ParallelHash256 staged.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_gpu_hashes_a_file_of_several_gigabytes() {
+    let size: u64 = std::env::var("TREEHASH_BIG_TEST_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5 << 30);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.bin");
+    {
+        let mut file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+        let mut rng = StdRng::seed_from_u64(0xb16);
+        let mut block = vec![0u8; 1 << 20];
+        let mut left = size;
+        while left > 0 {
+            rng.fill_bytes(&mut block);
+            let n = left.min(block.len() as u64) as usize;
+            file.write_all(&block[..n]).unwrap();
+            left -= n as u64;
+        }
+    }
+    let keyed = TreeParams::with_options(Algorithm::Sha3_256, 8, 4, None, vec![7; 5], None);
+    let cases: [(Params, &[CopyMode]); 3] = [
+        (
+            keyed.unwrap().into(),
+            &[CopyMode::Staging, CopyMode::Register],
+        ),
+        (
+            StandardParams::new(Standard::Kt128).into(),
+            &[CopyMode::Staging],
+        ),
+        (
+            StandardParams::new(Standard::ParallelHash256).into(),
+            &[CopyMode::Staging],
+        ),
+    ];
+    for (params, modes) in cases {
+        let want = cpu_hasher().hash_path(&params, &path, &NoProgress).unwrap();
+        for &mode in modes {
+            let got = gpu_hasher(None, mode)
+                .hash_path(&params, &path, &NoProgress)
+                .unwrap();
+            let what = format!("{}, {mode:?}", params.label());
+            assert_eq!(got.backend, BackendUsed::Gpu, "{what}");
+            assert_eq!(got.bytes, size, "{what}");
+            assert_eq!(got.digest, want.digest, "{what}");
+        }
+    }
+}
+
+/// A GPU that fails part-way through (an error injected after two chunk
+/// launches), for trees and KT128: under `auto` the CPU redoes the input,
+/// with the right digest and a note, the next input does not go back to
+/// that GPU, and a file is read again from its start; under `--backend
+/// gpu` the same failure is an error, never a digest.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn auto_redoes_and_backend_gpu_reports_a_gpu_failing_midway() {
+    let mut rng = StdRng::seed_from_u64(12);
+    let cases: [(Params, usize); 3] = [
+        (
+            TreeParams::new(Algorithm::Sha3_256, 6, 4).unwrap().into(),
+            32 << 20,
+        ),
+        (
+            TreeParams::new(Algorithm::Sha3_256, 8, 4).unwrap().into(),
+            16 << 20,
+        ),
+        (StandardParams::new(Standard::Kt128).into(), 16 << 20),
+    ];
+    for (params, len) in cases {
+        let what = params.label();
+        let data = random_bytes(&mut rng, len);
+        let want = cpu_hasher().hash_bytes(&params, &data).unwrap().digest;
+        let auto = auto_hasher(Some(1 << 20), Some(2));
+        let out = auto.hash_bytes(&params, &data).unwrap();
+        assert_eq!(out.digest, want, "{what}");
+        assert_eq!(out.backend, BackendUsed::Cpu, "{what}");
+        let note = out.fallback_note.expect("a note says the GPU failed");
+        assert!(note.contains("injected"), "{what}: {note}");
+        // The next input does not go back to that GPU.
+        let again = auto.hash_bytes(&params, &data).unwrap();
+        assert_eq!(
+            (again.digest, again.backend),
+            (want.clone(), BackendUsed::Cpu)
+        );
+        // The same from a file, read again from its start.
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        file.write_all(&data).unwrap();
+        let from_file = auto_hasher(Some(1 << 20), Some(3))
+            .hash_path(&params, file.path(), &NoProgress)
+            .unwrap();
+        assert_eq!(from_file.digest, want, "{what}, file");
+        // `--backend gpu`: an error, never a digest.
+        let gpu = Hasher::new(
+            HasherOptions::default()
+                .with_backend(BackendChoice::Gpu)
+                .with_piece_bytes(Some(1 << 20))
+                .with_gpu_fail_after_chunks(Some(2)),
+        )
+        .unwrap();
+        match gpu.hash_bytes(&params, &data) {
+            Err(HashError::Gpu(e)) => assert!(e.contains("injected"), "{what}: {e}"),
+            other => panic!(
+                "{what}: expected a GPU error, got {:?}",
+                other.map(|o| o.digest)
+            ),
+        }
+    }
+}
+
+// ------------------------------------------------------------- LI trees only
 
 /// The warp-per-leaf kernel on few leaves (1, 2, 4, 16, 64), every function,
 /// block sizes below, at and above the rate and not multiples of it, a
@@ -118,17 +443,6 @@ fn warp_per_leaf_kernel_matches_the_reference_on_few_leaves() {
                 }
             }
         }
-    }
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn gpu_height_zero_is_plain_sha3_by_openssl() {
-    let hasher = gpu_hasher(Some(1 << 16), CopyMode::Staging);
-    for v in common::plain_vectors() {
-        let data = common::spec_input(v.input_len);
-        let got = hasher.hash_bytes(&v.params(), &data).unwrap().digest;
-        assert_eq!(hex::encode(got), v.digest, "{v:?}");
     }
 }
 
@@ -189,62 +503,6 @@ fn gpu_matches_cpu_on_random_cases() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn gpu_streams_match_cpu() {
-    let mut rng = StdRng::seed_from_u64(0x5);
-    let cpu = cpu_hasher();
-    let gpu = gpu_hasher(Some(1 << 16), CopyMode::Staging);
-    for (height, degree, size) in [
-        (0, 4, 100_003),
-        (4, 4, 1_000_000),
-        (8, 4, 5_000_001),
-        (2, 64, 0),
-    ] {
-        let params = TreeParams::new(Algorithm::Sha3_256, height, degree).unwrap();
-        let data = random_bytes(&mut rng, size);
-        let out = gpu.hash_reader(&params, &mut &data[..]).unwrap();
-        assert_eq!(out.bytes, size as u64);
-        assert_eq!(out.digest, cpu.hash_bytes(&params, &data).unwrap().digest);
-    }
-}
-
-/// A file of several gigabytes, larger than any chunk ring, through both copy
-/// modes (pinned staging and the registered mapping), against the CPU.
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn gpu_hashes_a_file_of_several_gigabytes() {
-    let size: u64 = std::env::var("TREEHASH_BIG_TEST_BYTES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(5 << 30);
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("big.bin");
-    {
-        let mut file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
-        let mut rng = StdRng::seed_from_u64(0xb16);
-        let mut block = vec![0u8; 1 << 20];
-        let mut left = size;
-        while left > 0 {
-            rng.fill_bytes(&mut block);
-            let n = left.min(block.len() as u64) as usize;
-            file.write_all(&block[..n]).unwrap();
-            left -= n as u64;
-        }
-    }
-    let params =
-        TreeParams::with_options(Algorithm::Sha3_256, 8, 4, None, vec![7; 5], None).unwrap();
-    let want = cpu_hasher().hash_path(&params, &path, &NoProgress).unwrap();
-    for mode in [CopyMode::Staging, CopyMode::Register] {
-        let got = gpu_hasher(None, mode)
-            .hash_path(&params, &path, &NoProgress)
-            .unwrap();
-        assert_eq!(got.backend, BackendUsed::Gpu);
-        assert_eq!(got.bytes, size);
-        assert_eq!(got.digest, want.digest, "{mode:?}");
-    }
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
 fn registered_copies_match_staged_copies_on_odd_sizes() {
     let mut rng = StdRng::seed_from_u64(0x7e6);
     let staged = gpu_hasher(Some(1 << 20), CopyMode::Staging);
@@ -294,104 +552,7 @@ fn a_missing_device_is_an_error_not_a_panic() {
     assert!(err.to_string().contains("no CUDA device 999"), "{err}");
 }
 
-/// `Auto` with the GPUs started before the first piece (so that they join
-/// at once, whatever the input's size).
-fn auto_hasher(gpu_fail_after_chunks: Option<usize>) -> Hasher {
-    Hasher::new(
-        HasherOptions::default()
-            .with_backend(BackendChoice::Auto)
-            .with_piece_bytes(Some(1 << 20))
-            .with_wait_for_gpus(true)
-            .with_gpu_fail_after_chunks(gpu_fail_after_chunks),
-    )
-    .unwrap()
-}
-
-/// The CPU and every GPU share the leaves (even shares from the first
-/// piece, then moved while the input's throughput rises): the CPU's
-/// digest, for every shape of tree.
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn auto_shares_leaves_between_the_cpu_and_the_gpus() {
-    let auto = auto_hasher(None);
-    let cpu = cpu_hasher();
-    let mut rng = StdRng::seed_from_u64(11);
-    for (algorithm, h, d) in [
-        (Algorithm::Sha3_256, 1, 2),
-        (Algorithm::Sha3_256, 4, 4),
-        (Algorithm::Sha3_256, 8, 4),
-        (Algorithm::Shake128, 2, 16),
-        (Algorithm::Sha3_512, 3, 5),
-    ] {
-        let params = TreeParams::new(algorithm, h, d).unwrap();
-        for len in [0, 1, 135, 136, 137, 5 << 20, (24 << 20) + 77] {
-            let data = random_bytes(&mut rng, len);
-            let out = auto.hash_bytes(&params, &data).unwrap();
-            let want = cpu.hash_bytes(&params, &data).unwrap();
-            assert_eq!(out.digest, want.digest, "{} {len} bytes", params.label());
-            if len >= 5 << 20 {
-                assert_eq!(
-                    out.backend,
-                    BackendUsed::CpuGpu,
-                    "{} {len}: {:?}",
-                    params.label(),
-                    out.shares
-                );
-                let shared: u64 = out.shares.iter().map(|s| s.bytes).sum();
-                assert_eq!(shared, len as u64);
-            }
-        }
-    }
-}
-
-/// A GPU that fails part-way through (an error injected after two chunks)
-/// under `Auto`: the CPU redoes the input, with the right digest and a note.
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn auto_finishes_on_the_cpu_when_a_gpu_fails_midway() {
-    let auto = auto_hasher(Some(2));
-    let params = TreeParams::new(Algorithm::Sha3_256, 6, 4).unwrap();
-    let mut rng = StdRng::seed_from_u64(12);
-    let data = random_bytes(&mut rng, 32 << 20);
-    let want = cpu_hasher().hash_bytes(&params, &data).unwrap().digest;
-    let out = auto.hash_bytes(&params, &data).unwrap();
-    assert_eq!(out.digest, want);
-    assert_eq!(out.backend, BackendUsed::Cpu);
-    let note = out.fallback_note.expect("a note says the GPU failed");
-    assert!(note.contains("injected"), "{note}");
-    // The next input does not go back to that GPU.
-    let again = auto.hash_bytes(&params, &data).unwrap();
-    assert_eq!((again.digest, again.backend), (want, BackendUsed::Cpu));
-    // The same from a file, read again from its start.
-    let mut file = tempfile::NamedTempFile::new().unwrap();
-    file.write_all(&data).unwrap();
-    let from_file = auto_hasher(Some(3))
-        .hash_path(&params, file.path(), &NoProgress)
-        .unwrap();
-    assert_eq!(
-        from_file.digest,
-        cpu_hasher().hash_bytes(&params, &data).unwrap().digest
-    );
-}
-
-/// `--backend gpu`: the same failure is an error, never a digest.
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn backend_gpu_reports_a_gpu_failing_midway() {
-    let hasher = Hasher::new(
-        HasherOptions::default()
-            .with_backend(BackendChoice::Gpu)
-            .with_piece_bytes(Some(1 << 20))
-            .with_gpu_fail_after_chunks(Some(2)),
-    )
-    .unwrap();
-    let params = TreeParams::new(Algorithm::Sha3_256, 8, 4).unwrap();
-    let data = vec![5u8; 16 << 20];
-    match hasher.hash_bytes(&params, &data) {
-        Err(treehash::HashError::Gpu(e)) => assert!(e.contains("injected"), "{e}"),
-        other => panic!("expected a GPU error, got {:?}", other.map(|o| o.digest)),
-    }
-}
+// ------------------------------------------------------------- several GPUs
 
 /// Every GPU of `hasher`, started: at least two, or the test fails and
 /// says how many there are.

@@ -1,18 +1,25 @@
-//! Inputs already in GPU memory (`Hasher::hash_device`), against the same
-//! bytes hashed from the host, the shared vectors and the reference. These
-//! need a CUDA GPU, so CI skips them (they are `#[ignore]`d); on the device
+//! Inputs already in GPU memory (`Hasher::hash_device`), for both kinds of
+//! function (LI trees; KT and ParallelHash hashed on the GPU where the bytes
+//! lie; TurboSHAKE copied to the host and hashed there), against the same
+//! bytes hashed from the host, the known answers of tests/vectors/ and the
+//! reference; and what the entry point refuses or keeps (host memory, a
+//! range past its allocation, the producer's stream, the caller's
+//! context). If you add a test of `hash_device`, it goes here. These need a
+//! CUDA GPU, so CI skips them (they are `#[ignore]`d); on the device
 //! machine: `cargo test --release --test gpu_device -- --ignored`.
 
 mod common;
 
 use std::sync::Arc;
 
+use common::random_bytes;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, result};
 use rand::rngs::StdRng;
-use rand::{Rng, RngExt, SeedableRng};
+use rand::{RngExt, SeedableRng};
 use treehash::gpu::DeviceBytes;
+use treehash::standard::Family;
 use treehash::{
-    Algorithm, BackendChoice, BackendUsed, HashError, Hasher, HasherOptions, TreeParams, reference,
+    Algorithm, BackendChoice, BackendUsed, HashError, Hasher, HasherOptions, Params, TreeParams,
 };
 
 fn gpu_hasher() -> Hasher {
@@ -60,66 +67,105 @@ fn upload(stream: &Arc<CudaStream>, bytes: &[u8]) -> CudaSlice<u8> {
     slice
 }
 
-fn random_bytes(rng: &mut StdRng, len: usize) -> Vec<u8> {
-    let mut data = vec![0u8; len];
-    rng.fill_bytes(&mut data);
-    data
+/// The engine that hashes bytes already on the GPU: the GPU for an LI
+/// tree, KT and ParallelHash; the CPU for TurboSHAKE, whose bytes are
+/// copied to the host.
+fn engine(params: &Params) -> BackendUsed {
+    match params {
+        Params::Standard(p) if p.standard().family() == Family::TurboShake => BackendUsed::Cpu,
+        _ => BackendUsed::Gpu,
+    }
 }
 
+/// Every known answer of tests/vectors/ that treehash computes (LI
+/// vectors, plain SHA-3 as H = 0 trees, RFC 9861's and SP 800-185's
+/// cases), from device memory, on the engine of its kind.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn device_inputs_reproduce_every_vector() {
     let (hasher, stream) = (gpu_hasher(), producer());
-    for v in common::vectors() {
-        let input = v.input();
-        let slice = upload(&stream, &input);
+    for answer in common::known_answers() {
+        let slice = upload(&stream, &answer.message);
         let out = hasher
-            .hash_device_slice(&v.params(), &slice.slice(..input.len()))
+            .hash_device_slice(&answer.params, &slice.slice(..answer.message.len()))
             .unwrap();
-        assert_eq!(out.backend, BackendUsed::Gpu);
-        assert_eq!(hex::encode(&out.digest), v.digest, "{v:?}");
+        assert_eq!(out.backend, engine(&answer.params), "{}", answer.what);
+        let got = hex::encode(&out.digest[answer.skip..]);
+        assert_eq!(got, answer.output, "{}", answer.what);
     }
 }
 
-/// Random sizes, heights (0 included), every function, block sizes, and
-/// prefixes of every length class, from addresses at every offset mod 8
-/// (the unaligned ones go through the aligned buffer): the host's digest.
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn device_inputs_equal_the_host_digest() {
-    let (gpu, cpu, stream) = (gpu_hasher(), cpu_hasher(), producer());
-    let mut rng = StdRng::seed_from_u64(24);
-    let data = random_bytes(&mut rng, 3 << 20);
-    let slice = upload(&stream, &data);
+/// The inputs of both kinds, from one buffer on the device: (parameters,
+/// length, offset of the first byte). Random LI trees: sizes, heights (0
+/// included), every function, block sizes, prefixes of every length
+/// class, at a random offset mod 8; and every standard case of
+/// `common::cases` at 0, 1, B ± 1, 40 chunks and 3 bytes and a random
+/// length, at offsets 0, 1, 4 and 7.
+fn device_cases(rng: &mut StdRng, buffer_len: usize) -> Vec<(Params, usize, usize)> {
+    let mut cases = Vec::new();
     for round in 0..60 {
         let algorithm = Algorithm::ALL[round % Algorithm::ALL.len()];
         let height = [0, 1, 2, 4, 6, 8][rng.random_range(0..6)];
         let rate = algorithm.rate();
         let block = [None, Some(8), Some(rate * 2), Some(200)][rng.random_range(0..4)];
         let prefix_len = [0, 1, 7, 135, 255][rng.random_range(0..5)];
-        let prefix = random_bytes(&mut rng, prefix_len);
+        let prefix = random_bytes(rng, prefix_len);
         let length = algorithm.is_xof().then(|| rng.random_range(1..300));
         let params = TreeParams::with_options(algorithm, height, 4, block, prefix, length).unwrap();
         // H = 0 is one warp: keep it short.
-        let most = if height == 0 { 1 << 16 } else { data.len() - 8 };
+        let most = if height == 0 { 1 << 16 } else { buffer_len - 8 };
         let len = [0, 1, rate - 1, rate + 1, rng.random_range(0..most)][rng.random_range(0..5)];
         let offset = rng.random_range(0..8);
-        let case = format!(
-            "{} prefix {prefix_len}, {len} bytes at +{offset}",
-            params.label()
-        );
+        cases.push((params.into(), len, offset));
+    }
+    for params in common::cases::standard_cases() {
+        let b = params.block_size();
+        let most = buffer_len - 8;
+        let mut lens = vec![0, 1, b - 1, b, b + 1, 40 * b + 3, rng.random_range(0..most)];
+        lens.retain(|&len| len <= most);
+        for len in lens {
+            for offset in [0, 1, 4, 7] {
+                cases.push((params.clone().into(), len, offset));
+            }
+        }
+    }
+    cases
+}
+
+/// The inputs of [`device_cases`], from addresses at every offset mod 8
+/// (the unaligned ones go through the aligned buffer): the host's digest,
+/// the reference's up to 1 MiB, on the engine of its kind.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn device_inputs_equal_the_host_digest() {
+    let (gpu, cpu, stream) = (gpu_hasher(), cpu_hasher(), producer());
+    let mut rng = StdRng::seed_from_u64(24);
+    let data = random_bytes(&mut rng, (3 << 20) + 64);
+    let slice = upload(&stream, &data);
+    for (params, len, offset) in device_cases(&mut rng, data.len()) {
+        let input = &data[offset..offset + len];
+        let what = format!("{params:?}, {len} bytes at +{offset}");
         let out = gpu
             .hash_device_slice(&params, &slice.slice(offset..offset + len))
             .unwrap();
-        let want = cpu
-            .hash_bytes(&params, &data[offset..offset + len])
-            .unwrap();
-        assert_eq!(out.digest, want.digest, "{case}");
-        if len <= 4096 {
-            let input = &data[offset..offset + len];
-            assert_eq!(out.digest, reference::tree_hash(&params, input), "{case}");
+        let want = cpu.hash_bytes(&params, input).unwrap().digest;
+        assert_eq!(out.digest, want, "{what}");
+        if len <= 1 << 20 {
+            assert_eq!(
+                out.digest,
+                common::reference_digest(&params, input),
+                "{what}"
+            );
         }
+        assert_eq!(out.backend, engine(&params), "{what}");
     }
+    // Parameters of either kind go through the one entry point.
+    let tree = Params::Tree(TreeParams::default());
+    let out = gpu.hash_device_slice(&tree, &slice.slice(..1000)).unwrap();
+    assert_eq!(
+        out.digest,
+        cpu.hash_bytes(&tree, &data[..1000]).unwrap().digest
+    );
 }
 
 /// The producer's stream is waited for: bytes still being copied on it

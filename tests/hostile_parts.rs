@@ -1,7 +1,7 @@
 //! Parts that no honest treehash makes, and sets that mix versions of a
 //! file: every such part or set is refused with a reason, never joined and
 //! never a panic. Tests of parts made and joined as they should be belong in
-//! tests/parts.rs and tests/standard_parts.rs; this file holds what an
+//! tests/parts.rs; this file holds what an
 //! attacker, a faulty writer or a file changed between the parts gives.
 
 mod common;

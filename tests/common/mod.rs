@@ -1,102 +1,36 @@
-//! Helpers shared by the integration tests: the shared test vectors and the
-//! spec's test input; those of the binary's tests in cli.rs, those of parts
-//! in parts.rs.
+//! Helpers shared by the integration tests, in one place: the spec's test
+//! input, random bytes, the reference digest of either kind of parameters
+//! and CPU hashers of every path here; the vector files in vectors.rs, the
+//! tables of parameters and lengths the engines are checked on in
+//! cases.rs, those of the binary's tests in cli.rs, those of parts in
+//! parts.rs.
 #![allow(dead_code)]
 
+pub mod cases;
 // Only where the binary is built (it needs the `cli` feature), and with
 // it the `CARGO_BIN_EXE_treehash` that names it.
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod parts;
+pub mod vectors;
 
-use serde::Deserialize;
-use treehash::{Algorithm, TreeParams};
+// Not every test binary uses every one.
+#[allow(unused_imports)]
+pub use vectors::{KnownAnswer, known_answers, plain_vectors, vectors};
 
-/// One case of `tests/vectors/li-v1.json` (a copy of `shared/vectors/li-v1.json`).
-#[derive(Debug, Deserialize)]
-pub struct Vector {
-    pub input_len: usize,
-    pub algo: String,
-    pub height: u32,
-    pub degree: u64,
-    pub block_size: usize,
-    pub prefix_hex: String,
-    pub length: Option<usize>,
-    pub digest: String,
-}
-
-impl Vector {
-    pub fn params(&self) -> TreeParams {
-        let algorithm: Algorithm = self.algo.parse().expect("known algorithm");
-        TreeParams::with_options(
-            algorithm,
-            self.height,
-            self.degree,
-            Some(self.block_size),
-            hex::decode(&self.prefix_hex).expect("hex prefix"),
-            self.length,
-        )
-        .expect("valid parameters")
-    }
-
-    pub fn input(&self) -> Vec<u8> {
-        spec_input(self.input_len)
-    }
-}
-
-#[derive(Deserialize)]
-struct VectorFile {
-    cases: Vec<Vector>,
-}
-
-pub fn vectors() -> Vec<Vector> {
-    let text = include_str!("../vectors/li-v1.json");
-    let file: VectorFile = serde_json::from_str(text).expect("vector file parses");
-    assert!(file.cases.len() >= 50, "the vector file lost cases");
-    file.cases
-}
+use rand::Rng;
+use rand::rngs::StdRng;
 
 /// The spec's test input: byte k is k mod 251.
 pub fn spec_input(len: usize) -> Vec<u8> {
     (0..len).map(|k| (k % 251) as u8).collect()
 }
 
-/// One case of `tests/vectors/fips202-plain.json`: plain SHA-3 / SHAKE of the
-/// spec's test input, computed by OpenSSL (through Python's hashlib), not by
-/// RustCrypto.
-#[derive(Debug, Deserialize)]
-pub struct PlainVector {
-    pub algo: String,
-    pub input_len: usize,
-    pub digest: String,
-}
-
-impl PlainVector {
-    /// The parameters whose H = 0 digest is this plain digest.
-    pub fn params(&self) -> TreeParams {
-        let algorithm: Algorithm = self.algo.parse().expect("known algorithm");
-        TreeParams::with_options(
-            algorithm,
-            0,
-            4,
-            None,
-            Vec::new(),
-            Some(self.digest.len() / 2),
-        )
-        .expect("valid parameters")
-    }
-}
-
-#[derive(Deserialize)]
-struct PlainFile {
-    cases: Vec<PlainVector>,
-}
-
-pub fn plain_vectors() -> Vec<PlainVector> {
-    let text = include_str!("../vectors/fips202-plain.json");
-    let file: PlainFile = serde_json::from_str(text).expect("plain vector file parses");
-    assert_eq!(file.cases.len(), 54, "the plain vector file lost cases");
-    file.cases
+/// `len` random bytes.
+pub fn random_bytes(rng: &mut StdRng, len: usize) -> Vec<u8> {
+    let mut data = vec![0u8; len];
+    rng.fill_bytes(&mut data);
+    data
 }
 
 /// The reference digest of `message` with parameters of either kind.

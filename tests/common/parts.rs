@@ -1,5 +1,5 @@
 //! Helpers of the tests of parts and joins (tests/parts.rs,
-//! tests/standard_parts.rs).
+//! tests/hostile_parts.rs, tests/cli_parts.rs).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
