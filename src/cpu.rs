@@ -110,7 +110,16 @@ fn default_threads() -> usize {
         .ok()
         .and_then(|n| n.parse().ok())
         .filter(|&n: &usize| n > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .unwrap_or_else(cpus)
+}
+
+/// The CPUs this process may run on (its affinity mask and its cgroup's
+/// quota). Worker threads beyond them cannot run at once: each one more
+/// only adds switching, and rayon's idle workers yield and are woken on
+/// every job, so 1024 workers on 2 CPUs took 30 times as long as 2
+/// (docs/decisions/0028-worker-threads-at-most-one-per-cpu.md).
+fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// The CPU backend: a pool of worker threads and the code path they run.
@@ -129,11 +138,32 @@ pub(crate) struct CpuBackend {
 }
 
 impl CpuBackend {
-    /// A backend with `threads` workers (one per core when `None`), handed
-    /// pieces of about `piece_bytes` (a tuned default when `None`), running
-    /// `path`; an error if this CPU lacks what `path` needs.
+    /// A backend with `threads` workers (one per core when `None`), at
+    /// most one per CPU this process may run on, handed pieces of about
+    /// `piece_bytes` (a tuned default when `None`), running `path`; an
+    /// error if this CPU lacks what `path` needs.
     pub(crate) fn new(
         threads: Option<usize>,
+        piece_bytes: Option<usize>,
+        path: CpuPath,
+    ) -> Result<Self, HashError> {
+        let threads = threads.filter(|&n| n > 0).unwrap_or_else(default_threads);
+        Self::with_workers(threads.min(cpus()), piece_bytes, path)
+    }
+
+    /// A backend with exactly `threads` workers, more than the CPUs if so
+    /// asked: for tests of how work is split among threads.
+    #[cfg(test)]
+    pub(crate) fn with_exact_threads(
+        threads: usize,
+        piece_bytes: Option<usize>,
+        path: CpuPath,
+    ) -> Result<Self, HashError> {
+        Self::with_workers(threads, piece_bytes, path)
+    }
+
+    fn with_workers(
+        threads: usize,
         piece_bytes: Option<usize>,
         path: CpuPath,
     ) -> Result<Self, HashError> {
@@ -141,7 +171,7 @@ impl CpuBackend {
         Ok(CpuBackend {
             pool: OnceLock::new(),
             starting: std::sync::Mutex::new(()),
-            threads: threads.filter(|&n| n > 0).unwrap_or_else(default_threads),
+            threads: threads.max(1),
             piece_bytes,
             platform,
         })

@@ -424,7 +424,7 @@ fn pieces_grow_where_a_thread_owns_more_leaves_than_it_caches() {
     // A stripe of H = 8, D = 4: 65,536 blocks of 136 bytes, 8,912,896 bytes.
     let h8 = TreeParams::new(Algorithm::Sha3_256, 8, 4).unwrap();
     let pieces = |threads| {
-        CpuBackend::new(Some(threads), None, CpuPath::Portable)
+        CpuBackend::with_exact_threads(threads, None, CpuPath::Portable)
             .unwrap()
             .piece_len(&h8)
     };
@@ -446,7 +446,7 @@ fn pieces_grow_where_a_thread_owns_more_leaves_than_it_caches() {
     for h in [10, 12] {
         let wide = TreeParams::new(Algorithm::Sha3_256, h, 4).unwrap();
         assert_eq!(one.piece_len(&wide), 67_108_928, "H = {h}");
-        let sixteen = CpuBackend::new(Some(16), None, CpuPath::Portable).unwrap();
+        let sixteen = CpuBackend::with_exact_threads(16, None, CpuPath::Portable).unwrap();
         assert_eq!(sixteen.piece_len(&wide), 67_108_928, "H = {h}");
     }
     // H = 9: four stripes of 35,651,584 bytes, the longest piece at one thread.
