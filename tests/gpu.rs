@@ -92,9 +92,7 @@ fn check(out: &treehash::HashOutput, want: &[u8], len: usize, what: &str) {
 
 /// Whether a GPU hashed any leaf or chunk.
 fn gpu_took_part(out: &treehash::HashOutput) -> bool {
-    out.shares
-        .iter()
-        .any(|s| s.engine.is_gpu() && s.bytes > 0)
+    out.shares.iter().any(|s| s.engine.is_gpu() && s.bytes > 0)
 }
 
 /// What `--backend gpu` must say of an input of `len` bytes: an LI tree
