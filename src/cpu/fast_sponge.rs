@@ -155,14 +155,14 @@ mod permutation {
 
     /// Keccak-p[1600, n_r] on `state`.
     #[inline]
-    pub fn permute(state: &mut [u64; 25], spec: &SpongeSpec) {
+    pub(super) fn permute(state: &mut [u64; 25], spec: &SpongeSpec) {
         p1600(state, spec.rounds());
     }
 
     /// XORs in and permutes every whole rate block of `data`: the count of
     /// bytes left over at its end.
     #[inline]
-    pub fn absorb_blocks(state: &mut [u64; 25], data: &[u8], spec: &SpongeSpec) -> usize {
+    pub(super) fn absorb_blocks(state: &mut [u64; 25], data: &[u8], spec: &SpongeSpec) -> usize {
         let mut blocks = data.chunks_exact(spec.rate());
         for block in &mut blocks {
             for (lane, word) in state.iter_mut().zip(block.chunks_exact(8)) {
@@ -175,7 +175,7 @@ mod permutation {
 
     /// Writes `out` from the state as it is, permuting between rate blocks.
     #[inline]
-    pub fn squeeze(state: &mut [u64; 25], out: &mut [u8], spec: &SpongeSpec) {
+    pub(super) fn squeeze(state: &mut [u64; 25], out: &mut [u8], spec: &SpongeSpec) {
         for (k, block) in out.chunks_mut(spec.rate()).enumerate() {
             if k > 0 {
                 p1600(state, spec.rounds());
