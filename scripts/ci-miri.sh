@@ -14,7 +14,8 @@ if ! cargo +nightly miri --version >/dev/null 2>&1; then
     rustup component add --toolchain nightly miri rust-src
 fi
 
-# Without the default features: no command-line tool and no CUDA bindings
+# The library (`--lib`; the tool in cli/ has none), without the default
+# features: no CUDA bindings
 # (foreign code, which Miri cannot run). Own target folder.
 export CARGO_TARGET_DIR="${MIRI_TARGET_DIR:-target/miri-ci}"
 harness_args=("$@")

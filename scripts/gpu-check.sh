@@ -78,7 +78,8 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["kind"] == ["bench"]:
         shutil.copy(m["executable"], ".devbin/bench-" + m["target"]["name"])
 '
-    rm -f .devbin/test-cli .devbin/test-cli_* .devbin/test-thread_limits   # need this checkout's paths; CI runs them
+    # The tool's tests (cli/tests/) need this checkout's paths; CI runs them.
+    rm -f .devbin/test-cli .devbin/test-cli_* .devbin/test-thread_limits
     # b3sum for the peers table, if this machine has one (cargo install b3sum).
     b3=$(command -v b3sum || ls /tmp/b3/bin/b3sum 2>/dev/null || true)
     [ -n "$b3" ] && cp "$b3" .devbin/

@@ -16,8 +16,8 @@
 //! split across processes or hosts ([`Hasher::hash_part`], joined by
 //! [`parts::join`]), or, with the `gpu` feature, bytes already in GPU memory
 //! (`Hasher::hash_device`). A [`Stream`] takes an input in `update`s, as
-//! hashlib does. [`reference`](mod@reference) is the spec in code, slow and obvious, for
-//! tests.
+//! hashlib does. Under [`BackendChoice::Auto`] (the default) each input
+//! starts on the CPU, and GPUs start and join where the input repays them.
 //!
 //! ```
 //! use treehash::{Algorithm, Hasher, HasherOptions, TreeParams};
@@ -27,18 +27,50 @@
 //! let data = vec![7u8; 100_000];
 //! let params = TreeParams::new(Algorithm::Sha3_256, 2, 4)?; // 16 leaves
 //! let out = hasher.hash_bytes(&params, &data)?;
-//! assert_eq!(out.digest, treehash::reference::tree_hash(&params, &data));
+//! assert_eq!(
+//!     hex::encode(&out.digest),
+//!     "67ea51da5a858b5fa610a780eddc40314fb55625089d2ea4e6487ac02f6c6a82"
+//! );
 //! println!("{}  {}", hex::encode(&out.digest), params.label());
 //! let kt128 = StandardParams::new(Standard::Kt128);
 //! let out = hasher.hash_bytes(&kt128, &data)?;
-//! assert_eq!(out.digest, treehash::reference::kangaroo::kt128(&data, b"", 32));
+//! assert_eq!(
+//!     hex::encode(&out.digest),
+//!     "27de01be64759f4aebee7c8648695c14ca8ac5b7736dc206b76484d4712d3595"
+//! );
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! # The API
+//!
+//! 64 items, as rustdoc lists them with the default features: 41 types,
+//! traits and aliases, 7 functions and 16 constants (the parameters'
+//! defaults and limits), at the root and in five modules. (134 before the
+//! tool moved to a crate of its own: docs/decisions/0027.)
+//!
+//! | for | items |
+//! |---|---|
+//! | hashing | [`Hasher`], [`HasherOptions`], [`BackendChoice`], [`CpuPath`], [`MAX_THREADS`], [`MAX_PIECE_BYTES`]; what came out: [`HashOutput`], [`BackendUsed`], [`Timings`] |
+//! | a message in parts | [`Stream`] |
+//! | many files | [`ListInput`], [`ListResult`] |
+//! | parameters | [`Params`] (tree or standard), [`ParamsRef`], [`AsParams`], [`Function`], [`Label`] and [`LabelError`]; [`params`]: [`TreeParams`], [`Algorithm`], [`TreeLabel`], [`params::TreeLabelError`] and the LI limits; [`standard`]: [`StandardParams`], [`Standard`], [`standard::Family`], [`StandardLabel`], [`standard::StandardLabelError`] and the standard functions' limits |
+//! | parts and joins | [`parts`]: [`Part`], [`PartOutput`], [`Joined`], [`parts::join`], [`parts::join_bytes`], [`parts::read_part`], [`parts::unsplittable`], [`parts::FORMAT_VERSION`] |
+//! | progress | [`Progress`], [`NoProgress`], [`EngineShare`], [`EngineId`] |
+//! | errors | [`HashError`], [`ParamError`], [`PartError`], [`JoinError`] |
+//! | GPUs | [`gpu`]: [`gpu::Devices`], [`gpu::CopyMode`], [`gpu::GpuBackend`], [`gpu::GpuInfo`], [`gpu::driver_present`], `gpu::DeviceBytes` (with the `gpu` feature) |
+//! | a file truncated while mapped | [`sigbus`]: [`sigbus::recover`], [`sigbus::raised_by_an_access`], for a program's SIGBUS handler |
+//!
+//! Modules hidden from this documentation (`checkfile`, `input`,
+//! `output_file`, `function`'s option parsing, `reference`, `sponge`, …)
+//! are public only for the treehash tool (`cli/`), the Python package, the
+//! tests and the benchmarks: they are no part of the API and may change at
+//! any release (docs/decisions/0027-cli-crate-and-public-api.md).
 
 // Without the `gpu` feature the code that only the GPU backend calls (the
 // kernels' tables, the leaf level's launch arguments) is unused; the
 // default build, which has it, is the one that finds dead code.
 #![cfg_attr(not(feature = "gpu"), allow(dead_code))]
+#![warn(unreachable_pub, missing_docs)]
 
 // Linux only: the input path relies on Linux's mmap, madvise
 // (MADV_POPULATE_READ), posix_fadvise and F_SETPIPE_SZ, SIGBUS recovery on
@@ -47,35 +79,47 @@
 #[cfg(not(target_os = "linux"))]
 compile_error!("treehash supports Linux only");
 
+// The library's API is what the crate root re-exports and the public
+// modules below hold. A module marked `#[doc(hidden)]` is for the treehash
+// tool, the Python package, the tests and the benchmarks; not part of the
+// API (docs/decisions/0027-cli-crate-and-public-api.md).
+#[doc(hidden)] // for the treehash tool and tests; not part of the API
 pub mod checkfile;
+#[doc(hidden)] // for the benchmarks (chunks, measure); `CpuPath` is re-exported
 pub mod cpu;
 mod engine;
+#[doc(hidden)] // for the treehash tool and tests; `HashError` is re-exported
 pub mod error;
+#[doc(hidden)] // for the treehash tool and tests; its types are re-exported
 pub mod function;
 pub mod gpu;
-pub mod hasher;
+mod hasher;
+#[doc(hidden)] // for the treehash tool and tests; not part of the API
 pub mod input;
 mod message;
+#[doc(hidden)] // for the treehash tool and tests; not part of the API
 pub mod output_file;
 pub mod params;
 pub mod parts;
-pub mod progress;
+mod progress;
+#[doc(hidden)] // the spec in code: for the tests, `--verify` and benchmarks
 pub mod reference;
 mod schedule;
 pub mod sigbus;
+#[doc(hidden)] // for the tests and benchmarks; not part of the API
 pub mod sponge;
 pub mod standard;
 mod stream;
 #[cfg(test)]
 mod test_rng;
 mod threads;
-pub mod timings;
+mod timings;
 mod trace;
 mod tree;
 
 pub use cpu::CpuPath;
 pub use error::HashError;
-pub use function::{AsParams, Function, Label, Params, ParamsRef};
+pub use function::{AsParams, Function, Label, LabelError, Params, ParamsRef};
 pub use hasher::{BackendChoice, BackendUsed, HashOutput, Hasher, HasherOptions, MAX_THREADS};
 pub use hasher::{ListInput, ListResult};
 pub use params::{Algorithm, ParamError, TreeLabel, TreeParams};

@@ -25,11 +25,17 @@ pub const MAX_XOF_OUTPUT_LEN: usize = 1 << 16;
 /// The node function A: one of the six FIPS 202 functions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Algorithm {
+    /// SHA3-224: a 28-byte digest.
     Sha3_224,
+    /// SHA3-256: a 32-byte digest (the default).
     Sha3_256,
+    /// SHA3-384: a 48-byte digest.
     Sha3_384,
+    /// SHA3-512: a 64-byte digest.
     Sha3_512,
+    /// SHAKE128: an XOF, 32 bytes by default.
     Shake128,
+    /// SHAKE256: an XOF, 64 bytes by default.
     Shake256,
 }
 
@@ -153,35 +159,60 @@ pub enum ParamError {
         "unknown algorithm '{0}' (expected sha3-224, sha3-256, sha3-384, sha3-512, shake128, \
          shake256, kt128, kt256, parallelhash128, parallelhash256, turboshake128 or turboshake256)"
     )]
+    /// A function name that names none (the name given).
     UnknownAlgorithm(String),
+    /// A tree degree D outside 2 to 2^24.
     #[error("degree {0} is out of range (2 to 2^24)")]
     Degree(u64),
+    /// D^H over [`MAX_LEAVES`].
     #[error("degree {degree} and height {height} give more than 2^24 leaves")]
-    TooManyLeaves { degree: u64, height: u32 },
+    TooManyLeaves {
+        /// D.
+        degree: u64,
+        /// H.
+        height: u32,
+    },
+    /// A leaf block size B that is no multiple of 8 from 8 to 2^24.
     #[error("block size {0} is out of range (a multiple of 8 from 8 to 2^24)")]
     BlockSize(usize),
+    /// A prefix longer than [`MAX_PREFIX_LEN`].
     #[error("prefix of {0} bytes is too long (at most 255)")]
     PrefixLen(usize),
+    /// An output length the function cannot give.
     #[error("output length {len} is out of range for {algorithm} ({allowed})")]
     OutputLen {
+        /// The function.
         algorithm: Algorithm,
+        /// The length asked for, in bytes.
         len: usize,
+        /// The lengths it gives, in words.
         allowed: String,
     },
     /// A standard function's option that it does not take.
     #[error("{function} takes no {option}")]
     NotFor {
+        /// The option, as the message names it.
         option: &'static str,
+        /// The function.
         function: &'static str,
     },
+    /// A customization string longer than 256 KiB.
     #[error("customization string of {0} bytes is too long (at most 262144)")]
     CustomizationLen(usize),
+    /// A ParallelHash block size B outside 1 to 2^24.
     #[error("block size {0} is out of range for ParallelHash (1 to 2^24 bytes)")]
     StandardBlockSize(usize),
+    /// A TurboSHAKE domain byte outside 0x01 to 0x7f.
     #[error("domain byte {0:#04x} is out of range for TurboSHAKE (0x01 to 0x7f)")]
     Domain(u8),
+    /// A standard function's output length outside 1 to 65536 bytes.
     #[error("output length {len} is out of range for {function} (1 to 65536 bytes)")]
-    StandardOutputLen { function: &'static str, len: usize },
+    StandardOutputLen {
+        /// The function.
+        function: &'static str,
+        /// The length asked for, in bytes.
+        len: usize,
+    },
 }
 
 /// The parameters of one tree digest, validated: building one that is out of
@@ -293,12 +324,15 @@ impl TreeParams {
         })
     }
 
+    /// A, the node function.
     pub fn algorithm(&self) -> Algorithm {
         self.algorithm
     }
+    /// H, the tree's height (0: plain SHA-3 / SHAKE).
     pub fn height(&self) -> u32 {
         self.height
     }
+    /// D, the tree's degree.
     pub fn degree(&self) -> u64 {
         self.degree
     }
@@ -310,6 +344,7 @@ impl TreeParams {
     pub fn prefix(&self) -> &[u8] {
         &self.prefix
     }
+    /// Whether there is a prefix (a keyed digest, where it is a key).
     pub fn has_prefix(&self) -> bool {
         !self.prefix.is_empty()
     }
@@ -365,15 +400,20 @@ fn check_output_len(algorithm: Algorithm, len: usize) -> Result<(), ParamError> 
 /// length of the hex digest) and the prefix itself (only whether there is one).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TreeLabel {
+    /// A.
     pub algorithm: Algorithm,
+    /// H.
     pub height: u32,
     /// `None` at H = 0, where D and B play no part.
     pub degree: Option<u64>,
+    /// B; `None` at H = 0.
     pub block_size: Option<usize>,
+    /// Made with a prefix (the label says `keyed`, never the prefix).
     pub keyed: bool,
 }
 
 impl TreeLabel {
+    /// The label of `params`.
     pub fn of(params: &TreeParams) -> TreeLabel {
         let tree = params.height > 0;
         TreeLabel {

@@ -30,7 +30,7 @@ pub struct Timings {
 }
 
 /// Runs `f` and adds its wall-clock time to `slot`.
-pub fn timed<T>(slot: &mut Duration, f: impl FnOnce() -> T) -> T {
+pub(crate) fn timed<T>(slot: &mut Duration, f: impl FnOnce() -> T) -> T {
     let start = Instant::now();
     let out = f();
     *slot += start.elapsed();
@@ -59,6 +59,6 @@ impl fmt::Display for Timings {
 }
 
 /// A duration in milliseconds, as a float.
-pub fn ms(d: Duration) -> f64 {
+pub(crate) fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }

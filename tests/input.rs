@@ -2,7 +2,7 @@
 //! hashed, a reader that fails part-way, files of one piece. A file cut
 //! under the window being hashed (SIGBUS survived) is a unit test of
 //! src/input.rs, which can wait for the window to be read in; standard-input
-//! offsets and a closed standard input are in tests/cli_io.rs.
+//! offsets and a closed standard input are in cli/tests/cli_io.rs.
 
 use std::io::{self, Read};
 use std::path::PathBuf;

@@ -19,7 +19,7 @@ use crate::sponge::{Rounds, Sponge, SpongeSpec};
 /// A sponge for `S`'s function: the state, with the bytes of an unfinished
 /// rate block already XORed in, and their count (the same 208 bytes as
 /// RustCrypto's, so a leaf costs no more).
-pub struct Fast<S> {
+pub(super) struct Fast<S> {
     state: [u64; 25],
     /// The next free byte of the rate; always less than the rate.
     pos: usize,
@@ -62,7 +62,7 @@ impl<S: Sponge> Fast<S> {
 
     /// The sponge whose state is `state` after absorbing `absorbed` bytes
     /// (which say where it stands in the rate).
-    pub fn from_state(state: [u64; 25], absorbed: u64) -> Self {
+    pub(super) fn from_state(state: [u64; 25], absorbed: u64) -> Self {
         Fast {
             state,
             pos: (absorbed % Self::SPEC.rate() as u64) as usize,
@@ -73,7 +73,7 @@ impl<S: Sponge> Fast<S> {
 
 impl<S> Fast<S> {
     /// The Keccak state, with the bytes of an unfinished rate block XORed in.
-    pub fn state(&self) -> [u64; 25] {
+    pub(super) fn state(&self) -> [u64; 25] {
         self.state
     }
 
@@ -128,20 +128,20 @@ mod permutation {
 
     /// Keccak-f[1600] on `state`.
     #[inline]
-    pub fn permute(state: &mut [u64; 25], spec: &SpongeSpec) {
+    pub(super) fn permute(state: &mut [u64; 25], spec: &SpongeSpec) {
         sha3_absorb(state, &ZEROS[..spec.rate()], spec.rate());
     }
 
     /// XORs in and permutes every whole rate block of `data`: the count of
     /// bytes left over at its end.
     #[inline]
-    pub fn absorb_blocks(state: &mut [u64; 25], data: &[u8], spec: &SpongeSpec) -> usize {
+    pub(super) fn absorb_blocks(state: &mut [u64; 25], data: &[u8], spec: &SpongeSpec) -> usize {
         sha3_absorb(state, data, spec.rate())
     }
 
     /// Writes `out` from the state as it is, permuting between rate blocks.
     #[inline]
-    pub fn squeeze(state: &mut [u64; 25], out: &mut [u8], spec: &SpongeSpec) {
+    pub(super) fn squeeze(state: &mut [u64; 25], out: &mut [u8], spec: &SpongeSpec) {
         sha3_squeeze(state, out, spec.rate());
     }
 }
@@ -155,14 +155,14 @@ mod permutation {
 
     /// Keccak-p[1600, n_r] on `state`.
     #[inline]
-    pub fn permute(state: &mut [u64; 25], spec: &SpongeSpec) {
+    pub(super) fn permute(state: &mut [u64; 25], spec: &SpongeSpec) {
         p1600(state, spec.rounds());
     }
 
     /// XORs in and permutes every whole rate block of `data`: the count of
     /// bytes left over at its end.
     #[inline]
-    pub fn absorb_blocks(state: &mut [u64; 25], data: &[u8], spec: &SpongeSpec) -> usize {
+    pub(super) fn absorb_blocks(state: &mut [u64; 25], data: &[u8], spec: &SpongeSpec) -> usize {
         let mut blocks = data.chunks_exact(spec.rate());
         for block in &mut blocks {
             for (lane, word) in state.iter_mut().zip(block.chunks_exact(8)) {
@@ -175,7 +175,7 @@ mod permutation {
 
     /// Writes `out` from the state as it is, permuting between rate blocks.
     #[inline]
-    pub fn squeeze(state: &mut [u64; 25], out: &mut [u8], spec: &SpongeSpec) {
+    pub(super) fn squeeze(state: &mut [u64; 25], out: &mut [u8], spec: &SpongeSpec) {
         for (k, block) in out.chunks_mut(spec.rate()).enumerate() {
             if k > 0 {
                 p1600(state, spec.rounds());

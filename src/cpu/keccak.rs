@@ -6,7 +6,7 @@
 use crate::sponge::Rounds;
 
 /// The round constants of iota, round 0 first: one per round of Keccak-f.
-pub const RC: [u64; Rounds::Keccak24.count()] = [
+pub(crate) const RC: [u64; Rounds::Keccak24.count()] = [
     0x0000000000000001,
     0x0000000000008082,
     0x800000000000808a,
@@ -151,7 +151,7 @@ pub(crate) use keccak_row;
 /// Keccak-p[1600, n_r] on one state (the `keccak` crate's, which picks the
 /// fastest code for the CPU: ARMv8's SHA-3 instructions where there are any).
 #[inline]
-pub fn p1600(state: &mut [u64; 25], rounds: Rounds) {
+pub(crate) fn p1600(state: &mut [u64; 25], rounds: Rounds) {
     let keccak = keccak::Keccak::new();
     match rounds {
         Rounds::Keccak24 => keccak.with_p1600::<{ Rounds::Keccak24.count() }>(|p| p(state)),
@@ -193,7 +193,7 @@ fn p1600_by_rows(state: &mut [u64; 25], rounds: Rounds) {
 
 /// A state with random-looking lanes, for the permutation tests.
 #[cfg(test)]
-pub fn test_state(seed: u64) -> [u64; 25] {
+pub(crate) fn test_state(seed: u64) -> [u64; 25] {
     let mut x = seed | 1;
     std::array::from_fn(|_| {
         x ^= x << 13;
@@ -206,7 +206,7 @@ pub fn test_state(seed: u64) -> [u64; 25] {
 /// The keccak crate's Keccak-p[1600, n_r], called directly: the tests'
 /// independent permutation.
 #[cfg(test)]
-pub fn keccak_crate(state: &mut [u64; 25], rounds: Rounds) {
+pub(crate) fn keccak_crate(state: &mut [u64; 25], rounds: Rounds) {
     let keccak = keccak::Keccak::new();
     match rounds {
         Rounds::Keccak24 => keccak.with_p1600::<24>(|p| p(state)),
@@ -218,7 +218,7 @@ pub fn keccak_crate(state: &mut [u64; 25], rounds: Rounds) {
 /// state `i` takes the `len` bytes at `i · stride` of `data`, in blocks of
 /// `rate`, a permutation after each.
 #[cfg(test)]
-pub fn absorb_runs_one_by_one(
+pub(crate) fn absorb_runs_one_by_one(
     states: &mut [[u64; 25]],
     data: &[u8],
     stride: usize,

@@ -14,13 +14,13 @@ use super::platform::Avx2;
 use crate::sponge::Rounds;
 
 /// Four leaves' states, lane-major: `[k][i]` is lane k of leaf i.
-pub type Group4 = [[u64; 4]; 25];
+pub(super) type Group4 = [[u64; 4]; 25];
 
 /// Leaf i of `group` absorbs `data[i·stride .. i·stride + len]` from
 /// position 0 of the rate: `len` is a multiple of `rate` (whole blocks),
 /// `data` holds the four runs (`3·stride + len` bytes at least), and each
 /// block is followed by Keccak-p[1600, `rounds`].
-pub fn absorb_blocks(
+pub(super) fn absorb_blocks(
     avx2: Avx2,
     group: &mut Group4,
     data: &[u8],
@@ -35,7 +35,7 @@ pub fn absorb_blocks(
 }
 
 /// Keccak-p[1600, `rounds`] on four states.
-pub fn permute(avx2: Avx2, group: &mut Group4, rounds: Rounds) {
+pub(super) fn permute(avx2: Avx2, group: &mut Group4, rounds: Rounds) {
     let _ = avx2;
     // SAFETY: the token proves detection found AVX2.
     unsafe { permute_avx2(group, rounds) }

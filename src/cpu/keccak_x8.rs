@@ -49,13 +49,13 @@ macro_rules! rol {
 }
 
 /// Eight leaves' states, lane-major: `[k][i]` is lane k of leaf i.
-pub type Group8 = [[u64; 8]; 25];
+pub(super) type Group8 = [[u64; 8]; 25];
 
 /// Leaf i of `group` absorbs `data[i·stride .. i·stride + len]` from
 /// position 0 of the rate: `len` is a multiple of `rate` (whole blocks),
 /// `data` holds the eight runs (`7·stride + len` bytes at least), and each
 /// block is followed by Keccak-p[1600, `rounds`].
-pub fn absorb_blocks(
+pub(super) fn absorb_blocks(
     avx512: Avx512,
     group: &mut Group8,
     data: &[u8],
@@ -70,7 +70,7 @@ pub fn absorb_blocks(
 }
 
 /// Keccak-p[1600, `rounds`] on eight states.
-pub fn permute(avx512: Avx512, group: &mut Group8, rounds: Rounds) {
+pub(super) fn permute(avx512: Avx512, group: &mut Group8, rounds: Rounds) {
     let _ = avx512;
     // SAFETY: the token proves detection found AVX-512F.
     unsafe { permute_avx512(group, rounds) }

@@ -22,7 +22,7 @@ use crate::params::{Algorithm, TreeParams};
 use crate::sponge::{Rounds, SpongeSpec};
 
 /// A `W`-lane kernel: `W` whole blocks into `W` lane-major states at once.
-pub trait LaneKernel<const W: usize>: Copy + Send + Sync {
+pub(super) trait LaneKernel<const W: usize>: Copy + Send + Sync {
     /// `blocks` holds `W` blocks of `b` bytes back to back (`b` a multiple of
     /// `spec`'s rate); block i goes to leaf i of `group`, through `spec`'s
     /// sponge.
@@ -57,7 +57,7 @@ impl LaneKernel<8> for Avx512 {
 /// never straddle two lines.
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
-pub struct Group<const W: usize>([[u64; W]; 25]);
+pub(super) struct Group<const W: usize>([[u64; W]; 25]);
 
 impl<const W: usize> Group<W> {
     /// Leaf `lane`'s state.
@@ -79,7 +79,7 @@ unsafe impl<const W: usize> FreshIsZero for Group<W> {}
 /// The engine of `W`-leaf groups run by kernel `K`, each leaf through the
 /// sponge `spec`.
 #[derive(Clone)]
-pub struct Lanes<K, const W: usize> {
+pub(super) struct Lanes<K, const W: usize> {
     kernel: K,
     spec: SpongeSpec,
     block_size: usize,
@@ -87,7 +87,7 @@ pub struct Lanes<K, const W: usize> {
 
 impl<K: LaneKernel<W>, const W: usize> Lanes<K, W> {
     /// The engine for the leaves of `params` (blocks of B bytes).
-    pub fn new(kernel: K, params: &TreeParams) -> Self {
+    pub(super) fn new(kernel: K, params: &TreeParams) -> Self {
         debug_assert!(
             params
                 .block_size()
@@ -102,7 +102,7 @@ impl<K: LaneKernel<W>, const W: usize> Lanes<K, W> {
 
     /// The engine for parent nodes of `algorithm`, `W` at a time: its whole
     /// blocks are rate blocks.
-    pub fn for_nodes(kernel: K, algorithm: Algorithm) -> Self {
+    pub(super) fn for_nodes(kernel: K, algorithm: Algorithm) -> Self {
         let spec = algorithm.sponge_spec();
         Lanes {
             kernel,

@@ -16,12 +16,12 @@ use crate::params::TreeParams;
 /// Proof that this CPU has AVX2: only [`Avx2::detect`] makes one.
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy, Debug)]
-pub struct Avx2(());
+pub(crate) struct Avx2(());
 
 /// Proof that this CPU has AVX-512F: only [`Avx512::detect`] makes one.
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy, Debug)]
-pub struct Avx512(());
+pub(crate) struct Avx512(());
 
 /// The features found, once per process.
 #[derive(Clone, Copy, Debug)]
@@ -45,7 +45,7 @@ fn detected() -> Detected {
 #[cfg(target_arch = "x86_64")]
 impl Avx2 {
     /// The token, if this CPU has AVX2.
-    pub fn detect() -> Option<Avx2> {
+    pub(crate) fn detect() -> Option<Avx2> {
         detected().avx2
     }
 }
@@ -53,14 +53,14 @@ impl Avx2 {
 #[cfg(target_arch = "x86_64")]
 impl Avx512 {
     /// The token, if this CPU has AVX-512F.
-    pub fn detect() -> Option<Avx512> {
+    pub(crate) fn detect() -> Option<Avx512> {
         detected().avx512
     }
 }
 
 /// The CPU code path a backend uses, with the proof that the CPU can run it.
 #[derive(Clone, Copy, Debug)]
-pub enum Platform {
+pub(crate) enum Platform {
     /// One scalar sponge per leaf.
     Portable,
     /// Four leaves per permutation in 256-bit registers.
@@ -74,7 +74,7 @@ pub enum Platform {
 impl Platform {
     /// The platform for `path`: `Auto` is the best this CPU has; a path the
     /// CPU lacks is an error that names the missing feature.
-    pub fn new(path: CpuPath) -> Result<Platform, HashError> {
+    pub(crate) fn new(path: CpuPath) -> Result<Platform, HashError> {
         let missing = |feature| HashError::CpuFeature {
             path: path.name(),
             feature,
@@ -113,7 +113,7 @@ impl Platform {
     /// tree (H ≥ 1, leaves of c-byte outputs) with at least one group of
     /// leaves, and B a multiple of the rate, so that every block starts at
     /// position 0 of the sponge; everything else takes the portable sponges.
-    pub fn engine(self, params: &TreeParams) -> Engine {
+    pub(crate) fn engine(self, params: &TreeParams) -> Engine {
         let lanes_fit = |width: u64| {
             params.height() > 0
                 && params.leaf_count() >= width
@@ -132,7 +132,7 @@ impl Platform {
 
     /// The engine for parent nodes: lanes wherever the CPU has them, as
     /// every node of a level hashes the same number of bytes.
-    pub fn node_engine(self) -> Engine {
+    pub(crate) fn node_engine(self) -> Engine {
         match self {
             #[cfg(target_arch = "x86_64")]
             Platform::Avx512(avx512) => Engine::Lanes8(avx512),
@@ -147,7 +147,7 @@ impl Platform {
 /// first: each takes the groups it can, and the chunks left over go to the
 /// next, the last ones to the scalar permutation.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct ChunkKernels {
+pub(crate) struct ChunkKernels {
     /// Eight chunks per permutation.
     #[cfg(target_arch = "x86_64")]
     pub x8: Option<Avx512>,
@@ -160,7 +160,7 @@ impl Platform {
     /// The chunk kernels of this platform: AVX-512's eight lanes with
     /// AVX2's four for the leftovers (every CPU with AVX-512F has AVX2,
     /// but it is detected all the same), AVX2's alone, or none.
-    pub fn chunk_kernels(self) -> ChunkKernels {
+    pub(crate) fn chunk_kernels(self) -> ChunkKernels {
         match self {
             Platform::Portable => ChunkKernels::default(),
             #[cfg(target_arch = "x86_64")]
@@ -179,7 +179,7 @@ impl Platform {
 
 /// How the leaves of one tree are absorbed.
 #[derive(Clone, Copy, Debug)]
-pub enum Engine {
+pub(crate) enum Engine {
     /// One scalar sponge per leaf.
     Sponges,
     /// Four neighbouring leaves per AVX2 permutation.
@@ -197,7 +197,7 @@ pub enum Engine {
 /// covers several paths gets `None` only where the AVX2 tests are ignored,
 /// and then checks the others.
 #[cfg(all(test, target_arch = "x86_64"))]
-pub fn avx2_for_test(test: &str) -> Option<Avx2> {
+pub(super) fn avx2_for_test(test: &str) -> Option<Avx2> {
     let avx2 = Avx2::detect();
     assert!(
         avx2.is_some() || !cfg!(treehash_test_avx2),
@@ -211,7 +211,7 @@ pub fn avx2_for_test(test: &str) -> Option<Avx2> {
 /// `treehash_test_avx512` (the CPU that built the tests has AVX-512F, or
 /// `TREEHASH_REQUIRE_AVX512` is set).
 #[cfg(all(test, target_arch = "x86_64"))]
-pub fn avx512_for_test(test: &str) -> Option<Avx512> {
+pub(super) fn avx512_for_test(test: &str) -> Option<Avx512> {
     let avx512 = Avx512::detect();
     assert!(
         avx512.is_some() || !cfg!(treehash_test_avx512),

@@ -28,7 +28,7 @@ const TASK_BYTES: usize = 64 << 10;
 /// the leaves that hold a block, in leaf order. `nodes` hashes the parents
 /// below the root, `WIDTH` at a time, from blocks of the rate; `S` the root
 /// and each level's last parent, whose children end with empty subtrees.
-pub fn reduce_levels<S: Sponge, A: Absorb>(
+pub(crate) fn reduce_levels<S: Sponge, A: Absorb>(
     params: &TreeParams,
     workers: Workers<'_>,
     nodes: &A,
@@ -58,7 +58,7 @@ pub fn reduce_levels<S: Sponge, A: Absorb>(
 /// Parents below the root whose D children are all given: `children` holds
 /// D·c bytes for each, back to back, and `out` gets their c-byte values;
 /// `WIDTH` nodes per unit of `nodes`, on the workers.
-pub fn whole_nodes<A: Absorb>(
+pub(crate) fn whole_nodes<A: Absorb>(
     params: &TreeParams,
     workers: Workers<'_>,
     nodes: &A,

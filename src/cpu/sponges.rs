@@ -8,7 +8,7 @@ use super::walk::Absorb;
 use crate::sponge::Sponge;
 
 /// The engine of one sponge per leaf, for `S`'s function.
-pub struct Sponges<S>(PhantomData<fn() -> S>);
+pub(super) struct Sponges<S>(PhantomData<fn() -> S>);
 
 // Not derived: that would ask for `S: Clone`.
 impl<S> Clone for Sponges<S> {

@@ -29,7 +29,7 @@ use super::workers::Workers;
 /// All-zero bytes must be a valid value of the type, and the fresh one; the
 /// type must have no drop glue (the store never drops its units), and an
 /// alignment of at most 4096 bytes (a page).
-pub unsafe trait FreshIsZero: Sized + Send + Sync {
+pub(crate) unsafe trait FreshIsZero: Sized + Send + Sync {
     /// The fresh value.
     fn fresh() -> Self {
         // SAFETY: all-zero bytes are a value of `Self` (the trait's contract).
@@ -62,7 +62,7 @@ enum Backing<U> {
 
 /// The units in use, and room for more: untouched pages of a mapping cost
 /// no memory until a unit there is written.
-pub struct UnitStore<U> {
+pub(super) struct UnitStore<U> {
     backing: Backing<U>,
     len: usize,
     units: PhantomData<U>,
@@ -70,7 +70,7 @@ pub struct UnitStore<U> {
 
 impl<U: FreshIsZero> UnitStore<U> {
     /// No units, and no memory for them yet.
-    pub const fn new() -> Self {
+    pub(super) const fn new() -> Self {
         const { assert!(size_of::<U>() > 0 && align_of::<U>() <= 4096) };
         UnitStore {
             backing: Backing::Nothing,
@@ -80,7 +80,7 @@ impl<U: FreshIsZero> UnitStore<U> {
     }
 
     /// The units in use.
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.len
     }
 
@@ -98,7 +98,7 @@ impl<U: FreshIsZero> UnitStore<U> {
     /// twice its size (amortised, for inputs that come piece by piece), but
     /// never past `most` units, and only as far as needed where the system
     /// refuses that much address space.
-    pub fn grow_to(&mut self, len: usize, most: usize) -> io::Result<()> {
+    pub(super) fn grow_to(&mut self, len: usize, most: usize) -> io::Result<()> {
         debug_assert!(len >= self.len && len <= most);
         if len > self.capacity() {
             let doubled = (2 * self.capacity()).min(most);
@@ -166,7 +166,7 @@ impl<U: FreshIsZero> UnitStore<U> {
 
     /// The units in use, in chunks of `units` (the last perhaps shorter),
     /// whose pages [`Chunk::release`] gives back once a task is done with them.
-    pub fn chunks_mut(&mut self, units: usize) -> impl Iterator<Item = Chunk<'_, U>> {
+    pub(super) fn chunks_mut(&mut self, units: usize) -> impl Iterator<Item = Chunk<'_, U>> {
         let releasable = matches!(self.backing, Backing::Map(_));
         self.as_mut()
             .chunks_mut(units.max(1))
@@ -178,7 +178,7 @@ impl<U: FreshIsZero + Clone> UnitStore<U> {
     /// A second store of the same units in use, copied side by side on
     /// `workers` (each copies and so first touches its own pages), with
     /// room for them alone: it grows as any store does.
-    pub fn copy_on(&self, workers: Workers<'_>) -> io::Result<Self> {
+    pub(super) fn copy_on(&self, workers: Workers<'_>) -> io::Result<Self> {
         let mut copy = UnitStore::new();
         copy.grow_to(self.len, self.len)?;
         let per_task = (COPY_TASK_BYTES / size_of::<U>()).max(1);
@@ -230,7 +230,7 @@ impl<U: FreshIsZero> AsMut<[U]> for UnitStore<U> {
 }
 
 /// Some units of a [`UnitStore`], held by one task.
-pub struct Chunk<'a, U> {
+pub(super) struct Chunk<'a, U> {
     units: &'a mut [U],
     /// The units lie in the store's own mapping (not on the heap).
     releasable: bool,
@@ -238,7 +238,7 @@ pub struct Chunk<'a, U> {
 
 impl<U: FreshIsZero> Chunk<'_, U> {
     /// The units.
-    pub fn units(&self) -> &[U] {
+    pub(super) fn units(&self) -> &[U] {
         self.units
     }
 
@@ -246,7 +246,7 @@ impl<U: FreshIsZero> Chunk<'_, U> {
     /// system: the caller is done with them (they read as fresh units from
     /// then on). A hint where it fails, for units on the heap (few), and
     /// elsewhere than on Linux.
-    pub fn release(self) {
+    pub(super) fn release(self) {
         #[cfg(target_os = "linux")]
         if self.releasable {
             let page = page_size();

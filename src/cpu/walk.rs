@@ -57,7 +57,7 @@ const FUSED_TASK_LEAVES: usize = 128;
 const FINISH_TASK_BYTES: usize = 4 << 20;
 
 /// How one leaf engine absorbs blocks into a unit of `WIDTH` neighbouring leaves.
-pub trait Absorb: Clone + Send + Sync {
+pub(crate) trait Absorb: Clone + Send + Sync {
     /// Leaves per unit.
     const WIDTH: usize;
     /// The states of one unit's leaves; all zero bytes while they have
@@ -90,7 +90,7 @@ pub trait Absorb: Clone + Send + Sync {
 
 /// The states of the leaves `owned` (a contiguous range) while M is
 /// absorbed, piece by piece. Unit u holds leaves `owned.start + u·WIDTH` on.
-pub struct Leaves<'a, A: Absorb> {
+pub(super) struct Leaves<'a, A: Absorb> {
     params: &'a TreeParams,
     workers: Workers<'a>,
     engine: A,
@@ -110,7 +110,7 @@ impl<'a, A: Absorb> Leaves<'a, A> {
     /// The leaves `owned` (within 0 … L − 1), positioned after the first
     /// `message_len` bytes of M (a whole number of blocks, or all of M) and
     /// fresh: [`set_states`](Self::set_states) gives them what they hold.
-    pub fn new(
+    pub(super) fn new(
         params: &'a TreeParams,
         workers: Workers<'a>,
         engine: A,
@@ -133,14 +133,14 @@ impl<'a, A: Absorb> Leaves<'a, A> {
     /// The same leaves with slices of `bytes` per unit (tests: many slices
     /// in a short message).
     #[cfg(test)]
-    pub fn with_slice_bytes(mut self, bytes: usize) -> Self {
+    pub(super) fn with_slice_bytes(mut self, bytes: usize) -> Self {
         self.slice_bytes = bytes;
         self
     }
 
     /// The same leaves in the same state, their units copied side by side
     /// on the workers, to go on apart from these.
-    pub fn fork(&self) -> io::Result<Self> {
+    pub(super) fn fork(&self) -> io::Result<Self> {
         Ok(Leaves {
             params: self.params,
             workers: self.workers,
@@ -155,18 +155,18 @@ impl<'a, A: Absorb> Leaves<'a, A> {
     }
 
     /// The leaves these states are.
-    pub fn owned(&self) -> Range<u64> {
+    pub(super) fn owned(&self) -> Range<u64> {
         self.owned.clone()
     }
 
     /// Bytes of M absorbed so far.
-    pub fn message_len(&self) -> u64 {
+    pub(super) fn message_len(&self) -> u64 {
         self.message_len
     }
 
     /// Moves past the next `len` bytes of M, which hold none of its
     /// leaves' blocks (it owns none).
-    pub fn skip(&mut self, len: usize) {
+    pub(super) fn skip(&mut self, len: usize) {
         debug_assert!(self.owned.is_empty());
         self.message_len += len as u64;
     }
@@ -181,7 +181,7 @@ impl<'a, A: Absorb> Leaves<'a, A> {
     /// Absorbs the blocks of the owned leaves in the next piece of M, which
     /// starts on a block boundary; block i goes to leaf i mod L, in order.
     /// An error only where memory for new leaves' states cannot be had.
-    pub fn absorb(&mut self, piece: &[u8]) -> Result<(), HashError> {
+    pub(super) fn absorb(&mut self, piece: &[u8]) -> Result<(), HashError> {
         self.absorb_bytes(PieceBytes::Memory(piece))
     }
 
@@ -189,7 +189,7 @@ impl<'a, A: Absorb> Leaves<'a, A> {
     /// piece, of `len` bytes: where the pool's tasks each walk a range of
     /// leaves (not a single sponge, not slices of a few units), and a
     /// unit's blocks fit in one read.
-    pub fn reads_per_task(&self, len: usize) -> bool {
+    pub(super) fn reads_per_task(&self, len: usize) -> bool {
         matches!(self.workers, Workers::Pool(_))
             && self.params.leaf_count() > 1
             && A::WIDTH * self.params.block_size() <= READ_RUN_MAX
@@ -205,7 +205,7 @@ impl<'a, A: Absorb> Leaves<'a, A> {
     /// pass over memory, not a copy and then a pass. An error where the
     /// input cannot be read, memory for new leaves' states cannot be had,
     /// or the piece is one its tasks cannot read (a single sponge, slices).
-    pub fn absorb_unread(
+    pub(super) fn absorb_unread(
         &mut self,
         input: &InputFile,
         offset: u64,
@@ -322,7 +322,7 @@ impl<'a, A: Absorb> Leaves<'a, A> {
     }
 
     /// The state of every owned leaf that holds a block, in leaf order.
-    pub fn states(&self) -> Vec<[u64; 25]> {
+    pub(super) fn states(&self) -> Vec<[u64; 25]> {
         let w = A::WIDTH as u64;
         let holding = self.holding(self.blocks());
         let units = self.units.as_ref();
@@ -339,7 +339,7 @@ impl<'a, A: Absorb> Leaves<'a, A> {
     /// order: one for each leaf that holds a block, or fewer, the rest
     /// fresh. States past the leaves that hold a block are ignored: those
     /// leaves are fresh. An error only where memory for them cannot be had.
-    pub fn set_states(&mut self, owned: Range<u64>, states: &[[u64; 25]]) -> io::Result<()> {
+    pub(super) fn set_states(&mut self, owned: Range<u64>, states: &[[u64; 25]]) -> io::Result<()> {
         self.owned = owned;
         self.units = UnitStore::new();
         let holding = self.holding(self.blocks());
@@ -363,7 +363,7 @@ impl<'a, A: Absorb> Leaves<'a, A> {
     /// Each task gives its units' memory back once they are padded, so that
     /// the outputs take its place rather than add to it. An error only where
     /// memory for states cannot be had (leaves never absorbed into).
-    pub fn finish(mut self) -> io::Result<Vec<u8>> {
+    pub(super) fn finish(mut self) -> io::Result<Vec<u8>> {
         let params = self.params;
         let (w, out_len) = (A::WIDTH, params.leaf_output_len());
         let holding = self.holding(self.blocks());
@@ -409,7 +409,7 @@ impl<'a, A: Absorb> Leaves<'a, A> {
     /// piece (a file of a list, hashed on one thread) costs no memory for
     /// them, no page faults and no pass over them to pad them
     /// (docs/decisions/0024-one-piece-leaves-padded-at-once.md).
-    pub fn finish_with(mut self, message: &[u8]) -> Vec<u8> {
+    pub(super) fn finish_with(mut self, message: &[u8]) -> Vec<u8> {
         debug_assert!(self.message_len == 0 && self.units.len() == 0);
         let params = self.params;
         let (w, b, out_len) = (A::WIDTH, params.block_size(), params.leaf_output_len());

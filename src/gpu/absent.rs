@@ -19,7 +19,7 @@ use super::kernel_sets::KernelSet;
 use super::options::{CopyMode, Devices, LeafKernel, Start};
 
 /// Why no GPU can be used: none is built in.
-pub const NO_DRIVER: &str =
+pub(crate) const NO_DRIVER: &str =
     "GPU support is not built in (treehash was built without its `gpu` feature)";
 
 /// Always false: no CUDA driver is looked for.
@@ -31,6 +31,7 @@ pub fn driver_present() -> bool {
 pub enum GpuBackend {}
 
 impl GpuBackend {
+    /// What this GPU is (there is none).
     pub fn info(&self) -> &GpuInfo {
         match *self {}
     }

@@ -80,6 +80,7 @@ impl GpuBackend {
         self.compute.cu_stream() as u64
     }
 
+    /// What this GPU is, as found when it started.
     pub fn info(&self) -> &GpuInfo {
         &self.info
     }

@@ -8,7 +8,7 @@ use cudarc::driver::CudaContext;
 use super::{Context, GpuError};
 
 /// What every path says when the driver library cannot be loaded.
-pub const NO_DRIVER: &str = "no CUDA driver found";
+pub(crate) const NO_DRIVER: &str = "no CUDA driver found";
 
 /// True when the CUDA driver library can be loaded (says nothing of devices).
 /// Asked once per process: each answer costs a dlopen of libcuda.

@@ -7,6 +7,8 @@ use crate::sponge::SpongeSpec;
 
 /// The chunk sponges the GPU runs: those of the standard functions that
 /// have chunks (KT128, KT256, ParallelHash128, ParallelHash256).
+// Reached through the hidden `gpu::kernels`, which only the `gpu` feature builds.
+#[cfg_attr(not(feature = "gpu"), allow(unreachable_pub))]
 pub const CHUNK_SPECS: [SpongeSpec; 4] = [
     SpongeSpec::KT128,
     SpongeSpec::KT256,
@@ -25,12 +27,12 @@ pub(crate) enum KernelSet {
 impl KernelSet {
     /// How many sets the GPU has: tables with an entry per set are
     /// `[T; KernelSet::COUNT]`, indexed by [`KernelSet::index`].
-    pub const COUNT: usize = Algorithm::ALL.len() + CHUNK_SPECS.len();
+    pub(crate) const COUNT: usize = Algorithm::ALL.len() + CHUNK_SPECS.len();
 
     /// Its place among the sets: the algorithms' trees in
     /// [`Algorithm::ALL`]'s order, then [`CHUNK_SPECS`]' chunk kernels;
     /// `None` for a chunk sponge the GPU does not run.
-    pub fn index(self) -> Option<usize> {
+    pub(crate) fn index(self) -> Option<usize> {
         match self {
             KernelSet::Tree(algorithm) => Some(algorithm.index()),
             KernelSet::Chunks(spec) => CHUNK_SPECS

@@ -183,7 +183,7 @@ const _: () = assert!(size_of::<LeafLengths>() == 32);
 
 impl TreeKernels {
     /// The leaf kernel of the given shape.
-    pub fn absorb(&self, kernel: LeafKernel) -> &CudaFunction {
+    pub(crate) fn absorb(&self, kernel: LeafKernel) -> &CudaFunction {
         match kernel {
             LeafKernel::ThreadPerLeaf => &self.absorb_leaves,
             LeafKernel::WarpPerLeaf => &self.absorb_leaves_warp,
@@ -231,7 +231,7 @@ impl TreeKernels {
 }
 
 impl Kernels {
-    pub fn new(ctx: Arc<CudaContext>, arch: String) -> Kernels {
+    pub(crate) fn new(ctx: Arc<CudaContext>, arch: String) -> Kernels {
         Kernels {
             ctx,
             arch,
@@ -242,7 +242,7 @@ impl Kernels {
 
     /// Readies `set` (compiled or loaded now unless it was): the time spent,
     /// if any.
-    pub fn ready(&self, set: KernelSet) -> Result<Duration, GpuError> {
+    pub(crate) fn ready(&self, set: KernelSet) -> Result<Duration, GpuError> {
         match set {
             KernelSet::Tree(algorithm) => self.get(algorithm).map(|(_, spent)| spent),
             KernelSet::Chunks(spec) => self.chunk_kernel(&spec).map(|(_, spent)| spent),
@@ -251,7 +251,10 @@ impl Kernels {
 
     /// The chunk kernel of `spec`, and the time spent compiling and loading
     /// it if that happened in this call.
-    pub fn chunk_kernel(&self, spec: &SpongeSpec) -> Result<(&ChunkKernel, Duration), GpuError> {
+    pub(crate) fn chunk_kernel(
+        &self,
+        spec: &SpongeSpec,
+    ) -> Result<(&ChunkKernel, Duration), GpuError> {
         let Some(index) = CHUNK_SPECS.iter().position(|s| s == spec) else {
             return Err(GpuError::new(format!(
                 "the GPU has no chunk kernel for {}",
@@ -300,7 +303,7 @@ impl Kernels {
 
     /// The kernels of `algorithm`, and the time spent compiling and loading
     /// them if that happened in this call.
-    pub fn get(&self, algorithm: Algorithm) -> Result<(&TreeKernels, Duration), GpuError> {
+    pub(crate) fn get(&self, algorithm: Algorithm) -> Result<(&TreeKernels, Duration), GpuError> {
         let mut spent = Duration::ZERO;
         let kernels = self.loaded[algorithm.index()].get_or_init(|| {
             let start = Instant::now();

@@ -52,19 +52,27 @@ mod reduce;
 #[cfg(not(feature = "gpu"))]
 pub(crate) use absent::Fleet;
 #[cfg(not(feature = "gpu"))]
-pub use absent::{GpuBackend, NO_DRIVER, driver_present};
+pub(crate) use absent::NO_DRIVER;
+#[cfg(not(feature = "gpu"))]
+pub use absent::{GpuBackend, driver_present};
 #[cfg(feature = "gpu")]
 pub use backend::GpuBackend;
 #[cfg(feature = "gpu")]
-pub use device_input::{DeviceBytes, KeepCurrentContext};
+pub use device_input::DeviceBytes;
+// For the Python package, which hashes raw device pointers; not part of the API.
+#[cfg(feature = "gpu")]
+#[doc(hidden)]
+pub use device_input::KeepCurrentContext;
 #[cfg(feature = "gpu")]
 pub(crate) use device_input::{bytes_of, hash_tree, holder};
 #[cfg(feature = "gpu")]
 pub(crate) use device_standard::hash_standard;
 #[cfg(feature = "gpu")]
+pub(crate) use driver::NO_DRIVER;
+#[cfg(feature = "gpu")]
 pub(crate) use driver::check_device;
 #[cfg(feature = "gpu")]
-pub use driver::{NO_DRIVER, driver_present};
+pub use driver::driver_present;
 // Returned by the hidden modules above only; users see `HashError::Gpu`.
 #[doc(hidden)]
 pub use error::GpuError;
@@ -75,7 +83,10 @@ pub(crate) use fleet::Fleet;
 pub use info::GpuInfo;
 pub(crate) use kernel_sets::KernelSet;
 pub(crate) use options::Start;
-pub use options::{CopyMode, DEFAULT_CHUNK_BYTES, Devices};
+pub use options::{CopyMode, Devices};
+// For the benchmarks; not part of the API.
+#[doc(hidden)]
+pub use options::DEFAULT_CHUNK_BYTES;
 // For the tests and benchmarks that force a leaf kernel
 // (`HasherOptions::with_gpu_leaf_kernel`), no option of a user's.
 #[doc(hidden)]

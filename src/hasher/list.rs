@@ -26,7 +26,9 @@ use crate::threads;
 /// its digest is made with.
 #[derive(Clone, Debug)]
 pub struct ListInput {
+    /// The parameters of its digest.
     pub params: Params,
+    /// The file; `-` is standard input.
     pub path: PathBuf,
 }
 

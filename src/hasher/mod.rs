@@ -66,7 +66,9 @@ pub enum BackendChoice {
 /// The backend that computed a digest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BackendUsed {
+    /// The CPU alone.
     Cpu,
+    /// GPUs alone.
     Gpu,
     /// The CPU and at least one GPU, each on some of the leaves.
     CpuGpu,
@@ -99,6 +101,7 @@ impl fmt::Display for BackendUsed {
 #[derive(Clone, Debug, Default)]
 #[non_exhaustive]
 pub struct HasherOptions {
+    /// Where inputs are hashed: chosen per input (`Auto`), CPU or GPUs.
     pub backend: BackendChoice,
     /// CPU worker threads; `None` means one per core.
     pub threads: Option<usize>,
@@ -210,7 +213,9 @@ pub struct HashOutput {
     pub digest: Vec<u8>,
     /// Bytes of input hashed (the prefix not counted).
     pub bytes: u64,
+    /// The backend that computed it.
     pub backend: BackendUsed,
+    /// Where the time went, phase by phase.
     pub timings: Timings,
     /// Each engine's part of the input, in leaf order.
     pub shares: Vec<EngineShare>,

@@ -60,19 +60,23 @@ const KEY_CHECK_DOMAIN: &[u8] = b"treehash part key check v1\0";
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum PartError {
+    /// The bytes do not start with a part's signature.
     #[error("not a treehash part (it does not start with a part's signature)")]
     NotAPart,
+    /// The check value does not match: the part was damaged or cut short.
     #[error("corrupt or truncated part: its check value does not match its contents")]
     Corrupt,
     #[error(
         "part format version {0}, which this treehash cannot read (it reads version \
          {FORMAT_VERSION}): make every part of the set with one treehash"
     )]
+    /// A format version other than [`FORMAT_VERSION`] (the version read).
     Version(u8),
     #[error(
         "a part of tree mode {0}, which this treehash does not know (it knows 1, LI; 2, KT; \
          3, ParallelHash)"
     )]
+    /// A tree mode this treehash does not know (the code read).
     Mode(u8),
     /// The check value matches, but the fields contradict each other: not
     /// made by treehash, or by a faulty one.

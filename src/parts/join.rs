@@ -18,6 +18,7 @@ use crate::timings::Timings;
 /// The digest that a set of parts comes to, and what the parts say of it.
 #[derive(Clone, Debug)]
 pub struct Joined {
+    /// The digest, as one process hashing the file would make it.
     pub digest: Vec<u8>,
     /// The parameters, without an LI prefix: no part records it.
     pub params: Params,
@@ -65,35 +66,58 @@ pub enum JoinError {
     /// The list is empty.
     NoParts,
     /// A part could not be read.
-    Unreadable { at: usize, error: PartError },
+    Unreadable {
+        /// Its position.
+        at: usize,
+        /// Why.
+        error: PartError,
+    },
     /// A part belongs to another file or other parameters than the first
     /// part given: `what` differs, `this` being its value, `first` the
     /// first part's.
     Differs {
+        /// Its position.
         at: usize,
+        /// The field that differs.
         what: &'static str,
+        /// Its value in this part.
         this: String,
+        /// Its value in the first part.
         first: String,
     },
     /// Two parts made on one host from two files, or from two versions of
     /// the file (`what`: its inode or its change time differs): `this` is
     /// the value of the part at `at`, `that` the value of the part at `other`.
     OtherVersion {
+        /// The position of one part.
         at: usize,
+        /// The position of the other.
         other: usize,
+        /// The field that differs.
         what: &'static str,
+        /// Its value in the part at `at`.
         this: String,
+        /// Its value in the part at `other`.
         that: String,
     },
     /// The same part twice.
     Duplicate {
+        /// The position of the second copy.
         at: usize,
+        /// The position of the first.
         other: usize,
+        /// I, the part's index in the split.
         index: u64,
+        /// N, the split's number of parts.
         count: u64,
     },
     /// A part of the split is not in the list.
-    Missing { index: u64, count: u64 },
+    Missing {
+        /// I, the missing part's index.
+        index: u64,
+        /// N, the split's number of parts.
+        count: u64,
+    },
 }
 
 impl JoinError {

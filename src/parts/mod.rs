@@ -79,11 +79,13 @@ use origin::Origin;
 
 pub use format::{FORMAT_VERSION, PartError, read_part};
 pub use join::{JoinError, Joined, join, join_bytes};
-pub use plan::{
-    MIN_RUN_BYTES, PartPlan, ShortRuns, longer_runs, max_parts_with_long_runs, part_leaves, plan,
-    runs_are_short, short_runs,
-};
 pub use read::PartOutput;
+// What a split reads and whether its runs are short: for the treehash tool
+// (`part --plan`, its warning), the Python package and the tests; not part
+// of the API.
+#[doc(hidden)]
+pub use plan::{MIN_RUN_BYTES, PartPlan, ShortRuns, part_leaves, plan, short_runs};
+#[doc(hidden)]
 pub use standard::{StandardPlan, standard_plan};
 
 /// The key check of a prefix (`format::key_check`).

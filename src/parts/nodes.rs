@@ -32,7 +32,7 @@ pub(crate) struct Nodes<'p> {
 }
 
 impl<'p> Nodes<'p> {
-    pub fn new(params: &'p TreeParams) -> Self {
+    pub(super) fn new(params: &'p TreeParams) -> Self {
         Nodes {
             params,
             empty: (0..=params.height()).map(|_| OnceLock::new()).collect(),
@@ -41,7 +41,7 @@ impl<'p> Nodes<'p> {
     }
 
     /// The same, whole parents hashed by `whole`.
-    pub fn with_whole_nodes(params: &'p TreeParams, whole: WholeNodes<'p>) -> Self {
+    pub(super) fn with_whole_nodes(params: &'p TreeParams, whole: WholeNodes<'p>) -> Self {
         Nodes {
             whole: Some(whole),
             ..Nodes::new(params)
@@ -50,7 +50,7 @@ impl<'p> Nodes<'p> {
 
     /// The value of a subtree of `level` that holds no block: a leaf's is
     /// A_c of nothing (A_n at H = 0), a parent's the node of D such values.
-    pub fn empty(&self, level: u32) -> &[u8] {
+    pub(super) fn empty(&self, level: u32) -> &[u8] {
         self.empty[level as usize].get_or_init(|| {
             let mut out = vec![0u8; value_len(self.params, level)];
             if level == self.params.height() {
@@ -67,7 +67,7 @@ impl<'p> Nodes<'p> {
     /// parents' worth) whose first ones, those that hold a block, have the
     /// values `children`: the values of the parents that hold a block. The
     /// root, the parent of the whole of level 1, is always given.
-    pub fn parents(&self, level: u32, len: u64, children: &[u8]) -> Vec<u8> {
+    pub(super) fn parents(&self, level: u32, len: u64, children: &[u8]) -> Vec<u8> {
         debug_assert!(level >= 1 && len.is_multiple_of(self.params.degree()));
         let degree = self.params.degree() as usize;
         let child_len = value_len(self.params, level);
@@ -113,7 +113,13 @@ impl<'p> Nodes<'p> {
 
     /// A run of whole subtrees of `len` nodes at `level`, given as the
     /// values of those that hold a block, as it is at level `to`.
-    pub fn climb(&self, mut level: u32, mut len: u64, mut values: Vec<u8>, to: u32) -> Vec<u8> {
+    pub(super) fn climb(
+        &self,
+        mut level: u32,
+        mut len: u64,
+        mut values: Vec<u8>,
+        to: u32,
+    ) -> Vec<u8> {
         while level > to {
             values = self.parents(level, len, &values);
             len /= self.params.degree();

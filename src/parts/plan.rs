@@ -35,7 +35,7 @@ pub(crate) struct Subtrees {
 
 impl Subtrees {
     /// The leaves under them.
-    pub fn leaves(&self, params: &TreeParams) -> Range<u64> {
+    pub(super) fn leaves(&self, params: &TreeParams) -> Range<u64> {
         let size = leaves_per_node(params, self.level);
         self.first * size..(self.first + self.count) * size
     }
@@ -119,6 +119,7 @@ pub(crate) fn value_len(params: &TreeParams, level: u32) -> usize {
 /// What one part of a split owns and reads.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PartPlan {
+    /// I, its index in the split.
     pub index: u64,
     /// The leaves it owns.
     pub leaves: Range<u64>,
@@ -187,14 +188,14 @@ pub(crate) fn bytes_read(params: &TreeParams, leaves: &Range<u64>, file_len: u64
 /// The most parts whose runs are all at least [`MIN_RUN_BYTES`] long under
 /// `params` (the smallest part owns ⌊L/N⌋ leaves). One part reads the file
 /// straight through, whatever its stripes.
-pub fn max_parts_with_long_runs(params: &TreeParams) -> u64 {
+fn max_parts_with_long_runs(params: &TreeParams) -> u64 {
     let leaves_needed = MIN_RUN_BYTES.div_ceil(params.block_size() as u64);
     (params.leaf_count() / leaves_needed).max(1)
 }
 
 /// Whether `count` parts under `params` read runs shorter than
 /// [`MIN_RUN_BYTES`].
-pub fn runs_are_short(params: &TreeParams, count: u64) -> bool {
+fn runs_are_short(params: &TreeParams, count: u64) -> bool {
     count > max_parts_with_long_runs(params)
 }
 
@@ -203,7 +204,7 @@ pub fn runs_are_short(params: &TreeParams, count: u64) -> bool {
 /// leaves), and the smallest block size that is a multiple of the rate
 /// (which keeps the SIMD lane engines). Either is `None` where none does.
 /// Both change the digest.
-pub fn longer_runs(params: &TreeParams, count: u64) -> (Option<u32>, Option<usize>) {
+fn longer_runs(params: &TreeParams, count: u64) -> (Option<u32>, Option<usize>) {
     let runs_long = |leaves: u64, block: u64| (leaves / count.max(1)) * block >= MIN_RUN_BYTES;
     let block = params.block_size() as u64;
     let degree = params.degree();
@@ -232,11 +233,12 @@ pub fn longer_runs(params: &TreeParams, count: u64) -> (Option<u32>, Option<usiz
 pub struct ShortRuns {
     /// Bytes per stripe of the smallest part's run.
     pub run: u64,
-    /// The most parts whose runs are long ([`max_parts_with_long_runs`]).
+    /// The most parts whose runs are long (`max_parts_with_long_runs`).
     pub most_parts: u64,
-    /// A larger height and a larger block size that make the runs long
-    /// ([`longer_runs`]).
+    /// A larger height that makes the runs long, if one does
+    /// (`longer_runs`).
     pub height: Option<u32>,
+    /// A larger block size that makes the runs long, if one does.
     pub block_size: Option<usize>,
 }
 

@@ -32,10 +32,13 @@ const PIECES_AHEAD: u64 = 2;
 /// A part and how it was made.
 #[derive(Clone, Debug)]
 pub struct PartOutput {
+    /// The part, to be written ([`Part::to_bytes`]) and joined.
     pub part: Part,
     /// Bytes of the file it read.
     pub bytes_read: u64,
+    /// The backend that hashed it.
     pub backend: BackendUsed,
+    /// Where the time went, phase by phase.
     pub timings: Timings,
     /// Set when `auto` redid the part on the CPU because the GPU failed: why.
     pub fallback_note: Option<String>,

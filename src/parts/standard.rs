@@ -132,6 +132,7 @@ pub(super) fn digest(parts: &[&StandardPart]) -> Vec<u8> {
 /// What one part of a standard function's split owns and reads.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StandardPlan {
+    /// I, its index in the split.
     pub index: u64,
     /// The chunks it owns.
     pub chunks: Range<u64>,

@@ -39,11 +39,17 @@ pub const MAX_CUSTOMIZATION_LEN: usize = 256 << 10;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Standard {
+    /// KT128 (KangarooTwelve, RFC 9861).
     Kt128,
+    /// KT256 (RFC 9861).
     Kt256,
+    /// ParallelHash128 (NIST SP 800-185).
     ParallelHash128,
+    /// ParallelHash256 (NIST SP 800-185).
     ParallelHash256,
+    /// TurboSHAKE128 (RFC 9861): one sponge, no chunks.
     TurboShake128,
+    /// TurboSHAKE256 (RFC 9861): one sponge, no chunks.
     TurboShake256,
 }
 
@@ -70,6 +76,7 @@ impl Standard {
         Standard::TurboShake256,
     ];
 
+    /// Its kind: KT, ParallelHash or TurboSHAKE.
     pub const fn family(self) -> Family {
         match self {
             Standard::Kt128 | Standard::Kt256 => Family::Kangaroo,
@@ -271,6 +278,7 @@ impl StandardParams {
         Ok(StandardParams { output_len, ..self })
     }
 
+    /// The function.
     pub fn standard(&self) -> Standard {
         self.standard
     }
@@ -288,6 +296,7 @@ impl StandardParams {
     pub fn domain(&self) -> u8 {
         self.domain
     }
+    /// The digest length in bytes.
     pub fn output_len(&self) -> usize {
         self.output_len
     }
@@ -302,7 +311,9 @@ impl StandardParams {
 /// length (the length of the hex digest).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StandardLabel {
+    /// The function.
     pub standard: Standard,
+    /// KT's C or ParallelHash's S (empty for TurboSHAKE).
     pub customization: Vec<u8>,
     /// ParallelHash's B.
     pub block_size: Option<usize>,
@@ -311,6 +322,7 @@ pub struct StandardLabel {
 }
 
 impl StandardLabel {
+    /// The label of `params`.
     pub fn of(params: &StandardParams) -> StandardLabel {
         let family = params.standard.family();
         StandardLabel {

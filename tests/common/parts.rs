@@ -1,5 +1,6 @@
 //! Helpers of the tests of parts and joins (tests/parts.rs,
-//! tests/hostile_parts.rs, tests/cli_parts.rs).
+//! tests/hostile_parts.rs, and the tool's cli/tests/cli_parts.rs, which
+//! includes this file).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};

@@ -419,9 +419,9 @@ pub fn check_lines(data: &[u8]) {
     let hex_digest = hex::encode(&digest);
     let label_text = label.to_string();
 
-    // As the tool writes them (src/cli/hash_cmd.rs): escaped names on lines
+    // As the tool writes them (cli/src/hash_cmd.rs): escaped names on lines
     // that end with LF, names as they are on lines that end with NUL; and as
-    // the check reads a NUL-ended line (src/cli/check_cmd.rs), with a CR
+    // the check reads a NUL-ended line (cli/src/check_cmd.rs), with a CR
     // added for parse_line to drop.
     let lines: [(Option<&Label>, Vec<u8>); 4] = [
         (None, untagged_line(&hex_digest, &name)),

@@ -1,7 +1,7 @@
 //! The tool under a limit on processes (`ulimit -u`, a container's pids
 //! limit): each input either gets its right digest or a one-line error that
 //! names it and the limit, with exit code 1; never a panic (exit 101).
-//! Tests of what the tool prints in ordinary runs belong in tests/cli*.rs.
+//! Tests of what the tool prints in ordinary runs belong in cli_*.rs.
 
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;

@@ -481,7 +481,9 @@ pub struct RunArgs {
     #[arg(long, hide = true, value_parser = parse_chunk_bytes)]
     pub chunk_bytes: Option<usize>,
 
-    /// CPU worker threads, 1 to 1024 [default: one per core].
+    /// CPU worker threads, 1 to 1024 [default: one per CPU]. More than the
+    /// CPUs this process may run on start one per CPU: no more can run at
+    /// once.
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=MAX_THREADS), action = ArgAction::Set)]
     pub threads: Option<u16>,
 }

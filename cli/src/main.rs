@@ -1,19 +1,22 @@
-//! The command-line tool: a thin layer over the library.
+//! `treehash`: the command-line tool, a thin layer over the library. Parse
+//! the command line, run the mode it asks for, exit with the documented
+//! code; the rules shared by the modes (exit codes, `Fatal`, parameters and
+//! prefixes, the run's `Hasher`) are here, each mode in a module of its own.
 
-pub mod args;
-pub mod bench;
-pub mod bench_cmd;
-pub mod check_cmd;
-pub mod generate;
-pub mod hash_cmd;
-pub mod join_cmd;
-pub mod part_cmd;
-pub mod plain;
-pub mod progress_bar;
-pub mod signals;
-pub mod stdout;
+mod args;
+mod bench;
+mod bench_cmd;
+mod check_cmd;
+mod generate;
+mod hash_cmd;
+mod join_cmd;
+mod part_cmd;
+mod plain;
+mod progress_bar;
+mod signals;
+mod stdout;
 
-use std::io::{self, Read, Write};
+use std::io::{self, IsTerminal, Read, Write};
 use std::path::Path;
 
 use treehash::Params;
@@ -22,6 +25,71 @@ use treehash::input::is_stdin_name;
 use treehash::params::MAX_PREFIX_LEN;
 
 use args::TreeArgs;
+use clap::error::ErrorKind;
+
+fn main() {
+    signals::install();
+    let args = match args::parse() {
+        Ok(args) => args,
+        Err(e) => std::process::exit(help_or_usage_error(&e)),
+    };
+    let outcome = match &args.command {
+        Some(args::Command::Bench(bench)) => bench_cmd::run(bench),
+        Some(args::Command::Part(part)) => part_cmd::run(part),
+        Some(args::Command::Join(join)) => join_cmd::run(join),
+        None => match args.generate {
+            Some(kind) => generate::run(kind),
+            None if args.check.check => check_cmd::run(&args),
+            None => hash_cmd::run(&args),
+        },
+    };
+    let code = outcome.unwrap_or_else(|fatal| {
+        report(&fatal.message);
+        fatal.code
+    });
+    exit_now(code);
+}
+
+/// Ends the process with `code` at once. Everything written to standard
+/// output was flushed at its write; skipping the C library's exit handlers
+/// means that the process never waits for the CUDA driver's own teardown,
+/// nor for a GPU still starting in the background that no input needed
+/// (the kernel releases both).
+fn exit_now(code: i32) -> ! {
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    // SAFETY: _exit only ends the process; nothing of ours is left unwritten.
+    unsafe { libc::_exit(code) }
+}
+
+/// Prints what clap had to say and returns the exit code: `--help` and
+/// `--version` go to standard output, every write checked (clap's own
+/// printing ignores write errors); usage errors go to standard error with
+/// exit code 2.
+fn help_or_usage_error(e: &clap::Error) -> i32 {
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let text = e.render();
+            let text = if std::io::stdout().is_terminal() {
+                text.ansi().to_string()
+            } else {
+                text.to_string()
+            };
+            match stdout::write(text.as_bytes()) {
+                Ok(()) => exit::OK,
+                Err(write_error) => {
+                    let fatal = Fatal::write(&write_error, exit::OK);
+                    report(&fatal.message);
+                    fatal.code
+                }
+            }
+        }
+        _ => {
+            // Standard error: nothing useful can be done if writing it fails.
+            let _ = e.print();
+            e.exit_code()
+        }
+    }
+}
 
 /// Exit codes (documented in `--help` and the README).
 pub mod exit {

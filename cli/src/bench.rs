@@ -17,11 +17,11 @@ mod table;
 mod verify;
 
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
+use treehash::Timings;
 use treehash::standard::Family;
-use treehash::timings::{Timings, ms};
 use treehash::{
     BackendChoice, BackendUsed, HashError, HashOutput, Hasher, HasherOptions, Params, ParamsRef,
     StandardParams, TreeParams,
@@ -673,6 +673,11 @@ fn hashers(config: &BenchConfig) -> Result<Vec<Measured>, HashError> {
         }
     }
     Ok(hashers)
+}
+
+/// A duration in milliseconds, as a float: the unit of the report's times.
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
 }
 
 #[cfg(test)]

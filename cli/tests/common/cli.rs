@@ -1,4 +1,4 @@
-//! Helpers of the tests of the `treehash` binary (tests/cli*.rs): the
+//! Helpers of the tests of the `treehash` binary (cli/tests/*.rs): the
 //! command (bare, on the CPU, `bench`), two files to hash, a check file,
 //! and what a run printed.
 
