@@ -78,7 +78,7 @@ const PIECE_TARGET: usize = 32 << 20;
 /// docs/decisions/0020-lists-inputs-alone.md).
 const ALONE_SPONGE_PIECE: usize = 1 << 20;
 /// Bytes a piece of a standard function's file holds when the CPU reads its
-/// chunks per task (`standard::run::hash`): nothing of such a piece stays
+/// chunks per task (`schedule::chunks::hash`): nothing of such a piece stays
 /// in memory, and the workers wait for each other at the end of each piece,
 /// so longer pieces cost nothing and waste less (more tasks per thread per
 /// piece). Beyond 128 MiB the gain is within a host's noise

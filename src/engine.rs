@@ -1,13 +1,22 @@
-//! What every backend offers the input path: some of the leaves of one
-//! message (all of them, or a contiguous range when several engines share
-//! the message), which absorb its pieces in order, can hand their states to
-//! another engine at a piece boundary, and at the end give their outputs or
-//! the digest.
+//! What every backend offers the input path, for both kinds of work:
+//!
+//! - [`LeafEngine`]: some of the leaves of one LI message (all of them, or a
+//!   contiguous range when several engines share the message), which absorb
+//!   its pieces in order, can hand their states to another engine at a
+//!   piece boundary, and at the end give their outputs or the digest;
+//! - [`ChunkEngine`]: whole chunks of a standard function's message, hashed
+//!   behind the caller's back, their chaining values given back in order
+//!   (a GPU; the CPU's workers hash chunks inside the chunk scheduler,
+//!   `schedule::chunks`).
 
 use std::ops::Range;
 
+use std::time::Duration;
+
 use crate::error::HashError;
+use crate::input::InputFile;
 use crate::message::{Access, Piece};
+use crate::progress::EngineId;
 use crate::timings::Timings;
 
 /// The states of consecutive leaves at a block boundary of M, one per leaf,
@@ -87,4 +96,74 @@ pub(crate) fn owned_after_giving(own: &Range<u64>, given: &Range<u64>) -> Option
     } else {
         None
     }
+}
+
+/// Whole chunks handed to an engine: bytes in memory, or a range of the
+/// input file that the engine reads where it wants them.
+#[derive(Clone, Copy)]
+pub(crate) enum ChunkBytes<'a> {
+    Memory(&'a [u8]),
+    File {
+        input: &'a InputFile,
+        offset: u64,
+        len: usize,
+    },
+}
+
+impl<'a> ChunkBytes<'a> {
+    pub(crate) fn len(&self) -> usize {
+        match *self {
+            ChunkBytes::Memory(bytes) => bytes.len(),
+            ChunkBytes::File { len, .. } => len,
+        }
+    }
+
+    /// The bytes from `start` to `end`.
+    pub(crate) fn range(&self, start: usize, end: usize) -> ChunkBytes<'a> {
+        match *self {
+            ChunkBytes::Memory(bytes) => ChunkBytes::Memory(&bytes[start..end]),
+            ChunkBytes::File { input, offset, .. } => ChunkBytes::File {
+                input,
+                offset: offset + start as u64,
+                len: end - start,
+            },
+        }
+    }
+
+    /// The bytes in memory: borrowed, or read into `buffer` (on the
+    /// calling thread's pool, a mebibyte per task).
+    pub(crate) fn read<'b>(&self, buffer: &'b mut Vec<u8>) -> Result<&'b [u8], HashError>
+    where
+        'a: 'b,
+    {
+        match *self {
+            ChunkBytes::Memory(bytes) => Ok(bytes),
+            ChunkBytes::File { input, offset, len } => {
+                buffer.resize(len, 0);
+                input.read_parts_at(vec![(&mut buffer[..], offset)])?;
+                Ok(buffer)
+            }
+        }
+    }
+}
+
+/// An engine that hashes whole chunks behind the caller's back (a GPU):
+/// what it is handed is hashed while the caller goes on, and the chaining
+/// values come back in the order the chunks were handed over.
+pub(crate) trait ChunkEngine: Send {
+    /// Which engine it is, in the shares.
+    fn id(&self) -> EngineId;
+
+    /// Starts on the whole chunks of `bytes`, which it no longer needs when
+    /// this returns (it copied or read them). May wait for buffers of
+    /// earlier chunks to come free.
+    fn submit(&mut self, bytes: ChunkBytes<'_>) -> Result<(), HashError>;
+
+    /// The chaining values of the oldest submission not taken yet, once
+    /// they are all done: waiting for them when `wait`, else `None` while
+    /// they are not.
+    fn take(&mut self, wait: bool) -> Result<Option<Vec<u8>>, HashError>;
+
+    /// The time its copies and kernels were busy so far.
+    fn busy(&self) -> (Duration, Duration);
 }

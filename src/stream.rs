@@ -5,7 +5,7 @@
 //! function's chunks: KT's 8192 bytes, ParallelHash's B, TurboSHAKE's
 //! rate), absorbed as [`Hasher::hash_bytes`] absorbs them, on the hasher's
 //! worker threads: an LI tree by the CPU backend's engine of one message, a
-//! standard function by the walk over its chunks (`standard::run::Walk`,
+//! standard function by the walk over its chunks (`schedule::chunks::Walk`,
 //! whose chunks of a piece are hashed side by side). A long part (2 MiB
 //! per worker thread, or a piece: `IN_PLACE_PER_THREAD`) is absorbed
 //! where it lies, in pieces, all its whole blocks, and only the bytes of
@@ -38,8 +38,8 @@ use crate::function::Params;
 use crate::hasher::Hasher;
 use crate::message::Piece;
 use crate::params::TreeParams;
-use crate::standard::StandardParams;
-use crate::standard::run::{self, Context, Walk};
+use crate::schedule::chunks::{self, Context, Walk};
+use crate::standard::{self, StandardParams};
 use crate::timings::Timings;
 
 /// Bytes copied into the buffer at once from which the copy is shared by
@@ -289,7 +289,7 @@ impl Absorber {
     fn block_size(&self) -> usize {
         match self {
             Absorber::Tree(cell) => cell.borrow_owner().params.block_size(),
-            Absorber::Standard(s) => run::chunk_len(&s.params),
+            Absorber::Standard(s) => standard::chunk_len(&s.params),
         }
     }
 
@@ -301,7 +301,7 @@ impl Absorber {
                 owner.hasher.cpu().piece_len(&owner.params)
             }
             Absorber::Standard(s) => {
-                run::piece_len(&s.params, s.hasher.cpu().standard_piece_target())
+                chunks::piece_len(&s.params, s.hasher.cpu().standard_piece_target())
             }
         }
     }
@@ -538,11 +538,11 @@ mod tests {
                 vec![0, 1, p.block_size() + 1, 3 * stripe + 5]
             }
             Params::Standard(p) => {
-                let chunk = run::chunk_len(p);
+                let chunk = standard::chunk_len(p);
                 vec![0, 1, chunk - 1, chunk, chunk + 1, 3 * chunk + 5, 70_000]
             }
         };
-        let few_bytes = matches!(params, Params::Standard(p) if run::chunk_len(p) < 64);
+        let few_bytes = matches!(params, Params::Standard(p) if standard::chunk_len(p) < 64);
         if !few_bytes {
             lens.push(PARALLEL_COPY_MIN * 9 + 77);
         }
@@ -605,7 +605,7 @@ mod tests {
         for params in cases() {
             let span = match &params {
                 Params::Tree(p) => 2 * p.stripe_len() as usize,
-                Params::Standard(p) => 2 * run::chunk_len(p),
+                Params::Standard(p) => 2 * standard::chunk_len(p),
             };
             let len = span + PARALLEL_COPY_MIN + 999;
             let input = bytes(len, 3);

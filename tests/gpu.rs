@@ -20,7 +20,7 @@
 //!
 //! That any split of a piece's chunks between engines gives the same digest
 //! is checked without a GPU too, with engines whose answers come late
-//! (`standard::run`'s unit tests).
+//! (`schedule::chunks`'s unit tests).
 
 mod common;
 

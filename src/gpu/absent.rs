@@ -6,11 +6,11 @@
 
 use std::time::Duration;
 
+use crate::engine::ChunkEngine;
 use crate::engine::LeafEngine;
 use crate::error::HashError;
 use crate::params::TreeParams;
 use crate::sponge::SpongeSpec;
-use crate::standard::run::ChunkEngine;
 use crate::timings::Timings;
 
 use super::GpuError;

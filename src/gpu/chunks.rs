@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 
 use cudarc::driver::{PushKernelArg, result};
 
+use crate::engine::{ChunkBytes, ChunkEngine};
 use crate::error::HashError;
 use crate::progress::EngineId;
-use crate::standard::run::{ChunkBytes, ChunkEngine};
 use crate::trace::trace;
 
 use super::kernels::{ChunkKernel, address};

@@ -15,9 +15,9 @@ use cudarc::driver::{CudaEvent, CudaSlice, PinnedHostSlice, PushKernelArg, resul
 use crate::cpu::CpuBackend;
 use crate::error::HashError;
 use crate::hasher::BackendUsed;
+use crate::schedule::chunks::{self, Walk};
 use crate::sponge::SpongeSpec;
 use crate::standard::StandardParams;
-use crate::standard::run::{self, Walk};
 use crate::timings::{Timings, timed};
 
 use super::device_input::{DeviceBytes, wait_for};
@@ -48,7 +48,7 @@ pub(crate) fn hash_standard(
     if let Some(stream) = bytes.stream {
         wait_for(gpu, stream)?;
     }
-    let cx = run::Context::new(params, cpu);
+    let cx = chunks::Context::new(params, cpu);
     let mut walk = Walk::new(params);
     let Some(spec) = params.standard().chunk_spec() else {
         timed(&mut timings.leaves, || {

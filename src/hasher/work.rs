@@ -5,7 +5,7 @@
 //!   a piece boundary (`schedule::run`, which climbs on throughput);
 //! - [`Chunks`]: a standard function's chunks, which hold no state between
 //!   pieces and whose chaining values feed one final node in order
-//!   (`standard::run::hash`, which splits by the engines' rates).
+//!   (`schedule::chunks::hash`, which splits by the engines' rates).
 //!
 //! Each says which kernels a GPU needs, how a GPU's engine begins and which
 //! scheduler runs the input. Everything else about placing an input (where
@@ -14,15 +14,16 @@
 //! [`Work`].
 
 use super::Hasher;
+use crate::engine::ChunkEngine;
 use crate::error::HashError;
 use crate::gpu::{GpuBackend, KernelSet};
 use crate::message::{self, Input};
 use crate::params::TreeParams;
 use crate::progress::{EngineId, Progress};
+use crate::schedule::chunks::{self, Engines, Split};
 use crate::schedule::{self, Balance, Hashed, Joiners, Member, NoJoiners};
 use crate::sponge::SpongeSpec;
-use crate::standard::StandardParams;
-use crate::standard::run::{self, ChunkEngine, Engines, Split};
+use crate::standard::{self, StandardParams};
 use crate::timings::{Timings, timed};
 
 /// Which kind a [`Work`] is, for what differs by kind beyond it (what a
@@ -204,7 +205,7 @@ pub(super) struct Chunks<'h> {
 impl<'h> Chunks<'h> {
     pub(super) fn new(hasher: &'h Hasher, params: &'h StandardParams) -> Self {
         let piece_target = hasher.cpu.standard_piece_target();
-        let chunk_len = run::chunk_len(params);
+        let chunk_len = standard::chunk_len(params);
         Chunks {
             hasher,
             params,
@@ -286,7 +287,7 @@ impl<'h> Work<'h> for Chunks<'h> {
         };
         let (params, cpu) = (self.params, &self.hasher.cpu);
         let walked = timed(&mut timings.leaves, || {
-            run::hash(params, input, cpu, engines, self.piece_target, progress)
+            chunks::hash(params, input, cpu, engines, self.piece_target, progress)
         })?;
         timings.copy_busy += walked.copy_busy;
         timings.kernel_busy += walked.kernel_busy;

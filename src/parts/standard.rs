@@ -15,8 +15,8 @@ use std::ops::Range;
 use super::plan::part_leaves;
 
 use crate::standard::node::LastNode;
-use crate::standard::run::{chunk_count, chunk_len, suffix};
 use crate::standard::{Family, KT_CHUNK_LEN, StandardLabel, StandardParams};
+use crate::standard::{chunk_count, chunk_len, suffix};
 
 /// A standard part's own fields.
 #[derive(Clone, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! Hashing one part of a standard function's file (docs/SPEC.md, "Parts of
 //! the standard functions"): the chunks it owns, one range of the file,
-//! walked by the standard functions' own walk (`standard::run`), their
+//! walked by the standard functions' own walk (`schedule::chunks`), their
 //! chaining values kept for the join. Each task of the CPU's workers reads
 //! its own run of chunks; under `--backend gpu` the first GPU asked for
 //! reads and hashes them instead (the CPU takes only KT's first chunk and
@@ -18,9 +18,10 @@ use crate::hasher::{BackendUsed, Hasher};
 use crate::input::InputFile;
 use crate::progress::Progress;
 use crate::schedule::NoJoiners;
+use crate::schedule::chunks::{self, Engines, PartWalked, Split};
 use crate::sponge::SpongeSpec;
+use crate::standard;
 use crate::standard::StandardParams;
-use crate::standard::run::{self, Engines, PartWalked, Split};
 use crate::timings::{Timings, timed};
 
 impl Hasher {
@@ -105,9 +106,9 @@ impl Hasher {
         let cpu = self.cpu();
         let mut none = NoJoiners;
         let engines = Engines::cpu_only(&mut none);
-        let piece_len = run::file_piece_len(params, cpu);
+        let piece_len = chunks::file_piece_len(params, cpu);
         timed(&mut timings.leaves, || {
-            run::hash_part_chunks(params, file, chunks, cpu, engines, piece_len, progress)
+            chunks::hash_part_chunks(params, file, chunks, cpu, engines, piece_len, progress)
         })
     }
 
@@ -125,8 +126,8 @@ impl Hasher {
         let gpu = self.gpu()?;
         timings.gpu_init = gpu.info().init;
         let cpu = self.cpu();
-        let piece_len = run::piece_len(params, cpu.standard_piece_target());
-        let chunk_len = run::chunk_len(params);
+        let piece_len = chunks::piece_len(params, cpu.standard_piece_target());
+        let chunk_len = standard::chunk_len(params);
         let engine = gpu.begin_chunks(spec, chunk_len, piece_len, cpu.pool(), timings)?;
         let mut none = NoJoiners;
         let engines = Engines {
@@ -135,7 +136,7 @@ impl Hasher {
             split: Split::new(false),
         };
         timed(&mut timings.leaves, || {
-            run::hash_part_chunks(params, file, chunks, cpu, engines, piece_len, progress)
+            chunks::hash_part_chunks(params, file, chunks, cpu, engines, piece_len, progress)
         })
     }
 }

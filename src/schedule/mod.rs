@@ -11,12 +11,17 @@
 //! the host reduces the tree; an engine that owns every leaf finishes the
 //! tree itself.
 //!
+//! An LI tree's leaves are scheduled here; a standard function's chunks,
+//! whose values feed a final node in order, in [`chunks`], which splits
+//! them by the engines' rates (`proportional`) rather than by a search.
+//!
 //! - this module: the run over the pieces and what each engine did;
 //! - `balance`: where the split goes (the plan, `Balance`: where joiners
 //!   start, how the search steps and when it ends);
 //! - `migrate`: moving leaves and their states between engines.
 
 mod balance;
+pub(crate) mod chunks;
 mod migrate;
 mod proportional;
 #[cfg(test)]

@@ -12,7 +12,6 @@
 
 mod encode;
 pub(crate) mod node;
-pub(crate) mod run;
 pub(crate) mod sponge;
 
 use std::fmt;
@@ -432,6 +431,41 @@ impl FromStr for StandardLabel {
             return Err(bad());
         }
         Ok(label)
+    }
+}
+
+/// The length of the blocks a message is cut into: KT's chunks,
+/// ParallelHash's B, or for TurboSHAKE its rate (any whole number of rate
+/// blocks would do).
+pub(crate) fn chunk_len(params: &StandardParams) -> usize {
+    match params.standard().family() {
+        Family::TurboShake => params.standard().rate(),
+        Family::Kangaroo | Family::ParallelHash => params.block_size(),
+    }
+}
+
+/// What S adds after M: KT's C ‖ length_encode(|C|) (RFC 9861 §3.2);
+/// nothing for ParallelHash and TurboSHAKE.
+pub(crate) fn suffix(params: &StandardParams) -> Vec<u8> {
+    if params.standard().family() != Family::Kangaroo {
+        return Vec::new();
+    }
+    let c = params.customization();
+    let mut suffix = c.to_vec();
+    suffix.extend_from_slice(&encode::length_encode(c.len() as u64));
+    suffix
+}
+
+/// n, the chunks of a message of `message_len` bytes: KT's 8192-byte
+/// chunks of S = M ‖ C ‖ length_encode(|C|) (one at least), ParallelHash's
+/// B-byte blocks of X (none for an empty X); TurboSHAKE has none.
+pub(crate) fn chunk_count(params: &StandardParams, message_len: u64) -> u64 {
+    match params.standard().family() {
+        Family::TurboShake => 0,
+        Family::Kangaroo | Family::ParallelHash => {
+            let s_len = message_len + suffix(params).len() as u64;
+            s_len.div_ceil(chunk_len(params) as u64)
+        }
     }
 }
 

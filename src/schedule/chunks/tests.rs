@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use crate::cpu::CpuPath;
 use crate::progress::NoProgress;
 use crate::reference;
-use crate::standard::{Standard, StandardParams};
+use crate::standard::{Standard, StandardParams, chunk_count};
 use crate::test_rng::{Rng, bytes};
 
 /// A chunk engine on the CPU that answers late: a submission's values

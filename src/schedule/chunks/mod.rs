@@ -31,16 +31,17 @@ use std::ops::Range;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use super::node::LastNode;
-use super::{Family, StandardParams};
 use crate::cpu::CpuBackend;
 use crate::cpu::workers::Workers;
+use crate::engine::{ChunkBytes, ChunkEngine};
 use crate::error::HashError;
 use crate::input::{InputFile, with_read_buffer};
 use crate::message::{self, Access, Blocks, Input, Piece};
 use crate::progress::{EngineId, EngineShare, Progress};
 use crate::schedule::{Joiners, NoJoiners, Standing};
 use crate::sponge::SpongeSpec;
+use crate::standard::node::LastNode;
+use crate::standard::{Family, StandardParams, chunk_len, suffix};
 use crate::trace;
 
 /// Chunks per task at most when a piece's chunks are shared out: each task
@@ -58,55 +59,6 @@ const MAX_VALUES_LEN: usize = 4 << 20;
 /// itself: one system call per task, its bytes still
 /// in the core's cache when they are hashed (64 of KT's chunks).
 const READ_TASK_BYTES: usize = 512 << 10;
-
-/// Whole chunks handed to an engine: bytes in memory, or a range of the
-/// input file that the engine reads where it wants them.
-#[derive(Clone, Copy)]
-pub(crate) enum ChunkBytes<'a> {
-    Memory(&'a [u8]),
-    File {
-        input: &'a InputFile,
-        offset: u64,
-        len: usize,
-    },
-}
-
-impl<'a> ChunkBytes<'a> {
-    pub(crate) fn len(&self) -> usize {
-        match *self {
-            ChunkBytes::Memory(bytes) => bytes.len(),
-            ChunkBytes::File { len, .. } => len,
-        }
-    }
-
-    /// The bytes from `start` to `end`.
-    pub(crate) fn range(&self, start: usize, end: usize) -> ChunkBytes<'a> {
-        match *self {
-            ChunkBytes::Memory(bytes) => ChunkBytes::Memory(&bytes[start..end]),
-            ChunkBytes::File { input, offset, .. } => ChunkBytes::File {
-                input,
-                offset: offset + start as u64,
-                len: end - start,
-            },
-        }
-    }
-
-    /// The bytes in memory: borrowed, or read into `buffer` (on the
-    /// calling thread's pool, a mebibyte per task).
-    pub(crate) fn read<'b>(&self, buffer: &'b mut Vec<u8>) -> Result<&'b [u8], HashError>
-    where
-        'a: 'b,
-    {
-        match *self {
-            ChunkBytes::Memory(bytes) => Ok(bytes),
-            ChunkBytes::File { input, offset, len } => {
-                buffer.resize(len, 0);
-                input.read_parts_at(vec![(&mut buffer[..], offset)])?;
-                Ok(buffer)
-            }
-        }
-    }
-}
 
 /// A piece as the walk reads it: chunks for the engines, and the bytes the
 /// CPU hashes (from the mapping where the piece is mapped, else read).
@@ -166,27 +118,6 @@ impl<'a> Bytes<'a> {
             }
         }
     }
-}
-
-/// An engine that hashes whole chunks behind the caller's back (a GPU):
-/// what it is handed is hashed while the caller goes on, and the chaining
-/// values come back in the order the chunks were handed over.
-pub(crate) trait ChunkEngine: Send {
-    /// Which engine it is, in the shares.
-    fn id(&self) -> EngineId;
-
-    /// Starts on the whole chunks of `bytes`, which it no longer needs when
-    /// this returns (it copied or read them). May wait for buffers of
-    /// earlier chunks to come free.
-    fn submit(&mut self, bytes: ChunkBytes<'_>) -> Result<(), HashError>;
-
-    /// The chaining values of the oldest submission not taken yet, once
-    /// they are all done: waiting for them when `wait`, else `None` while
-    /// they are not.
-    fn take(&mut self, wait: bool) -> Result<Option<Vec<u8>>, HashError>;
-
-    /// The time its copies and kernels were busy so far.
-    fn busy(&self) -> (Duration, Duration);
 }
 
 /// The engines besides the CPU's workers that take chunks: GPUs there from
@@ -364,16 +295,6 @@ pub(crate) fn hash_part_chunks<'a>(
     run.finish_part()
 }
 
-/// The length of the blocks a message is cut into: KT's chunks,
-/// ParallelHash's B, or for TurboSHAKE its rate (any whole number of rate
-/// blocks would do).
-pub(crate) fn chunk_len(params: &StandardParams) -> usize {
-    match params.standard().family() {
-        Family::TurboShake => params.standard().rate(),
-        Family::Kangaroo | Family::ParallelHash => params.block_size(),
-    }
-}
-
 /// The length of the pieces a message is walked in: whole chunks, about
 /// `piece_target` bytes.
 pub(crate) fn piece_len(params: &StandardParams, piece_target: usize) -> usize {
@@ -386,31 +307,6 @@ pub(crate) fn file_piece_len(params: &StandardParams, cpu: &CpuBackend) -> usize
     let chunk = chunk_len(params);
     let target = cpu.standard_file_piece_target();
     target.max(chunk).next_multiple_of(chunk)
-}
-
-/// What S adds after M: KT's C ‖ length_encode(|C|) (RFC 9861 §3.2);
-/// nothing for ParallelHash and TurboSHAKE.
-pub(crate) fn suffix(params: &StandardParams) -> Vec<u8> {
-    if params.standard().family() != Family::Kangaroo {
-        return Vec::new();
-    }
-    let c = params.customization();
-    let mut suffix = c.to_vec();
-    suffix.extend_from_slice(&super::encode::length_encode(c.len() as u64));
-    suffix
-}
-
-/// n, the chunks of a message of `message_len` bytes: KT's 8192-byte
-/// chunks of S = M ‖ C ‖ length_encode(|C|) (one at least), ParallelHash's
-/// B-byte blocks of X (none for an empty X); TurboSHAKE has none.
-pub(crate) fn chunk_count(params: &StandardParams, message_len: u64) -> u64 {
-    match params.standard().family() {
-        Family::TurboShake => 0,
-        Family::Kangaroo | Family::ParallelHash => {
-            let s_len = message_len + suffix(params).len() as u64;
-            s_len.div_ceil(chunk_len(params) as u64)
-        }
-    }
 }
 
 mod context;
