@@ -31,6 +31,8 @@ pub mod chunks;
 mod fast_sponge;
 pub(crate) mod keccak;
 #[cfg(target_arch = "x86_64")]
+mod keccak_x1;
+#[cfg(target_arch = "x86_64")]
 mod keccak_x4;
 #[cfg(target_arch = "x86_64")]
 mod keccak_x8;

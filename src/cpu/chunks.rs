@@ -18,14 +18,13 @@
 //! the crate's API.
 
 use super::CpuPath;
-use super::keccak::p1600;
 #[cfg(target_arch = "x86_64")]
 use super::keccak_x4;
 #[cfg(target_arch = "x86_64")]
 use super::keccak_x8;
-use super::platform::Platform;
 #[cfg(target_arch = "x86_64")]
 use super::platform::{Avx2, Avx512};
+use super::platform::{OneState, Platform};
 use crate::error::HashError;
 use crate::sponge::{MAX_RATE, SpongeSpec};
 
@@ -76,8 +75,14 @@ pub(crate) fn chaining_values_on(
         }
     }
     let _ = kernels; // no SIMD kernel off x86-64
+    let one_state = platform.one_state();
     for (j, cv) in out.chunks_exact_mut(c).enumerate() {
-        hash_one(spec, &chunks[j * chunk_len..(j + 1) * chunk_len], cv);
+        hash_one(
+            one_state,
+            spec,
+            &chunks[j * chunk_len..(j + 1) * chunk_len],
+            cv,
+        );
     }
 }
 
@@ -154,19 +159,13 @@ fn hash_groups<'c, 'o, K: ChunkKernel<W>, const W: usize>(
     (rest_chunks, rest_out)
 }
 
-/// One chunk's output, with the scalar permutation.
-fn hash_one(spec: &SpongeSpec, chunk: &[u8], cv: &mut [u8]) {
+/// One chunk's output, with the platform's one-state permutation.
+fn hash_one(kernel: OneState, spec: &SpongeSpec, chunk: &[u8], cv: &mut [u8]) {
     let mut state = [0u64; 25];
-    let mut blocks = chunk.chunks_exact(spec.rate());
-    for block in &mut blocks {
-        xor_block(&mut state, block);
-        p1600(&mut state, spec.rounds());
-    }
-    xor_block(
-        &mut state,
-        &last_block(spec, blocks.remainder())[..spec.rate()],
-    );
-    p1600(&mut state, spec.rounds());
+    let (rate, rounds) = (spec.rate(), spec.rounds());
+    let tail = kernel.absorb_blocks(&mut state, chunk, rate, rounds);
+    let last = last_block(spec, &chunk[chunk.len() - tail..]);
+    kernel.absorb_blocks(&mut state, &last[..rate], rate, rounds);
     squeeze(|k| state[k], cv);
 }
 
@@ -178,13 +177,6 @@ fn last_block(spec: &SpongeSpec, tail: &[u8]) -> [u8; MAX_RATE] {
     block[tail.len()] ^= spec.domain();
     block[spec.rate() - 1] ^= 0x80;
     block
-}
-
-/// XORs a block of whole words into the state from position 0.
-fn xor_block(state: &mut [u64; 25], block: &[u8]) {
-    for (lane, word) in state.iter_mut().zip(block.chunks_exact(8)) {
-        *lane ^= u64::from_le_bytes(word.try_into().expect("8 bytes"));
-    }
 }
 
 /// Writes `out` (at most a rate) from a permuted state whose lane k is `lane(k)`.

@@ -4,8 +4,8 @@
 //! handed to another engine. On x86-64 the permutation is CRYPTOGAMS' Keccak
 //! assembly (the code of OpenSSL's SHA-3, with lane complementing and full
 //! unrolling) through the `sha3-asm` crate; elsewhere, and under Miri
-//! (which cannot run foreign code), it is the `keccak` crate's, which
-//! RustCrypto's sponges use too.
+//! (which cannot run foreign code), it is `keccak.rs`'s one-state
+//! permutation (`p1600`: the portable scalar code there).
 //!
 //! `Fast<S>` takes its function from the RustCrypto sponge `S`, so the list
 //! of functions stays in `with_sponge!`, and its rate, rounds and domain
@@ -146,8 +146,8 @@ mod permutation {
     }
 }
 
-/// The three steps of a sponge on the `keccak` crate's permutation, with
-/// `spec`'s rounds.
+/// The three steps of a sponge on `keccak.rs`'s one-state permutation,
+/// with `spec`'s rounds.
 #[cfg(any(not(target_arch = "x86_64"), miri))]
 mod permutation {
     use crate::cpu::keccak::p1600;

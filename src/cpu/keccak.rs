@@ -1,8 +1,14 @@
 //! Keccak-p[1600, n_r]'s round constants and its round, written once for
-//! every permutation of the CPU backend, and the scalar permutation. How
-//! many rounds a permutation runs is a [`Rounds`], in `sponge.rs` with the
-//! rest of a sponge's description.
+//! every lane kernel of the CPU backend, and the permutation of one state:
+//! [`p1600`] runs the fastest kernel this CPU has ([`OneState`], chosen in
+//! `platform.rs`), the portable one being [`p1600_scalar`] (XKCP's opt64,
+//! lane complemented) and AVX-512's `keccak_x1`. How many rounds a
+//! permutation runs is a [`Rounds`], in `sponge.rs` with the rest of a
+//! sponge's description.
 
+pub(crate) use super::platform::OneState;
+#[cfg(all(test, target_arch = "x86_64"))]
+pub(crate) use super::platform::avx512_for_test;
 use crate::sponge::Rounds;
 
 /// The round constants of iota, round 0 first: one per round of Keccak-f.
@@ -148,16 +154,164 @@ macro_rules! keccak_row {
 }
 pub(crate) use keccak_row;
 
-/// Keccak-p[1600, n_r] on one state (the `keccak` crate's, which picks the
-/// fastest code for the CPU: ARMv8's SHA-3 instructions where there are any).
+/// Keccak-p[1600, n_r] on one state, with the fastest one-state kernel
+/// this CPU has ([`OneState::best`], from the features detected once).
+/// The sponges that hold a kernel call it directly; on x86-64 outside Miri
+/// only the tests and measurements call this (`fast_sponge` runs OpenSSL's
+/// assembly there).
 #[inline]
+#[cfg_attr(all(target_arch = "x86_64", not(miri)), allow(dead_code))]
 pub(crate) fn p1600(state: &mut [u64; 25], rounds: Rounds) {
-    let keccak = keccak::Keccak::new();
-    match rounds {
-        Rounds::Keccak24 => keccak.with_p1600::<{ Rounds::Keccak24.count() }>(|p| p(state)),
-        Rounds::Turbo12 => keccak.with_p1600::<{ Rounds::Turbo12.count() }>(|p| p(state)),
+    OneState::best().permute(state, rounds);
+}
+
+impl OneState {
+    /// Keccak-p[1600, `rounds`] on `state` with this kernel.
+    #[inline]
+    pub(crate) fn permute(self, state: &mut [u64; 25], rounds: Rounds) {
+        match self {
+            OneState::Portable => p1600_scalar(state, rounds),
+            #[cfg(target_arch = "x86_64")]
+            OneState::Avx512(avx512) => {
+                super::keccak_x1::permute(avx512, state, &RC[rounds.first()..])
+            }
+        }
+    }
+
+    /// XORs each whole `rate`-byte block of `data` into `state` from
+    /// position 0, a permutation after each: the count of bytes left over
+    /// at the end (fewer than `rate`). `rate` is a multiple of 8 up to 200.
+    #[inline]
+    pub(crate) fn absorb_blocks(
+        self,
+        state: &mut [u64; 25],
+        data: &[u8],
+        rate: usize,
+        rounds: Rounds,
+    ) -> usize {
+        match self {
+            OneState::Portable => {
+                let mut blocks = data.chunks_exact(rate);
+                for block in &mut blocks {
+                    for (lane, word) in state.iter_mut().zip(block.chunks_exact(8)) {
+                        *lane ^= u64::from_le_bytes(word.try_into().expect("8 bytes"));
+                    }
+                    p1600_scalar(state, rounds);
+                }
+                blocks.remainder().len()
+            }
+            #[cfg(target_arch = "x86_64")]
+            OneState::Avx512(avx512) => {
+                super::keccak_x1::absorb_blocks(avx512, state, data, rate, &RC[rounds.first()..])
+            }
+        }
     }
 }
+
+/// Keccak-p[1600, n_r] on one state in plain 64-bit words, after XKCP's
+/// `KeccakP-1600-opt64.c` (its `thetaRhoPiChiIotaPrepareTheta` with lane
+/// complementing, pattern "bebigokimisa"): six lanes are kept inverted, so
+/// that chi needs one NOT per row instead of five. Two rounds per loop
+/// turn, each from one state into the other, the next round's column
+/// parities gathered as the rows are made. Fully unrolled it ran slower
+/// here (docs/decisions/0029-one-state-keccak-avx512.md).
+pub(crate) fn p1600_scalar(state: &mut [u64; 25], rounds: Rounds) {
+    /// The lanes kept complemented: be, bi, go, ki, mi, sa.
+    const COMPLEMENTED: [usize; 6] = [1, 2, 8, 12, 17, 20];
+    let mut a = *state;
+    for k in COMPLEMENTED {
+        a[k] = !a[k];
+    }
+    let mut c: [u64; 5] =
+        std::array::from_fn(|x| a[x] ^ a[x + 5] ^ a[x + 10] ^ a[x + 15] ^ a[x + 20]);
+    let mut e = [0u64; 25];
+    let mut round = rounds.first();
+    while round < RC.len() {
+        lc_round!(a, e, c, RC[round]);
+        lc_round!(e, a, c, RC[round + 1]);
+        round += 2;
+    }
+    for k in COMPLEMENTED {
+        a[k] = !a[k];
+    }
+    *state = a;
+}
+
+/// One lane-complemented round from `$a` into `$e`; `$c` holds the column
+/// parities of `$a` on entry and those of `$e` on exit.
+macro_rules! lc_round {
+    ($a:ident, $e:ident, $c:ident, $rc:expr) => {{
+        let d = [
+            $c[4] ^ $c[1].rotate_left(1),
+            $c[0] ^ $c[2].rotate_left(1),
+            $c[1] ^ $c[3].rotate_left(1),
+            $c[2] ^ $c[4].rotate_left(1),
+            $c[3] ^ $c[0].rotate_left(1),
+        ];
+        let b = lc_round!(@b $a, d; 0 0, 6 44, 12 43, 18 21, 24 14);
+        let row = [
+            b[0] ^ (b[1] | b[2]) ^ $rc,
+            b[1] ^ (!b[2] | b[3]),
+            b[2] ^ (b[3] & b[4]),
+            b[3] ^ (b[4] | b[0]),
+            b[4] ^ (b[0] & b[1]),
+        ];
+        $e[0..5].copy_from_slice(&row);
+        $c = row;
+        let b = lc_round!(@b $a, d; 3 28, 9 20, 10 3, 16 45, 22 61);
+        let row = [
+            b[0] ^ (b[1] | b[2]),
+            b[1] ^ (b[2] & b[3]),
+            b[2] ^ (b[3] | !b[4]),
+            b[3] ^ (b[4] | b[0]),
+            b[4] ^ (b[0] & b[1]),
+        ];
+        lc_round!(@put $e, $c, row, 5);
+        let b = lc_round!(@b $a, d; 1 1, 7 6, 13 25, 19 8, 20 18);
+        let row = [
+            b[0] ^ (b[1] | b[2]),
+            b[1] ^ (b[2] & b[3]),
+            b[2] ^ (!b[3] & b[4]),
+            !b[3] ^ (b[4] | b[0]),
+            b[4] ^ (b[0] & b[1]),
+        ];
+        lc_round!(@put $e, $c, row, 10);
+        let b = lc_round!(@b $a, d; 4 27, 5 36, 11 10, 17 15, 23 56);
+        let row = [
+            b[0] ^ (b[1] & b[2]),
+            b[1] ^ (b[2] | b[3]),
+            b[2] ^ (!b[3] | b[4]),
+            !b[3] ^ (b[4] & b[0]),
+            b[4] ^ (b[0] | b[1]),
+        ];
+        lc_round!(@put $e, $c, row, 15);
+        let b = lc_round!(@b $a, d; 2 62, 8 55, 14 39, 15 41, 21 2);
+        let row = [
+            b[0] ^ (!b[1] & b[2]),
+            !b[1] ^ (b[2] | b[3]),
+            b[2] ^ (b[3] & b[4]),
+            b[3] ^ (b[4] | b[0]),
+            b[4] ^ (b[0] & b[1]),
+        ];
+        lc_round!(@put $e, $c, row, 20);
+    }};
+    (@b $a:ident, $d:ident; $s0:tt $r0:tt, $s1:tt $r1:tt, $s2:tt $r2:tt, $s3:tt $r3:tt, $s4:tt $r4:tt) => {
+        [
+            ($a[$s0] ^ $d[$s0 % 5]).rotate_left($r0),
+            ($a[$s1] ^ $d[$s1 % 5]).rotate_left($r1),
+            ($a[$s2] ^ $d[$s2 % 5]).rotate_left($r2),
+            ($a[$s3] ^ $d[$s3 % 5]).rotate_left($r3),
+            ($a[$s4] ^ $d[$s4 % 5]).rotate_left($r4),
+        ]
+    };
+    (@put $e:ident, $c:ident, $row:ident, $y:tt) => {
+        $e[$y..$y + 5].copy_from_slice(&$row);
+        for x in 0..5 {
+            $c[x] ^= $row[x];
+        }
+    };
+}
+use lc_round;
 
 /// [`keccak_p1600!`] on plain u64 lanes: the shared round structure, tested
 /// here on any CPU against the keccak crate.
@@ -248,6 +402,92 @@ mod tests {
     fn permuted(mut state: [u64; 25], rounds: Rounds) -> [u64; 25] {
         keccak_crate(&mut state, rounds);
         state
+    }
+
+    #[test]
+    fn the_scalar_permutation_matches_the_keccak_crate_and_the_reference() {
+        // Many states natively; under Miri a few, as each takes long there.
+        let seeds = if cfg!(miri) { 3 } else { 2000 };
+        for rounds in [Rounds::Turbo12, Rounds::Keccak24] {
+            for seed in 1..=seeds {
+                let start = test_state(seed);
+                let mut ours = start;
+                p1600_scalar(&mut ours, rounds);
+                assert_eq!(ours, permuted(start, rounds), "{rounds:?}, seed {seed}");
+                if seed <= SEEDS {
+                    let mut reference = start;
+                    crate::reference::keccak::keccak_p(&mut reference, rounds.count());
+                    assert_eq!(ours, reference, "{rounds:?}, seed {seed}: the reference");
+                }
+            }
+            // The all-zero and all-one states: every lane complemented.
+            for start in [[0u64; 25], [!0u64; 25]] {
+                let mut ours = start;
+                p1600_scalar(&mut ours, rounds);
+                assert_eq!(ours, permuted(start, rounds), "{rounds:?}, {:x}", start[0]);
+            }
+        }
+    }
+
+    #[test]
+    fn every_one_state_kernel_and_the_dispatch_agree() {
+        // Under Miri the detected kernel is the portable one (no AVX-512
+        // there); keccak_x1's own tests cover AVX-512 natively.
+        let kernels = [
+            Some(OneState::Portable),
+            Some(OneState::best()),
+            #[cfg(target_arch = "x86_64")]
+            if cfg!(miri) {
+                None
+            } else {
+                super::super::platform::Avx512::detect().map(OneState::Avx512)
+            },
+        ];
+        for rounds in [Rounds::Turbo12, Rounds::Keccak24] {
+            for seed in 1..SEEDS {
+                let start = test_state(seed);
+                let want = permuted(start, rounds);
+                let mut dispatched = start;
+                p1600(&mut dispatched, rounds);
+                assert_eq!(dispatched, want, "p1600, {rounds:?}, seed {seed}");
+                for kernel in kernels.into_iter().flatten() {
+                    let mut ours = start;
+                    kernel.permute(&mut ours, rounds);
+                    assert_eq!(ours, want, "{kernel:?}, {rounds:?}, seed {seed}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_portable_kernel_absorbs_whole_blocks_like_the_keccak_crate() {
+        let data: Vec<u8> = (0..3 * 168 + 5).map(|k| (k * 13 + 1) as u8).collect();
+        for (rate, rounds) in [
+            (168, Rounds::Turbo12),
+            (136, Rounds::Keccak24),
+            (72, Rounds::Keccak24),
+        ] {
+            let lens = [0, 7, rate - 1, rate, rate + 1, 2 * rate + 3, 3 * rate];
+            // Under Miri, where a permutation takes long, two of them.
+            for len in lens
+                .into_iter()
+                .filter(|&len| !cfg!(miri) || len == 7 || len == rate + 1)
+            {
+                let mut ours = test_state(len as u64 + 1);
+                let mut want = ours;
+                let left = OneState::Portable.absorb_blocks(&mut ours, &data[..len], rate, rounds);
+                assert_eq!(left, len % rate, "rate {rate}, len {len}");
+                absorb_runs_one_by_one(
+                    std::slice::from_mut(&mut want),
+                    &data[..len - len % rate],
+                    0,
+                    len - len % rate,
+                    rate,
+                    rounds,
+                );
+                assert_eq!(ours, want, "rate {rate}, len {len}");
+            }
+        }
     }
 
     #[test]

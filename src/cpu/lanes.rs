@@ -6,16 +6,15 @@
 //! Used only where B is a multiple of the rate ([`Platform::engine`]), so
 //! that every block starts at position 0 of the sponge. Blocks at the edges
 //! of a piece, and the message's short last block, are absorbed one leaf at a
-//! time with the scalar permutation, into the same lane-major states. At the
-//! end each leaf is padded where its bytes end, and one `W`-lane permutation
-//! finishes the whole group.
+//! time with the path's one-state permutation (`LaneKernel::one_state`),
+//! into the same lane-major states. At the end each leaf is padded where its
+//! bytes end, and one `W`-lane permutation finishes the whole group.
 //!
 //! [`Platform::engine`]: super::platform::Platform::engine
 
-use super::keccak::p1600;
 use super::keccak_x4;
 use super::keccak_x8;
-use super::platform::{Avx2, Avx512};
+use super::platform::{Avx2, Avx512, OneState};
 use super::units::FreshIsZero;
 use super::walk::Absorb;
 use crate::params::{Algorithm, TreeParams};
@@ -30,6 +29,10 @@ pub(super) trait LaneKernel<const W: usize>: Copy + Send + Sync {
 
     /// Keccak-p[1600, `rounds`] on the `W` states of `group`.
     fn permute(self, group: &mut [[u64; W]; 25], rounds: Rounds);
+
+    /// The permutation of one state on the same path, for a leaf's blocks
+    /// absorbed alone.
+    fn one_state(self) -> OneState;
 }
 
 impl LaneKernel<4> for Avx2 {
@@ -40,6 +43,10 @@ impl LaneKernel<4> for Avx2 {
     fn permute(self, group: &mut [[u64; 4]; 25], rounds: Rounds) {
         keccak_x4::permute(self, group, rounds);
     }
+
+    fn one_state(self) -> OneState {
+        OneState::Portable
+    }
 }
 
 impl LaneKernel<8> for Avx512 {
@@ -49,6 +56,10 @@ impl LaneKernel<8> for Avx512 {
 
     fn permute(self, group: &mut [[u64; 8]; 25], rounds: Rounds) {
         keccak_x8::permute(self, group, rounds);
+    }
+
+    fn one_state(self) -> OneState {
+        OneState::Avx512(self)
     }
 }
 
@@ -123,19 +134,20 @@ impl<K: LaneKernel<W>, const W: usize> Absorb for Lanes<K, W> {
 
     fn absorb_leaf(&self, unit: &mut Self::Unit, lane: usize, bytes: &[u8]) {
         let rate = self.spec.rate();
-        let mut chunks = bytes.chunks_exact(rate);
+        let mut tail = bytes.len();
         if bytes.len() >= rate {
             let mut state = unit.leaf(lane);
-            for chunk in &mut chunks {
-                xor_bytes(&mut state, chunk);
-                p1600(&mut state, self.spec.rounds());
-            }
+            tail =
+                self.kernel
+                    .one_state()
+                    .absorb_blocks(&mut state, bytes, rate, self.spec.rounds());
             unit.set_leaf(lane, state);
         }
         // Only the message's last block is short; its tail waits for the
         // padding, XORed into the lane-major words where they are (a parent
         // node of D·c bytes below the rate is all tail).
-        for (words, bytes) in unit.0.iter_mut().zip(chunks.remainder().chunks(8)) {
+        let tail = &bytes[bytes.len() - tail..];
+        for (words, bytes) in unit.0.iter_mut().zip(tail.chunks(8)) {
             words[lane] ^= le_word(bytes);
         }
     }
@@ -173,13 +185,6 @@ impl<K: LaneKernel<W>, const W: usize> Absorb for Lanes<K, W> {
     /// mid-rate, and its padding position comes from the leaf's length.
     fn set_leaf_state(&self, unit: &mut Self::Unit, lane: usize, state: [u64; 25], _absorbed: u64) {
         unit.set_leaf(lane, state);
-    }
-}
-
-/// XORs `bytes` (at most a rate's worth) into the state from position 0.
-fn xor_bytes(state: &mut [u64; 25], bytes: &[u8]) {
-    for (word, bytes) in state.iter_mut().zip(bytes.chunks(8)) {
-        *word ^= le_word(bytes);
     }
 }
 

@@ -143,6 +143,44 @@ impl Platform {
     }
 }
 
+/// The permutation of one state alone, for what one sponge hashes by
+/// itself: the standard functions' final nodes, TurboSHAKE's whole message,
+/// the chunks and leaf blocks the lane kernels leave over
+/// (`keccak::OneState::permute`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum OneState {
+    /// Plain 64-bit code with lane complementing (`keccak::p1600_scalar`):
+    /// any CPU.
+    Portable,
+    /// The state in five AVX-512 registers (`keccak_x1`).
+    #[cfg(target_arch = "x86_64")]
+    Avx512(Avx512),
+}
+
+impl OneState {
+    /// The fastest this CPU has, from the features detected once: what
+    /// the `Auto` path runs.
+    pub(crate) fn best() -> OneState {
+        Platform::best().one_state()
+    }
+}
+
+impl Platform {
+    /// The one-state permutation of this platform: AVX-512's where the
+    /// path is AVX-512, the portable code on every other path, so that a
+    /// forced path runs only its own instructions
+    /// (docs/decisions/0029-one-state-keccak-avx512.md).
+    pub(crate) fn one_state(self) -> OneState {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Platform::Avx512(avx512) => OneState::Avx512(avx512),
+            #[cfg(target_arch = "x86_64")]
+            Platform::Avx2(_) => OneState::Portable,
+            Platform::Portable => OneState::Portable,
+        }
+    }
+}
+
 /// The kernels that hash runs of whole chunks ([`super::chunks`]), widest
 /// first: each takes the groups it can, and the chunks left over go to the
 /// next, the last ones to the scalar permutation.
@@ -211,7 +249,7 @@ pub(super) fn avx2_for_test(test: &str) -> Option<Avx2> {
 /// `treehash_test_avx512` (the CPU that built the tests has AVX-512F, or
 /// `TREEHASH_REQUIRE_AVX512` is set).
 #[cfg(all(test, target_arch = "x86_64"))]
-pub(super) fn avx512_for_test(test: &str) -> Option<Avx512> {
+pub(crate) fn avx512_for_test(test: &str) -> Option<Avx512> {
     let avx512 = Avx512::detect();
     assert!(
         avx512.is_some() || !cfg!(treehash_test_avx512),
