@@ -34,13 +34,13 @@ MIRIFLAGS="${MIRIFLAGS:-}" miri_test \
     cpu::platform::tests::the_portable cpu::chunks::tests::a_short \
     cpu::chunks::tests::no_chunks cpu::chunks::tests::standard_specs \
     parts:: standard::tests standard::encode hasher::auto sigbus:: \
-    message::tests schedule::tests standard::run::tests cpu::tests::pieces_grow \
+    message::tests schedule::tests schedule::chunks::tests cpu::tests::pieces_grow \
     --skip standard::sponge::tests::matches_the_reference_sponge_however_fed \
     --skip message::tests::file_pieces --skip message::tests::pieces_come_unread \
     --skip schedule::tests::any_split --skip schedule::tests::progress_counts \
     --skip schedule::tests::files_and_streams \
-    --skip standard::run::tests::a_ --skip standard::run::tests::any_split \
-    --skip standard::run::tests::files_shared --skip standard::run::tests::pieces_of_many
+    --skip schedule::chunks::tests::a_ --skip schedule::chunks::tests::any_split \
+    --skip schedule::chunks::tests::files_shared --skip schedule::chunks::tests::pieces_of_many
 
 # 2. The AVX2 engine's permutation and block loads, built with AVX2 on
 #    (under Miri a CPU feature is there only where the build enables it;

@@ -117,9 +117,8 @@ fn default_threads() -> usize {
 
 /// The CPUs this process may run on (its affinity mask and its cgroup's
 /// quota). Worker threads beyond them cannot run at once: each one more
-/// only adds switching, and rayon's idle workers yield and are woken on
-/// every job, so 1024 workers on 2 CPUs took 30 times as long as 2
-/// (docs/decisions/0028-worker-threads-at-most-one-per-cpu.md).
+/// only adds switching, since rayon's idle workers yield and are woken on
+/// every job (docs/decisions/0028-worker-threads-at-most-one-per-cpu.md).
 fn cpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }

@@ -70,8 +70,9 @@ impl EngineId {
 impl fmt::Display for EngineId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            EngineId::Cpu => f.write_str("cpu"),
-            EngineId::Gpu(ordinal) => write!(f, "gpu{ordinal}"),
+            // `pad`, so that a width (`{:<8}` in tables) applies.
+            EngineId::Cpu => f.pad("cpu"),
+            EngineId::Gpu(ordinal) => f.pad(&format!("gpu{ordinal}")),
         }
     }
 }

@@ -8,9 +8,24 @@ import sys
 
 #: The idle pools kept (python/src/options.rs, KEPT).
 KEPT = 4
+
+
+def cpus():
+    """The CPUs this process may run on, as Rust's available_parallelism
+    counts them: the affinity mask, held to a cgroup v2 CPU quota."""
+    n = len(os.sched_getaffinity(0))
+    try:
+        quota, period = open("/sys/fs/cgroup/cpu.max").read().split()
+        if quota != "max":
+            n = min(n, max(1, int(quota) // int(period)))
+    except (OSError, ValueError):
+        pass
+    return n
+
+
 #: A pool's workers for threads=n: one per CPU this process may run on at
 #: most (docs/decisions/0028-worker-threads-at-most-one-per-cpu.md).
-CPUS = len(os.sched_getaffinity(0))
+CPUS = cpus()
 
 
 def workers(n):

@@ -108,7 +108,8 @@ def new(
     256-bit ones). ``prefix``: an LI tree's key or salt (1 to 255 bytes).
     ``customization``: KT's C or ParallelHash's S (at most 256 KiB).
     ``domain``: TurboSHAKE's D (0x01 to 0x7F; 0x1F). ``threads``: CPU
-    worker threads (1 to 1024; one per core by default). ``backend="gpu"`` is
+    worker threads (1 to 1024; one per CPU by default, and at most one per CPU
+    is started). ``backend="gpu"`` is
     refused (``ValueError``): use :func:`file_digest` or
     :func:`device_digest` for a GPU."""
 

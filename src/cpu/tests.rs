@@ -419,6 +419,19 @@ fn pieces_read_by_their_tasks_give_the_reference_outputs() {
     });
 }
 
+/// A thread count above the CPUs starts one worker per CPU, and a count
+/// within them is kept (docs/decisions/0028).
+#[test]
+fn workers_are_one_per_cpu_at_most() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let many = CpuBackend::new(Some(1024), None, CpuPath::Portable).unwrap();
+    assert_eq!(many.threads(), cpus.min(1024));
+    let one = CpuBackend::new(Some(1), None, CpuPath::Portable).unwrap();
+    assert_eq!(one.threads(), 1);
+    let exact = CpuBackend::with_exact_threads(cpus + 3, None, CpuPath::Portable).unwrap();
+    assert_eq!(exact.threads(), cpus + 3);
+}
+
 #[test]
 fn pieces_grow_where_a_thread_owns_more_leaves_than_it_caches() {
     // A stripe of H = 8, D = 4: 65,536 blocks of 136 bytes, 8,912,896 bytes.

@@ -103,7 +103,8 @@ impl fmt::Display for BackendUsed {
 pub struct HasherOptions {
     /// Where inputs are hashed: chosen per input (`Auto`), CPU or GPUs.
     pub backend: BackendChoice,
-    /// CPU worker threads; `None` means one per core.
+    /// CPU worker threads; `None` means one per CPU. At most one per CPU
+    /// this process may run on is started: more cannot run at once.
     pub threads: Option<usize>,
     /// Bytes of input per piece handed to a backend (per chunk copied to the
     /// GPU); `None` for the tuned default. Small values make tests cross
@@ -135,9 +136,9 @@ pub(crate) struct TestKnobs {
     pub(crate) gpu_fail_after_chunks: Option<usize>,
 }
 
-/// The most CPU worker threads the command line (`--threads`) and the
-/// Python package (`threads=`) take: beyond it threads only cost memory
-/// and switches, on any machine this tool runs on.
+/// The largest thread count the command line (`--threads`) and the Python
+/// package (`threads=`) accept; a hasher starts at most one worker per CPU
+/// whatever the count.
 pub const MAX_THREADS: usize = 1024;
 
 impl HasherOptions {
@@ -147,7 +148,8 @@ impl HasherOptions {
         self
     }
 
-    /// These options with `threads` CPU worker threads (`None`: one per core).
+    /// These options with `threads` CPU worker threads (`None`: one per
+    /// CPU; at most one per CPU is started).
     pub fn with_threads(mut self, threads: Option<usize>) -> Self {
         self.threads = threads;
         self
