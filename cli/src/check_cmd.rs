@@ -337,20 +337,7 @@ impl Checker<'_> {
         if self.opts.status {
             return Ok(());
         }
-        let mut out = Vec::new();
-        if self.output.zero {
-            out.extend_from_slice(&line.name);
-        } else {
-            let mut name = Vec::new();
-            if escape_name(&line.name, &mut name) {
-                out.push(b'\\');
-            }
-            out.extend_from_slice(&name);
-        }
-        out.extend_from_slice(b": ");
-        out.extend_from_slice(verdict.as_bytes());
-        out.push(self.line_end());
-        stdout::write(&out)
+        say_verdict(self.output.zero, line, verdict)
     }
 
     /// Prints the warnings coreutils prints; returns the exit code the list
@@ -518,6 +505,25 @@ pub(super) fn read_line(
     line.clear();
     reader.skip_until(end)?;
     Ok(LineRead::TooLong)
+}
+
+/// `NAME: VERDICT` and the line's end (NUL under `-z`), as `--check` and
+/// `join -c` print a verdict.
+pub(super) fn say_verdict(zero: bool, line: &CheckLine, verdict: &str) -> std::io::Result<()> {
+    let mut out = Vec::new();
+    if zero {
+        out.extend_from_slice(&line.name);
+    } else {
+        let mut name = Vec::new();
+        if escape_name(&line.name, &mut name) {
+            out.push(b'\\');
+        }
+        out.extend_from_slice(&name);
+    }
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(verdict.as_bytes());
+    out.push(if zero { b'\0' } else { b'\n' });
+    stdout::write(&out)
 }
 
 #[cfg(test)]

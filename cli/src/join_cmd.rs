@@ -8,13 +8,13 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use treehash::checkfile::{CheckLine, digests_equal, escape_name, parse_line};
+use treehash::checkfile::{CheckLine, digests_equal, parse_line};
 use treehash::input::is_stdin_name;
 use treehash::params::MIN_KEYED_DIGEST_LEN;
 use treehash::parts::{Joined, join_bytes, read_part};
 
 use super::args::{JoinArgs, OutputArgs};
-use super::check_cmd::{LineRead, open_list, read_line};
+use super::check_cmd::{LineRead, open_list, read_line, say_verdict};
 use super::hash_cmd::digest_line;
 use super::{Fatal, exit, report, stdout};
 
@@ -158,7 +158,7 @@ fn check(args: &JoinArgs, joined: &Joined, name: &Path, sums: &Path) -> Result<i
             code.unwrap_or(exit::OK)
                 .max(if failed { exit::FAILED } else { exit::OK }),
         );
-        say(args.zero, &line, verdict).map_err(|e| Fatal::write(&e, exit::OK))?;
+        say_verdict(args.zero, &line, verdict).map_err(|e| Fatal::write(&e, exit::OK))?;
     }
     if let Some(e) = read_error {
         report(format!(
@@ -205,22 +205,4 @@ fn refusal(joined: &Joined, line: &CheckLine) -> Option<String> {
         ));
     }
     None
-}
-
-/// `NAME: VERDICT`, as `--check` prints it.
-fn say(zero: bool, line: &CheckLine, verdict: &str) -> std::io::Result<()> {
-    let mut out = Vec::new();
-    if zero {
-        out.extend_from_slice(&line.name);
-    } else {
-        let mut name = Vec::new();
-        if escape_name(&line.name, &mut name) {
-            out.push(b'\\');
-        }
-        out.extend_from_slice(&name);
-    }
-    out.extend_from_slice(b": ");
-    out.extend_from_slice(verdict.as_bytes());
-    out.push(if zero { b'\0' } else { b'\n' });
-    stdout::write(&out)
 }
