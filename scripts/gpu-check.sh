@@ -29,6 +29,12 @@
 #                                # wheel into .devbin/old/, for `refactor`
 #   scripts/gpu-check.sh refactor  # on the GPU machine: old against new,
 #                                # interleaved (files, lists, device_digest)
+#   scripts/gpu-check.sh two     # on a machine of two GPUs: the host's ceiling
+#                                # for feeding both, one GPU against both (new
+#                                # and old builds), LI H = 8 and KT128, 16 GiB
+#   scripts/gpu-check.sh cores-all  # on any machine: KT128 and LI at 16 threads
+#                                # and every CPU beside k12sum and b3sum, with
+#                                # a read probe and the permutation kernels
 #   scripts/gpu-check.sh multi   # on a machine of several GPUs: the host's
 #                                # ceiling for feeding them, the tests that
 #                                # share leaves and chunks, whole processes
@@ -42,7 +48,7 @@ cd "$(dirname "$0")/.."
 
 # The tests of tests/gpu.rs that need two GPUs (`#[ignore = "needs two CUDA
 # GPUs"]`).
-TWO_GPU_TESTS="every_gpu_takes_a_share gpus_that_start_late_join_a_gpu_only_run"
+TWO_GPU_TESTS="every_gpu_takes_a_share gpus_begun_side_by_side_share_the_work_from_the_first_piece"
 
 # Every device mode: outputs under $OUT (or ./gpu-check-out), the binaries
 # in .devbin, whole processes timed by measure.py.
@@ -387,9 +393,9 @@ multi() {
     { echo "# Several GPUs, $(date -u +%F)"; echo; echo '```'
       nvidia-smi --query-gpu=index,name,pci.bus_id --format=csv; nvidia-smi topo -m
       lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket|NUMA"; free -g; echo '```'; } >"$md"
-    "$bin/test-gpu" --ignored --test-threads=1 ${MULTI_TESTS:-every_gpu auto_ backend_gpu gpus_that_start_late} \
+    "$bin/test-gpu" --ignored --test-threads=1 ${MULTI_TESTS:-every_gpu auto_ backend_gpu gpus_begun} \
         --nocapture >"$out/multi-tests.log" 2>&1
-    { echo; echo "Tests that share leaves (test-gpu ${MULTI_TESTS:-every_gpu auto_ backend_gpu gpus_that_start_late}):"; echo
+    { echo; echo "Tests that share leaves (test-gpu ${MULTI_TESTS:-every_gpu auto_ backend_gpu gpus_begun}):"; echo
       grep -E "^test |^test result|^input " "$out/multi-tests.log"; } >>"$md"
     random_file $f "${MULTI_GB:-32}"
     cat $f >/dev/null
@@ -412,6 +418,115 @@ multi() {
               awk '!/piece of/ || ++n % 40 == 1' | tail -60
       done
       echo '```'; } 2>&1 | tee -a "$md"
+}
+
+# Two GPUs sharing one file (issue 33), on a machine of two: the host's
+# ceiling for feeding both with no hashing (benches/gpu_host.rs: pinned
+# copies and the staging pipeline on each GPU alone and on both at once),
+# then whole processes in interleaved rounds (ROUNDS, default 3) on a
+# page-cached file of TWO_GB GiB (default 16): one GPU, both GPUs, and both
+# with the old build (.devbin/old), for LI H = 8 and KT128; then one run of
+# each with --timings and the engines' shares.
+two() {
+    setup
+    local f=/tmp/two.bin gb=${TWO_GB:-16} rounds=${ROUNDS:-3}
+    local old=$bin/old/treehash new=$bin/treehash
+    random_file $f "$gb"
+    cat $f >/dev/null
+    { echo "# Two GPUs sharing one file, $(date -u +%F)"; echo
+      echo "new: $(cat "$bin/COMMIT" 2>/dev/null), old: $(cat "$bin/old/COMMIT" 2>/dev/null)"; echo; echo '```'
+      nvidia-smi --query-gpu=index,name,pci.bus_id --format=csv
+      lscpu | grep -E "Model name|^CPU\(s\)|NUMA node\(s\)"; echo '```'; echo
+      TREEHASH_BENCH_TOGETHER_ONLY=1 TREEHASH_BENCH_FILE=$f timeout 300 "$bin/bench-gpu_host" 2>&1
+      for a in "-H 8" "-a kt128"; do
+          declare -A times=() digests=()
+          local runs=("new|--device 0" "new|--device 0,1" "old|--device 0,1")
+          # Shares of half a piece each, as an even split gave before (LI).
+          [ "$a" = "-H 8" ] && runs+=("new|--device 0,1 --chunk-bytes 16777216")
+          for _ in $(seq "$rounds"); do
+              for run in "${runs[@]}"; do
+                  local b=$new; [ "${run%%|*}" = old ] && b=$old
+                  local start=$(date +%s%N)
+                  # shellcheck disable=SC2086
+                  digests[$run]=$("$b" --backend gpu ${run#*|} $a --no-names $f)
+                  times[$run]+="$(( ($(date +%s%N) - start) / 1000000 )) "
+              done
+          done
+          echo; echo "## --backend gpu $a, $gb GiB, whole processes, interleaved ($rounds rounds)"; echo
+          echo "| build | devices | median ms | runs (ms) | digest |"; echo "|---|---|---:|---|---|"
+          for run in "${runs[@]}"; do
+              local med; med=$(tr ' ' '\n' <<<"${times[$run]}" | grep . | sort -n | sed -n "$(( (rounds + 1) / 2 ))p")
+              echo "| ${run%%|*} | ${run#*|} | $med | ${times[$run]}| ${digests[$run]:0:16} |"
+          done
+          echo; echo '```'
+          for run in "${runs[@]}"; do
+              local b=$new; [ "${run%%|*}" = old ] && b=$old
+              echo "${run%%|*} --backend gpu ${run#*|} $a --timings:"
+              # shellcheck disable=SC2086
+              TREEHASH_TRACE=1 "$b" --backend gpu ${run#*|} $a --timings --no-names $f 2>&1 |
+                  grep -vE "piece of|leaves moved|gave|took" | tail -22
+          done
+          echo '```'
+      done
+    } 2>&1 | tee "$out/two.md"
+}
+
+# The CPU on every core of a large host (issue 33): KT128 and LI H = 8 at
+# 16 threads and at every CPU, beside k12sum and b3sum, in interleaved
+# rounds (ROUNDS, default 3) on the page-cached file of `two`; then the
+# probes that hash nothing: reading the file from 16 and from every CPU
+# (dd processes on its parts) and the permutation kernels on every core
+# (benches/permutations.rs).
+cores_all() {
+    setup
+    local f=/tmp/two.bin gb=${TWO_GB:-16} rounds=${ROUNDS:-3} n
+    n=$(nproc)
+    random_file $f "$gb"
+    cat $f >/dev/null
+    local th=$bin/treehash
+    read_probe() { # threads: dd processes reading one part each, no hashing
+        local t=$1 size part start
+        size=$(stat -c %s $f); part=$(( size / t ))
+        start=$(date +%s%N)
+        for i in $(seq 0 $(( t - 1 ))); do
+            dd if=$f of=/dev/null bs=1M iflag=skip_bytes,count_bytes skip=$(( i * part )) count=$part status=none &
+        done
+        wait
+        echo $(( ($(date +%s%N) - start) / 1000000 ))
+    }
+    { echo "# Every core, $(date -u +%F), $n CPUs, $gb GiB page-cached"; echo
+      lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket|NUMA"; echo
+      declare -A times=()
+      local runs=("treehash -a kt128 --backend cpu --threads 16" "treehash -a kt128 --backend cpu --threads $n"
+                  "k12sum --num-threads 16" "k12sum"
+                  "b3sum --num-threads 16" "b3sum"
+                  "treehash -H 8 --backend cpu --threads 16" "treehash -H 8 --backend cpu --threads $n")
+      for _ in $(seq "$rounds"); do
+          for run in "${runs[@]}"; do
+              local start=$(date +%s%N)
+              # shellcheck disable=SC2086
+              "$bin/"$run $f >/dev/null
+              times[$run]+="$(( ($(date +%s%N) - start) / 1000000 )) "
+          done
+          times[read16]+="$(read_probe 16) "
+          times[readall]+="$(read_probe "$n") "
+      done
+      echo "| command | median ms | runs (ms) |"; echo "|---|---:|---|"
+      for run in "${runs[@]}" read16 readall; do
+          local med; med=$(tr ' ' '\n' <<<"${times[$run]}" | grep . | sort -n | sed -n "$(( (rounds + 1) / 2 ))p")
+          local label=$run
+          [ "$run" = read16 ] && label="probe: 16 dd processes read the file (no hashing)"
+          [ "$run" = readall ] && label="probe: $n dd processes read the file (no hashing)"
+          echo "| $label | $med | ${times[$run]}|"
+      done
+      echo; echo '```'
+      for t in 16 "$n"; do
+          echo "treehash -a kt128 --backend cpu --threads $t --timings:"
+          "$th" -a kt128 --backend cpu --threads "$t" --timings --no-names $f 2>&1 | tail -8
+      done
+      echo '```'; echo
+      TREEHASH_BENCH_SECONDS=0.2 timeout 120 "$bin/bench-permutations" 2>&1 | head -30
+    } 2>&1 | tee "$out/cores-all.md"
 }
 
 # The CPU engine by threads at H = 8 on a page-cached 8 GiB file, with its
@@ -645,11 +760,13 @@ case "${1:-}" in
     tables) tables ;;
     auto) auto_table ;;
     multi) multi ;;
+    two) two ;;
+    cores-all) cores_all ;;
     cores) cores ;;
     lists) lists ;;
     python) python_pkg ;;
     trees) trees ;;
     kt) kt ;;
     kt-auto) kt_auto ;;
-    *) echo "usage: $0 build|build-old COMMIT|run|refactor|input|tables|auto|multi|cores|lists|python|trees|kt|kt-auto" >&2; exit 2 ;;
+    *) echo "usage: $0 build|build-old COMMIT|run|refactor|input|tables|auto|multi|two|cores-all|cores|lists|python|trees|kt|kt-auto" >&2; exit 2 ;;
 esac

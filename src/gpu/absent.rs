@@ -36,6 +36,18 @@ impl GpuBackend {
         match *self {}
     }
 
+    pub(crate) fn begin_side_by_side<'a>(
+        &'a self,
+        _params: &'a TreeParams,
+        _len_hint: Option<u64>,
+        _place: super::SideBySide,
+        _leaf_kernel: Option<LeafKernel>,
+        _pool: &'a rayon::ThreadPool,
+        _times: &mut Timings,
+    ) -> Result<Box<dyn LeafEngine + 'a>, HashError> {
+        match *self {}
+    }
+
     pub(crate) fn begin<'a>(
         &'a self,
         _params: &'a TreeParams,
@@ -94,11 +106,11 @@ impl Fleet {
 
     pub(crate) fn start_in_background(&self, _kernels: impl Into<KernelSet>, _piece_len: usize) {}
 
-    pub(crate) fn start_others_in_background(
-        &self,
-        _kernels: impl Into<KernelSet>,
-        _piece_len: usize,
-    ) {
+    pub(crate) fn side_by_side<'f, T: Send>(
+        &'f self,
+        _begin: impl Fn(usize, usize, &'f GpuBackend) -> Result<T, crate::error::HashError> + Sync,
+    ) -> Result<Vec<T>, crate::error::HashError> {
+        Err(Self::absent().into())
     }
 
     pub(crate) fn prepare_now(&self, _kernels: impl Into<KernelSet>, _piece_len: usize) {}

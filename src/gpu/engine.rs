@@ -20,7 +20,7 @@ use crate::tree::Dealing;
 use super::LeafKernel;
 use super::kernels::TreeKernels;
 use super::pipeline::{GpuLeaves, Staged};
-use super::{CopyMode, GpuBackend, GpuError, guard, reduce};
+use super::{CopyMode, GpuBackend, GpuError, SideBySide, guard, reduce};
 
 impl GpuBackend {
     /// The leaves of one message of about `len_hint` bytes (unknown for a
@@ -52,6 +52,53 @@ impl GpuBackend {
             leaf_kernel,
             owned,
             message_len: 0,
+            piece_len,
+        };
+        self.engine(params, start, pool, times)
+    }
+
+    /// The engine of one of `count` GPUs that begin one message side by
+    /// side: the first (`place.index` 0) owns every leaf until the schedule splits them at
+    /// the first piece. Pieces are `count` times one GPU's own, so that a
+    /// GPU's share of a piece is about what it stages from a piece alone: a
+    /// share half a buffer long would cost a whole turn of the ring
+    /// (docs/decisions/0011-gpu-staging-ring.md). Its buffers hold the most
+    /// a share of a piece can be: its run of each stripe the piece touches
+    /// (two more than the piece holds whole), or the whole piece where its
+    /// run is longer.
+    pub(crate) fn begin_side_by_side<'a>(
+        &'a self,
+        params: &'a TreeParams,
+        len_hint: Option<u64>,
+        place: SideBySide,
+        leaf_kernel: Option<LeafKernel>,
+        pool: &'a rayon::ThreadPool,
+        times: &mut Timings,
+    ) -> Result<Box<dyn LeafEngine + 'a>, HashError> {
+        let SideBySide { index, count } = place;
+        let piece_len = self.piece_len(params) * count.max(1);
+        let stripe = params
+            .leaf_count()
+            .saturating_mul(params.block_size() as u64);
+        let shares = count.max(1) as u64;
+        let mut most = (piece_len as u64 / shares).saturating_add(2 * (stripe / shares));
+        most = most.min(piece_len as u64);
+        // A small input needs only small buffers (cheaper to pin).
+        if let Some(len) = len_hint {
+            most = most.min(params.prefix().len() as u64 + len);
+        }
+        let block = params.block_size();
+        let start = Begin {
+            buffers: (most as usize).max(1).next_multiple_of(block),
+            mode: CopyMode::Staging,
+            leaf_kernel,
+            owned: if index == 0 {
+                0..params.leaf_count()
+            } else {
+                0..0
+            },
+            message_len: 0,
+            piece_len,
         };
         self.engine(params, start, pool, times)
     }
@@ -75,6 +122,7 @@ impl GpuBackend {
             leaf_kernel,
             owned: 0..0,
             message_len,
+            piece_len: self.piece_len(params),
         };
         self.engine(params, start, pool, times)
     }
@@ -89,7 +137,6 @@ impl GpuBackend {
         times: &mut Timings,
     ) -> Result<Box<dyn LeafEngine + 'a>, HashError> {
         guard("starting a GPU digest", || {
-            let piece_len = self.piece_len(params);
             let slots = timed(&mut times.gpu_init, || self.take_slots(start.buffers))?;
             let (kernels, compile_time) = self.kernels.get(params.algorithm())?;
             times.compile += compile_time;
@@ -102,7 +149,7 @@ impl GpuBackend {
                 leaves,
                 kernels,
                 params,
-                piece_len,
+                piece_len: start.piece_len,
                 mode: start.mode,
                 forced_kernel: start.leaf_kernel,
                 range: start.owned,
@@ -113,13 +160,15 @@ impl GpuBackend {
 }
 
 /// What an engine starts with: its chunk buffers' size, how it copies, its
-/// leaf kernel if forced, its leaves (fresh) and where in M it starts.
+/// leaf kernel if forced, its leaves (fresh), where in M it starts and the
+/// pieces it asks for.
 struct Begin {
     buffers: usize,
     mode: CopyMode,
     leaf_kernel: Option<LeafKernel>,
     owned: std::ops::Range<u64>,
     message_len: u64,
+    piece_len: usize,
 }
 
 /// Some or all leaves of one message on the GPU.

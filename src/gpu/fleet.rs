@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use cudarc::driver::CudaContext;
 
+use crate::error::HashError;
 use crate::trace::trace;
 
 use super::kernel_sets::KernelSet;
@@ -207,7 +208,7 @@ impl Fleet {
     /// it, on background threads (one per device); returns at once. Asking
     /// again is free.
     pub(crate) fn start_in_background(&self, kernels: impl Into<KernelSet>, piece_len: usize) {
-        self.start(kernels.into(), piece_len, true);
+        self.start(kernels.into(), piece_len);
     }
 
     /// The first device asked for, opened now (the driver started); the
@@ -234,23 +235,7 @@ impl Fleet {
         device.open(&self.0.start).as_ref().map_err(Clone::clone)
     }
 
-    /// Starts every device but the first (which the caller readies itself)
-    /// in the background, as [`start_in_background`](Self::start_in_background)
-    /// does. Their start is not kept as the machine's start-up: the driver
-    /// is already running, so it would understate a whole start.
-    pub(crate) fn start_others_in_background(
-        &self,
-        kernels: impl Into<KernelSet>,
-        piece_len: usize,
-    ) {
-        let kernels = kernels.into();
-        if let Some(Ok(list)) = self.0.list.get() {
-            list[0].mark_preparing(kernels);
-        }
-        self.start(kernels, piece_len, false);
-    }
-
-    fn start(&self, kernels: KernelSet, piece_len: usize, measured: bool) {
+    fn start(&self, kernels: KernelSet, piece_len: usize) {
         let nothing_to_do = match self.0.list.get() {
             // No driver or no device.
             Some(Err(_)) => true,
@@ -290,7 +275,7 @@ impl Fleet {
                         }
                     }
                 });
-                if measured && started && list.iter().any(|d| d.is_ready(kernels)) {
+                if started && list.iter().any(|d| d.is_ready(kernels)) {
                     remember_startup(began.elapsed());
                 }
             });
@@ -381,6 +366,43 @@ impl Fleet {
     /// The first failure met in the background, if any.
     pub(crate) fn failure(&self) -> Option<String> {
         self.0.failure.lock().ok().and_then(|f| f.clone())
+    }
+
+    /// Every device asked for, each opened and then given to `begin` on a
+    /// thread of its own, all at once: a device's start (its context, the
+    /// kernels, pinned buffers) is mostly waits in the driver, which for
+    /// several devices overlap, so they are ready about when one would be.
+    /// `begin` gets the device's place among those asked for and their
+    /// count. The results in that order, or the first error.
+    pub(crate) fn side_by_side<'f, T: Send>(
+        &'f self,
+        begin: impl Fn(usize, usize, &'f GpuBackend) -> Result<T, HashError> + Sync,
+    ) -> Result<Vec<T>, HashError> {
+        let list = self.0.list().as_ref().map_err(Clone::clone)?;
+        let count = list.len();
+        let start = &self.0.start;
+        let begin = &begin;
+        let results: Vec<Result<T, HashError>> = std::thread::scope(|s| {
+            let handles: Vec<_> = list
+                .iter()
+                .enumerate()
+                .map(|(index, device)| {
+                    crate::threads::spawn_scoped(s, move || {
+                        let gpu = device.open(start).as_ref().map_err(Clone::clone)?;
+                        trace(|| format!("GPU {} open ({:?})", device.ordinal, gpu.info().init));
+                        begin(index, count, gpu)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|handle| match handle?.join() {
+                    Ok(result) => result,
+                    Err(_) => Err(HashError::Internal("a GPU's start panicked".into())),
+                })
+                .collect()
+        });
+        results.into_iter().collect()
     }
 
     /// Every device asked for, started now (waiting for any start already

@@ -82,8 +82,8 @@ pub(crate) use error::{Context, guard};
 pub(crate) use fleet::Fleet;
 pub use info::GpuInfo;
 pub(crate) use kernel_sets::KernelSet;
-pub(crate) use options::Start;
 pub use options::{CopyMode, Devices};
+pub(crate) use options::{SideBySide, Start};
 // For the benchmarks; not part of the API.
 #[doc(hidden)]
 pub use options::DEFAULT_CHUNK_BYTES;

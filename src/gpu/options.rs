@@ -101,3 +101,11 @@ pub(crate) struct Start {
     /// Tests only: every message fails after this many chunks.
     pub(crate) fail_after_chunks: Option<usize>,
 }
+
+/// Where a GPU stands among the `count` that begin one message side by
+/// side: the `index`-th.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SideBySide {
+    pub(crate) index: usize,
+    pub(crate) count: usize,
+}

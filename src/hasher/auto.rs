@@ -163,9 +163,9 @@ impl Hasher {
     }
 }
 
-/// The GPUs that become ready while an input of `W` is hashed and join it:
-/// under `Auto` once the rest of the input repays their start-up, or under
-/// `Gpu` after the first (`required`: each must take part).
+/// The GPUs that become ready while an input of `W` is hashed under `Auto`
+/// and join it, once the rest of the input repays their start-up. One that
+/// fails to start or to begin stays out; the others go on.
 pub(super) struct GpuJoiners<'h, W: Work<'h>> {
     work: W,
     /// The pieces of the input.
@@ -179,48 +179,27 @@ pub(super) struct GpuJoiners<'h, W: Work<'h>> {
     joined: Vec<usize>,
     /// Their start-up, for the timings.
     startup: Timings,
-    /// Every GPU must take part (`--backend gpu`): one that fails to start
-    /// or to begin is an error, not left out.
-    required: bool,
     _hasher: std::marker::PhantomData<&'h Hasher>,
 }
 
 impl<'h, W: Work<'h>> GpuJoiners<'h, W> {
-    /// Joiners of `work` in pieces of `piece_len` bytes; where `required`
-    /// (under `Gpu`) the GPUs were asked to start already.
-    pub(super) fn new(work: W, piece_len: usize, required: bool) -> Self {
+    /// Joiners of `work` in pieces of `piece_len` bytes.
+    pub(super) fn new(work: W, piece_len: usize) -> Self {
         GpuJoiners {
             work,
             piece_len,
-            started: required,
+            started: false,
             baseline: None,
             joined: Vec::new(),
             startup: Timings::default(),
-            required,
             _hasher: std::marker::PhantomData,
         }
     }
 
-    /// Counts the GPU of `ordinal` as one that has joined already.
-    pub(super) fn joined(&mut self, ordinal: usize) {
-        self.joined.push(ordinal);
-    }
-
-    /// After the input: the joiners' start-up added to `timings`, and a
-    /// failure to start a GPU that had to take part as an error.
-    pub(super) fn finish(&self, timings: &mut Timings) -> Result<(), HashError> {
+    /// After the input: the joiners' start-up added to `timings`.
+    pub(super) fn finish(&self, timings: &mut Timings) {
         timings.gpu_init += self.startup.gpu_init;
         timings.compile += self.startup.compile;
-        self.required_failure()
-    }
-
-    /// Where every GPU must take part: the first failure to start one, as
-    /// an error.
-    fn required_failure(&self) -> Result<(), HashError> {
-        match self.work.hasher().gpus.failure() {
-            Some(failure) if self.required => Err(HashError::Gpu(failure)),
-            _ => Ok(()),
-        }
     }
 
     /// Whether starting the GPUs can pay off for the rest of this input,
@@ -284,14 +263,10 @@ impl<'h, W: Work<'h>> Joiners<W::Engine> for GpuJoiners<'h, W> {
                 Ok(_) => format!("GPU {ordinal} joins at {:?}", now.elapsed),
                 Err(e) => format!("GPU {ordinal} cannot begin: {e}"),
             });
-            match engine {
-                Ok(engine) => engines.push(engine),
-                Err(e) if self.required => return Err(e),
-                // Under auto one that cannot begin stays out; the others go on.
-                Err(_) => {}
+            if let Ok(engine) = engine {
+                engines.push(engine);
             }
         }
-        self.required_failure()?;
         Ok(engines)
     }
 }

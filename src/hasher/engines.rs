@@ -121,13 +121,12 @@ impl Hasher {
         work.run(input, true, Vec::new(), None, progress, timings)
     }
 
-    /// The input on the GPUs asked for, which must all start. The first
-    /// takes it from the first piece; the others start in the background
-    /// and join when they are ready (contexts opened one after the other
-    /// would hold the first piece back:
-    /// docs/decisions/0017-joiners-take-every-leaf.md), unless the options
-    /// ask to wait for them all. The CPU takes what no GPU can: KT's first
-    /// chunk, the last chunks and the final node.
+    /// The input on the GPUs asked for, which must all start. They start
+    /// side by side (while a file is read ahead), and every one takes part
+    /// from the first piece with an even share: one GPU started after
+    /// another would join when the first had done most of the input. The
+    /// CPU takes what no GPU can: KT's first chunk, the last chunks and the
+    /// final node.
     fn on_gpus<'h, W: Work<'h>>(
         &'h self,
         work: W,
@@ -135,40 +134,33 @@ impl Hasher {
         progress: &dyn Progress,
         timings: &mut Timings,
     ) -> Result<Hashed, HashError> {
-        let wait = self.options.testing.wait_for_gpus;
-        let open = || {
-            if wait {
-                self.gpus()
-            } else {
-                self.gpu().map(|gpu| vec![gpu])
-            }
+        let len = input.known_len();
+        let started = Instant::now();
+        let begin = || {
+            self.gpus.side_by_side(|index, count, gpu| {
+                let mut own = Timings::default();
+                let engine = work.begin_side_by_side(gpu, len, index, count, &mut own)?;
+                Ok((engine, own))
+            })
         };
-        let gpus = match input {
-            Input::File(file) => message::reading_ahead_during(file, open),
-            _ => open(),
+        let begun = match input {
+            Input::File(file) => message::reading_ahead_during(file, begin),
+            _ => begin(),
         }?;
-        self.charge_startup(gpus[0], timings);
-        let (first, piece_len) = work.begin_first(gpus[0], input.known_len(), timings)?;
-        let mut engines = vec![first];
-        for gpu in &gpus[1..] {
-            // The others begin at once, holding no work: the plan splits
-            // it at the first piece.
-            engines.push(work.begin_joining(gpu, 0, piece_len, timings)?);
+        // Side by side, the start takes as long as the slowest device's:
+        // the process's first takes the whole wait, later ones what their
+        // engines' buffers took.
+        let first_start = !self.startup_reported.swap(true, Ordering::Relaxed);
+        let mut engines = Vec::with_capacity(begun.len());
+        for (engine, own) in begun {
+            timings.compile = timings.compile.max(own.compile);
+            timings.gpu_init = timings.gpu_init.max(own.gpu_init);
+            engines.push(engine);
         }
-        if wait {
-            return work.run(input, false, engines, None, progress, timings);
+        if first_start {
+            timings.gpu_init = started.elapsed().saturating_sub(timings.compile);
         }
-        let kernels = work.kernels().ok_or_else(|| {
-            HashError::Internal("GPUs asked for work that no GPU takes".to_string())
-        })?;
-        self.gpus.start_others_in_background(kernels, piece_len);
-        let mut joiners = GpuJoiners::new(work, piece_len, true);
-        joiners.joined(gpus[0].info().ordinal);
-        let hashed = work.run(input, false, engines, Some(&mut joiners), progress, timings)?;
-        // A device that failed to start after the last piece's look is an
-        // error too (one still starting is not waited for).
-        joiners.finish(timings)?;
-        Ok(hashed)
+        work.run(input, false, engines, None, progress, timings)
     }
 
     /// The input on the GPU of ordinal `ordinal` alone, which is ready for
@@ -190,7 +182,7 @@ impl Hasher {
             .find_map(|(o, gpu)| (o == ordinal).then_some(gpu))
             .ok_or_else(not_ready)?;
         self.charge_startup(gpu, timings);
-        let (engine, _) = work.begin_first(gpu, input.known_len(), timings)?;
+        let engine = work.begin_side_by_side(gpu, input.known_len(), 0, 1, timings)?;
         work.run(input, false, vec![engine], None, progress, timings)
     }
 
@@ -211,7 +203,7 @@ impl Hasher {
         if self.options.testing.wait_for_gpus {
             self.gpus.prepare_now(kernels, work.piece_len());
         }
-        let mut joiners = GpuJoiners::new(work, work.piece_len(), false);
+        let mut joiners = GpuJoiners::new(work, work.piece_len());
         let hashed = work.run(
             input,
             true,
@@ -220,7 +212,7 @@ impl Hasher {
             progress,
             timings,
         )?;
-        joiners.finish(timings)?;
+        joiners.finish(timings);
         Ok(hashed)
     }
 }

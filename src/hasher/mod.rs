@@ -59,7 +59,8 @@ pub enum BackendChoice {
     Auto,
     /// The CPU backend.
     Cpu,
-    /// The GPUs asked for, sharing the leaves; an error if one is missing or fails.
+    /// The GPUs asked for, started side by side, each with an even share of
+    /// the work from the first piece; an error if one is missing or fails.
     Gpu,
 }
 

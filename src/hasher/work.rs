@@ -16,7 +16,7 @@
 use super::Hasher;
 use crate::engine::ChunkEngine;
 use crate::error::HashError;
-use crate::gpu::{GpuBackend, KernelSet};
+use crate::gpu::{GpuBackend, KernelSet, SideBySide};
 use crate::message::{self, Input};
 use crate::params::TreeParams;
 use crate::progress::{EngineId, Progress};
@@ -37,7 +37,7 @@ pub(super) enum WorkKind {
 /// One kind of work of one input, on the engines of the hasher `'h`.
 pub(super) trait Work<'h>: Copy + Send + Sync {
     /// A GPU's engine, as this work's scheduler takes it.
-    type Engine: 'h;
+    type Engine: Send + 'h;
 
     const KIND: WorkKind;
 
@@ -65,14 +65,18 @@ pub(super) trait Work<'h>: Copy + Send + Sync {
     /// may join.
     fn piece_len(&self) -> usize;
 
-    /// The engine of a GPU that takes the input from its first byte (whose
-    /// length, if known, is `len`), and the piece length it wants.
-    fn begin_first(
+    /// The engine of the `index`-th of `count` GPUs that take the input
+    /// from its first byte (whose length, if known, is `len`), begun side
+    /// by side: the schedule shares the work out among them at the first
+    /// piece.
+    fn begin_side_by_side(
         &self,
         gpu: &'h GpuBackend,
         len: Option<u64>,
+        index: usize,
+        count: usize,
         timings: &mut Timings,
-    ) -> Result<(Self::Engine, usize), HashError>;
+    ) -> Result<Self::Engine, HashError>;
 
     /// The engine of a GPU that joins `message_len` bytes into the input,
     /// in pieces of `piece_len` bytes (taking no work until given some).
@@ -129,18 +133,25 @@ impl<'h> Work<'h> for Leaves<'h> {
         self.hasher.cpu.piece_len(self.params)
     }
 
-    fn begin_first(
+    fn begin_side_by_side(
         &self,
         gpu: &'h GpuBackend,
         len: Option<u64>,
+        index: usize,
+        count: usize,
         timings: &mut Timings,
-    ) -> Result<(Member<'h>, usize), HashError> {
+    ) -> Result<Member<'h>, HashError> {
         let (hasher, options) = (self.hasher, &self.hasher.options);
         let kernel = options.testing.gpu_leaf_kernel;
         let pool = hasher.cpu.pool();
-        let engine = gpu.begin(self.params, len, options.copy_mode, kernel, pool, timings)?;
-        let piece_len = engine.piece_len();
-        Ok((Member::new(gpu.info().engine_id(), engine), piece_len))
+        let params = self.params;
+        let engine = if count > 1 {
+            let place = SideBySide { index, count };
+            gpu.begin_side_by_side(params, len, place, kernel, pool, timings)?
+        } else {
+            gpu.begin(params, len, options.copy_mode, kernel, pool, timings)?
+        };
+        Ok(Member::new(gpu.info().engine_id(), engine))
     }
 
     fn begin_joining(
@@ -171,13 +182,12 @@ impl<'h> Work<'h> for Leaves<'h> {
             members.push(Member::new(EngineId::Cpu, hasher.cpu.begin(params)));
         }
         members.extend(gpus);
-        // GPUs alone, with others joining: a GPU that joins starts with no
-        // leaf and is given some only where that measures faster
-        // (docs/decisions/0017-joiners-take-every-leaf.md).
-        let mut plan = if !cpu && joiners.is_some() {
-            Balance::first_keeps_all()
-        } else {
+        // GPUs alone begin side by side and keep an even split; with the
+        // CPU the split is searched.
+        let mut plan = if cpu {
             Balance::default()
+        } else {
+            Balance::even()
         };
         let mut none = NoJoiners;
         let joiners = joiners.unwrap_or(&mut none);
@@ -249,14 +259,15 @@ impl<'h> Work<'h> for Chunks<'h> {
         self.piece_len
     }
 
-    fn begin_first(
+    fn begin_side_by_side(
         &self,
         gpu: &'h GpuBackend,
         _len: Option<u64>,
+        _index: usize,
+        _count: usize,
         timings: &mut Timings,
-    ) -> Result<(Self::Engine, usize), HashError> {
-        let engine = self.begin_joining(gpu, 0, self.piece_len, timings)?;
-        Ok((engine, self.piece_len))
+    ) -> Result<Self::Engine, HashError> {
+        self.begin_joining(gpu, 0, self.piece_len, timings)
     }
 
     fn begin_joining(

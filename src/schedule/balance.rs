@@ -53,9 +53,8 @@ pub(crate) struct Balance {
     settled: bool,
     /// The throughput before engines joined, while the first was alone.
     alone: Option<f64>,
-    /// Engines that join late take every leaf (a GPU joining the CPU);
-    /// else the first keeps them, and the search tries giving some away.
-    joiners_take_all: bool,
+    /// The split is searched; else the first one is kept.
+    searches: bool,
 }
 
 impl Default for Balance {
@@ -67,7 +66,7 @@ impl Default for Balance {
             best: None,
             settled: false,
             alone: None,
-            joiners_take_all: true,
+            searches: true,
         }
     }
 }
@@ -91,13 +90,14 @@ const JOINED_KEEP_ALL_AT: f64 = 1.0;
 const SMALLEST_STEP: f64 = 1.0 / 64.0;
 
 impl Balance {
-    /// A balance under which engines that join late start with no leaf: a
-    /// GPU joining another (`--backend gpu`), where moving every leaf to
-    /// the newcomer gains nothing and each move costs tens of milliseconds
-    /// (docs/decisions/0017-joiners-take-every-leaf.md).
-    pub(crate) fn first_keeps_all() -> Self {
+    /// A balance that splits the leaves evenly among the engines there
+    /// from the first piece and keeps that split: GPUs alone, begun side by
+    /// side. Devices of one kind run at one rate, fed by one host; a search
+    /// would move leaves (tens of milliseconds a move) to find the split
+    /// they start with.
+    pub(crate) fn even() -> Self {
         Balance {
-            joiners_take_all: false,
+            searches: false,
             ..Balance::default()
         }
     }
@@ -141,14 +141,12 @@ impl Plan for Balance {
             // docs/decisions/0017-joiners-take-every-leaf.md).
             (self.share, self.step) = if from_the_start {
                 (1.0 / n as f64, -0.5 / n as f64)
-            } else if self.joiners_take_all {
-                (0.0, FIRST_STEP_BACK)
             } else {
-                (1.0, -FIRST_STEP_BACK)
+                (0.0, FIRST_STEP_BACK)
             };
             self.alone = (!from_the_start).then_some(now.throughput).flatten();
             self.best = None;
-            self.settled = false;
+            self.settled = !self.searches;
             return Some(self.split(n, now.leaf_count));
         }
         if self.settled || now.pieces < PIECES_MEASURED {

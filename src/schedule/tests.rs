@@ -316,28 +316,21 @@ fn moment_of_64_leaves(ranges: Vec<Range<u64>>, pieces: u32, throughput: Option<
     }
 }
 
-/// Under `first_keeps_all` an engine that joins starts with no leaf;
-/// the search gives it an eighth, takes it back for good if that was
-/// slower, and goes on if it was faster.
+/// Under `even` the engines there from the first piece split the leaves
+/// evenly at it and keep that split, whatever the throughput does.
 #[test]
-#[allow(clippy::single_range_in_vec_init)] // one engine owning every leaf
-fn joiners_start_empty_where_the_first_keeps_all() {
+fn gpus_begun_side_by_side_keep_an_even_split() {
     let moment = moment_of_64_leaves;
-    for (shared, next) in [(8.0, vec![0, 64, 64]), (12.0, vec![0, 48, 64])] {
-        let mut plan = Balance::first_keeps_all();
-        assert_eq!(plan.boundaries(&moment(vec![0..64], 9, Some(10.0))), None);
-        // It joins: the split it names is the one there is (no move).
-        let joined = plan.boundaries(&moment(vec![0..64, 64..64], 0, None));
-        assert_eq!(joined, Some(vec![0, 64, 64]));
-        let probe = plan.boundaries(&moment(vec![0..64, 64..64], 9, Some(10.0)));
-        assert_eq!(probe, Some(vec![0, 56, 64]));
-        let after = plan.boundaries(&moment(vec![0..56, 56..64], 9, Some(shared)));
-        assert_eq!(after, Some(next.clone()), "shared at {shared}");
-        if shared < 10.0 {
-            let later = moment(vec![0..64, 64..64], 50, Some(1.0));
-            assert_eq!(plan.boundaries(&later), None, "settled");
-        }
+    let mut plan = Balance::even();
+    let first = plan.boundaries(&moment(vec![0..64, 64..64], 0, None));
+    assert_eq!(first, Some(vec![0, 32, 64]));
+    for (pieces, throughput) in [(9, 10.0), (18, 5.0), (27, 20.0), (100, 1.0)] {
+        let later = moment(vec![0..32, 32..64], pieces, Some(throughput));
+        assert_eq!(plan.boundaries(&later), None, "{pieces} pieces");
     }
+    let mut three = Balance::even();
+    let first = three.boundaries(&moment(vec![0..64, 64..64, 64..64], 0, None));
+    assert_eq!(first, Some(vec![0, 21, 42, 64]));
 }
 
 #[test]
