@@ -108,6 +108,7 @@ impl Fleet {
 
     pub(crate) fn side_by_side<'f, T: Send>(
         &'f self,
+        _most: usize,
         _begin: impl Fn(usize, usize, &'f GpuBackend) -> Result<T, crate::error::HashError> + Sync,
     ) -> Result<Vec<T>, crate::error::HashError> {
         Err(Self::absent().into())

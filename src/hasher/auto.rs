@@ -56,6 +56,14 @@ const CHUNKS_JOIN_COST: Duration = Duration::from_millis(500);
 /// (docs/decisions/0019-parts-on-the-gpu-from-16-gib.md).
 const LI_PART_GPU_BYTES: u64 = 16 << 30;
 
+/// Under `Gpu`, an input of at least this many GPU chunks (32 MiB each by
+/// default) is shared by every GPU asked for, begun side by side; a shorter
+/// one is the first GPU's. An LI tree is split only where four pieces are
+/// left (`schedule::Balance`), each piece a chunk per GPU; and beginning an
+/// engine on every device for each short input of a list costs a thread and
+/// the driver's set-up of it per device.
+const GPUS_SHARE_FROM_CHUNKS: u64 = 8;
+
 /// What a GPU's start must repay: the rest of the work must take the CPU
 /// `times` the start-up on record, counted as `floor` at least.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -149,6 +157,17 @@ impl Hasher {
                     && !self.gpu_failed.load(Ordering::Relaxed)
                     && gpu::driver_present()
             }
+        }
+    }
+
+    /// Under `Gpu`, how many of the GPUs asked for begin an input of `len`
+    /// bytes (`None`: not known) side by side: all of them, or the first
+    /// alone for a short input ([`GPUS_SHARE_FROM_CHUNKS`]).
+    pub(super) fn gpus_sharing(&self, len: Option<u64>) -> usize {
+        let chunk = self.options.piece_bytes.unwrap_or(gpu::DEFAULT_CHUNK_BYTES) as u64;
+        match len {
+            Some(len) if len < GPUS_SHARE_FROM_CHUNKS * chunk => 1,
+            _ => usize::MAX,
         }
     }
 

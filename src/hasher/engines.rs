@@ -124,7 +124,8 @@ impl Hasher {
     /// The input on the GPUs asked for, which must all start. They start
     /// side by side (while a file is read ahead), and every one takes part
     /// from the first piece with an even share: one GPU started after
-    /// another would join when the first had done most of the input. The
+    /// another would join when the first had done most of the input. A
+    /// short input is the first GPU's (`auto::GPUS_SHARE_FROM_CHUNKS`). The
     /// CPU takes what no GPU can: KT's first chunk, the last chunks and the
     /// final node.
     fn on_gpus<'h, W: Work<'h>>(
@@ -137,11 +138,12 @@ impl Hasher {
         let len = input.known_len();
         let started = Instant::now();
         let begin = || {
-            self.gpus.side_by_side(|index, count, gpu| {
-                let mut own = Timings::default();
-                let engine = work.begin_side_by_side(gpu, len, index, count, &mut own)?;
-                Ok((engine, own))
-            })
+            self.gpus
+                .side_by_side(self.gpus_sharing(len), |index, count, gpu| {
+                    let mut own = Timings::default();
+                    let engine = work.begin_side_by_side(gpu, len, index, count, &mut own)?;
+                    Ok((engine, own))
+                })
         };
         let begun = match input {
             Input::File(file) => message::reading_ahead_during(file, begin),
