@@ -7,8 +7,11 @@
 //! - this module: the functions, their parameters and labels;
 //! - `encode`: the standards' integer and string encodings;
 //! - `sponge`: a byte sponge of any rate, round count and domain byte;
-//! - `node`: each function's final node, fed the chunks' chaining values;
-//! - `run`: the walk over the message, chunks on every worker.
+//! - `node`: each function's final node, fed the chunks' chaining values.
+//!
+//! The walk over a message, its chunks on every engine, is
+//! `schedule::chunks`: this module holds definitions only (no threads, no
+//! I/O).
 
 mod encode;
 pub(crate) mod node;
