@@ -132,6 +132,15 @@ pub struct Naming {
 }
 
 impl Naming {
+    /// The name for a message: a long label (a customization string's
+    /// hex) cut to the function's name, `KT128(…)`.
+    pub fn short_name(&self) -> String {
+        match self.name.split_once('(') {
+            Some((function, _)) if self.name.len() > 64 => format!("{function}(…)"),
+            _ => self.name.clone(),
+        }
+    }
+
     /// The naming of `label` (a label treehash wrote: any other reads as
     /// the label itself, of one length).
     pub fn of(label: &str) -> Naming {

@@ -70,7 +70,7 @@ impl Facts {
         let Some(n) = length else {
             return Ok(self.length);
         };
-        let name = &self.naming.name;
+        let name = self.naming.short_name();
         if self.naming.output == Output::Fixed {
             return Err(PyTypeError::new_err(format!(
                 "{name} has one digest length ({} bytes): digest() and hexdigest() take no length",
@@ -187,7 +187,7 @@ impl Hash {
         self.facts.naming.hashlib.ok_or_else(|| {
             PyAttributeError::new_err(format!(
                 "{attribute}: only hashlib's functions (H = 0, no prefix) have it, not {}",
-                self.facts.naming.name
+                self.facts.naming.short_name()
             ))
         })
     }
