@@ -14,9 +14,12 @@ use crate::errors::hash_error;
 use crate::objects::{Digest, new_hash};
 use crate::options::{Args, Options, hasher};
 
-/// The bytes read from a file object at once: a few pieces of a tree's
-/// stripe, so that the stream absorbs them where they lie on every core.
-const READ_BYTES: usize = 8 << 20;
+/// The bytes read from a file object at once: at first hashlib's 256 KiB
+/// (a short file costs no more), doubled while reads fill the buffer up to
+/// a few pieces of a tree's stripe, which the stream absorbs where they lie
+/// on every core.
+const FIRST_READ: usize = 256 << 10;
+const MOST_READ: usize = 8 << 20;
 
 /// The digest of a file: ``path`` is its path (str, bytes or
 /// os.PathLike), or a file object opened for binary reading, as
@@ -127,9 +130,10 @@ fn object_digest(py: Python<'_>, file: &Bound<'_, PyAny>, options: &Options) -> 
             file.repr()?
         )));
     }
-    let chunk = PyByteArray::new_with(py, READ_BYTES, |_| Ok(()))?;
+    let mut chunk = PyByteArray::new_with(py, FIRST_READ, |_| Ok(()))?;
     let mut total = 0u64;
     loop {
+        let room = chunk.len();
         let read = file.call_method1("readinto", (&chunk,))?;
         if read.is_none() {
             return Err(PyBlockingIOError::new_err("I/O operation would block."));
@@ -141,11 +145,15 @@ fn object_digest(py: Python<'_>, file: &Bound<'_, PyAny>, options: &Options) -> 
         let buffer = ReadBuffer::get(&chunk)?;
         let bytes = buffer.as_bytes().get(..read).ok_or_else(|| {
             PyValueError::new_err(format!(
-                "readinto() returned {read}, more than the {READ_BYTES} bytes it was given"
+                "readinto() returned {read}, more than the {room} bytes it was given"
             ))
         })?;
         hash.update_bytes(py, bytes)?;
         total += read as u64;
+        drop(buffer);
+        if read == room && room < MOST_READ {
+            chunk = PyByteArray::new_with(py, 2 * room, |_| Ok(()))?;
+        }
     }
     hash.finish(py, &options.params, total)
 }
