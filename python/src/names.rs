@@ -11,7 +11,7 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use treehash::standard::Family;
-use treehash::{Algorithm, Function, Label};
+use treehash::{Algorithm, Function, Label, Params};
 
 /// hashlib's names of the six FIPS 202 functions.
 pub const HASHLIB_NAMES: [(&str, Algorithm); 6] = [
@@ -132,6 +132,38 @@ pub struct Naming {
 }
 
 impl Naming {
+    /// The naming of `params`, whose label is `label`.
+    pub fn of_params(params: &Params, label: String) -> Naming {
+        match params {
+            Params::Tree(p) => {
+                let hashlib = (p.height() == 0 && !p.has_prefix()).then_some(p.algorithm());
+                Naming {
+                    name: hashlib.map_or(label, |a| hashlib_name(a).to_string()),
+                    hashlib,
+                    output: if p.algorithm().is_xof() {
+                        Output::Prefix
+                    } else {
+                        Output::Fixed
+                    },
+                }
+            }
+            Params::Standard(p) => Naming {
+                name: label,
+                hashlib: None,
+                output: match p.standard().family() {
+                    Family::ParallelHash => Output::Encoded,
+                    _ => Output::Prefix,
+                },
+            },
+            // A kind of parameters this package does not know yet: one length.
+            _ => Naming {
+                name: label,
+                hashlib: None,
+                output: Output::Fixed,
+            },
+        }
+    }
+
     /// The name for a message: a long label (a customization string's
     /// hex) cut to the function's name, `KT128(…)`.
     pub fn short_name(&self) -> String {
@@ -142,7 +174,8 @@ impl Naming {
     }
 
     /// The naming of `label` (a label treehash wrote: any other reads as
-    /// the label itself, of one length).
+    /// the label itself, of one length), for a digest whose parameters do
+    /// not say it all (a join's, a pickled one's).
     pub fn of(label: &str) -> Naming {
         let mut naming = Naming {
             name: label.to_string(),

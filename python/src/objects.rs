@@ -38,7 +38,13 @@ pub struct Facts {
 
 impl Facts {
     pub fn of(params: &Params) -> Facts {
-        Facts::labelled(params.label(), params)
+        let label = params.label();
+        Facts {
+            naming: Naming::of_params(params, label.clone()),
+            label,
+            length: params.output_len(),
+            block_size: block_size(params),
+        }
     }
 
     /// The facts of `params` under `label` (a join's, which says `,P`

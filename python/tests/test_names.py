@@ -51,6 +51,24 @@ def test_new_of_the_name_rebuilds_the_function(rng, params, name):
     assert treehash.new(h.name, data, **agreeing).digest(*args) == h.digest(*args)
 
 
+@pytest.mark.parametrize("params,name", NAMED, ids=[name for _, name in NAMED])
+def test_a_digest_is_named_as_its_hash_object_and_so_when_unpickled(params, name):
+    d = treehash.file_digest(io.BytesIO(b"abc"), **params)
+    back = pickle.loads(pickle.dumps(d))
+    assert d.name == back.name == name
+    assert back == d
+    algorithm = params["algorithm"]
+    for digest in (d, back):
+        if algorithm.startswith(("sha3", "SHA3")):
+            with pytest.raises(TypeError):
+                digest.digest(1)
+        elif algorithm.startswith("parallelhash"):
+            with pytest.raises(ValueError):
+                digest.digest(1)
+        else:
+            assert digest.digest(1) == d.digest()[:1]
+
+
 def test_hashlib_names_are_plain_fips_202(rng):
     data = random_bytes(rng, 10_000)
     for name in ("sha3_224", "sha3_256", "sha3_384", "sha3_512"):
