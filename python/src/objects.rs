@@ -3,14 +3,16 @@
 //! `file_digest`, `device_digest` and `join_parts`, compared by value.
 
 use std::hash::{DefaultHasher, Hash as _, Hasher as _};
-use std::sync::{Mutex, MutexGuard, TryLockError};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
 use pyo3::exceptions::{PyAttributeError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use treehash::parts::Joined;
 use treehash::standard::Family;
-use treehash::{BackendChoice, BackendUsed, HashError, HashOutput, Params, ParamsRef, Stream};
+use treehash::{
+    BackendChoice, BackendUsed, HashError, HashOutput, Hasher, Params, ParamsRef, Stream,
+};
 
 use crate::buffer::ReadBuffer;
 use crate::errors::hash_error;
@@ -187,8 +189,9 @@ impl Hash {
         Ok(digest)
     }
 
-    /// The length of the private attributes of hashlib's SHA-3 objects,
-    /// which exist for hashlib's functions only (H = 0, no prefix).
+    /// The FIPS 202 function that the private attributes of hashlib's SHA-3
+    /// objects describe: hashlib's functions only (H = 0, no prefix) have
+    /// them.
     fn sponge(&self, attribute: &str) -> PyResult<treehash::Algorithm> {
         self.facts.naming.hashlib.ok_or_else(|| {
             PyAttributeError::new_err(format!(
@@ -459,7 +462,7 @@ impl Digest {
     signature = (
         algorithm = "sha3-256", data = None, *, height = None, degree = None, block_size = None,
         length = None, prefix = None, customization = None, domain = None, backend = "auto",
-        threads = None, usedforsecurity = true
+        threads = None, usedforsecurity = None
     ),
     text_signature = "(algorithm='sha3-256', data=None, *, height=8, degree=4, block_size=None, \
                       length=None, prefix=None, customization=None, domain=None, \
@@ -479,10 +482,11 @@ pub fn new(
     domain: Option<i64>,
     backend: &str,
     threads: Option<i64>,
-    usedforsecurity: bool,
+    usedforsecurity: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Hash> {
     // Every function is SHA-3's (FIPS 202, SP 800-185, RFC 9861): none is
-    // kept from a use for security.
+    // kept from a use for security, whatever the flag's value (hashlib
+    // takes any object for it, as its truth).
     let _ = usedforsecurity;
     let args = Args {
         algorithm,
@@ -511,7 +515,7 @@ pub fn new(
 
 /// An object of `params` on `hasher`, its stream squeezing what `digest`
 /// may ask for.
-pub fn new_hash(params: &Params, hasher: std::sync::Arc<treehash::Hasher>) -> PyResult<Hash> {
+pub fn new_hash(params: &Params, hasher: Arc<Hasher>) -> PyResult<Hash> {
     let facts = Facts::of(params);
     let available = squeezed(params, facts.naming.output);
     let squeezing = params

@@ -4,6 +4,7 @@ output length is free, file objects, digests compared by value. Expected
 values are hashlib's and the standards' vectors (conftest)."""
 
 import hashlib
+import inspect
 import io
 import pickle
 
@@ -159,6 +160,13 @@ def test_shake_trees_give_the_start_of_a_longer_digest(rng):
     assert h.digest() == longer[:32]
     assert h.digest(168) == longer[:168]
     assert treehash.new("shake128", data, height=2, length=1000).digest(500) == longer[:500]
+
+
+def test_usedforsecurity_is_taken_as_hashlib_takes_it():
+    for flag in (True, False, 0, 1, None):
+        assert treehash.sha3_256(b"a", usedforsecurity=flag).digest() == hashlib.sha3_256(b"a").digest()
+        treehash.new("kt128", usedforsecurity=flag)
+    assert "usedforsecurity=True" in str(inspect.signature(treehash.new))
 
 
 def test_a_fixed_length_takes_no_length():
