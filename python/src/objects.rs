@@ -251,6 +251,14 @@ impl Hash {
         &self.facts.naming.name
     }
 
+    /// The label ``treehash --tag`` writes, which check lines carry
+    /// (``SHA3-256`` at H = 0, where :attr:`name` is hashlib's
+    /// ``sha3_256``; else the same as :attr:`name`).
+    #[getter]
+    fn label(&self) -> &str {
+        &self.facts.label
+    }
+
     /// The digest's length in bytes: the length :meth:`digest` gives with
     /// no argument, but 0 for hashlib's ``shake_128`` and ``shake_256``
     /// (H = 0, no prefix), as hashlib has it.
@@ -380,6 +388,13 @@ impl Digest {
     #[getter]
     fn name(&self) -> &str {
         &self.facts.naming.name
+    }
+
+    /// As :attr:`Hash.label`: the label ``treehash --tag`` writes, which
+    /// check lines carry (``,P`` for a keyed join).
+    #[getter]
+    fn label(&self) -> &str {
+        &self.facts.label
     }
 
     /// The digest's length in bytes (for SHAKE too: a finished digest has

@@ -7,6 +7,8 @@ import hashlib
 import inspect
 import io
 import pickle
+import re
+import subprocess
 
 import pytest
 
@@ -68,6 +70,28 @@ def test_a_digest_is_named_as_its_hash_object_and_so_when_unpickled(params, name
                 digest.digest(1)
         else:
             assert digest.digest(1) == d.digest()[:1]
+
+
+@pytest.mark.parametrize("params,name", NAMED, ids=[name for _, name in NAMED])
+def test_the_label_is_the_command_lines(cli, tmp_path, params, name):
+    path = tmp_path / "input"
+    path.write_bytes(b"abc")
+    # hashlib's name is the tool's function at H = 0.
+    hashlib_names = {"sha3_384": ["-a", "sha3-384", "-H", "0"]}
+    args = hashlib_names.get(params["algorithm"], ["-a", params["algorithm"]])
+    flags = {"height": "-H", "degree": "-D", "block_size": "-B", "length": "-l"}
+    args += [a for k, v in params.items() if k in flags for a in (flags[k], str(v))]
+    if "prefix" in params:
+        args += ["--prefix-hex", params["prefix"].hex()]
+    if "customization" in params:
+        c = params["customization"]
+        args += ["--customization-hex", (c.encode() if isinstance(c, str) else c).hex()]
+    if "domain" in params:
+        args += ["--domain", f"{params['domain']:02x}"]
+    line = subprocess.run([cli, *args, "--tag", str(path)], check=True, capture_output=True, text=True).stdout
+    label, digest = re.fullmatch(r"(\S+) \(.*\) = ([0-9a-f]+)\n", line).groups()
+    for got in (treehash.new(data=b"abc", **params), treehash.file_digest(path, **params)):
+        assert (got.label, got.name, got.hexdigest()) == (label, name, digest)
 
 
 def test_hashlib_names_are_plain_fips_202(rng):

@@ -121,7 +121,7 @@ def test_digests_equal_the_command_lines(cli, rng, tmp_path, case):
         by_new = treehash.new(name, data, **params)
         assert by_file.hexdigest() == digest, length
         assert by_new.hexdigest() == digest, length
-        assert by_file.name == by_new.name == label
+        assert by_file.label == by_new.label == by_file.name == by_new.name == label
         assert by_file.digest_size == by_new.digest_size == len(digest) // 2
 
 

@@ -46,6 +46,11 @@ class Hash:
         ``ParallelHash256(B=8192)``, ``TurboSHAKE128(D=1F)``). Neither the
         prefix nor the output length is in a name."""
     @property
+    def label(self) -> str:
+        """The label ``treehash --tag`` writes, which check lines carry:
+        ``SHA3-256`` at H = 0 (where :attr:`name` is hashlib's
+        ``sha3_256``), else the same as :attr:`name`."""
+    @property
     def digest_size(self) -> int:
         """The digest's length in bytes (what :meth:`digest` gives with no
         argument); 0 for hashlib's ``shake_128`` and ``shake_256`` (H = 0,
@@ -86,6 +91,9 @@ class Digest:
     def name(self) -> str:
         """As :attr:`Hash.name`: hashlib's name at H = 0 without a prefix,
         else the label ``treehash --tag`` writes."""
+    @property
+    def label(self) -> str:
+        """As :attr:`Hash.label`: the label ``treehash --tag`` writes."""
     @property
     def digest_size(self) -> int:
         """The digest's length in bytes (for SHAKE too: a finished digest
