@@ -5,8 +5,8 @@
 //! parameters it records). A hash object's `name` is hashlib's name at
 //! H = 0 without a prefix, else the label `treehash --tag` writes, so that
 //! `new(h.name)` rebuilds the function and parameters of `h` (the prefix,
-//! a key, is never in a name: a keyed name asks for it); and what a digest
-//! of another length is, read off the label.
+//! a key, is never in a name: a keyed name asks for it); and how digests
+//! of other lengths than the one configured are made (`Output`).
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -14,7 +14,7 @@ use treehash::standard::Family;
 use treehash::{Algorithm, Function, Label, Params};
 
 /// hashlib's names of the six FIPS 202 functions.
-pub const HASHLIB_NAMES: [(&str, Algorithm); 6] = [
+const HASHLIB_NAMES: [(&str, Algorithm); 6] = [
     ("sha3_224", Algorithm::Sha3_224),
     ("sha3_256", Algorithm::Sha3_256),
     ("sha3_384", Algorithm::Sha3_384),
