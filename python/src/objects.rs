@@ -74,9 +74,9 @@ impl Facts {
     /// TurboSHAKE is their start): the configured length when none is
     /// given; `TypeError` for a function of one length, as hashlib's
     /// `digest` takes no argument there; `ValueError` for one out of range.
-    fn wanted(&self, length: Option<i64>, available: usize) -> PyResult<usize> {
+    fn wanted(&self, length: Option<i64>, available: usize) -> PyResult<Wanted> {
         let Some(n) = length else {
-            return Ok(self.length);
+            return Ok(Wanted::AtHand(self.length));
         };
         let name = self.naming.short_name();
         if self.naming.output == Output::Fixed {
@@ -92,21 +92,21 @@ impl Facts {
                 "length {n} is out of range for {name} (at most {MAX_LENGTH} bytes)"
             )));
         }
-        match self.naming.output {
-            _ if n == 0 || n == self.length => Ok(n),
-            Output::Prefix if n <= available => Ok(n),
-            Output::Prefix => Err(PyValueError::new_err(format!(
-                "length {n}: this {name} object gives digests of up to {available} bytes; make \
-                 it with length={n} (up to {MAX_LENGTH}) for a longer one"
-            ))),
-            _ => Err(PyValueError::new_err(format!(
-                "length {n}: {name} hashes the output length with the input (NIST SP 800-185), \
-                 so each length is a digest of its own; make the object with length={n} (this \
-                 one has length={})",
-                self.length
-            ))),
-        }
+        Ok(match self.naming.output {
+            _ if n == 0 || n == self.length => Wanted::AtHand(n),
+            Output::Prefix if n <= available => Wanted::AtHand(n),
+            _ => Wanted::Other(n),
+        })
     }
+}
+
+/// A digest length asked for.
+enum Wanted {
+    /// The start of the digest at hand (all of it, or none).
+    AtHand(usize),
+    /// A digest of its own: ParallelHash's other lengths, or a start longer
+    /// than the digest at hand.
+    Other(usize),
 }
 
 /// hashlib's `block_size`: the value of the `block_size` keyword where the
@@ -123,7 +123,9 @@ fn block_size(params: &Params) -> usize {
 /// The length a stream of `params` squeezes: where a shorter digest is the
 /// start of a longer one, at least the last sponge's rate, which its last
 /// permutation gives at no cost (so `digest(n)` for any n up to the rate
-/// reads one digest); else the configured length.
+/// reads the digest kept until the next update); else the configured
+/// length. Other lengths are digests of their own
+/// (`Stream::finalize_with_len`).
 fn squeezed(params: &Params, output: Output) -> usize {
     let rate = match params.as_ref() {
         ParamsRef::Tree(p) => p.algorithm().rate(),
@@ -180,13 +182,15 @@ impl Hash {
     /// The first `length` bytes of the digest so far (the configured
     /// length when `None`).
     fn digest_of(&self, py: Python<'_>, length: Option<i64>) -> PyResult<Vec<u8>> {
-        let n = self.facts.wanted(length, self.available)?;
-        if n == 0 {
-            return Ok(Vec::new());
+        match self.facts.wanted(length, self.available)? {
+            Wanted::AtHand(0) => Ok(Vec::new()),
+            Wanted::AtHand(n) => {
+                let mut digest = self.with_stream(py, false, Stream::finalize)?;
+                digest.truncate(n);
+                Ok(digest)
+            }
+            Wanted::Other(n) => self.with_stream(py, false, |s| s.finalize_with_len(n)),
         }
-        let mut digest = self.with_stream(py, false, Stream::finalize)?;
-        digest.truncate(n);
-        Ok(digest)
     }
 
     /// The FIPS 202 function that the private attributes of hashlib's SHA-3
@@ -213,10 +217,10 @@ impl Hash {
         self.update_bytes(py, buffer.as_bytes())
     }
 
-    /// The digest of the bytes given so far: ``length`` bytes where the
-    /// output length is free (SHAKE, KT, TurboSHAKE, ParallelHash), as
-    /// hashlib's SHAKE takes it, else the one length; with no ``length``,
-    /// the length the object was made with.
+    /// The digest of the bytes given so far: ``length`` bytes (0 to 65536)
+    /// where the output length is free (SHAKE, KT, TurboSHAKE,
+    /// ParallelHash), as hashlib's SHAKE takes it, else the one length;
+    /// with no ``length``, the length the object was made with.
     #[pyo3(signature = (length = None))]
     fn digest<'py>(&self, py: Python<'py>, length: Option<i64>) -> PyResult<Bound<'py, PyBytes>> {
         Ok(PyBytes::new(py, &self.digest_of(py, length)?))
@@ -346,8 +350,21 @@ impl Digest {
 
     /// The first `length` bytes (all when `None`).
     fn digest_of(&self, length: Option<i64>) -> PyResult<&[u8]> {
-        let n = self.facts.wanted(length, self.digest.len())?;
-        Ok(&self.digest[..n.min(self.digest.len())])
+        match self.facts.wanted(length, self.digest.len())? {
+            Wanted::AtHand(n) => Ok(&self.digest[..n.min(self.digest.len())]),
+            Wanted::Other(n) => {
+                let why = match self.facts.naming.output {
+                    Output::Encoded => " (ParallelHash hashes its output length with the input)",
+                    _ => "",
+                };
+                Err(PyValueError::new_err(format!(
+                    "length {n}: this {} digest has {} bytes{why}; give length={n} to the \
+                     function that computes it",
+                    self.facts.naming.short_name(),
+                    self.digest.len()
+                )))
+            }
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 """What hashlib users count on beyond CPython's own tests: ``new(h.name)``
-rebuilds every function, ``digest(length)`` for every function whose
-output length is free, file objects, digests compared by value. Expected
+rebuilds every function, ``digest(length)`` of any length for every
+function whose output length is free, file objects, digests compared by value. Expected
 values are hashlib's and the standards' vectors (conftest)."""
 
 import hashlib
@@ -112,6 +112,9 @@ def test_hashlib_names_are_plain_fips_202(rng):
         # With no length: the configured one (the command line's default).
         assert h.digest() == want.digest(32 if name == "shake_128" else 64)
         assert treehash.new(name, data, length=1000).digest(1000) == want.digest(1000)
+        for n in (137, 169, 1000, 65536):  # beyond the rate: digests of their own
+            assert h.digest(n) == want.digest(n)
+        assert h.digest(20) == want.digest(20)  # and the stream goes on
 
 
 def test_the_function_names_keep_their_defaults():
@@ -155,15 +158,15 @@ def test_digest_of_a_length_is_the_start_of_the_standards_output(case):
     params = {k: v for k, v in params.items() if k != "length"}
     h = treehash.new(name, message, **params)
     rate = h.block_size
-    most = min(len(output), rate)
-    for n in sorted({0, 1, 16, len(output) // 2, most} & set(range(most + 1))):
+    lengths = {0, 1, 16, len(output) // 2, min(len(output), rate), len(output)}
+    for n in sorted(n for n in lengths if n <= len(output)):
         assert h.digest(n) == output[:n]
         assert h.hexdigest(n) == output[:n].hex()
     whole = treehash.new(name, message, length=len(output), **params)
     assert whole.digest() == output
     assert whole.digest(len(output)) == output
-    with pytest.raises(ValueError, match="make it with length="):
-        h.digest(max(rate, h.digest_size) + 1)
+    with pytest.raises(ValueError, match="out of range"):
+        h.digest(65537)
 
 
 def test_parallelhash_has_one_length_per_object():
@@ -173,8 +176,14 @@ def test_parallelhash_has_one_length_per_object():
         h = treehash.new(name, message, **params)
         assert h.digest(len(output)) == h.digest() == output
         assert h.digest(0) == b""
-        with pytest.raises(ValueError, match="hashes the output length with the input"):
-            h.digest(len(output) + 1)
+        # Another length is a digest of its own, not a start of this one.
+        other = {k: v for k, v in params.items() if k != "length"}
+        for n in (1, len(output) + 1, 300):
+            want = treehash.new(name, message, length=n, **other).digest()
+            assert h.digest(n) == want
+            if n > len(output):
+                assert want[: len(output)] != output
+        assert h.digest() == output
 
 
 def test_shake_trees_give_the_start_of_a_longer_digest(rng):
@@ -184,6 +193,7 @@ def test_shake_trees_give_the_start_of_a_longer_digest(rng):
     assert h.digest() == longer[:32]
     assert h.digest(168) == longer[:168]
     assert treehash.new("shake128", data, height=2, length=1000).digest(500) == longer[:500]
+    assert h.digest(1000) == longer
 
 
 def test_usedforsecurity_is_taken_as_hashlib_takes_it():
@@ -221,7 +231,7 @@ def test_a_finished_digest_gives_its_start():
     assert d.digest() == want.digest(100)
     assert d.digest(10) == want.digest(10)
     assert d.hexdigest(length=99) == want.hexdigest(99)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="give length=101 to the function that computes it"):
         d.digest(101)
 
 

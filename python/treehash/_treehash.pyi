@@ -69,13 +69,13 @@ class Hash:
         """The digest of the bytes given so far; more updates may follow.
         ``length`` where the output length is free, as hashlib's SHAKE
         takes it (``TypeError`` for SHA3-224 ... SHA3-512 and their trees);
-        with none, the ``length`` the object was made with. For SHAKE (and
-        its trees), KT and TurboSHAKE, a shorter digest is the start of a
-        longer one: any length up to the object's ``length`` or the
-        sponge's rate (168 or 136), whichever is more, and a longer one
-        from an object made with ``length=``. ParallelHash hashes its
-        length with the input: only the object's ``length`` (or 0).
-        ``ValueError`` otherwise."""
+        with none, the ``length`` the object was made with. 0 to 65536
+        bytes. For SHAKE (and its trees), KT and TurboSHAKE, a shorter
+        digest is the start of a longer one, and any length up to the
+        object's ``length`` or the sponge's rate (168 or 136), whichever is
+        more, is read from the digest kept until the next update; a longer
+        one, and ParallelHash's other lengths (it hashes its length with
+        the input), cost a digest of their own."""
     def hexdigest(self, length: Optional[int] = None) -> str:
         """:meth:`digest` as lower-case hexadecimal."""
     def copy(self) -> "Hash":
