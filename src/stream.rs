@@ -213,9 +213,22 @@ impl Stream {
             return Ok(digest.clone());
         }
         let pending = &self.buffer[..self.buffered];
-        let digest = self.absorber.finish(pending)?;
+        let digest = self.absorber.finish(pending, None, self.absorbed)?;
         self.digest = Some(digest.clone());
         Ok(digest)
+    }
+
+    /// The digest of the input so far with another output length, where
+    /// the function's is free (SHAKE and its trees, KT, TurboSHAKE,
+    /// ParallelHash): the digest a stream made with that length gives, at
+    /// the cost of a digest. The stream goes on with its own length.
+    pub fn finalize_with_len(&mut self, output_len: usize) -> Result<Vec<u8>, HashError> {
+        if output_len == self.params.output_len() {
+            return self.finalize();
+        }
+        let params = self.params.with_output_len(output_len)?;
+        let pending = &self.buffer[..self.buffered];
+        self.absorber.finish(pending, Some(&params), self.absorbed)
     }
 
     /// A second stream of the same input so far, which goes on apart.
@@ -334,13 +347,26 @@ impl Absorber {
         Ok(bytes.len() as u64)
     }
 
-    /// The digest of the bytes absorbed and then `pending`, from a copy of
-    /// the state.
-    fn finish(&mut self, pending: &[u8]) -> Result<Vec<u8>, HashError> {
-        match self {
-            Absorber::Tree(cell) => finish_tree(cell, pending),
-            Absorber::Standard(s) => {
-                let (cpu, params, mut last) = (s.hasher.cpu(), &s.params, s.walk.clone());
+    /// The digest of the `absorbed` bytes and then `pending`, from a copy
+    /// of the state; with the parameters `other` (another output length)
+    /// where given.
+    fn finish(
+        &mut self,
+        pending: &[u8],
+        other: Option<&Params>,
+        absorbed: u64,
+    ) -> Result<Vec<u8>, HashError> {
+        match (self, other) {
+            (Absorber::Tree(cell), None) => finish_tree(cell, pending, None, absorbed),
+            (Absorber::Tree(cell), Some(Params::Tree(p))) => {
+                finish_tree(cell, pending, Some(p), absorbed)
+            }
+            (Absorber::Standard(s), other) => {
+                let params = match other {
+                    Some(Params::Standard(p)) => p,
+                    _ => &s.params,
+                };
+                let (cpu, mut last) = (s.hasher.cpu(), s.walk.clone());
                 // Hashed as `hash_bytes` hashes one piece (inline when small).
                 cpu.run_one_piece(pending.len() as u64, || {
                     let cx = Context::new(params, cpu);
@@ -348,6 +374,8 @@ impl Absorber {
                     Ok(last.finish(&cx))
                 })
             }
+            // A stream's parameters keep their kind.
+            (Absorber::Tree(cell), Some(_)) => finish_tree(cell, pending, None, absorbed),
         }
     }
 
@@ -380,10 +408,17 @@ fn absorb_tree(cell: &mut EngineCell, bytes: &[u8], piece: usize) -> Result<(), 
     })
 }
 
-/// A tree's digest of the bytes absorbed and then `pending`.
-fn finish_tree(cell: &mut EngineCell, pending: &[u8]) -> Result<Vec<u8>, HashError> {
+/// A tree's digest of the `absorbed` bytes and then `pending`; with the
+/// parameters `other` (another output length, the same tree) where given.
+fn finish_tree(
+    cell: &mut EngineCell,
+    pending: &[u8],
+    other: Option<&TreeParams>,
+    absorbed: u64,
+) -> Result<Vec<u8>, HashError> {
     cell.with_dependent_mut(|owner, engine| {
-        let (cpu, params) = (owner.hasher.cpu(), &owner.params);
+        let cpu = owner.hasher.cpu();
+        let params = other.unwrap_or(&owner.params);
         let finish = |mut last: Box<dyn LeafEngine + '_>| {
             if !pending.is_empty() {
                 last.absorb(Piece::Memory(pending))?;
@@ -398,7 +433,13 @@ fn finish_tree(cell: &mut EngineCell, pending: &[u8]) -> Result<Vec<u8>, HashErr
             Some(engine) => {
                 // Moved in as `&mut` (`Send`): the engine is not `Sync`.
                 let engine = engine.as_mut();
-                cpu.run_pieces(move || finish(engine.fork()?))
+                match other {
+                    None => cpu.run_pieces(move || finish(engine.fork()?)),
+                    // A copy that ends with the other parameters.
+                    Some(params) => {
+                        cpu.run_pieces(move || finish(fork(cpu, params, engine, absorbed)?))
+                    }
+                }
             }
         }
     })
@@ -681,6 +722,39 @@ mod tests {
             }
             let whole = reference_digest(&params, &input);
             assert_eq!(stream.finalize().unwrap(), whole, "{label}");
+        }
+    }
+
+    /// A digest of another output length, midway and at the end, before
+    /// any piece was absorbed and after many: the reference's digest with
+    /// that length, and the stream goes on with its own.
+    #[test]
+    fn digests_of_other_lengths_are_the_references() {
+        let mut rng = Rng(19);
+        let hasher = hasher(CpuPath::Auto);
+        let free = cases().into_iter().filter(Params::free_output_len);
+        for params in free {
+            let label = params.label();
+            let span = match &params {
+                Params::Tree(p) => 2 * p.stripe_len() as usize,
+                Params::Standard(p) => 2 * standard::chunk_len(p),
+            };
+            let input = bytes(span + 999, 23);
+            let mut stream = Stream::new(hasher.clone(), params.clone());
+            for cut in [0, 1, span / 2, input.len()] {
+                let from = stream.len() as usize;
+                feed(&mut stream, &input[from..cut], &mut rng);
+                for n in [1, 32, 200, 1000] {
+                    let other = params.with_output_len(n).unwrap();
+                    let want = reference_digest(&other, &input[..cut]);
+                    let got = stream.finalize_with_len(n).unwrap();
+                    assert_eq!(got, want, "{label}, {cut} bytes, length {n}");
+                }
+                let own = reference_digest(&params, &input[..cut]);
+                assert_eq!(stream.finalize().unwrap(), own, "{label}, {cut} bytes");
+            }
+            let too_long = stream.finalize_with_len(crate::params::MAX_XOF_OUTPUT_LEN + 1);
+            assert!(matches!(too_long, Err(HashError::Params(_))), "{label}");
         }
     }
 

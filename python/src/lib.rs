@@ -9,6 +9,8 @@
 mod buffer;
 mod device;
 mod errors;
+mod files;
+mod names;
 mod objects;
 mod options;
 mod parts;
@@ -30,7 +32,7 @@ fn _treehash(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<objects::Hash>()?;
     m.add_class::<objects::Digest>()?;
     m.add_function(wrap_pyfunction!(objects::new, m)?)?;
-    m.add_function(wrap_pyfunction!(objects::file_digest, m)?)?;
+    m.add_function(wrap_pyfunction!(files::file_digest, m)?)?;
     m.add_function(wrap_pyfunction!(device::device_digest, m)?)?;
     m.add_function(wrap_pyfunction!(parts::hash_part, m)?)?;
     m.add_function(wrap_pyfunction!(parts::join_parts, m)?)?;

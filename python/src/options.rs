@@ -5,16 +5,18 @@
 //! in use, the few used last kept idle.
 
 use std::collections::VecDeque;
+use std::fmt;
 use std::sync::{Arc, Mutex, Weak};
 
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 use treehash::function::{OptionBytes, OptionNames, ParamOptions};
-use treehash::{BackendChoice, Function, Hasher, HasherOptions, Params};
+use treehash::{BackendChoice, Hasher, HasherOptions, Params};
 
 use crate::buffer::ReadBuffer;
 use crate::errors::hash_error;
+use crate::names::{self, Fixed, Named};
 
 /// The keywords, as the messages that refuse one name them.
 const OPTION_NAMES: OptionNames = OptionNames {
@@ -56,10 +58,10 @@ impl Args<'_, '_> {
     /// The checked options; a `ValueError` naming the first bad one (a
     /// `TypeError` for an argument of the wrong kind).
     pub fn options(&self) -> PyResult<Options> {
-        let function: Function = self
-            .algorithm
-            .parse()
-            .map_err(|e: treehash::ParamError| PyValueError::new_err(e.to_string()))?;
+        let (function, fixed) = match names::parse(self.algorithm)? {
+            Named::Function(function) => (function, Fixed::default()),
+            Named::Recorded { function, fixed } => (function, fixed),
+        };
         let prefix = self.prefix.map(prefix_bytes).transpose()?;
         let customization = self.customization.map(customization_bytes).transpose()?;
         let height = self
@@ -80,10 +82,41 @@ impl Args<'_, '_> {
                 })
             })
             .transpose()?;
+        let degree = unsigned("degree", self.degree)?;
+        let block_size = unsigned("block_size", self.block_size)?.map(|b| b as usize);
+        // What the name records, the keywords agreeing with it.
+        let named = Agreement {
+            name: self.algorithm,
+        };
+        let height = named.merge("height", height, fixed.height)?;
+        let degree = named.merge("degree", degree, fixed.degree)?;
+        let block_size = named.merge("block_size", block_size, fixed.block_size)?;
+        let domain = named
+            .merge("domain", domain.map(Domain), fixed.domain.map(Domain))?
+            .map(|d| d.0);
+        let customization = match (customization, fixed.customization) {
+            (Some(given), Some(named_c)) if given != named_c => {
+                return Err(named.differs("customization", "records another one"));
+            }
+            (given, named_c) => given.or(named_c.filter(|c| !c.is_empty())),
+        };
+        match (fixed.keyed, prefix.is_some()) {
+            (Some(true), false) => {
+                return Err(PyValueError::new_err(format!(
+                    "'{}' is the name of a keyed digest (,P): give its prefix= (a name never \
+                     holds the key)",
+                    self.algorithm
+                )));
+            }
+            (Some(false), true) => {
+                return Err(named.differs("prefix", "names a digest without a prefix"));
+            }
+            _ => {}
+        }
         let options = ParamOptions {
             height,
-            degree: unsigned("degree", self.degree)?,
-            block_size: unsigned("block_size", self.block_size)?.map(|b| b as usize),
+            degree,
+            block_size,
             length: unsigned("length", self.length)?.map(|n| n as usize),
             prefix: prefix.map(|bytes| -> OptionBytes<'_> {
                 Box::new(move || {
@@ -127,6 +160,47 @@ impl Args<'_, '_> {
             backend,
             threads,
         })
+    }
+}
+
+/// The name given as `algorithm`, for the messages that refuse a keyword
+/// that disagrees with what it records.
+struct Agreement<'a> {
+    name: &'a str,
+}
+
+impl Agreement<'_> {
+    /// The keyword's value, else the name's: both where they agree.
+    fn merge<T: PartialEq + fmt::Display>(
+        &self,
+        keyword: &str,
+        given: Option<T>,
+        named: Option<T>,
+    ) -> PyResult<Option<T>> {
+        match (given, named) {
+            (Some(given), Some(named)) if given != named => {
+                let why = format!("records {keyword} {named}");
+                Err(self.differs(&format!("{keyword}={given}"), &why))
+            }
+            (given, named) => Ok(given.or(named)),
+        }
+    }
+
+    fn differs(&self, keyword: &str, why: &str) -> PyErr {
+        PyValueError::new_err(format!(
+            "{keyword} does not agree with the name '{}', which {why}",
+            self.name
+        ))
+    }
+}
+
+/// TurboSHAKE's D, shown as the messages show it.
+#[derive(PartialEq)]
+struct Domain(u8);
+
+impl fmt::Display for Domain {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:#04x}", self.0)
     }
 }
 

@@ -4,7 +4,7 @@
 //! parameters ahead of its parts and words the warning of short runs of an
 //! LI tree (`treehash.dask` calls it once, before any part is sent out).
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use treehash::gpu::KeepCurrentContext;
@@ -13,7 +13,8 @@ use treehash::{BackendChoice, NoProgress, Params, TreeParams};
 
 use crate::buffer::ReadBuffer;
 use crate::errors::hash_error;
-use crate::objects::{Digest, file_path};
+use crate::files::file_path;
+use crate::objects::Digest;
 use crate::options::{Args, hasher};
 
 /// Parameters that have parts: TurboSHAKE, one sponge, is refused with the
@@ -125,8 +126,22 @@ pub fn hash_part<'py>(
 #[pyo3(signature = (parts, /))]
 pub fn join_parts(py: Python<'_>, parts: &Bound<'_, PyAny>) -> PyResult<Digest> {
     let mut all: Vec<Vec<u8>> = Vec::new();
-    for part in parts.try_iter()? {
-        all.push(ReadBuffer::get(&part?)?.as_bytes().to_vec());
+    for (at, part) in parts.try_iter()?.enumerate() {
+        let part = part?;
+        let buffer = ReadBuffer::get(&part).map_err(|e| {
+            if !e.is_instance_of::<PyTypeError>(py) {
+                return e;
+            }
+            let kind = part
+                .get_type()
+                .name()
+                .map_or_else(|_| "?".to_string(), |n| n.to_string());
+            PyTypeError::new_err(format!(
+                "parts[{at}] is {kind}: a part is bytes (as hash_part returns it, or a file \
+                 `treehash part` wrote, read in binary mode)"
+            ))
+        })?;
+        all.push(buffer.as_bytes().to_vec());
     }
     let joined = py.detach(|| join_bytes(&all)).map_err(|e| {
         // Name a part by its position, and by its place in the split where

@@ -165,7 +165,7 @@ def test_the_parts_are_the_command_lines(cli, rng, tmp_path):
         text=True,
     ).stdout
     joined = treehash.join_parts(parts_of(str(path), 3, **params))
-    assert line == f"{joined.name} ({path}) = {joined.hexdigest()}\n"
+    assert line == f"{joined.label} ({path}) = {joined.hexdigest()}\n"
 
 
 def test_a_file_changed_between_parts_is_refused_naming_the_part(tmp_path):

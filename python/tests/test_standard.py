@@ -61,7 +61,9 @@ def chunk_of(name, params):
 
 def test_the_twelve_names_of_the_command_line():
     assert treehash.algorithms == TREES + STANDARD
-    assert treehash.algorithms_guaranteed == frozenset(TREES + STANDARD)
+    # new() also takes hashlib's names of the FIPS 202 functions (H = 0).
+    hashlib_names = ("sha3_224", "sha3_256", "sha3_384", "sha3_512", "shake_128", "shake_256")
+    assert treehash.algorithms_guaranteed == frozenset(TREES + STANDARD + hashlib_names)
     assert treehash.algorithms_available == treehash.algorithms_guaranteed
     for written in ["KT128", "Kt256", "ParallelHash128", "TurboSHAKE256", "PARALLELHASH256"]:
         assert treehash.new(written).name == treehash.new(written.lower()).name
@@ -119,7 +121,7 @@ def test_digests_equal_the_command_lines(cli, rng, tmp_path, case):
         by_new = treehash.new(name, data, **params)
         assert by_file.hexdigest() == digest, length
         assert by_new.hexdigest() == digest, length
-        assert by_file.name == by_new.name == label
+        assert by_file.label == by_new.label == by_file.name == by_new.name == label
         assert by_file.digest_size == by_new.digest_size == len(digest) // 2
 
 

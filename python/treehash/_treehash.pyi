@@ -8,7 +8,7 @@ as not giving it.
 """
 
 import os
-from typing import Any, Iterable, Literal, Optional, Tuple, Union
+from typing import Any, BinaryIO, Iterable, Literal, Optional, Tuple, Union
 
 from typing_extensions import Buffer
 
@@ -17,7 +17,10 @@ __version__: str
 #: ``sha3-224``, ``sha3-256``, ``sha3-384``, ``sha3-512``, ``shake128``,
 #: ``shake256``, then ``kt128``, ``kt256``, ``parallelhash128``,
 #: ``parallelhash256``, ``turboshake128``, ``turboshake256``. Read in any
-#: case (``"KT128"``, ``"ParallelHash256"``).
+#: case (``"KT128"``, ``"ParallelHash256"``). ``algorithm`` also takes
+#: hashlib's names of the FIPS 202 functions (``sha3_256``, ``shake_128``:
+#: plain, H = 0) and a hash object's ``name``, whose parameters it
+#: rebuilds (the keywords given must agree with them).
 algorithms: Tuple[str, ...]
 
 _Backend = Literal["auto", "cpu", "gpu"]
@@ -35,12 +38,23 @@ class Hash:
 
     @property
     def name(self) -> str:
-        """The function's label, as ``treehash --tag`` writes it:
-        ``SHA3-256-LI(H=8,D=4,B=136)``, ``KT128``,
-        ``ParallelHash256(B=8192)``, ``TurboSHAKE128(D=1F)``."""
+        """The name :func:`new` rebuilds this function and its parameters
+        from: hashlib's name at H = 0 without a prefix (``sha3_256``,
+        ``shake_128``), else the label ``treehash --tag`` writes
+        (``SHA3-256-LI(H=8,D=4,B=136)``, ``...,P)`` when keyed, which asks
+        :func:`new` for its ``prefix``; ``KT128``, ``KT128(C=6162)``,
+        ``ParallelHash256(B=8192)``, ``TurboSHAKE128(D=1F)``). Neither the
+        prefix nor the output length is in a name."""
+    @property
+    def label(self) -> str:
+        """The label ``treehash --tag`` writes, which check lines carry:
+        ``SHA3-256`` at H = 0 (where :attr:`name` is hashlib's
+        ``sha3_256``), else the same as :attr:`name`."""
     @property
     def digest_size(self) -> int:
-        """The digest's length in bytes."""
+        """The digest's length in bytes (what :meth:`digest` gives with no
+        argument); 0 for hashlib's ``shake_128`` and ``shake_256`` (H = 0,
+        no prefix), as hashlib has it."""
     @property
     def block_size(self) -> int:
         """The ``block_size`` parameter where the function takes one: an LI
@@ -51,23 +65,39 @@ class Hash:
     def update(self, data: Buffer, /) -> None:
         """Appends the bytes of ``data`` (any contiguous buffer), read
         without a copy; the GIL is released while a large update runs."""
-    def digest(self) -> bytes:
-        """The digest of the bytes given so far; more updates may follow."""
-    def hexdigest(self) -> str:
+    def digest(self, length: Optional[int] = None) -> bytes:
+        """The digest of the bytes given so far; more updates may follow.
+        ``length`` where the output length is free, as hashlib's SHAKE
+        takes it (``TypeError`` for SHA3-224 ... SHA3-512 and their trees);
+        with none, the ``length`` the object was made with. 0 to 65536
+        bytes. For SHAKE (and its trees), KT and TurboSHAKE, a shorter
+        digest is the start of a longer one, and any length up to the
+        object's ``length`` or the sponge's rate (168 or 136), whichever is
+        more, is read from the digest kept until the next update; a longer
+        one, and ParallelHash's other lengths (it hashes its length with
+        the input), cost a digest of their own."""
+    def hexdigest(self, length: Optional[int] = None) -> str:
         """:meth:`digest` as lower-case hexadecimal."""
     def copy(self) -> "Hash":
         """A copy of this object, which goes on apart from it."""
 
 class Digest:
     """A finished digest (made by :func:`file_digest`,
-    :func:`device_digest` and :func:`join_parts`); it pickles."""
+    :func:`device_digest` and :func:`join_parts`); it pickles, hashes, and
+    compares equal to another of the same ``name`` and bytes (in constant
+    time), wherever each was computed."""
 
     @property
     def name(self) -> str:
-        """The function's label, as ``treehash --tag`` writes it."""
+        """As :attr:`Hash.name`: hashlib's name at H = 0 without a prefix,
+        else the label ``treehash --tag`` writes."""
+    @property
+    def label(self) -> str:
+        """As :attr:`Hash.label`: the label ``treehash --tag`` writes."""
     @property
     def digest_size(self) -> int:
-        """The digest's length in bytes."""
+        """The digest's length in bytes (for SHAKE too: a finished digest
+        has one length)."""
     @property
     def block_size(self) -> int:
         """As :attr:`Hash.block_size`: LI's or ParallelHash's B, else the
@@ -78,10 +108,14 @@ class Digest:
     @property
     def nbytes(self) -> int:
         """Bytes of input hashed (the prefix not counted)."""
-    def digest(self) -> bytes:
-        """The digest."""
-    def hexdigest(self) -> str:
+    def digest(self, length: Optional[int] = None) -> bytes:
+        """The digest; ``length`` bytes of it where the output length is
+        free: its start for SHAKE, KT and TurboSHAKE, the whole for
+        ParallelHash."""
+    def hexdigest(self, length: Optional[int] = None) -> str:
         """:meth:`digest` as lower-case hexadecimal."""
+    def __eq__(self, other: object) -> bool: ...
+    def __hash__(self) -> int: ...
     def copy(self) -> "Digest":
         """The same digest."""
 
@@ -98,8 +132,12 @@ def new(
     domain: Optional[int] = None,
     backend: _Backend = "auto",
     threads: Optional[int] = None,
+    usedforsecurity: bool = True,
 ) -> Hash:
     """A new hash object on the CPU's cores, fed ``data`` if given.
+    ``algorithm``: a name of :data:`algorithms`, hashlib's name of a FIPS
+    202 function (H = 0), or a hash object's ``name``. ``usedforsecurity``
+    is taken as hashlib takes it and changes nothing.
 
     ``height`` (8) and ``degree`` (4): an LI tree's shape. ``block_size``:
     LI's B (a multiple of 8; the rate by default) or ParallelHash's B (1 to
@@ -114,9 +152,9 @@ def new(
     :func:`device_digest` for a GPU."""
 
 def file_digest(
-    path: _Path,
-    *,
+    path: Union[_Path, BinaryIO],
     algorithm: str = "sha3-256",
+    *,
     height: Optional[int] = 8,
     degree: Optional[int] = 4,
     block_size: Optional[int] = None,
@@ -133,7 +171,11 @@ def file_digest(
     while hashed, ``GpuError`` when ``backend="gpu"`` and no GPU works.
     ``"-"`` is the file named ``-``. A file truncated while a mapped window
     of it is being hashed ends the process with SIGBUS unless
-    :func:`handle_truncation` was called."""
+    :func:`handle_truncation` was called. ``path`` may also be a file
+    object open for binary reading, read as ``hashlib.file_digest`` reads
+    it (an ``io.BytesIO``'s whole buffer, else ``readinto`` from where it
+    stands) and hashed on the CPU's cores; anything else raises
+    ``ValueError``, as hashlib's does."""
 
 def device_digest(
     obj: Any,
