@@ -374,8 +374,10 @@ impl Absorber {
                     Ok(last.finish(&cx))
                 })
             }
-            // A stream's parameters keep their kind.
-            (Absorber::Tree(cell), Some(_)) => finish_tree(cell, pending, None, absorbed),
+            // `with_output_len` keeps the parameters' kind.
+            (Absorber::Tree(_), Some(_)) => Err(HashError::Internal(
+                "a tree's stream asked for a standard function's digest".into(),
+            )),
         }
     }
 
