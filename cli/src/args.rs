@@ -434,34 +434,63 @@ pub struct OutputArgs {
 /// Check mode.
 #[derive(Args, Debug, Clone)]
 pub struct CheckArgs {
-    /// Read digest lines from the FILEs and check them. With a prefix, lines
-    /// are held to a MAC's standard: a tagged line needs `,P` in its label,
-    /// and a digest shorter than 16 bytes is FAILED.
-    #[arg(short, long, conflicts_with_all = ["tag", "json", "no_names", "raw"])]
+    /// Read digest lines from the FILEs and check them. Every line
+    /// coreutils' `sha256sum -c` reads is read: `HEX  NAME`, BSD's `HEX
+    /// NAME`, `LABEL (NAME) = HEX` (checked with the label's parameters)
+    /// and OpenSSL's `LABEL(NAME)= HEX`. With a prefix, lines are held to a
+    /// MAC's standard: a tagged line needs `,P` in its label, and a digest
+    /// shorter than 16 bytes is FAILED.
+    // --tag and the options below without --check are refused in
+    // coreutils' words (main.rs), not clap's.
+    #[arg(short, long, conflicts_with_all = ["json", "no_names", "raw"])]
     pub check: bool,
 
     /// With --check: don't print OK for each file that matched. The last of
     /// --quiet, --status and --warn given wins, as in coreutils.
-    #[arg(short, long, requires = "check", overrides_with_all = ["status", "warn"])]
+    #[arg(short, long, overrides_with_all = ["status", "warn"])]
     pub quiet: bool,
 
-    /// With --check: print nothing; the exit code tells. The last of
-    /// --quiet, --status and --warn given wins.
-    #[arg(long, requires = "check", overrides_with_all = ["quiet", "warn"])]
+    /// With --check: print no verdict and no warning; the exit code tells (a
+    /// file that cannot be read is still reported). The last of --quiet,
+    /// --status and --warn given wins.
+    #[arg(long, overrides_with_all = ["quiet", "warn"])]
     pub status: bool,
 
     /// With --check: improperly formatted lines make the check fail.
-    #[arg(long, requires = "check")]
+    #[arg(long)]
     pub strict: bool,
 
     /// With --check: don't fail or report a listed file that does not exist.
-    #[arg(long, requires = "check")]
+    #[arg(long)]
     pub ignore_missing: bool,
 
-    /// With --check: warn about each improperly formatted line. The last of
-    /// --quiet, --status and --warn given wins.
-    #[arg(short, long, requires = "check", overrides_with_all = ["quiet", "status"])]
+    /// With --check: warn about each improperly formatted line, naming the
+    /// function it was read for. The last of --quiet, --status and --warn
+    /// given wins.
+    #[arg(short, long, overrides_with_all = ["quiet", "status"])]
     pub warn: bool,
+}
+
+impl CheckArgs {
+    /// Refuses, in coreutils' words, `--tag` with `--check` and the check
+    /// options without it (the last of --quiet, --status and --warn given
+    /// is the one looked at, as in coreutils).
+    pub fn misuse(&self, tag: bool) -> Option<String> {
+        if self.check {
+            return tag.then(|| "the --tag option is meaningless when verifying checksums".into());
+        }
+        let given = [
+            (self.ignore_missing, "--ignore-missing"),
+            (self.status, "--status"),
+            (self.warn, "--warn"),
+            (self.quiet, "--quiet"),
+            (self.strict, "--strict"),
+        ];
+        let (_, option) = given.into_iter().find(|(given, _)| *given)?;
+        Some(format!(
+            "the {option} option is meaningful only when verifying checksums"
+        ))
+    }
 }
 
 /// Where and how the hashing runs.

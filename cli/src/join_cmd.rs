@@ -8,13 +8,14 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use treehash::checkfile::{CheckLine, digests_equal, parse_line};
+use treehash::checkfile::{CheckLine, LineReader, digests_equal};
 use treehash::input::is_stdin_name;
 use treehash::params::MIN_KEYED_DIGEST_LEN;
 use treehash::parts::{Joined, join_bytes, read_part};
 
 use super::args::{JoinArgs, OutputArgs};
-use super::check_cmd::{LineRead, open_list, read_line, say_verdict};
+use super::check_cmd::say_verdict;
+use super::check_read::{LineRead, is_comment_or_empty, open_list, read_line};
 use super::hash_cmd::digest_line;
 use super::{Fatal, exit, report, stdout};
 
@@ -116,6 +117,7 @@ fn check(args: &JoinArgs, joined: &Joined, name: &Path, sums: &Path) -> Result<i
     // One line at a time, as `--check` reads them: the lines that name the
     // file, parsed; comments, malformed and overlong lines skipped.
     let mut buffer = Vec::new();
+    let mut parser = LineReader::new(args.zero);
     let mut read_error = None;
     let lines = std::iter::from_fn(|| {
         loop {
@@ -126,17 +128,12 @@ fn check(args: &JoinArgs, joined: &Joined, name: &Path, sums: &Path) -> Result<i
                     return None;
                 }
                 Ok(LineRead::TooLong) => continue,
-                Ok(LineRead::Line) => {}
+                Ok(LineRead::Line { .. }) => {}
             }
-            if buffer.is_empty() || buffer.starts_with(b"#") {
+            if is_comment_or_empty(&buffer, args.zero) {
                 continue;
             }
-            // parse_line drops one trailing CR (of a CRLF line); a
-            // NUL-ended line keeps its own.
-            if args.zero {
-                buffer.push(b'\r');
-            }
-            if let Ok(line) = parse_line(&buffer)
+            if let Ok(line) = parser.parse(&buffer)
                 && line.name == wanted
             {
                 return Some(line);

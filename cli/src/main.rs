@@ -7,6 +7,7 @@ mod args;
 mod bench;
 mod bench_cmd;
 mod check_cmd;
+mod check_read;
 mod generate;
 mod hash_cmd;
 mod join_cmd;
@@ -33,6 +34,12 @@ fn main() {
         Ok(args) => args,
         Err(e) => std::process::exit(help_or_usage_error(&e)),
     };
+    if let Some(why) = args.check.misuse(args.output.tag) {
+        report(format!(
+            "{why}\nTry 'treehash --help' for more information."
+        ));
+        exit_now(exit::USAGE);
+    }
     let outcome = match &args.command {
         Some(args::Command::Bench(bench)) => bench_cmd::run(bench),
         Some(args::Command::Part(part)) => part_cmd::run(part),
