@@ -369,13 +369,20 @@ pub struct TreeArgs {
     pub length: Option<usize>,
 
     /// The customization string (KT's C, ParallelHash's S), as text: at most
-    /// 256 KiB. It is recorded, in hex, in --tag labels.
-    #[arg(long, value_name = "TEXT", conflicts_with = "customization_hex")]
+    /// 256 KiB (Linux takes at most 128 KiB in one argument: a longer string
+    /// is given with --customization-file). It is recorded, in hex, in --tag
+    /// labels.
+    #[arg(long, value_name = "TEXT", conflicts_with_all = ["customization_hex", "customization_file"])]
     pub customization: Option<String>,
 
     /// The customization string in hex.
-    #[arg(long, value_name = "HEX")]
+    #[arg(long, value_name = "HEX", conflicts_with = "customization_file")]
     pub customization_hex: Option<String>,
+
+    /// The customization string read from a file, its bytes as they are (at
+    /// most 256 KiB; - is standard input, when no input is read from it).
+    #[arg(long, value_name = "FILE")]
+    pub customization_file: Option<PathBuf>,
 
     /// TurboSHAKE's domain byte D in hex, 01 to 7F [default: 1F].
     #[arg(long, value_name = "HEX", value_parser = parse_domain)]

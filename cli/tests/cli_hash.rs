@@ -8,8 +8,9 @@
 //! `--verify` in cli_bench.rs, `--help`, man pages and completions in
 //! cli_generate.rs, standard input and output and inputs that shrink in
 //! cli_io.rs; lists hashed side by side in cli_list.rs, `part` and `join`
-//! in cli_parts.rs, the files the tool writes in cli_output.rs, and limits
-//! on threads in thread_limits.rs.
+//! in cli_parts.rs, the files the tool writes in cli_output.rs, limits
+//! on threads in thread_limits.rs, and the vector files through the tool
+//! (`--customization-file`) in cli_vectors.rs.
 
 mod common;
 
