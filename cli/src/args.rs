@@ -244,9 +244,18 @@ pub struct PartArgs {
 /// `treehash join`.
 #[derive(Args, Debug)]
 pub struct JoinArgs {
-    /// The parts, in any order: every part of one split, each once.
+    /// The parts, in any order: every part of one split, each once. Parts
+    /// made from one file under other paths (`big.img`, `./big.img`,
+    /// `/lustre/x/big.img`, as hosts spell it) join: their size,
+    /// modification time and the last component of their names must agree.
     #[arg(value_name = "PART", required = true, value_parser = any_path())]
     pub parts: Vec<PathBuf>,
+
+    /// Join parts made from files of other names (copies of the file under
+    /// another name); their size and modification time must still agree.
+    /// The digest line names the file as the first part given does.
+    #[arg(long)]
+    pub any_name: bool,
 
     /// Print `LABEL (NAME) = HEX`, whose label records the parameters.
     #[arg(long, conflicts_with_all = ["json", "no_names", "raw"])]

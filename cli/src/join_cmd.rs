@@ -11,7 +11,7 @@ use std::time::Instant;
 use treehash::checkfile::{CheckLine, LineReader, digests_equal};
 use treehash::input::is_stdin_name;
 use treehash::params::MIN_KEYED_DIGEST_LEN;
-use treehash::parts::{Joined, join_bytes, read_part};
+use treehash::parts::{JoinError, Joined, NameRule, join_bytes_with, read_part};
 
 use super::args::{JoinArgs, OutputArgs};
 use super::check_cmd::say_verdict;
@@ -38,11 +38,25 @@ pub fn run(args: &JoinArgs) -> Result<i32, Fatal> {
             }
         }
     }
-    let joined = match join_bytes(&parts) {
+    let names = if args.any_name {
+        NameRule::Any
+    } else {
+        NameRule::BaseName
+    };
+    let joined = match join_bytes_with(&parts, names) {
         Ok(joined) => joined,
         Err(e) => {
             let name = |at: usize| args.parts[at].display().to_string();
-            let reason = e.reason(&name);
+            let mut reason = e.reason(&name);
+            if matches!(
+                e,
+                JoinError::Differs {
+                    what: "file name",
+                    ..
+                }
+            ) {
+                reason.push_str(" (--any-name joins parts made from other names)");
+            }
             match e.part() {
                 Some(at) => report(format!("{}: {reason}", name(at))),
                 None => report(format!("join: {reason}")),

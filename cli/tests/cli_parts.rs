@@ -240,6 +240,135 @@ fn broken_sets_are_refused_with_the_part_named() {
     assert!(err.contains("No such file"), "{err}");
 }
 
+/// Parts made by three hosts that spell the file's path three ways
+/// (`big.img`, `./big.img`, `/…/lustre/x/big.img`) join to the digest one
+/// process makes. The other hosts are simulated as the format defines a
+/// host: their parts carry another host tag, inode and change time (a
+/// copy of the file on each host), resealed. Parts of another file (size
+/// or modification time) are refused, and so are parts of another name
+/// but with --any-name.
+#[test]
+fn parts_made_on_three_hosts_with_three_spellings_join() {
+    // (options, offsets of the host tag, inode and change time in a part)
+    let kinds: [(&[&str], usize); 2] = [(&["-H", "2"], 80), (&["-a", "kt128"], 56)];
+    for (tree, host_at) in kinds {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("lustre/x");
+        fs::create_dir_all(&home).unwrap();
+        let data = common::spec_input(50_000);
+        let file = home.join("big.img");
+        fs::write(&file, &data).unwrap();
+        let absolute = file.to_str().unwrap();
+        let mut parts = Vec::new();
+        for (index, spelling) in ["big.img", "./big.img", absolute].into_iter().enumerate() {
+            let part = dir.path().join(format!("part.{index}"));
+            sub("part")
+                .current_dir(&home)
+                .args(tree)
+                .args([
+                    "--parts",
+                    "3",
+                    "--index",
+                    &index.to_string(),
+                    spelling,
+                    "-o",
+                ])
+                .arg(&part)
+                .assert()
+                .success();
+            if index > 0 {
+                as_made_on_host(&part, host_at, index as u8);
+            }
+            parts.push(part);
+        }
+        let hashed = stdout_bytes_of(
+            treehash()
+                .current_dir(&home)
+                .args(tree)
+                .args(["--tag", "big.img"]),
+        );
+        let joined = stdout_bytes_of(sub("join").arg("--tag").args(&parts));
+        assert_eq!(
+            String::from_utf8(joined).unwrap(),
+            String::from_utf8(hashed).unwrap(),
+            "{tree:?}"
+        );
+
+        // Parts of another file, made on a fourth host: of another size, of
+        // another modification time, or the file under another name.
+        let [(shorter, _), (touched, _), (renamed, _)] =
+            common::parts::other_files(&home, &file, &data);
+        let refusal = |other: &Path, extra: &[&str]| {
+            let part = dir.path().join("other.part");
+            sub("part")
+                .args(tree)
+                .args(["--parts", "3", "--index", "2"])
+                .arg(other)
+                .arg("-o")
+                .arg(&part)
+                .assert()
+                .success();
+            as_made_on_host(&part, host_at, 9);
+            let out = sub("join")
+                .args(extra)
+                .args(&parts[..2])
+                .arg(&part)
+                .output()
+                .unwrap();
+            (
+                out.status.code(),
+                String::from_utf8(out.stderr).unwrap(),
+                part,
+            )
+        };
+        let (code, err, part) = refusal(&shorter, &[]);
+        assert_eq!(code, Some(1));
+        assert_eq!(
+            err,
+            format!(
+                "treehash: {}: its file size (49999 bytes) differs from {}'s (50000 bytes): \
+                 a part of another file or other parameters\n",
+                part.display(),
+                parts[0].display()
+            )
+        );
+        // Times are written as times.
+        let (code, err, _) = refusal(&touched, &["--any-name"]);
+        assert_eq!(code, Some(1));
+        assert!(
+            err.contains("its modification time (2004-01-10 13:37:04.000000000 UTC) differs from"),
+            "{err}"
+        );
+        let (code, err, part) = refusal(&renamed, &[]);
+        assert_eq!(code, Some(1));
+        assert_eq!(
+            err,
+            format!(
+                "treehash: {}: its file name ('{}') differs from {}'s ('big.img'): a part of \
+                 another file or other parameters (--any-name joins parts made from other \
+                 names)\n",
+                part.display(),
+                renamed.display(),
+                parts[0].display()
+            )
+        );
+        let (code, err, _) = refusal(&renamed, &["--any-name"]);
+        assert_eq!((code, err.as_str()), (Some(0), ""), "{tree:?}");
+    }
+}
+
+/// Rewrites the part at `path` as if host `n` had made it from its own
+/// copy of the file: another host tag, inode and change time (the fields
+/// at `host_at` of its format), and the check value made anew.
+fn as_made_on_host(path: &Path, host_at: usize, n: u8) {
+    let bytes = fs::read(path).unwrap();
+    let mut body = bytes[..bytes.len() - 16].to_vec();
+    body[host_at..host_at + 8].copy_from_slice(&[n; 8]);
+    body[host_at + 8..host_at + 16].copy_from_slice(&(1000 + u64::from(n)).to_le_bytes());
+    body[host_at + 16..host_at + 24].copy_from_slice(&(7 + u64::from(n)).to_le_bytes());
+    fs::write(path, common::parts::seal(body)).unwrap();
+}
+
 #[test]
 fn usage_errors_exit_2() {
     let (_dir, file) = fixture(1000);
