@@ -416,6 +416,7 @@ pub struct OutputArgs {
 
     /// Print one JSON object per input (name, label, parameters, digest, bytes, seconds, backend).
     /// A name that is not UTF-8 is written with U+FFFD in `name`, and exactly, in hex, in `name_hex`.
+    /// An input that got no digest has a record too: `digest` null, and `error` saying why.
     #[arg(long, conflicts_with_all = ["no_names", "raw"])]
     pub json: bool,
 
