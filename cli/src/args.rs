@@ -132,6 +132,11 @@ pub struct BenchArgs {
     #[arg(long, default_value = "0..=8", value_parser = parse_heights)]
     pub heights: Heights,
 
+    /// `-H`/`--height`, which hashing takes: refused with a hint to use
+    /// --heights (bench_cmd.rs). Hidden: not an option of bench.
+    #[arg(short = 'H', long = "height", hide = true, value_name = "HEIGHT")]
+    pub height: Option<String>,
+
     #[command(flatten)]
     pub tree: TreeArgs,
 
