@@ -7,6 +7,7 @@ use std::ffi::OsStr;
 use std::io::{self, BufRead};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use treehash::checkfile::{
     CheckLine, LineError, LineReader, digests_equal, escape_name, parse_line,
@@ -18,8 +19,8 @@ use super::args::{CheckArgs, Cli, OutputArgs, TreeArgs};
 use super::check_read::{LineRead, MAX_LINE_BYTES, is_comment_or_empty, open_list, read_line};
 use super::progress_bar::ListProgress;
 use super::{
-    Fatal, exit, failure_code, hasher, inputs, note_fallback, note_no_gpu, note_timings, params,
-    report, stdout,
+    Fatal, check_hints, exit, failure_code, hasher, inputs, note_fallback, note_no_gpu,
+    note_timings, params, report, stdout,
 };
 
 /// What one check file's lines came to.
@@ -49,6 +50,7 @@ pub fn run(cli: &Cli) -> Result<i32, Fatal> {
         opts: &cli.check,
         output: &cli.output,
         progress: !cli.output.no_progress && !cli.check.status,
+        untagged_failed: AtomicBool::new(false),
     };
     let mut code = exit::OK;
     for list in inputs(&cli.files) {
@@ -57,6 +59,12 @@ pub fn run(cli: &Cli) -> Result<i32, Fatal> {
                 .check_list(&list)
                 .map_err(|e| Fatal::write(&e, code))?,
         );
+    }
+    if checker.untagged_failed.load(Ordering::Relaxed)
+        && !cli.check.status
+        && let Some(hint) = check_hints::mismatch_hint(&params)
+    {
+        report(hint);
     }
     note_no_gpu(&cli.output, cli.backend, hasher);
     Ok(code)
@@ -70,12 +78,15 @@ struct Checker<'a> {
     opts: &'a CheckArgs,
     output: &'a OutputArgs,
     progress: bool,
+    /// An untagged line failed: the run ends with a hint of the parameters
+    /// untagged lines are checked with.
+    untagged_failed: AtomicBool,
 }
 
 /// One line of a check file, as the reader classified it.
 enum Line {
     /// A digest line whose file is hashed.
-    Check { line: CheckLine },
+    Check { line: CheckLine, number: usize },
     /// Not a usable digest line (counted, reported with --warn).
     Malformed {
         number: usize,
@@ -157,7 +168,11 @@ impl Iterator for Lines<'_> {
                     Ok(params) => {
                         let path = PathBuf::from(OsStr::from_bytes(&parsed.name));
                         let input = ListInput { params, path };
-                        return Some((Line::Check { line: parsed }, Some(input)));
+                        let line = Line::Check {
+                            line: parsed,
+                            number,
+                        };
+                        return Some((line, Some(input)));
                     }
                     Err(LineProblem::Malformed(why)) => Line::Malformed {
                         number,
@@ -215,7 +230,9 @@ impl Checker<'_> {
         self.hasher.hash_list(lines, &progress, |item, result| {
             progress.input_done();
             progress.suspend(|| match item {
-                Line::Check { line } => self.verdict(&line, result, &mut tally),
+                Line::Check { line, number } => {
+                    self.verdict((list, number), &line, result, &mut tally)
+                }
                 Line::Malformed { number, why, nul } => {
                     tally.malformed += 1;
                     tally.nul_lines += usize::from(nul);
@@ -280,7 +297,13 @@ impl Checker<'_> {
     }
 
     /// Counts and prints a digest line's verdict, from its file's digest.
-    fn verdict(&self, line: &CheckLine, result: ListResult, tally: &mut Tally) -> io::Result<()> {
+    fn verdict(
+        &self,
+        (list, number): (&Path, usize),
+        line: &CheckLine,
+        result: ListResult,
+        tally: &mut Tally,
+    ) -> io::Result<()> {
         tally.formatted += 1;
         let path = Path::new(OsStr::from_bytes(&line.name));
         match result {
@@ -295,6 +318,10 @@ impl Checker<'_> {
                 } else {
                     tally.mismatched += 1;
                     self.say(line, "FAILED")?;
+                    if line.label.is_none() {
+                        self.untagged_failed.store(true, Ordering::Relaxed);
+                        self.name_plain_line((list, number), line);
+                    }
                 }
             }
             Some(Err(HashError::Io(e)))
@@ -308,6 +335,26 @@ impl Checker<'_> {
             None => unreachable!("a digest line's file is hashed"),
         }
         Ok(())
+    }
+
+    /// With --warn, for an untagged line that failed: says so if the line
+    /// is the file's plain SHA-3 (-H 0), the parameters it is most often
+    /// made with (a second read of the file).
+    fn name_plain_line(&self, (list, number): (&Path, usize), line: &CheckLine) {
+        let Some(plain) = check_hints::plain_of(self.params) else {
+            return;
+        };
+        if self.opts.warn
+            && line.digest.len() == plain.output_len()
+            && check_hints::matches_plain(self.hasher, &plain, &line.name, &line.digest)
+        {
+            report(format!(
+                "{}: {number}: the line is the file's plain {} (-H 0), not {}",
+                list_name(list),
+                plain.label(),
+                self.params.label()
+            ));
+        }
     }
 
     /// The parameters a line is checked with: its own if it is tagged, the
@@ -360,9 +407,10 @@ impl Checker<'_> {
                 .map_err(malformed),
             None if line.digest.len() != self.params.output_len() => {
                 Err(LineProblem::Malformed(format!(
-                    "digest of {} bytes, expected {}",
+                    "digest of {} bytes, expected {}{}",
                     line.digest.len(),
-                    self.params.output_len()
+                    self.params.output_len(),
+                    check_hints::length_hint(self.params, line.digest.len())
                 )))
             }
             None => Ok(self.params.clone()),

@@ -7,6 +7,7 @@ mod args;
 mod bench;
 mod bench_cmd;
 mod check_cmd;
+mod check_hints;
 mod check_read;
 mod generate;
 mod hash_cmd;

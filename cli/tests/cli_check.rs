@@ -167,6 +167,81 @@ fn check_reports_mismatches_and_unreadable_files() {
         ));
 }
 
+/// An untagged line made with other parameters than the command line's:
+/// a line of plain SHA3-256 (FIPS 202's digest of "abc", as sha3sum and
+/// openssl write it) fails under the default tree, and the run ends with
+/// one hint, whatever the lists; --warn names the line as plain SHA3-256.
+/// A line of SHA3-512's length is improperly formatted, its reason naming
+/// -a sha3-512.
+#[test]
+fn lines_of_other_parameters_get_a_hint_naming_them() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("f"), b"abc").unwrap();
+    let sha3_256 = "3a985da74fe225b2045c172d6bd390bd855f086e3e9d525b46bfe24511431532";
+    let sha3_512 = "b751850b1a57168a5693cd924b6b096e08f621827444f70d884f5d0240d2712e\
+                    10e116e9192af3c91a7ec57647e3934057340b4cf408d5a56592f8274eec53f0";
+    fs::write(dir.path().join("one"), format!("{sha3_256}  f\n")).unwrap();
+    fs::write(dir.path().join("two"), format!("{sha3_256}  f\n")).unwrap();
+    fs::write(dir.path().join("long"), format!("{sha3_512}  f\n")).unwrap();
+    let hint = "treehash: hint: untagged lines are checked with the command line's parameters, \
+                SHA3-256-LI(H=8,D=4,B=136); a line made with others fails. A line of plain \
+                SHA3-256 (as sha3sum, openssl and cksum -a sha3 write it) is checked with -H 0; \
+                --warn names such lines. --tag lines carry their parameters.\n";
+    let mismatch = "treehash: WARNING: 1 computed checksum did NOT match\n";
+    let run = |args: &[&str]| {
+        let out = treehash()
+            .current_dir(dir.path())
+            .args(args)
+            .output()
+            .unwrap();
+        let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+        (out.status.code(), text(out.stdout), text(out.stderr))
+    };
+    assert_eq!(
+        run(&["-c", "one", "two"]),
+        (
+            Some(1),
+            "f: FAILED\nf: FAILED\n".into(),
+            format!("{mismatch}{mismatch}{hint}")
+        )
+    );
+    assert_eq!(
+        run(&["-c", "--warn", "one"]),
+        (
+            Some(1),
+            "f: FAILED\n".into(),
+            format!(
+                "treehash: one: 1: the line is the file's plain SHA3-256 (-H 0), not \
+                 SHA3-256-LI(H=8,D=4,B=136)\n{mismatch}{hint}"
+            )
+        )
+    );
+    // --status: no hint; -H 0: the line matches, and nothing is said.
+    assert_eq!(
+        run(&["-c", "--status", "one"]),
+        (Some(1), "".into(), "".into())
+    );
+    assert_eq!(
+        run(&["-c", "-H", "0", "one"]),
+        (Some(0), "f: OK\n".into(), "".into())
+    );
+    assert_eq!(
+        run(&["-c", "--warn", "long"]),
+        (
+            Some(1),
+            "".into(),
+            "treehash: long: 1: improperly formatted SHA3-256-LI(H=8,D=4,B=136) checksum line \
+             (digest of 64 bytes, expected 32; SHA3-512's length: -a sha3-512)\n\
+             treehash: long: no properly formatted checksum lines found\n"
+                .into()
+        )
+    );
+    assert_eq!(
+        run(&["-c", "-H", "0", "-a", "sha3-512", "long"]),
+        (Some(0), "f: OK\n".into(), "".into())
+    );
+}
+
 #[test]
 fn quiet_status_and_ignore_missing_behave_as_in_coreutils() {
     let (dir, a, b) = fixture();
