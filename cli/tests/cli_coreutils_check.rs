@@ -814,3 +814,55 @@ fn zero_check_of_a_list_without_nul_says_so() {
         want("f: OK\0", "", 0)
     );
 }
+
+/// cksum-c.sh: a listed file whose reads fail with EIO (strace's fault
+/// injection, on every read of that file, in every thread) is `FAILED open
+/// or read`, and the other lines are checked. Skipped, as coreutils skips
+/// it, where strace cannot inject faults. (The files are empty, as
+/// coreutils' are; in a longer file treehash names the offset of the read
+/// that failed: `read error at byte N: Input/output error`.)
+#[test]
+fn cksum_c_sh_a_file_that_fails_to_read() {
+    let works = std::process::Command::new("strace")
+        .args(["-o", "/dev/null", "-P", "_", "-e", "/read,splice"])
+        .args(["-e", "fault=all:error=EIO", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !works {
+        eprintln!("skipped: strace cannot inject faults here");
+        return;
+    }
+    let dir = dir_with(&[("eio", b""), ("ok", b"")]);
+    fs::write(
+        dir.path().join("check.sum"),
+        format!("{EMPTY}  eio\n{EMPTY}  ok\n"),
+    )
+    .unwrap();
+    let out = std::process::Command::new("strace")
+        .current_dir(dir.path())
+        .args(["-f", "-o", "/dev/null", "-P", "eio"])
+        .args(["-e", "/read,readv,pread64,preadv,splice"])
+        .args(["-e", "fault=all:error=EIO"])
+        .arg(common::cli::BIN)
+        .args(["--backend=cpu", "-H", "0", "--check", "check.sum"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "eio: FAILED open or read\nok: OK\n"
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    let ours: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("treehash: "))
+        .collect();
+    assert_eq!(
+        ours,
+        [
+            "treehash: eio: Input/output error",
+            "treehash: WARNING: 1 listed file could not be read"
+        ],
+        "{err}"
+    );
+}
