@@ -260,7 +260,9 @@ fn tagged(line: &[u8]) -> Result<(Label, &[u8], &[u8]), LineError> {
         let Some((hex_digest, name)) = split_tagged_rest(&line[label_end..]) else {
             continue;
         };
-        let text = std::str::from_utf8(&line[..label_end]).map_err(|_| LineError::Malformed)?;
+        let Ok(text) = std::str::from_utf8(&line[..label_end]) else {
+            continue;
+        };
         match text.parse::<Label>() {
             Ok(label) => return Ok((label, hex_digest, name)),
             Err(e) => error = LineError::Label(e),

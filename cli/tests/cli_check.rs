@@ -3,8 +3,10 @@
 //! parameters, of LI trees and of the standard functions, a list on
 //! standard input), the verdicts and warnings it prints, --quiet,
 //! --status, --warn, --strict and --ignore-missing, and the keyed-check
-//! rules (docs/SPEC.md, "Checking keyed lines"). If you add a test of check
-//! mode, it goes here. A long list checked side by side is in cli_list.rs,
+//! rules (docs/SPEC.md, "Checking keyed lines"), and the hints naming the
+//! parameters a failed line implies. If you add a test of check mode, it
+//! goes here; coreutils' own check-mode scenarios, replayed, are in
+//! cli_coreutils_check.rs. A long list checked side by side is in cli_list.rs,
 //! and `join -c` in cli_parts.rs; -z lists (cli_hash.rs) and --timings in
 //! check mode (cli_hash.rs) sit beside hashing's.
 
