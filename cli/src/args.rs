@@ -286,7 +286,8 @@ pub struct JoinArgs {
 
     /// Check the joined digest against every line of SUMS that names the
     /// parts' file (`-` is standard input), as --check does: NAME: OK or
-    /// NAME: FAILED.
+    /// NAME: FAILED. Where no line names it as the first part does, the
+    /// lines whose name ends in the same last component are checked.
     #[arg(short, long, value_name = "SUMS", value_parser = any_path(), conflicts_with_all = ["tag", "json", "no_names", "raw"])]
     pub check: Option<PathBuf>,
 }

@@ -113,7 +113,10 @@ fn read_part_file(path: &Path) -> std::io::Result<Vec<u8>> {
 }
 
 /// `-c SUMS`: every line of SUMS that names the file gets a verdict, as
-/// `--check` gives it; the exit code is 0 only if each matched.
+/// `--check` gives it; the exit code is 0 only if each matched. A line
+/// names the file by the name the parts recorded or, where no line does,
+/// by its last component (a SUMS made with another path to the file, as
+/// another host spells it).
 fn check(args: &JoinArgs, joined: &Joined, name: &Path, sums: &Path) -> Result<i32, Fatal> {
     let mut reader = match open_list(sums) {
         Ok(reader) => reader,
@@ -128,32 +131,42 @@ fn check(args: &JoinArgs, joined: &Joined, name: &Path, sums: &Path) -> Result<i
     };
     let end = if args.zero { b'\0' } else { b'\n' };
     let wanted = name.as_os_str().as_bytes();
-    // One line at a time, as `--check` reads them: the lines that name the
-    // file, parsed; comments, malformed and overlong lines skipped.
+    let base_name = |name: &[u8]| {
+        Path::new(OsStr::from_bytes(name))
+            .file_name()
+            .map(|f| f.as_bytes().to_vec())
+    };
+    let wanted_base = base_name(wanted);
+    // One line at a time, as `--check` reads them; comments, malformed and
+    // overlong lines skipped. Only the lines that name the file are kept.
     let mut buffer = Vec::new();
     let mut parser = LineReader::new(args.zero);
+    let (mut exact, mut same_base) = (Vec::new(), Vec::new());
     let mut read_error = None;
-    let lines = std::iter::from_fn(|| {
-        loop {
-            match read_line(reader.as_mut(), end, &mut buffer) {
-                Ok(LineRead::End) => return None,
-                Err(e) => {
-                    read_error = Some(e);
-                    return None;
-                }
-                Ok(LineRead::TooLong) => continue,
-                Ok(LineRead::Line { .. }) => {}
+    loop {
+        match read_line(reader.as_mut(), end, &mut buffer) {
+            Ok(LineRead::End) => break,
+            Err(e) => {
+                read_error = Some(e);
+                break;
             }
-            if is_comment_or_empty(&buffer, args.zero) {
-                continue;
-            }
-            if let Ok(line) = parser.parse(&buffer)
-                && line.name == wanted
-            {
-                return Some(line);
-            }
+            Ok(LineRead::TooLong) => continue,
+            Ok(LineRead::Line { .. }) => {}
         }
-    });
+        if is_comment_or_empty(&buffer, args.zero) {
+            continue;
+        }
+        let Ok(line) = parser.parse(&buffer) else {
+            continue;
+        };
+        if line.name == wanted {
+            exact.push(line);
+        } else if exact.is_empty() && wanted_base.is_some() && base_name(&line.name) == wanted_base
+        {
+            same_base.push(line);
+        }
+    }
+    let lines = if exact.is_empty() { same_base } else { exact };
     let mut code = None;
     for line in lines {
         let verdict = match refusal(joined, &line) {

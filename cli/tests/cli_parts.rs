@@ -293,6 +293,21 @@ fn parts_made_on_three_hosts_with_three_spellings_join() {
             String::from_utf8(hashed).unwrap(),
             "{tree:?}"
         );
+        // join -c: a SUMS made with the absolute path names the file by its
+        // last component; where a line names it as the parts do, only that
+        // line is checked.
+        let by_path = stdout_bytes_of(treehash().args(tree).arg(&file));
+        let sums = dir.path().join("SUMS");
+        fs::write(&sums, &by_path).unwrap();
+        let verdicts = stdout_bytes_of(sub("join").arg("-c").arg(&sums).args(&parts));
+        assert_eq!(
+            String::from_utf8(verdicts).unwrap(),
+            format!("{absolute}: OK\n")
+        );
+        let by_name = stdout_bytes_of(treehash().current_dir(&home).args(tree).arg("big.img"));
+        fs::write(&sums, [by_path, by_name].concat()).unwrap();
+        let verdicts = stdout_bytes_of(sub("join").arg("-c").arg(&sums).args(&parts));
+        assert_eq!(String::from_utf8(verdicts).unwrap(), "big.img: OK\n");
 
         // Parts of another file, made on a fourth host: of another size, of
         // another modification time, or the file under another name.
