@@ -1,7 +1,9 @@
 //! Digest lines, written and read back: `HEX  NAME` (untagged) and
-//! `LABEL (NAME) = HEX` (tagged). A name holding a backslash, a newline or a
-//! carriage return is escaped and its line starts with a backslash, as
-//! coreutils and b3sum do. docs/SPEC.md describes the format.
+//! `LABEL (NAME) = HEX` (tagged) are written; every form coreutils'
+//! `sha256sum -c` reads is read (BSD's reversed `HEX NAME`, OpenSSL's
+//! `LABEL(NAME)= HEX`, leading blanks). A name holding a backslash, a
+//! newline or a carriage return is escaped and its line starts with a
+//! backslash, as coreutils and b3sum do. docs/SPEC.md describes the format.
 
 use crate::function::{Label, LabelError};
 
@@ -96,69 +98,188 @@ pub enum LineError {
     /// whose lines end with NUL, read as if they ended with newlines.
     #[error("the name holds a NUL byte; a list written with -z is checked with -c -z")]
     NulInName,
+    /// coreutils reads one untagged form per check file: a `HEX NAME` line
+    /// (BSD's reversed form) after `HEX  NAME` lines is not read, so that a
+    /// name with a leading space or `*` means one thing in a file.
+    #[error("BSD's reversed form HEX NAME in a file of HEX  NAME lines")]
+    MixedForms,
     #[error(transparent)]
     Label(#[from] LabelError),
 }
 
-/// Reads one line (without its line ending; a trailing CR is dropped).
-pub fn parse_line(line: &[u8]) -> Result<CheckLine, LineError> {
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
-    let (escaped, line) = match line.strip_prefix(b"\\") {
-        Some(rest) => (true, rest),
-        None => (false, line),
-    };
-    let (label, hex_digest, raw_name) = if line.first().is_some_and(u8::is_ascii_hexdigit) {
-        // Labels start with "SHA", never with a hex digit.
-        // HEX  NAME, or HEX *NAME (coreutils' binary-mode mark).
-        let split = line
-            .iter()
-            .position(|&b| b == b' ')
-            .ok_or(LineError::Malformed)?;
-        let (hex_part, rest) = line.split_at(split);
-        // One space, then (as coreutils reads it) a second space or the
-        // binary-mode `*` if there is one.
-        let rest = rest.strip_prefix(b" ").ok_or(LineError::Malformed)?;
-        let name = rest
-            .strip_prefix(b" ")
-            .or_else(|| rest.strip_prefix(b"*"))
-            .unwrap_or(rest);
-        (None, hex_part, name)
-    } else {
-        // LABEL (NAME) = HEX
-        let open = find(line, b" (").ok_or(LineError::Malformed)?;
-        let close = rfind(line, b") = ").ok_or(LineError::Malformed)?;
-        if close < open + 2 {
+/// Which untagged form a check file's lines have taken so far: coreutils
+/// settles it at the first untagged line and holds the file to it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum UntaggedForm {
+    /// No untagged line read yet.
+    #[default]
+    Unknown,
+    /// `HEX  NAME` or `HEX *NAME` (the GNU form, with its binary mark).
+    Gnu,
+    /// `HEX NAME` (BSD's `sha256 -r`): every byte after the one blank is
+    /// the name, so `HEX *c` names `*c`.
+    BsdReversed,
+}
+
+/// Reads the lines of one check file in order, as coreutils' `sha256sum -c`
+/// reads them (docs/SPEC.md, "Check files"). A line is read without its
+/// ending; leading blanks (spaces, tabs) are skipped; a line may be
+/// untagged (`HEX  NAME`, `HEX *NAME`, or BSD's reversed `HEX NAME`) or
+/// tagged (`LABEL (NAME) = HEX`, or OpenSSL's `LABEL(NAME)= HEX`).
+#[derive(Clone, Debug, Default)]
+pub struct LineReader {
+    /// The lines end with NUL (`-z`): a trailing CR is part of the name.
+    nul_ended: bool,
+    form: UntaggedForm,
+}
+
+impl LineReader {
+    /// A reader of one check file whose lines end with NUL if `nul_ended`,
+    /// with newlines otherwise (then one trailing CR, of a CRLF line, is
+    /// dropped).
+    pub fn new(nul_ended: bool) -> LineReader {
+        LineReader {
+            nul_ended,
+            form: UntaggedForm::Unknown,
+        }
+    }
+
+    /// Reads the next line of the file (without its line ending).
+    pub fn parse(&mut self, line: &[u8]) -> Result<CheckLine, LineError> {
+        let line = match self.nul_ended {
+            true => line,
+            false => line.strip_suffix(b"\r").unwrap_or(line),
+        };
+        let line = trim_blanks(line);
+        let (escaped, line) = match line.strip_prefix(b"\\") {
+            Some(rest) => (true, rest),
+            None => (false, line),
+        };
+        // Labels start with a letter of a function's name, never with a hex
+        // digit, and untagged lines start with their digest.
+        let (label, hex_digest, raw_name) = if line.first().is_some_and(u8::is_ascii_hexdigit) {
+            let (hex_digest, name) = self.untagged(line)?;
+            (None, hex_digest, name)
+        } else {
+            let (label, hex_digest, name) = tagged(line)?;
+            (Some(label), hex_digest, name)
+        };
+        if raw_name.is_empty() || hex_digest.is_empty() || hex_digest.len() % 2 != 0 {
             return Err(LineError::Malformed);
         }
-        let label = std::str::from_utf8(&line[..open]).map_err(|_| LineError::Malformed)?;
-        let label: Label = label.parse()?;
-        (Some(label), &line[close + 4..], &line[open + 2..close])
-    };
-    if raw_name.is_empty() || hex_digest.is_empty() || hex_digest.len() % 2 != 0 {
-        return Err(LineError::Malformed);
+        if raw_name.contains(&0) {
+            return Err(LineError::NulInName);
+        }
+        let digest = hex::decode(hex_digest).map_err(|_| LineError::BadHex)?;
+        let name = if escaped {
+            unescape_name(raw_name).ok_or(LineError::Malformed)?
+        } else {
+            raw_name.to_vec()
+        };
+        Ok(CheckLine {
+            label,
+            digest,
+            name,
+        })
     }
-    if raw_name.contains(&0) {
-        return Err(LineError::NulInName);
+
+    /// Splits an untagged line into its digest and name, and settles the
+    /// file's form at its first untagged line. The digest runs to the first
+    /// blank; one blank follows it. Then, in the GNU form, a space or the
+    /// binary mark `*` comes before the name; in BSD's reversed form the
+    /// name follows at once. A line whose name could be read either way is
+    /// read in the form the file has taken (GNU at the first line).
+    fn untagged<'l>(&mut self, line: &'l [u8]) -> Result<(&'l [u8], &'l [u8]), LineError> {
+        let end = line
+            .iter()
+            .position(|&b| is_blank(b))
+            .ok_or(LineError::Malformed)?;
+        let (hex_digest, rest) = (&line[..end], &line[end + 1..]);
+        if hex_digest.len() % 2 != 0 {
+            return Err(LineError::Malformed);
+        }
+        if !hex_digest.iter().all(u8::is_ascii_hexdigit) {
+            return Err(LineError::BadHex);
+        }
+        let reversed = rest.len() <= 1 || !matches!(rest[0], b' ' | b'*');
+        let name = match (reversed, self.form) {
+            (true, UntaggedForm::Gnu) => return Err(LineError::MixedForms),
+            (true, _) => {
+                self.form = UntaggedForm::BsdReversed;
+                rest
+            }
+            (false, UntaggedForm::BsdReversed) => rest,
+            (false, _) => {
+                self.form = UntaggedForm::Gnu;
+                &rest[1..]
+            }
+        };
+        Ok((hex_digest, name))
     }
-    let digest = hex::decode(hex_digest).map_err(|_| LineError::BadHex)?;
-    let name = if escaped {
-        unescape_name(raw_name).ok_or(LineError::Malformed)?
-    } else {
-        raw_name.to_vec()
-    };
-    Ok(CheckLine {
-        label,
-        digest,
-        name,
-    })
 }
 
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
+/// Reads one line on its own, as the first line of a check file ending
+/// with newlines (a trailing CR is dropped).
+pub fn parse_line(line: &[u8]) -> Result<CheckLine, LineError> {
+    LineReader::new(false).parse(line)
 }
 
-fn rfind(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).rposition(|w| w == needle)
+/// A space or a tab, the blanks coreutils skips.
+fn is_blank(b: u8) -> bool {
+    b == b' ' || b == b'\t'
+}
+
+fn trim_blanks(line: &[u8]) -> &[u8] {
+    let start = line
+        .iter()
+        .position(|&b| !is_blank(b))
+        .unwrap_or(line.len());
+    &line[start..]
+}
+
+/// Splits a tagged line into its label, digest and name: `LABEL (NAME) =
+/// HEX`, or OpenSSL's `LABEL(NAME)= HEX`; as coreutils reads them, one
+/// space may come before the `(`, the name runs to the last `)`, and blanks
+/// may surround the `=`. A label may hold parentheses of its own
+/// (`SHA3-256-LI(H=8,D=4,B=136)`), so the label with them is tried first,
+/// then the name alone (`KT128(f)= HEX` names the file `f`).
+fn tagged(line: &[u8]) -> Result<(Label, &[u8], &[u8]), LineError> {
+    let name_end = line
+        .iter()
+        .position(|&b| !(b.is_ascii_alphanumeric() || b == b'-'))
+        .unwrap_or(line.len());
+    let with_fields = match line.get(name_end) {
+        Some(b'(') => line[name_end..]
+            .iter()
+            .position(|&b| b == b')')
+            .map(|close| name_end + close + 1),
+        _ => None,
+    };
+    let mut error = LineError::Malformed;
+    for label_end in with_fields.into_iter().chain([name_end]) {
+        let Some((hex_digest, name)) = split_tagged_rest(&line[label_end..]) else {
+            continue;
+        };
+        let Ok(text) = std::str::from_utf8(&line[..label_end]) else {
+            continue;
+        };
+        match text.parse::<Label>() {
+            Ok(label) => return Ok((label, hex_digest, name)),
+            Err(e) => error = LineError::Label(e),
+        }
+    }
+    Err(error)
+}
+
+/// What follows a tagged line's label: ` (NAME) = HEX` in coreutils'
+/// spacing; returns the digest and the name.
+fn split_tagged_rest(rest: &[u8]) -> Option<(&[u8], &[u8])> {
+    let rest = rest.strip_prefix(b" ").unwrap_or(rest);
+    let rest = rest.strip_prefix(b"(")?;
+    let close = rest.iter().rposition(|&b| b == b')')?;
+    let after = trim_blanks(&rest[close + 1..]);
+    let hex_digest = trim_blanks(after.strip_prefix(b"=")?);
+    Some((hex_digest, &rest[..close]))
 }
 
 /// Compares two digests in time that does not depend on where they differ
@@ -230,7 +351,8 @@ mod tests {
             &b""[..],
             b"abc  file",
             b"zz  file",
-            b"abcd  ",
+            b"abcd",
+            b"abcd ",
             b"SHA3-256 (file) =",
             b"SHA3-256 (file) = abc",
             b"SHA3-999 (file) = abcd",
@@ -239,6 +361,89 @@ mod tests {
         ] {
             assert!(parse_line(bad).is_err(), "{}", String::from_utf8_lossy(bad));
         }
+    }
+
+    /// The lines coreutils' `sha256sum -c` reads beside its own
+    /// (tests/cksum/md5sum-bsd.sh, cksum-c.sh and cksum-sha3.sh in coreutils).
+    #[test]
+    fn lines_coreutils_reads_are_read() {
+        // OpenSSL's form, and coreutils' spacings around it.
+        for line in [
+            &b"SHA3-256(f)= abcd"[..],
+            b"SHA3-256 (f) = abcd",
+            b"SHA3-256(f)=abcd",
+            b"SHA3-256 (f)\t=\tabcd",
+        ] {
+            let read = parse_line(line).unwrap();
+            assert_eq!((read.name, read.digest), (b"f".to_vec(), vec![0xab, 0xcd]));
+            assert_eq!(read.label.unwrap().to_string(), "SHA3-256");
+        }
+        // A label with parentheses of its own, in OpenSSL's form; a name
+        // that could be read as a label's fields is a name.
+        let read = parse_line(b"SHA3-256-LI(H=2,D=4,B=136)(f)= abcd").unwrap();
+        assert_eq!(
+            read.label.unwrap().to_string(),
+            "SHA3-256-LI(H=2,D=4,B=136)"
+        );
+        let read = parse_line(b"KT128(C=00)= abcd").unwrap();
+        assert_eq!(
+            (read.label.unwrap().to_string(), read.name),
+            ("KT128".into(), b"C=00".to_vec())
+        );
+        // Leading blanks are skipped, before the escape mark too.
+        assert_eq!(parse_line(b" \t abcd  f").unwrap().name, b"f");
+        assert_eq!(parse_line(b"\t\\abcd  a\\nb").unwrap().name, b"a\nb");
+        assert_eq!(parse_line(b"  SHA3-256 (f) = abcd").unwrap().name, b"f");
+    }
+
+    /// coreutils settles a file's untagged form at its first untagged line
+    /// (tests/cksum/md5sum-bsd.sh): in BSD's reversed form `HEX *c` names
+    /// `*c`, and GNU lines after it keep their space or `*` in the name.
+    #[test]
+    fn one_untagged_form_per_file() {
+        let names = |lines: &[&[u8]]| -> Vec<Result<Vec<u8>, LineError>> {
+            let mut reader = LineReader::new(false);
+            lines
+                .iter()
+                .map(|l| reader.parse(l).map(|r| r.name))
+                .collect()
+        };
+        assert_eq!(
+            names(&[b"abcd a", b"abcd  b", b"abcd *c", b"abcd  "]),
+            [
+                Ok(b"a".to_vec()),
+                Ok(b" b".to_vec()),
+                Ok(b"*c".to_vec()),
+                Ok(b" ".to_vec())
+            ]
+        );
+        assert_eq!(
+            names(&[b"abcd  b", b"abcd *c", b"abcd dd", b"abcd  "]),
+            [
+                Ok(b"b".to_vec()),
+                Ok(b"c".to_vec()),
+                Err(LineError::MixedForms),
+                Err(LineError::MixedForms)
+            ]
+        );
+        // A tab ends the digest as a space does; tagged and malformed lines
+        // settle nothing.
+        assert_eq!(
+            names(&[b"SHA3-256 (t) = abcd", b"0z x", b"abcd\tc", b"abcd  d"]),
+            [
+                Ok(b"t".to_vec()),
+                Err(LineError::BadHex),
+                Ok(b"c".to_vec()),
+                Ok(b" d".to_vec())
+            ]
+        );
+    }
+
+    #[test]
+    fn nul_ended_lines_keep_a_trailing_cr() {
+        let mut reader = LineReader::new(true);
+        assert_eq!(reader.parse(b"abcd  f\r").unwrap().name, b"f\r");
+        assert_eq!(parse_line(b"abcd  f\r").unwrap().name, b"f");
     }
 
     #[test]

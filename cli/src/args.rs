@@ -132,6 +132,11 @@ pub struct BenchArgs {
     #[arg(long, default_value = "0..=8", value_parser = parse_heights)]
     pub heights: Heights,
 
+    /// `-H`/`--height`, which hashing takes: refused with a hint to use
+    /// --heights (bench_cmd.rs). Hidden: not an option of bench.
+    #[arg(short = 'H', long = "height", hide = true, value_name = "HEIGHT")]
+    pub height: Option<String>,
+
     #[command(flatten)]
     pub tree: TreeArgs,
 
@@ -244,9 +249,18 @@ pub struct PartArgs {
 /// `treehash join`.
 #[derive(Args, Debug)]
 pub struct JoinArgs {
-    /// The parts, in any order: every part of one split, each once.
+    /// The parts, in any order: every part of one split, each once. Parts
+    /// made from one file under other paths (`big.img`, `./big.img`,
+    /// `/lustre/x/big.img`, as hosts spell it) join: their size,
+    /// modification time and the last component of their names must agree.
     #[arg(value_name = "PART", required = true, value_parser = any_path())]
     pub parts: Vec<PathBuf>,
+
+    /// Join parts made from files of other names (copies of the file under
+    /// another name); their size and modification time must still agree.
+    /// The digest line names the file as the first part given does.
+    #[arg(long)]
+    pub any_name: bool,
 
     /// Print `LABEL (NAME) = HEX`, whose label records the parameters.
     #[arg(long, conflicts_with_all = ["json", "no_names", "raw"])]
@@ -272,7 +286,8 @@ pub struct JoinArgs {
 
     /// Check the joined digest against every line of SUMS that names the
     /// parts' file (`-` is standard input), as --check does: NAME: OK or
-    /// NAME: FAILED.
+    /// NAME: FAILED. Where no line names it as the first part does, the
+    /// lines whose name ends in the same last component are checked.
     #[arg(short, long, value_name = "SUMS", value_parser = any_path(), conflicts_with_all = ["tag", "json", "no_names", "raw"])]
     pub check: Option<PathBuf>,
 }
@@ -369,13 +384,20 @@ pub struct TreeArgs {
     pub length: Option<usize>,
 
     /// The customization string (KT's C, ParallelHash's S), as text: at most
-    /// 256 KiB. It is recorded, in hex, in --tag labels.
-    #[arg(long, value_name = "TEXT", conflicts_with = "customization_hex")]
+    /// 256 KiB (Linux takes at most 128 KiB in one argument: a longer string
+    /// is given with --customization-file). It is recorded, in hex, in --tag
+    /// labels.
+    #[arg(long, value_name = "TEXT", conflicts_with_all = ["customization_hex", "customization_file"])]
     pub customization: Option<String>,
 
     /// The customization string in hex.
-    #[arg(long, value_name = "HEX")]
+    #[arg(long, value_name = "HEX", conflicts_with = "customization_file")]
     pub customization_hex: Option<String>,
+
+    /// The customization string read from a file, its bytes as they are (at
+    /// most 256 KiB; - is standard input, when no input is read from it).
+    #[arg(long, value_name = "FILE")]
+    pub customization_file: Option<PathBuf>,
 
     /// TurboSHAKE's domain byte D in hex, 01 to 7F [default: 1F].
     #[arg(long, value_name = "HEX", value_parser = parse_domain)]
@@ -400,6 +422,7 @@ pub struct OutputArgs {
 
     /// Print one JSON object per input (name, label, parameters, digest, bytes, seconds, backend).
     /// A name that is not UTF-8 is written with U+FFFD in `name`, and exactly, in hex, in `name_hex`.
+    /// An input that got no digest has a record too: `digest` null, and `error` saying why.
     #[arg(long, conflicts_with_all = ["no_names", "raw"])]
     pub json: bool,
 
@@ -434,34 +457,63 @@ pub struct OutputArgs {
 /// Check mode.
 #[derive(Args, Debug, Clone)]
 pub struct CheckArgs {
-    /// Read digest lines from the FILEs and check them. With a prefix, lines
-    /// are held to a MAC's standard: a tagged line needs `,P` in its label,
-    /// and a digest shorter than 16 bytes is FAILED.
-    #[arg(short, long, conflicts_with_all = ["tag", "json", "no_names", "raw"])]
+    /// Read digest lines from the FILEs and check them. Every line
+    /// coreutils' `sha256sum -c` reads is read: `HEX  NAME`, BSD's `HEX
+    /// NAME`, `LABEL (NAME) = HEX` (checked with the label's parameters)
+    /// and OpenSSL's `LABEL(NAME)= HEX`. With a prefix, lines are held to a
+    /// MAC's standard: a tagged line needs `,P` in its label, and a digest
+    /// shorter than 16 bytes is FAILED.
+    // --tag and the options below without --check are refused in
+    // coreutils' words (main.rs), not clap's.
+    #[arg(short, long, conflicts_with_all = ["json", "no_names", "raw"])]
     pub check: bool,
 
     /// With --check: don't print OK for each file that matched. The last of
     /// --quiet, --status and --warn given wins, as in coreutils.
-    #[arg(short, long, requires = "check", overrides_with_all = ["status", "warn"])]
+    #[arg(short, long, overrides_with_all = ["status", "warn"])]
     pub quiet: bool,
 
-    /// With --check: print nothing; the exit code tells. The last of
-    /// --quiet, --status and --warn given wins.
-    #[arg(long, requires = "check", overrides_with_all = ["quiet", "warn"])]
+    /// With --check: print no verdict and no warning; the exit code tells (a
+    /// file that cannot be read is still reported). The last of --quiet,
+    /// --status and --warn given wins.
+    #[arg(long, overrides_with_all = ["quiet", "warn"])]
     pub status: bool,
 
     /// With --check: improperly formatted lines make the check fail.
-    #[arg(long, requires = "check")]
+    #[arg(long)]
     pub strict: bool,
 
     /// With --check: don't fail or report a listed file that does not exist.
-    #[arg(long, requires = "check")]
+    #[arg(long)]
     pub ignore_missing: bool,
 
-    /// With --check: warn about each improperly formatted line. The last of
-    /// --quiet, --status and --warn given wins.
-    #[arg(short, long, requires = "check", overrides_with_all = ["quiet", "status"])]
+    /// With --check: warn about each improperly formatted line, naming the
+    /// function it was read for. The last of --quiet, --status and --warn
+    /// given wins.
+    #[arg(short, long, overrides_with_all = ["quiet", "status"])]
     pub warn: bool,
+}
+
+impl CheckArgs {
+    /// Refuses, in coreutils' words, `--tag` with `--check` and the check
+    /// options without it (the last of --quiet, --status and --warn given
+    /// is the one looked at, as in coreutils).
+    pub fn misuse(&self, tag: bool) -> Option<String> {
+        if self.check {
+            return tag.then(|| "the --tag option is meaningless when verifying checksums".into());
+        }
+        let given = [
+            (self.ignore_missing, "--ignore-missing"),
+            (self.status, "--status"),
+            (self.warn, "--warn"),
+            (self.quiet, "--quiet"),
+            (self.strict, "--strict"),
+        ];
+        let (_, option) = given.into_iter().find(|(given, _)| *given)?;
+        Some(format!(
+            "the {option} option is meaningful only when verifying checksums"
+        ))
+    }
 }
 
 /// Where and how the hashing runs.

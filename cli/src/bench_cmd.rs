@@ -15,6 +15,12 @@ use super::bench::{self, BenchConfig};
 use super::{Fatal, exit, failure_code, report, signals, stdout};
 
 pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {
+    if let Some(height) = &args.height {
+        return Err(Fatal::usage(format!(
+            "-H/--height {height}: bench measures every height of a list: use --heights \
+             {height} (0..=8 unless given)"
+        )));
+    }
     let functions = functions(args)?;
     let trees = functions.iter().filter(|f| matches!(f, Params::Tree(_)));
     if args.vs_plain && trees.count() == 0 {

@@ -55,6 +55,38 @@ pub fn render(kind: GenerateKind) -> Vec<u8> {
         GenerateKind::CompletePowershell => Shell::PowerShell,
     };
     let name = command.get_name().to_string();
-    clap_complete::generate(shell, &mut command, name, &mut text);
+    command.build();
+    // The copy borrows the names; the process prints and exits.
+    let command: &'static clap::Command = Box::leak(Box::new(command));
+    let mut shown = without_hidden(command);
+    clap_complete::generate(shell, &mut shown, name, &mut text);
     text
+}
+
+/// A copy of `command` (built) for the completions: its options and their
+/// values, help and subcommands, without the hidden ones (`--chunk-bytes`,
+/// bench's `-H`), which the completion generators would offer. clap cannot
+/// remove an argument, so the copy is made of the rest; its help and
+/// version options are the built command's own.
+fn without_hidden(command: &'static clap::Command) -> clap::Command {
+    let mut copy = clap::Command::new(command.get_name())
+        .disable_help_flag(true)
+        .disable_version_flag(true)
+        .disable_help_subcommand(true)
+        .args(
+            command
+                .get_arguments()
+                .filter(|a| !a.is_hide_set())
+                .cloned(),
+        );
+    if let Some(about) = command.get_about() {
+        copy = copy.about(about.clone());
+    }
+    if let Some(version) = command.get_version() {
+        copy = copy.version(version);
+    }
+    for sub in command.get_subcommands().filter(|s| !s.is_hide_set()) {
+        copy = copy.subcommand(without_hidden(sub));
+    }
+    copy
 }

@@ -78,7 +78,16 @@ fn hash_each(
                 }
             }
             Some(Err(e)) => {
-                progress.suspend(|| report(format!("{}: {e}", path.display())));
+                progress.suspend(|| {
+                    report(format!("{}: {e}", path.display()));
+                    // A script reading standard output sees every input.
+                    if cli.output.json {
+                        let record = json_failure(params, path, &e.to_string());
+                        let end = if cli.output.zero { "\0" } else { "\n" };
+                        stdout::write(format!("{record}{end}").as_bytes())?;
+                    }
+                    Ok::<_, std::io::Error>(())
+                })?;
                 code = code.max(failure_code(&e));
             }
             None => {}
@@ -220,6 +229,25 @@ fn unescaped_line(label: Option<&str>, hex_digest: &str, name: &[u8]) -> Vec<u8>
         .concat(),
         None => [hex_digest.as_bytes(), b"  ", name].concat(),
     }
+}
+
+/// The `--json` record of an input that got no digest: its name and
+/// parameters as a digest's record has them, `digest` null, and `error`
+/// the reason (as standard error says it).
+fn json_failure(params: &Params, path: &Path, error: &str) -> String {
+    let mut record = serde_json::json!({
+        "name": path.to_string_lossy(),
+        "label": params.label(),
+        "algorithm": params.function().name(),
+        "keyed": params.keyed(),
+        "output_len": params.output_len(),
+        "digest": null,
+        "error": error,
+    });
+    if path.to_str().is_none() {
+        record["name_hex"] = hex::encode(name_bytes(path)).into();
+    }
+    record.to_string()
 }
 
 /// One JSON object on one line. The prefix itself is never included. A name

@@ -8,13 +8,14 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use treehash::checkfile::{CheckLine, digests_equal, parse_line};
+use treehash::checkfile::{CheckLine, LineReader, digests_equal};
 use treehash::input::is_stdin_name;
 use treehash::params::MIN_KEYED_DIGEST_LEN;
-use treehash::parts::{Joined, join_bytes, read_part};
+use treehash::parts::{JoinError, Joined, NameRule, join_bytes_with, read_part};
 
 use super::args::{JoinArgs, OutputArgs};
-use super::check_cmd::{LineRead, open_list, read_line, say_verdict};
+use super::check_cmd::say_verdict;
+use super::check_read::{LineRead, is_comment_or_empty, open_list, read_line};
 use super::hash_cmd::digest_line;
 use super::{Fatal, exit, report, stdout};
 
@@ -37,11 +38,25 @@ pub fn run(args: &JoinArgs) -> Result<i32, Fatal> {
             }
         }
     }
-    let joined = match join_bytes(&parts) {
+    let names = if args.any_name {
+        NameRule::Any
+    } else {
+        NameRule::BaseName
+    };
+    let joined = match join_bytes_with(&parts, names) {
         Ok(joined) => joined,
         Err(e) => {
             let name = |at: usize| args.parts[at].display().to_string();
-            let reason = e.reason(&name);
+            let mut reason = e.reason(&name);
+            if matches!(
+                e,
+                JoinError::Differs {
+                    what: "file name",
+                    ..
+                }
+            ) {
+                reason.push_str(" (--any-name joins parts made from other names)");
+            }
             match e.part() {
                 Some(at) => report(format!("{}: {reason}", name(at))),
                 None => report(format!("join: {reason}")),
@@ -98,7 +113,10 @@ fn read_part_file(path: &Path) -> std::io::Result<Vec<u8>> {
 }
 
 /// `-c SUMS`: every line of SUMS that names the file gets a verdict, as
-/// `--check` gives it; the exit code is 0 only if each matched.
+/// `--check` gives it; the exit code is 0 only if each matched. A line
+/// names the file by the name the parts recorded or, where no line does,
+/// by its last component (a SUMS made with another path to the file, as
+/// another host spells it).
 fn check(args: &JoinArgs, joined: &Joined, name: &Path, sums: &Path) -> Result<i32, Fatal> {
     let mut reader = match open_list(sums) {
         Ok(reader) => reader,
@@ -113,36 +131,42 @@ fn check(args: &JoinArgs, joined: &Joined, name: &Path, sums: &Path) -> Result<i
     };
     let end = if args.zero { b'\0' } else { b'\n' };
     let wanted = name.as_os_str().as_bytes();
-    // One line at a time, as `--check` reads them: the lines that name the
-    // file, parsed; comments, malformed and overlong lines skipped.
+    let base_name = |name: &[u8]| {
+        Path::new(OsStr::from_bytes(name))
+            .file_name()
+            .map(|f| f.as_bytes().to_vec())
+    };
+    let wanted_base = base_name(wanted);
+    // One line at a time, as `--check` reads them; comments, malformed and
+    // overlong lines skipped. Only the lines that name the file are kept.
     let mut buffer = Vec::new();
+    let mut parser = LineReader::new(args.zero);
+    let (mut exact, mut same_base) = (Vec::new(), Vec::new());
     let mut read_error = None;
-    let lines = std::iter::from_fn(|| {
-        loop {
-            match read_line(reader.as_mut(), end, &mut buffer) {
-                Ok(LineRead::End) => return None,
-                Err(e) => {
-                    read_error = Some(e);
-                    return None;
-                }
-                Ok(LineRead::TooLong) => continue,
-                Ok(LineRead::Line) => {}
+    loop {
+        match read_line(reader.as_mut(), end, &mut buffer) {
+            Ok(LineRead::End) => break,
+            Err(e) => {
+                read_error = Some(e);
+                break;
             }
-            if buffer.is_empty() || buffer.starts_with(b"#") {
-                continue;
-            }
-            // parse_line drops one trailing CR (of a CRLF line); a
-            // NUL-ended line keeps its own.
-            if args.zero {
-                buffer.push(b'\r');
-            }
-            if let Ok(line) = parse_line(&buffer)
-                && line.name == wanted
-            {
-                return Some(line);
-            }
+            Ok(LineRead::TooLong) => continue,
+            Ok(LineRead::Line { .. }) => {}
         }
-    });
+        if is_comment_or_empty(&buffer, args.zero) {
+            continue;
+        }
+        let Ok(line) = parser.parse(&buffer) else {
+            continue;
+        };
+        if line.name == wanted {
+            exact.push(line);
+        } else if exact.is_empty() && wanted_base.is_some() && base_name(&line.name) == wanted_base
+        {
+            same_base.push(line);
+        }
+    }
+    let lines = if exact.is_empty() { same_base } else { exact };
     let mut code = None;
     for line in lines {
         let verdict = match refusal(joined, &line) {

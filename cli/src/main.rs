@@ -7,6 +7,8 @@ mod args;
 mod bench;
 mod bench_cmd;
 mod check_cmd;
+mod check_hints;
+mod check_read;
 mod generate;
 mod hash_cmd;
 mod join_cmd;
@@ -23,6 +25,7 @@ use treehash::Params;
 use treehash::function::{OptionBytes, OptionNames, ParamOptions};
 use treehash::input::is_stdin_name;
 use treehash::params::MAX_PREFIX_LEN;
+use treehash::standard::MAX_CUSTOMIZATION_LEN;
 
 use args::TreeArgs;
 use clap::error::ErrorKind;
@@ -33,6 +36,12 @@ fn main() {
         Ok(args) => args,
         Err(e) => std::process::exit(help_or_usage_error(&e)),
     };
+    if let Some(why) = args.check.misuse(args.output.tag) {
+        report(format!(
+            "{why}\nTry 'treehash --help' for more information."
+        ));
+        exit_now(exit::USAGE);
+    }
     let outcome = match &args.command {
         Some(args::Command::Bench(bench)) => bench_cmd::run(bench),
         Some(args::Command::Part(part)) => part_cmd::run(part),
@@ -154,6 +163,15 @@ pub fn params(
     height: Option<u32>,
     inputs: &[std::path::PathBuf],
 ) -> Result<Params, Fatal> {
+    if let (Some(prefix), Some(customization)) = (&args.prefix_file, &args.customization_file)
+        && is_stdin_name(prefix)
+        && is_stdin_name(customization)
+    {
+        return Err(Fatal::usage(
+            "--prefix-file - and --customization-file -: standard input holds one of them; \
+             give the other in a file",
+        ));
+    }
     options(args, height, inputs)
         .build(args.algorithm, &OPTION_NAMES)
         .map_err(|e| Fatal::usage(e.to_string()))
@@ -174,19 +192,26 @@ fn options<'a>(
         })),
         (None, None) => None,
     };
-    let customization: Option<OptionBytes<'a>> =
-        match (&args.customization, &args.customization_hex) {
-            (Some(text), _) => Some(Box::new(move || Ok(text.as_bytes().to_vec()))),
-            (None, Some(hex_text)) => Some(Box::new(move || {
-                hex::decode(hex_text.trim()).map_err(|_| {
-                    format!(
-                        "--customization-hex: '{hex_text}' is not hexadecimal bytes (two \
-                         digits each)"
-                    )
-                })
-            })),
-            (None, None) => None,
-        };
+    let customization: Option<OptionBytes<'a>> = match (
+        &args.customization,
+        &args.customization_hex,
+        &args.customization_file,
+    ) {
+        (Some(text), _, _) => Some(Box::new(move || Ok(text.as_bytes().to_vec()))),
+        (None, Some(hex_text), _) => Some(Box::new(move || {
+            hex::decode(hex_text.trim()).map_err(|_| {
+                format!(
+                    "--customization-hex: '{hex_text}' is not hexadecimal bytes (two \
+                     digits each)"
+                )
+            })
+        })),
+        (None, None, Some(path)) => Some(Box::new(move || {
+            let what = ("--customization-file", "customization string");
+            read_option_file(what, path, inputs, MAX_CUSTOMIZATION_LEN).map_err(usage)
+        })),
+        (None, None, None) => None,
+    };
     ParamOptions {
         height,
         degree: args.degree,
@@ -222,40 +247,54 @@ fn prefix_from_hex(text: &str) -> Result<Vec<u8>, Fatal> {
     Ok(bytes)
 }
 
-/// The prefix read from a file (`-` is standard input): at most
-/// [`MAX_PREFIX_LEN`] bytes are read (so `/dev/zero` or a large file is
-/// refused at once), and an empty file is refused like an empty key.
-/// Standard input can hold the prefix only when no input is read from it:
-/// otherwise the key would take the data, and the digest would be of
-/// whatever was left.
+/// The prefix read from a file (`-` is standard input), as
+/// [`read_option_file`] reads it; an empty file is refused like an empty
+/// key.
 fn read_prefix_file(path: &Path, inputs: &[std::path::PathBuf]) -> Result<Vec<u8>, Fatal> {
-    let refuse = |why: &str| Fatal::usage(format!("--prefix-file {}: {why}", path.display()));
+    let bytes = read_option_file(("--prefix-file", "prefix"), path, inputs, MAX_PREFIX_LEN)?;
+    if bytes.is_empty() {
+        return Err(Fatal::usage(format!(
+            "--prefix-file {}: the file is empty; a key or salt needs at least one byte",
+            path.display()
+        )));
+    }
+    Ok(bytes)
+}
+
+/// An option's bytes read from a file (`-` is standard input); `option` is
+/// the option's name and what it gives, for messages. At most `most` bytes
+/// are read (so `/dev/zero` or a large file is refused at
+/// once). Standard input can hold them only when no input is read from it:
+/// otherwise the option would take the data, and the digest would be of
+/// whatever was left.
+fn read_option_file(
+    (option, what): (&str, &str),
+    path: &Path,
+    inputs: &[std::path::PathBuf],
+    most: usize,
+) -> Result<Vec<u8>, Fatal> {
+    let refuse = |why: &str| Fatal::usage(format!("{option} {}: {why}", path.display()));
     let dash = is_stdin_name(path);
     if (dash || is_standard_input(path)) && inputs.iter().any(|input| is_stdin_name(input)) {
-        return Err(refuse(
+        return Err(refuse(&format!(
             "this is standard input, which an input is read from too; \
-             give the prefix in another file",
-        ));
+             give the {what} in another file"
+        )));
     }
-    let limit = MAX_PREFIX_LEN as u64 + 1;
+    let limit = most as u64 + 1;
     let mut bytes = Vec::new();
     let read = if dash {
-        // A closed standard input is an error, not an empty prefix.
+        // A closed standard input is an error, not empty bytes.
         treehash::input::open_stdin()
             .and_then(|_| std::io::stdin().lock().take(limit).read_to_end(&mut bytes))
     } else {
         std::fs::File::open(path).and_then(|file| file.take(limit).read_to_end(&mut bytes))
     };
     read.map_err(|e| refuse(&treehash::error::io_reason(&e)))?;
-    if bytes.len() > MAX_PREFIX_LEN {
+    if bytes.len() > most {
         return Err(refuse(&format!(
-            "longer than {MAX_PREFIX_LEN} bytes (a prefix is at most {MAX_PREFIX_LEN})"
+            "longer than {most} bytes (a {what} is at most {most})"
         )));
-    }
-    if bytes.is_empty() {
-        return Err(refuse(
-            "the file is empty; a key or salt needs at least one byte",
-        ));
     }
     Ok(bytes)
 }

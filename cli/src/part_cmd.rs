@@ -42,7 +42,10 @@ pub fn run(args: &PartArgs) -> Result<i32, Fatal> {
             "-o -: standard output is a terminal, and a part is binary; redirect it or give a file",
         ));
     }
+    // Once per split (part 0), where short runs are slow.
     if let Params::Tree(tree) = &params
+        && index == 0
+        && on_shared_file_system(file)
         && let Some(warning) = short_runs(tree, args.parts)
     {
         report(format!("warning: {warning}"));
@@ -129,6 +132,53 @@ fn short_runs(params: &TreeParams, count: u64) -> Option<String> {
     ))
 }
 
+/// Whether `file` lies on a network or parallel file system, which serves
+/// short runs slowly (a local disk serves them well): by the magic number
+/// `statfs` gives (linux/magic.h and the file systems' own sources).
+fn on_shared_file_system(file: &Path) -> bool {
+    const SHARED: [u64; 17] = [
+        0x6969,      // NFS
+        0x517b,      // SMB
+        0xff53_4d42, // CIFS
+        0xfe53_4d42, // SMB2
+        0x0bd0_0bd0, // Lustre
+        0x4750_4653, // GPFS
+        0x1983_0326, // BeeGFS
+        0x00c3_6400, // CephFS
+        0xaad7_aaea, // PanFS
+        0x2003_0528, // OrangeFS (PVFS2)
+        0x5346_414f, // AFS
+        0x6b41_4653, // kAFS
+        0x0116_1970, // GFS2
+        0x7461_636f, // OCFS2
+        0x0102_1997, // 9P
+        0x6573_5546, // FUSE (sshfs, s3fs, gcsfuse, …)
+        0x0000_564c, // NCP
+    ];
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(path) = std::ffi::CString::new(file.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `path` is a NUL-ended string and `stat` a buffer statfs fills.
+    let mut stat: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; statfs writes only into `stat`.
+    if unsafe { libc::statfs(path.as_ptr(), &mut stat) } != 0 {
+        return false;
+    }
+    SHARED.contains(&((stat.f_type as u64) & 0xffff_ffff))
+}
+
+/// The bytes the parts read, as the plan's first line says them: `each
+/// reading N bytes`, or `each reading N to M bytes`.
+fn part_sizes(sizes: impl Iterator<Item = u64>) -> String {
+    let (least, most) = sizes.fold((u64::MAX, 0), |(l, m), n| (l.min(n), m.max(n)));
+    match (least, most) {
+        (u64::MAX, _) => String::new(),
+        (l, m) if l == m => format!(", each reading {l} bytes"),
+        (l, m) => format!(", each reading {l} to {m} bytes"),
+    }
+}
+
 /// The size of the file `--plan` is given, if any; `Err` with the exit
 /// code where it is no regular file or cannot be read (reported).
 fn plan_file_len(args: &PartArgs) -> Result<Option<u64>, i32> {
@@ -179,16 +229,19 @@ fn print_standard_plan(args: &PartArgs, params: &StandardParams) -> Result<i32, 
         0 => String::new(),
         len => format!(", a customization string of {len} bytes"),
     };
-    let plans: Vec<_> = standard_plan(params, args.parts, file_len).collect();
-    let chunks = plans.last().map_or(0, |p| p.chunks.end);
+    // Two passes, the plan unstored: --parts may be large.
+    let plans = || standard_plan(params, args.parts, file_len);
+    let chunks = plans().last().map_or(0, |p| p.chunks.end);
     let mut text = format!(
-        "{label}{customized}: {chunks} chunks of {} bytes; {} parts of {file_len} bytes\n",
+        "{label}{customized}: {chunks} chunks of {} bytes; {} parts of a file of {file_len} \
+         bytes{}\n",
         params.block_size(),
         args.parts,
+        part_sizes(plans().map(|p| p.read_len)),
     );
     text.push_str("part\tchunks\tread bytes\tvalues\n");
     write(&text)?;
-    for part in plans {
+    for part in plans() {
         write(&format!(
             "{}\t{}..{}\t{}\t{}\n",
             part.index, part.chunks.start, part.chunks.end, part.read_len, part.values
@@ -205,16 +258,19 @@ fn print_plan(args: &PartArgs, params: &TreeParams) -> Result<i32, Fatal> {
         Err(code) => return Ok(code),
     };
     let label = TreeLabel::of(params);
+    // Two passes, the plan unstored: --parts may be large.
+    let plans = || plan(params, args.parts, file_len);
     let mut text = format!(
-        "{label}: {} leaves, stripes of {} bytes; {} parts{}\n",
+        "{label}: {} leaves, stripes of {} bytes; {} parts{}{}\n",
         params.leaf_count(),
         params.stripe_len(),
         args.parts,
-        file_len.map_or(String::new(), |len| format!(" of {len} bytes")),
+        file_len.map_or(String::new(), |len| format!(" of a file of {len} bytes")),
+        part_sizes(plans().filter_map(|p| p.read_len)),
     );
     text.push_str("part\tleaves\trun bytes\tread bytes\tvalues\n");
     write(&text)?;
-    for part in plan(params, args.parts, file_len) {
+    for part in plans() {
         let read = part.read_len.map_or("-".to_string(), |n| n.to_string());
         write(&format!(
             "{}\t{}..{}\t{}\t{read}\t{}\n",
@@ -225,4 +281,28 @@ fn print_plan(args: &PartArgs, params: &TreeParams) -> Result<i32, Fatal> {
         report(format!("warning: {warning}"));
     }
     Ok(exit::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_local_file_system_is_not_shared() {
+        let dir = std::env::temp_dir();
+        // A tmpfs or a local disk; /proc is neither network nor parallel.
+        assert!(!on_shared_file_system(&dir));
+        assert!(!on_shared_file_system(Path::new("/proc/self")));
+        assert!(!on_shared_file_system(Path::new("/no/such/file")));
+    }
+
+    #[test]
+    fn part_sizes_are_a_size_or_a_range() {
+        assert_eq!(part_sizes([5, 5].into_iter()), ", each reading 5 bytes");
+        assert_eq!(
+            part_sizes([7, 0, 5].into_iter()),
+            ", each reading 0 to 7 bytes"
+        );
+        assert_eq!(part_sizes(std::iter::empty()), "");
+    }
 }

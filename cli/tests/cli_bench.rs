@@ -474,6 +474,24 @@ fn bench_refuses_bad_heights_and_missing_files() {
         .code(2)
         .stderr(predicate::str::contains("H=13"));
     bench().args(["--heights", "x"]).arg(&a).assert().code(2);
+    // -H, as hashing takes it, is answered with --heights.
+    for height in [
+        &["-H", "3"][..],
+        &["-H3"],
+        &["--height", "3"],
+        &["--height=3"],
+    ] {
+        bench()
+            .args(height)
+            .arg(&a)
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(
+                "treehash: -H/--height 3: bench measures every height of a list: use \
+                 --heights 3 (0..=8 unless given)\n",
+            );
+    }
     bench()
         .arg(dir.path().join("nope"))
         .assert()

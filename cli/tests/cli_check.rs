@@ -3,8 +3,10 @@
 //! parameters, of LI trees and of the standard functions, a list on
 //! standard input), the verdicts and warnings it prints, --quiet,
 //! --status, --warn, --strict and --ignore-missing, and the keyed-check
-//! rules (docs/SPEC.md, "Checking keyed lines"). If you add a test of check
-//! mode, it goes here. A long list checked side by side is in cli_list.rs,
+//! rules (docs/SPEC.md, "Checking keyed lines"), and the hints naming the
+//! parameters a failed line implies. If you add a test of check mode, it
+//! goes here; coreutils' own check-mode scenarios, replayed, are in
+//! cli_coreutils_check.rs. A long list checked side by side is in cli_list.rs,
 //! and `join -c` in cli_parts.rs; -z lists (cli_hash.rs) and --timings in
 //! check mode (cli_hash.rs) sit beside hashing's.
 
@@ -167,6 +169,81 @@ fn check_reports_mismatches_and_unreadable_files() {
         ));
 }
 
+/// An untagged line made with other parameters than the command line's:
+/// a line of plain SHA3-256 (FIPS 202's digest of "abc", as sha3sum and
+/// openssl write it) fails under the default tree, and the run ends with
+/// one hint, whatever the lists; --warn names the line as plain SHA3-256.
+/// A line of SHA3-512's length is improperly formatted, its reason naming
+/// -a sha3-512.
+#[test]
+fn lines_of_other_parameters_get_a_hint_naming_them() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("f"), b"abc").unwrap();
+    let sha3_256 = "3a985da74fe225b2045c172d6bd390bd855f086e3e9d525b46bfe24511431532";
+    let sha3_512 = "b751850b1a57168a5693cd924b6b096e08f621827444f70d884f5d0240d2712e\
+                    10e116e9192af3c91a7ec57647e3934057340b4cf408d5a56592f8274eec53f0";
+    fs::write(dir.path().join("one"), format!("{sha3_256}  f\n")).unwrap();
+    fs::write(dir.path().join("two"), format!("{sha3_256}  f\n")).unwrap();
+    fs::write(dir.path().join("long"), format!("{sha3_512}  f\n")).unwrap();
+    let hint = "treehash: hint: untagged lines are checked with the command line's parameters, \
+                SHA3-256-LI(H=8,D=4,B=136); a line made with others fails. A line of plain \
+                SHA3-256 (as sha3sum, openssl and cksum -a sha3 write it) is checked with -H 0; \
+                --warn names such lines. --tag lines carry their parameters.\n";
+    let mismatch = "treehash: WARNING: 1 computed checksum did NOT match\n";
+    let run = |args: &[&str]| {
+        let out = treehash()
+            .current_dir(dir.path())
+            .args(args)
+            .output()
+            .unwrap();
+        let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+        (out.status.code(), text(out.stdout), text(out.stderr))
+    };
+    assert_eq!(
+        run(&["-c", "one", "two"]),
+        (
+            Some(1),
+            "f: FAILED\nf: FAILED\n".into(),
+            format!("{mismatch}{mismatch}{hint}")
+        )
+    );
+    assert_eq!(
+        run(&["-c", "--warn", "one"]),
+        (
+            Some(1),
+            "f: FAILED\n".into(),
+            format!(
+                "treehash: one: 1: the line is the file's plain SHA3-256 (-H 0), not \
+                 SHA3-256-LI(H=8,D=4,B=136)\n{mismatch}{hint}"
+            )
+        )
+    );
+    // --status: no hint; -H 0: the line matches, and nothing is said.
+    assert_eq!(
+        run(&["-c", "--status", "one"]),
+        (Some(1), "".into(), "".into())
+    );
+    assert_eq!(
+        run(&["-c", "-H", "0", "one"]),
+        (Some(0), "f: OK\n".into(), "".into())
+    );
+    assert_eq!(
+        run(&["-c", "--warn", "long"]),
+        (
+            Some(1),
+            "".into(),
+            "treehash: long: 1: improperly formatted SHA3-256-LI(H=8,D=4,B=136) checksum line \
+             (digest of 64 bytes, expected 32; SHA3-512's length: -a sha3-512)\n\
+             treehash: long: no properly formatted checksum lines found\n"
+                .into()
+        )
+    );
+    assert_eq!(
+        run(&["-c", "-H", "0", "-a", "sha3-512", "long"]),
+        (Some(0), "f: OK\n".into(), "".into())
+    );
+}
+
 #[test]
 fn quiet_status_and_ignore_missing_behave_as_in_coreutils() {
     let (dir, a, b) = fixture();
@@ -179,13 +256,18 @@ fn quiet_status_and_ignore_missing_behave_as_in_coreutils() {
         .success()
         .stdout("");
     fs::remove_file(&b).unwrap();
+    // --status prints no verdict, but a file that cannot be read is still
+    // reported on standard error, as coreutils reports it.
     treehash()
         .args(["-c", "--status"])
         .arg(&list)
         .assert()
         .code(1)
         .stdout("")
-        .stderr("");
+        .stderr(format!(
+            "treehash: {}: No such file or directory\n",
+            b.display()
+        ));
     treehash()
         .args(["-c", "--ignore-missing"])
         .arg(&list)
@@ -224,7 +306,9 @@ fn improperly_formatted_lines_are_counted_and_fail_only_with_strict() {
         .arg(&list)
         .assert()
         .success()
-        .stderr(predicate::str::contains(": 2: improperly formatted line"));
+        .stderr(predicate::str::contains(
+            ": 2: improperly formatted SHA3-256-LI(H=8,D=4,B=136) checksum line\n",
+        ));
     assert_no_digest_lines(&check_file(dir.path(), "nothing here\n"));
 }
 
@@ -236,7 +320,10 @@ fn the_last_of_quiet_status_and_warn_wins() {
     let good = stdout_of(treehash().arg(&a));
     let list = check_file(dir.path(), &format!("{good}not a digest line\n"));
     let ok = format!("{}: OK\n", a.display());
-    let line_warning = format!("treehash: {}: 2: improperly formatted line", list.display());
+    let line_warning = format!(
+        "treehash: {}: 2: improperly formatted SHA3-256-LI(H=8,D=4,B=136) checksum line",
+        list.display()
+    );
     let count_warning = "treehash: WARNING: 1 line is improperly formatted\n";
     // What each mode prints: (standard output, the line's warning, the count).
     let warn = (ok.as_str(), true, true);
@@ -272,13 +359,16 @@ fn the_last_of_quiet_status_and_warn_wins() {
         let lines = usize::from(warns_line) + usize::from(counts);
         assert_eq!(stderr.lines().count(), lines, "{what}: {stderr}");
     }
-    // Overridden or not, each still needs --check.
+    // Overridden or not, each still needs --check: the one left is named.
     treehash()
         .args(["--status", "--quiet"])
         .arg(&a)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("--check"));
+        .stderr(
+            "treehash: the --quiet option is meaningful only when verifying checksums\n\
+             Try 'treehash --help' for more information.\n",
+        );
 }
 
 /// `--backend gpu` in check mode with no usable GPU: device 999 exists on no

@@ -116,6 +116,78 @@ fn generate_writes_completions_for_every_shell_with_every_option() {
     assert!(bash.contains("complete -F _treehash"), "{bash}");
 }
 
+/// Completions offer an option's values from its definition (fish: `-f`,
+/// no file names, then the values), and no hidden option: `--chunk-bytes`
+/// (tuning and tests) and bench's `-H` (answered with a hint to use
+/// --heights) are in no script.
+#[test]
+fn completions_offer_option_values_and_no_hidden_option() {
+    let fish = generated("complete-fish");
+    let functions = [
+        "sha3-224",
+        "sha3-256",
+        "sha3-384",
+        "sha3-512",
+        "shake128",
+        "shake256",
+        "kt128",
+        "kt256",
+        "parallelhash128",
+        "parallelhash256",
+        "turboshake128",
+        "turboshake256",
+    ];
+    for (context, option) in [
+        ("needs_command", "-s a -l algorithm"),
+        ("using_subcommand bench", "-s a -l algorithm"),
+        ("using_subcommand bench", "-l also"),
+        ("using_subcommand part", "-s a -l algorithm"),
+    ] {
+        let start = fish
+            .find(&format!("__fish_treehash_{context}\" {option} "))
+            .unwrap_or_else(|| panic!("fish: no {context} {option}"));
+        // `-r -f -a "VALUE\t'HELP'` and one value a line up to `"`: values,
+        // not file names.
+        let marker = " -r -f -a \"";
+        let open = fish[start..].find(marker).unwrap() + start + marker.len();
+        assert!(!fish[start..open].contains('\n'), "{context} {option}");
+        let close = fish[open..].find("\"\n").unwrap() + open;
+        let all: Vec<&str> = fish[open..close]
+            .lines()
+            .map(|value| value.split("\\t").next().unwrap())
+            .collect();
+        assert_eq!(all, functions, "{context} {option}");
+    }
+    for kind in [
+        "complete-bash",
+        "complete-zsh",
+        "complete-fish",
+        "complete-powershell",
+    ] {
+        let script = generated(kind);
+        assert!(!script.contains("chunk-bytes"), "{kind}");
+        // bench's section: its options, and how the shell writes -H.
+        let (start, end, spellings): (&str, &str, &[&str]) = match kind {
+            "complete-bash" => ("treehash__subcmd__bench)", ";;", &[" -H ", "--height "]),
+            "complete-zsh" => ("(bench)", ";;", &["'-H+", "--height="]),
+            "complete-fish" => (
+                "using_subcommand bench",
+                "using_subcommand part",
+                &["-s H "],
+            ),
+            _ => ("'treehash;bench'", "break", &["'-H'", "'--height'"]),
+        };
+        let from = script
+            .find(start)
+            .unwrap_or_else(|| panic!("{kind}: no {start}"));
+        let section = &script[from..from + script[from..].find(end).unwrap()];
+        assert!(section.contains("heights"), "{kind}: {section}");
+        for spelling in spellings {
+            assert!(!section.contains(spelling), "{kind}: {spelling}");
+        }
+    }
+}
+
 #[test]
 fn generate_takes_no_file_and_nothing_else() {
     let (_dir, a, _) = fixture();

@@ -8,8 +8,9 @@
 //! `--verify` in cli_bench.rs, `--help`, man pages and completions in
 //! cli_generate.rs, standard input and output and inputs that shrink in
 //! cli_io.rs; lists hashed side by side in cli_list.rs, `part` and `join`
-//! in cli_parts.rs, the files the tool writes in cli_output.rs, and limits
-//! on threads in thread_limits.rs.
+//! in cli_parts.rs, the files the tool writes in cli_output.rs, limits
+//! on threads in thread_limits.rs, and the vector files through the tool
+//! (`--customization-file`) in cli_vectors.rs.
 
 mod common;
 
@@ -280,6 +281,48 @@ fn json_gives_the_exact_bytes_of_a_name_that_is_not_utf8() {
     assert_eq!(lines[0]["digest"], lines[1]["digest"]);
     // A UTF-8 name has no name_hex.
     assert!(lines[1].get("name_hex").is_none(), "{}", lines[1]);
+}
+
+/// `--json` writes a record for an input that got no digest too, in its
+/// place among the others (standard output; the reason also on standard
+/// error), so that a script reading standard output sees every input.
+#[test]
+fn json_writes_a_record_with_its_error_for_a_failing_input() {
+    let (dir, a, _) = fixture();
+    let missing = dir.path().join("missing");
+    let out = treehash()
+        .args(["--json", "-H", "0"])
+        .arg(&missing)
+        .arg(&a)
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(
+        lines[0],
+        serde_json::json!({
+            "name": missing.to_str().unwrap(),
+            "label": "SHA3-256",
+            "algorithm": "sha3-256",
+            "keyed": false,
+            "output_len": 32,
+            "digest": null,
+            "error": "No such file or directory",
+        })
+    );
+    assert_eq!(lines[1]["name"], a.to_str().unwrap());
+    assert!(lines[1]["digest"].is_string());
+    assert_eq!(lines[2]["name"], dir.path().to_str().unwrap());
+    assert_eq!(lines[2]["digest"], serde_json::Value::Null);
+    assert!(lines[2]["error"].as_str().unwrap().contains("directory"));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.starts_with(&format!("treehash: {}: No such file", missing.display())));
 }
 
 #[test]

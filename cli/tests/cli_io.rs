@@ -81,12 +81,13 @@ fn a_closed_standard_input_is_an_error_not_an_empty_input() {
         String::from_utf8(out.stdout).unwrap(),
         format!("{}  {}\n", digest_hex(&params, &a), a.display())
     );
-    // Nor is it an empty check list, or an empty prefix.
+    // Nor is it an empty check list (named as coreutils names a list on
+    // standard input), or an empty prefix.
     let list = with_stdin_closed(&["-c".as_ref(), "-".as_ref()]);
     assert_eq!(list.status.code(), Some(1), "{list:?}");
     assert_eq!(
         String::from_utf8_lossy(&list.stderr),
-        "treehash: -: Bad file descriptor\n"
+        "treehash: 'standard input': Bad file descriptor\n"
     );
     let prefix = with_stdin_closed(&["--prefix-file".as_ref(), "-".as_ref(), a.as_os_str()]);
     assert_eq!(prefix.status.code(), Some(2), "{prefix:?}");

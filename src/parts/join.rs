@@ -6,7 +6,7 @@
 use rayon::prelude::*;
 
 use super::nodes::Nodes;
-use super::origin::Identity;
+use super::origin::{Identity, base_name, show_time};
 use super::plan::{stored, value_len};
 use super::{Body, Part, PartError, TreePart, standard};
 use crate::function::{Label, Params};
@@ -24,7 +24,8 @@ pub struct Joined {
     pub params: Params,
     /// The parts were made with a prefix.
     pub keyed: bool,
-    /// The file's name as the parts were given it (bytes; empty if none).
+    /// The file's name as the first part given recorded it (bytes; empty
+    /// if none). Other parts may spell it otherwise ([`NameRule`]).
     pub name: Vec<u8>,
     /// The file's size in bytes.
     pub file_len: u64,
@@ -56,6 +57,20 @@ impl Joined {
             fallback_note: None,
         }
     }
+}
+
+/// How a join holds the file names the parts recorded against each other.
+/// Size and modification time must agree whatever the rule.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NameRule {
+    /// The names' last components agree: `big.img`, `./big.img` and
+    /// `/lustre/x/big.img` name one file, as hosts that see it from another
+    /// directory or mount point spell it.
+    #[default]
+    BaseName,
+    /// Any names: parts made from copies of the file under other names.
+    Any,
 }
 
 /// Why a set of parts was refused. Parts are named by their position in
@@ -140,8 +155,9 @@ impl JoinError {
             JoinError::Differs {
                 what, this, first, ..
             } => format!(
-                "its {what} ({this}) differs from {}'s ({first}): a part of another file \
+                "its {what} ({this}) {} from {}'s ({first}): a part of another file \
                  or other parameters",
+                differ(what),
                 name(0)
             ),
             JoinError::OtherVersion {
@@ -171,6 +187,15 @@ impl JoinError {
     }
 }
 
+/// The verb of a field's name: `its parameters differ`, `its file size
+/// differs`.
+fn differ(what: &str) -> &'static str {
+    match what {
+        "parameters" | "leaves holding a block" => "differ",
+        _ => "differs",
+    }
+}
+
 impl std::fmt::Display for JoinError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let name = |at: usize| format!("part #{}", at + 1);
@@ -188,6 +213,14 @@ impl std::error::Error for JoinError {}
 /// byte: as much work as the join itself for a standard function's many
 /// chaining values); the first one that cannot be read is the one named.
 pub fn join_bytes<B: AsRef<[u8]> + Sync>(parts: &[B]) -> Result<Joined, JoinError> {
+    join_bytes_with(parts, NameRule::default())
+}
+
+/// [`join_bytes`], the file names held to `names`.
+pub fn join_bytes_with<B: AsRef<[u8]> + Sync>(
+    parts: &[B],
+    names: NameRule,
+) -> Result<Joined, JoinError> {
     let read: Vec<Result<Part, PartError>> = parts
         .par_iter()
         .map(|bytes| Part::from_bytes(bytes.as_ref()))
@@ -197,19 +230,24 @@ pub fn join_bytes<B: AsRef<[u8]> + Sync>(parts: &[B]) -> Result<Joined, JoinErro
         .enumerate()
         .map(|(at, part)| part.map_err(|error| JoinError::Unreadable { at, error }))
         .collect::<Result<Vec<_>, _>>()?;
-    join(&parts)
+    join_with(&parts, names)
 }
 
 /// The digest of the file that `parts` were made from, in any order. The
-/// set must be whole: parts of one file (name, size, modification time),
-/// made with the same function, parameters and prefix, each part of the
-/// split once.
+/// set must be whole: parts of one file (size, modification time, and the
+/// last component of its name: [`NameRule::BaseName`]), made with the same
+/// function, parameters and prefix, each part of the split once.
 pub fn join(parts: &[Part]) -> Result<Joined, JoinError> {
+    join_with(parts, NameRule::default())
+}
+
+/// [`join`], the file names held to `names`.
+pub fn join_with(parts: &[Part], names: NameRule) -> Result<Joined, JoinError> {
     let Some(first) = parts.first() else {
         return Err(JoinError::NoParts);
     };
     for (at, part) in parts.iter().enumerate().skip(1) {
-        if let Some((what, this, first)) = difference(part, first) {
+        if let Some((what, this, first)) = difference(part, first, names) {
             return Err(JoinError::Differs {
                 at,
                 what,
@@ -268,8 +306,13 @@ pub fn join(parts: &[Part]) -> Result<Joined, JoinError> {
 }
 
 /// What makes `part` another file's or another tree's than `first`'s:
-/// the field's name and both values.
-fn difference(part: &Part, first: &Part) -> Option<(&'static str, String, String)> {
+/// the field's name and both values (the names in full, whatever the rule
+/// compares of them).
+fn difference(
+    part: &Part,
+    first: &Part,
+    names: NameRule,
+) -> Option<(&'static str, String, String)> {
     let both = |what, show: &dyn Fn(&Part) -> String| Some((what, show(part), show(first)));
     let own = match (&part.body, &first.body) {
         (Body::Tree(this), Body::Tree(first)) => this.difference(first),
@@ -288,11 +331,15 @@ fn difference(part: &Part, first: &Part) -> Option<(&'static str, String, String
     }
     if this.modified_ns != first_origin.modified_ns {
         return both("modification time", &|p| match p.origin.modified_ns {
-            Some(ns) => format!("{ns} ns after 1970"),
+            Some(ns) => show_time(ns),
             None => "unknown".into(),
         });
     }
-    if this.name != first_origin.name {
+    let same_name = match names {
+        NameRule::BaseName => base_name(&this.name) == base_name(&first_origin.name),
+        NameRule::Any => true,
+    };
+    if !same_name {
         return both("file name", &|p| {
             format!("'{}'", String::from_utf8_lossy(&p.origin.name))
         });
@@ -336,7 +383,7 @@ fn same_version_on_each_host(parts: &[Part]) -> Result<(), JoinError> {
             return differs("inode", |i| i.inode.to_string());
         }
         if this.changed_ns != first.changed_ns {
-            return differs("change time", |i| format!("{} ns after 1970", i.changed_ns));
+            return differs("change time", |i| show_time(i.changed_ns));
         }
     }
     Ok(())

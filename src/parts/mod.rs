@@ -78,7 +78,7 @@ use crate::standard::Family;
 use origin::Origin;
 
 pub use format::{FORMAT_VERSION, PartError, read_part};
-pub use join::{JoinError, Joined, join, join_bytes};
+pub use join::{JoinError, Joined, NameRule, join, join_bytes, join_bytes_with, join_with};
 pub use read::PartOutput;
 // What a split reads and whether its runs are short: for the treehash tool
 // (`part --plan`, its warning), the Python package and the tests; not part

@@ -79,10 +79,109 @@ pub(super) fn host_tag() -> HostTag {
     })
 }
 
+/// The last component of a file's name as given: `big.img` of `big.img`,
+/// `./big.img` and `/lustre/x/big.img` (trailing slashes aside). Hosts that
+/// see one file under other paths (another working directory, another
+/// mount point) agree on it.
+pub(super) fn base_name(name: &[u8]) -> &[u8] {
+    let name = match name.iter().rposition(|&b| b != b'/') {
+        Some(last) => &name[..=last],
+        None => name,
+    };
+    match name.iter().rposition(|&b| b == b'/') {
+        Some(slash) => &name[slash + 1..],
+        None => name,
+    }
+}
+
+/// A time recorded in nanoseconds since 1970, as a date and time of UTC
+/// to the nanosecond: `2023-11-14 22:13:20.000000000 UTC`.
+pub(super) fn show_time(ns: i64) -> String {
+    let secs = ns.div_euclid(1_000_000_000);
+    let nanos = ns.rem_euclid(1_000_000_000);
+    let (days, second) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}.{nanos:09} UTC",
+        second / 3600,
+        second % 3600 / 60,
+        second % 60
+    )
+}
+
+/// The proleptic Gregorian date `days` after 1970-01-01 (H. Hinnant's
+/// `civil_from_days`: eras of 400 years, years from March).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let march_month = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * march_month + 2) / 5 + 1;
+    let month = if march_month < 10 {
+        march_month + 3
+    } else {
+        march_month - 9
+    };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
 /// A time as nanoseconds since 1970 (negative before), where an i64 holds it.
 fn nanos_since_epoch(time: SystemTime) -> Option<i64> {
     match time.duration_since(SystemTime::UNIX_EPOCH) {
         Ok(after) => i64::try_from(after.as_nanos()).ok(),
         Err(before) => i64::try_from(before.duration().as_nanos()).ok().map(|n| -n),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The dates are `date -u -d @SECONDS` of GNU coreutils.
+    #[test]
+    fn times_are_shown_as_dates_of_utc() {
+        for (ns, shown) in [
+            (0, "1970-01-01 00:00:00.000000000 UTC"),
+            (-1, "1969-12-31 23:59:59.999999999 UTC"),
+            (
+                (1 << 30) * 1_000_000_000,
+                "2004-01-10 13:37:04.000000000 UTC",
+            ),
+            (
+                1_700_000_000_000_000_001,
+                "2023-11-14 22:13:20.000000001 UTC",
+            ),
+            (951_782_400_000_000_000, "2000-02-29 00:00:00.000000000 UTC"),
+            (
+                4_107_542_399_000_000_000,
+                "2100-02-28 23:59:59.000000000 UTC",
+            ),
+            (
+                -2_208_988_800_000_000_000,
+                "1900-01-01 00:00:00.000000000 UTC",
+            ),
+            (i64::MAX, "2262-04-11 23:47:16.854775807 UTC"),
+        ] {
+            assert_eq!(show_time(ns), shown, "{ns}");
+        }
+    }
+
+    #[test]
+    fn base_names_are_the_last_component() {
+        for (name, base) in [
+            (&b"big.img"[..], &b"big.img"[..]),
+            (b"./big.img", b"big.img"),
+            (b"/lustre/x/big.img", b"big.img"),
+            (b"/mnt/a//big.img/", b"big.img"),
+            (b"-", b"-"),
+            (b"", b""),
+            (b"/", b""),
+        ] {
+            assert_eq!(base_name(name), base, "{name:?}");
+        }
     }
 }
