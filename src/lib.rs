@@ -54,7 +54,7 @@
 //! | a message in parts | [`Stream`] |
 //! | many files | [`ListInput`], [`ListResult`] |
 //! | parameters | [`Params`] (tree or standard), [`ParamsRef`], [`AsParams`], [`Function`], [`Label`] and [`LabelError`]; [`params`]: [`TreeParams`], [`Algorithm`], [`TreeLabel`], [`params::TreeLabelError`] and the LI limits; [`standard`]: [`StandardParams`], [`Standard`], [`standard::Family`], [`StandardLabel`], [`standard::StandardLabelError`] and the standard functions' limits |
-//! | parts and joins | [`parts`]: [`Part`], [`PartOutput`], [`Joined`], [`parts::join`], [`parts::join_bytes`], [`parts::read_part`], [`parts::unsplittable`], [`parts::FORMAT_VERSION`] |
+//! | parts and joins | [`parts`]: [`Part`], [`PartOutput`], [`Joined`], [`parts::join`], [`parts::join_bytes`], [`parts::join_with`], [`parts::join_bytes_with`], [`parts::NameRule`], [`parts::read_part`], [`parts::unsplittable`], [`parts::FORMAT_VERSION`] |
 //! | progress | [`Progress`], [`NoProgress`], [`EngineShare`], [`EngineId`] |
 //! | errors | [`HashError`], [`ParamError`], [`PartError`], [`JoinError`] |
 //! | GPUs | [`gpu`]: [`gpu::Devices`], [`gpu::CopyMode`], [`gpu::GpuBackend`], [`gpu::GpuInfo`], [`gpu::driver_present`], `gpu::DeviceBytes` (with the `gpu` feature) |

@@ -8,7 +8,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use treehash::gpu::KeepCurrentContext;
-use treehash::parts::{self, MIN_RUN_BYTES, Part, join_bytes, unsplittable};
+use treehash::parts::{self, MIN_RUN_BYTES, NameRule, Part, join_bytes_with, unsplittable};
 use treehash::{BackendChoice, NoProgress, Params, TreeParams};
 
 use crate::buffer::ReadBuffer;
@@ -121,10 +121,13 @@ pub fn hash_part<'py>(
 /// parameters and prefix, each part of the split once. Otherwise
 /// ``ValueError`` names the part (``parts[K]``, its position in ``parts``,
 /// and its index in the split where it can be read) and the problem. The
-/// GIL is released while the parts are joined.
+/// parts' file names must agree in their last component (``big.img`` and
+/// ``/lustre/x/big.img`` name one file); with ``any_name=True`` they are not
+/// compared (parts made from copies under other names). The GIL is
+/// released while the parts are joined.
 #[pyfunction]
-#[pyo3(signature = (parts, /))]
-pub fn join_parts(py: Python<'_>, parts: &Bound<'_, PyAny>) -> PyResult<Digest> {
+#[pyo3(signature = (parts, /, *, any_name = false))]
+pub fn join_parts(py: Python<'_>, parts: &Bound<'_, PyAny>, any_name: bool) -> PyResult<Digest> {
     let mut all: Vec<Vec<u8>> = Vec::new();
     for (at, part) in parts.try_iter()?.enumerate() {
         let part = part?;
@@ -143,7 +146,12 @@ pub fn join_parts(py: Python<'_>, parts: &Bound<'_, PyAny>) -> PyResult<Digest> 
         })?;
         all.push(buffer.as_bytes().to_vec());
     }
-    let joined = py.detach(|| join_bytes(&all)).map_err(|e| {
+    let names = if any_name {
+        NameRule::Any
+    } else {
+        NameRule::BaseName
+    };
+    let joined = py.detach(|| join_bytes_with(&all, names)).map_err(|e| {
         // Name a part by its position, and by its place in the split where
         // it can be read (a refused part may be unreadable).
         let reason = e.reason(&|at| format!("parts[{at}]"));

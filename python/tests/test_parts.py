@@ -188,6 +188,24 @@ def test_a_file_changed_between_parts_is_refused_naming_the_part(tmp_path):
         treehash.join_parts([first, treehash.hash_part(path, 1, 2, height=2)])
 
 
+def test_parts_of_other_names_join_by_base_name_or_with_any_name(tmp_path):
+    """Parts made with other spellings of one path join; parts made from
+    another name of the file (a hard link: the same inode and times) are
+    refused unless any_name=True, and then join to the file's digest."""
+    (tmp_path / "d").mkdir()
+    path = tmp_path / "d" / "big.img"
+    path.write_bytes(spec_input(20_000))
+    want = treehash.file_digest(path, height=2).digest()
+    spellings = [treehash.hash_part(p, i, 2, height=2) for i, p in enumerate([path, tmp_path / "d" / "." / "big.img"])]
+    assert treehash.join_parts(spellings).digest() == want
+    other = tmp_path / "other.img"
+    os.link(path, other)
+    mixed = [treehash.hash_part(path, 0, 2, height=2), treehash.hash_part(other, 1, 2, height=2)]
+    with pytest.raises(ValueError, match=r"parts\[1\]"):
+        treehash.join_parts(mixed)
+    assert treehash.join_parts(mixed, any_name=True).digest() == want
+
+
 def test_sets_that_are_not_whole_are_refused(tmp_path):
     path = tmp_path / "f"
     path.write_bytes(spec_input(10_000))

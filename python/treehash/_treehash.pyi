@@ -227,7 +227,7 @@ def hash_part(
     Raises ``OSError`` when the file cannot be read, ``RuntimeError`` when
     it changes while hashed. The GIL is released meanwhile."""
 
-def join_parts(parts: Iterable[Buffer], /) -> Digest:
+def join_parts(parts: Iterable[Buffer], /, *, any_name: bool = False) -> Digest:
     """The digest of the file whose parts are ``parts`` (in any order),
     equal to :func:`file_digest`'s with their parameters; ``name`` is their
     label (``,P`` when keyed), ``backend`` ``"cpu"`` (the join's),
@@ -235,7 +235,9 @@ def join_parts(parts: Iterable[Buffer], /) -> Digest:
     given twice, parts of another file, size or modification time, of
     another function, other parameters or another prefix, a corrupt part)
     raises ``ValueError`` naming the part (``parts[K] (part I of N)``) and
-    the problem."""
+    the problem. The parts' file names must agree in their last component
+    (``big.img``, ``/lustre/x/big.img``); ``any_name=True`` compares none,
+    for parts made from copies under other names."""
 
 def _check_split(
     count: int,
