@@ -60,7 +60,9 @@ pub struct Cli {
     /// enough to repay it the GPUs of --device start in the background; each
     /// GPU joins when it is ready and takes the leaves, which go back to the
     /// CPU only while that makes the input go faster (an input that ends
-    /// first is the CPU's alone). `cpu`; or `gpu`: the GPUs only.
+    /// first is the CPU's alone). `cpu`; or `gpu`: the GPUs only, started
+    /// side by side, each with an even share of an input of 256 MiB or more
+    /// (a shorter one is the first GPU's).
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     pub backend: BackendArg,
 
