@@ -251,14 +251,17 @@ fn auto_shares_leaves_and_chunks_between_the_cpu_and_the_gpus() {
 
 /// `common::cases::file_cases` (LI trees of 1 to 65,536 leaves, every
 /// standard function with its options) from files (read with pread into
-/// the GPU's buffers, in pieces) and from streams, under `--backend gpu`
-/// and `auto`: the reference's digest, the shares covering the input.
+/// the GPU's buffers, in pieces, or by readers straight to the device)
+/// and from streams, under `--backend gpu` and `auto`: the reference's
+/// digest, the shares covering the input.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn files_and_streams_on_the_gpu_match_the_reference() {
     let hashers = [
         gpu_hasher(Some(8192), CopyMode::Staging),
         gpu_hasher(Some(1 << 16), CopyMode::Staging),
+        gpu_hasher(Some(8192), CopyMode::Readers),
+        gpu_hasher(None, CopyMode::Readers),
         auto_hasher(Some(2 * 8192), None),
     ];
     let dir = tempfile::tempdir().unwrap();
@@ -284,8 +287,9 @@ fn files_and_streams_on_the_gpu_match_the_reference() {
 
 /// A file of several gigabytes (5 GiB, or `TREEHASH_BIG_TEST_BYTES`),
 /// larger than any ring of buffers, on the GPU and on the CPU: the same
-/// digest, for a keyed LI tree through both copy modes (pinned staging and
-/// the registered mapping), for KT128 and ParallelHash256 staged.
+/// digest, for a keyed LI tree through every copy mode (pinned staging,
+/// the registered mapping, readers), for KT128 and ParallelHash256 staged
+/// and by readers.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn the_gpu_hashes_a_file_of_several_gigabytes() {
@@ -311,15 +315,15 @@ fn the_gpu_hashes_a_file_of_several_gigabytes() {
     let cases: [(Params, &[CopyMode]); 3] = [
         (
             keyed.unwrap().into(),
-            &[CopyMode::Staging, CopyMode::Register],
+            &[CopyMode::Staging, CopyMode::Register, CopyMode::Readers],
         ),
         (
             StandardParams::new(Standard::Kt128).into(),
-            &[CopyMode::Staging],
+            &[CopyMode::Staging, CopyMode::Readers],
         ),
         (
             StandardParams::new(Standard::ParallelHash256).into(),
-            &[CopyMode::Staging],
+            &[CopyMode::Staging, CopyMode::Readers],
         ),
     ];
     for (params, modes) in cases {

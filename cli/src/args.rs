@@ -525,9 +525,10 @@ pub struct RunArgs {
     #[arg(long, default_value = "all", value_parser = Devices::from_str)]
     pub device: Devices,
 
-    /// How a mapped file reaches the GPU: `staging` (CPU threads read chunks
-    /// into pinned buffers) or `register` (the mapping itself is pinned; slower
-    /// on the machines measured).
+    /// How a file reaches the GPU: `staging` (CPU threads read chunks into
+    /// pinned buffers), `readers` (CPU threads read 2 MiB runs into small
+    /// pinned buffers of their own, each copied at once) or `register` (the
+    /// mapping itself is pinned; slower on the machines measured).
     #[arg(long, value_enum, default_value_t = CopyArg::Staging)]
     pub gpu_copy: CopyArg,
 
@@ -563,6 +564,7 @@ impl From<BackendArg> for BackendChoice {
 pub enum CopyArg {
     Staging,
     Register,
+    Readers,
 }
 
 impl From<CopyArg> for CopyMode {
@@ -570,6 +572,7 @@ impl From<CopyArg> for CopyMode {
         match c {
             CopyArg::Staging => CopyMode::Staging,
             CopyArg::Register => CopyMode::Register,
+            CopyArg::Readers => CopyMode::Readers,
         }
     }
 }

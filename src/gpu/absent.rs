@@ -36,11 +36,13 @@ impl GpuBackend {
         match *self {}
     }
 
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn begin_side_by_side<'a>(
         &'a self,
         _params: &'a TreeParams,
         _len_hint: Option<u64>,
         _place: super::SideBySide,
+        _mode: CopyMode,
         _leaf_kernel: Option<LeafKernel>,
         _pool: &'a rayon::ThreadPool,
         _times: &mut Timings,
@@ -76,6 +78,7 @@ impl GpuBackend {
         &'a self,
         _spec: &SpongeSpec,
         _chunk_len: usize,
+        _mode: CopyMode,
         _piece_len: usize,
         _pool: &'a rayon::ThreadPool,
         _times: &mut Timings,

@@ -22,8 +22,8 @@ use crate::progress::EngineId;
 use crate::trace::trace;
 
 use super::kernels::{ChunkKernel, address};
-use super::pipeline::{ChunkSource, Ring, Staged};
-use super::{Context, GpuBackend, GpuError, guard};
+use super::pipeline::{Ring, Staged};
+use super::{Context, CopyMode, GpuBackend, GpuError, guard};
 
 /// The most bytes of chaining values one launch writes: for small chunks
 /// (ParallelHash with B = 1 gives 32 or 64 bytes per byte) a launch holds
@@ -110,38 +110,37 @@ impl<'a> GpuChunks<'a> {
         }
         self.ring.retire(next)?;
         let freed = Instant::now();
-        let len = match bytes {
-            ChunkBytes::Memory(data) => self.ring.stage(Staged::Memory(&[data]))?,
+        let (source, len) = match bytes {
+            ChunkBytes::Memory(data) => (self.ring.stage(Staged::Memory(&[data]))?, data.len()),
             ChunkBytes::File { input, offset, len } => {
-                self.ring.stage(Staged::File(input, &[(offset, len)]))?
+                (self.ring.stage(Staged::File(input, &[(offset, len)]))?, len)
             }
         };
         let staged = Instant::now();
         let gpu = self.ring.gpu();
         let (kernel, chunk_len) = (self.kernel, self.chunk_len as u64);
         let values_len = count * kernel.spec.output_len();
-        self.ring
-            .enqueue(ChunkSource::Pinned(len), |slot, device, len| {
-                debug_assert_eq!(len, count as u64 * chunk_len);
-                let values = slot.values(gpu, values_len)?;
-                let out = address(&values.device, &gpu.compute);
-                let count = count as u64;
-                let mut launch = gpu.compute.launch_builder(&kernel.function);
-                launch.arg(&device).arg(&chunk_len).arg(&count).arg(&out);
-                // SAFETY: the arguments match chunk_values; the chunk buffer
-                // holds `count` chunks of `chunk_len` bytes, the values buffer
-                // (8-byte aligned: a whole allocation) `count` values.
-                unsafe { launch.launch(kernel.launch_config(count)) }
-                    .context("launching the chunk kernel")?;
-                let host = values.host.as_mut_slice().context("using pinned memory")?;
-                // SAFETY: the pinned buffer is not read before the slot's
-                // `hashed` event, recorded after this copy, completes.
-                unsafe {
-                    result::memcpy_dtoh_async(&mut host[..values_len], out, gpu.compute.cu_stream())
-                }
-                .context("copying chaining values back")?;
-                Ok(())
-            })?;
+        self.ring.enqueue(source, |slot, device, len| {
+            debug_assert_eq!(len, count as u64 * chunk_len);
+            let values = slot.values(gpu, values_len)?;
+            let out = address(&values.device, &gpu.compute);
+            let count = count as u64;
+            let mut launch = gpu.compute.launch_builder(&kernel.function);
+            launch.arg(&device).arg(&chunk_len).arg(&count).arg(&out);
+            // SAFETY: the arguments match chunk_values; the chunk buffer
+            // holds `count` chunks of `chunk_len` bytes, the values buffer
+            // (8-byte aligned: a whole allocation) `count` values.
+            unsafe { launch.launch(kernel.launch_config(count)) }
+                .context("launching the chunk kernel")?;
+            let host = values.host.as_mut_slice().context("using pinned memory")?;
+            // SAFETY: the pinned buffer is not read before the slot's
+            // `hashed` event, recorded after this copy, completes.
+            unsafe {
+                result::memcpy_dtoh_async(&mut host[..values_len], out, gpu.compute.cu_stream())
+            }
+            .context("copying chaining values back")?;
+            Ok(())
+        })?;
         trace(|| {
             let ms = |d: Duration| d.as_secs_f64() * 1e3;
             format!(
@@ -225,6 +224,7 @@ impl GpuBackend {
         &'a self,
         spec: &crate::sponge::SpongeSpec,
         chunk_len: usize,
+        mode: CopyMode,
         piece_len: usize,
         pool: &'a rayon::ThreadPool,
         times: &mut crate::timings::Timings,
@@ -232,7 +232,7 @@ impl GpuBackend {
         guard("starting a GPU digest", || {
             let buffers = self.buffer_len(piece_len).max(chunk_len);
             let slots = crate::timings::timed(&mut times.gpu_init, || self.take_slots(buffers))?;
-            let ring = Ring::new(self, slots, pool);
+            let ring = Ring::new(self, slots, pool, mode);
             let (kernel, compile_time) = self.kernels.chunk_kernel(spec)?;
             times.compile += compile_time;
             let engine = GpuChunks::new(ring, kernel, chunk_len)?;

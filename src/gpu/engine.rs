@@ -19,7 +19,7 @@ use crate::tree::Dealing;
 
 use super::LeafKernel;
 use super::kernels::TreeKernels;
-use super::pipeline::{GpuLeaves, Staged};
+use super::pipeline::{GpuLeaves, Ring, Staged};
 use super::{CopyMode, GpuBackend, GpuError, SideBySide, guard, reduce};
 
 impl GpuBackend {
@@ -66,11 +66,13 @@ impl GpuBackend {
     /// a share of a piece can be: its run of each stripe the piece touches
     /// (two more than the piece holds whole), or the whole piece where its
     /// run is longer.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn begin_side_by_side<'a>(
         &'a self,
         params: &'a TreeParams,
         len_hint: Option<u64>,
         place: SideBySide,
+        mode: CopyMode,
         leaf_kernel: Option<LeafKernel>,
         pool: &'a rayon::ThreadPool,
         times: &mut Timings,
@@ -90,7 +92,11 @@ impl GpuBackend {
         let block = params.block_size();
         let start = Begin {
             buffers: (most as usize).max(1).next_multiple_of(block),
-            mode: CopyMode::Staging,
+            // A share of each stripe is no mapping's whole window.
+            mode: match mode {
+                CopyMode::Register => CopyMode::Staging,
+                mode => mode,
+            },
             leaf_kernel,
             owned: if index == 0 {
                 0..params.leaf_count()
@@ -144,7 +150,8 @@ impl GpuBackend {
             let kernel = start
                 .leaf_kernel
                 .unwrap_or_else(|| LeafKernel::for_leaves(owned));
-            let leaves = GpuLeaves::new(self, params, kernels, kernel, slots, pool, owned)?;
+            let ring = Ring::new(self, slots, pool, start.mode);
+            let leaves = GpuLeaves::new(ring, params, kernels, kernel, owned)?;
             Ok(Box::new(GpuMessage {
                 leaves,
                 kernels,
@@ -268,8 +275,8 @@ impl LeafEngine for GpuMessage<'_> {
     /// (docs/decisions/0011-gpu-staging-ring.md).
     fn access(&self) -> Access {
         match self.mode {
-            CopyMode::Staging => Access::Read,
             CopyMode::Register => Access::Map,
+            _ => Access::Read,
         }
     }
 

@@ -19,6 +19,10 @@ pub enum CopyMode {
     /// (cuMemHostRegister, read-only) and the GPU reads it directly. Bytes
     /// that are not a file mapping (`Hasher::hash_bytes`) are staged.
     Register,
+    /// CPU threads read a file's runs into small pinned buffers of their
+    /// own, each copied to the device at once on the thread's own stream;
+    /// bytes in memory are staged.
+    Readers,
 }
 
 /// Which CUDA devices to use.

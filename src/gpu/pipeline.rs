@@ -4,8 +4,9 @@
 //! chunk k+2. Two streams: copies on one, kernels on the other, ordered by
 //! each slot's events.
 
+use std::collections::VecDeque;
 use std::ffi::c_void;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, PinnedHostSlice, result, sys};
@@ -18,7 +19,7 @@ use crate::tree::Dealing;
 
 use super::LeafKernel;
 use super::kernels::{TreeKernels, address};
-use super::{Context, GpuBackend, GpuError};
+use super::{Context, CopyMode, GpuBackend, GpuError};
 
 /// One place in the ring: a chunk's pinned copy, its device copy, and the
 /// events that say when the copy started and ended and the hashing started
@@ -69,11 +70,87 @@ impl Slot {
     }
 }
 
-/// The ring of slots, kept by the backend between inputs.
+/// The ring of slots, kept by the backend between inputs, and the readers'
+/// buffers made so far.
 #[derive(Default)]
 pub(super) struct Slots {
     ring: Vec<Slot>,
     capacity: usize,
+    readers: Mutex<VecDeque<Reader>>,
+}
+
+/// The bytes one reader reads and copies at a time: small enough to stay in
+/// the CPU's cache between the read and the copy.
+const READER_BYTES: usize = 2 << 20;
+
+/// A reader's buffer: small pinned memory and a stream of its own. A task
+/// reads a run of the file into it and queues its copy to the device at
+/// once, while the bytes are still in the CPU's cache, so that a byte
+/// crosses host memory once (read from the page cache) rather than three
+/// times (read, written to a slot, read by the copy engine): what the
+/// host's reader probe moves fastest for two GPUs
+/// (docs/decisions/0031-gpu-readers.md).
+struct Reader {
+    pinned: PinnedHostSlice<u8>,
+    stream: Arc<CudaStream>,
+    copied: CudaEvent,
+    /// A copy was queued and not yet waited for.
+    in_flight: bool,
+}
+
+impl Reader {
+    fn new(gpu: &GpuBackend) -> Result<Reader, GpuError> {
+        // SAFETY: written by a read before any copy reads it.
+        let pinned = unsafe { gpu.ctx.alloc_pinned::<u8>(READER_BYTES) }
+            .context("allocating pinned host memory")?;
+        Ok(Reader {
+            pinned,
+            stream: gpu.ctx.new_stream().context("creating a stream")?,
+            copied: gpu
+                .ctx
+                .new_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
+                .context("creating an event")?,
+            in_flight: false,
+        })
+    }
+
+    /// Reads `len` bytes (at most [`READER_BYTES`]) at `offset` of `input`
+    /// and queues their copy to device address `dst`, once its last copy
+    /// is done.
+    fn read_and_copy(
+        &mut self,
+        input: &InputFile,
+        offset: u64,
+        len: usize,
+        dst: u64,
+    ) -> Result<(), HashError> {
+        if self.in_flight {
+            self.copied.synchronize().context("waiting for a copy")?;
+            self.in_flight = false;
+        }
+        let buf = &mut self.pinned.as_mut_slice().context("using pinned memory")?[..len];
+        input.read_exact_at(buf, offset)?;
+        // SAFETY: the buffer is not written again before `copied`
+        // completes (waited for above, at its next use, or on drop), and
+        // `dst` holds `len` bytes of a slot's device buffer that nothing
+        // reads until the copy stream has waited for `copied`.
+        unsafe { result::memcpy_htod_async(dst, &*buf, self.stream.cu_stream()) }
+            .context("copying a run to the device")?;
+        self.copied
+            .record(&self.stream)
+            .context("recording an event")?;
+        self.in_flight = true;
+        Ok(())
+    }
+}
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        // Its pinned memory is freed only once its copy is over.
+        if self.in_flight {
+            let _ = self.copied.synchronize();
+        }
+    }
 }
 
 impl Slots {
@@ -104,7 +181,11 @@ impl Slots {
         gpu.compute
             .synchronize()
             .context("allocating chunk buffers")?;
-        Ok(Slots { ring, capacity })
+        Ok(Slots {
+            ring,
+            capacity,
+            readers: Mutex::new(VecDeque::new()),
+        })
     }
 
     pub(super) fn capacity(&self) -> usize {
@@ -169,6 +250,9 @@ pub(super) enum ChunkSource<'s> {
     Pinned(usize),
     /// Registered host memory.
     Registered(&'s [u8]),
+    /// The first `len` bytes of the slot's device buffer, copied there by
+    /// readers (the copy stream waits for them).
+    OnDevice(usize),
 }
 
 /// The ring of slots lent to one message by the backend until it is
@@ -180,6 +264,9 @@ pub(super) struct Ring<'a> {
     gpu: &'a GpuBackend,
     slots: Slots,
     pool: &'a rayon::ThreadPool,
+    /// A file's runs are read by readers ([`CopyMode::Readers`]), not
+    /// staged in a slot.
+    readers: bool,
     /// Chunks enqueued so far.
     chunks: usize,
     copy_busy: Duration,
@@ -187,11 +274,17 @@ pub(super) struct Ring<'a> {
 }
 
 impl<'a> Ring<'a> {
-    pub(super) fn new(gpu: &'a GpuBackend, slots: Slots, pool: &'a rayon::ThreadPool) -> Self {
+    pub(super) fn new(
+        gpu: &'a GpuBackend,
+        slots: Slots,
+        pool: &'a rayon::ThreadPool,
+        mode: CopyMode,
+    ) -> Self {
         Ring {
             gpu,
             slots,
             pool,
+            readers: mode == CopyMode::Readers,
             chunks: 0,
             copy_busy: Duration::ZERO,
             kernel_busy: Duration::ZERO,
@@ -238,17 +331,75 @@ impl<'a> Ring<'a> {
             .context("asking whether the GPU is done")
     }
 
-    /// Copies a piece that lives only during this call into the next slot's
-    /// pinned buffer (on the CPU pool), once that slot's last chunk is hashed.
-    pub(super) fn stage(&mut self, from: Staged<'_>) -> Result<usize, HashError> {
+    /// Copies a piece that lives only during this call into the next slot
+    /// (on the CPU pool), once that slot's last chunk is hashed: into its
+    /// pinned buffer, or a file's runs by readers straight to its device
+    /// buffer. What [`Ring::enqueue`] then sends.
+    pub(super) fn stage(&mut self, from: Staged<'_>) -> Result<ChunkSource<'static>, HashError> {
         let pool = self.pool;
         let index = self.next_index();
         self.retire(index)?;
+        let len = from.len();
+        if let (Staged::File(input, runs), true) = (&from, self.readers) {
+            self.read_into_device(index, input, runs)?;
+            return Ok(ChunkSource::OnDevice(len));
+        }
         let slot = &mut self.slots.ring[index];
         let pinned = slot.pinned.as_mut_slice().context("using pinned memory")?;
-        let len = from.len();
         pool.install(|| from.copy_into(&mut pinned[..len]))?;
-        Ok(len)
+        Ok(ChunkSource::Pinned(len))
+    }
+
+    /// Reads `runs` of `input` into slot `index`'s device buffer, packed one
+    /// after the other, by readers on the CPU pool (a task of at most
+    /// [`READER_BYTES`] each); the copy stream then waits for every copy.
+    fn read_into_device(
+        &mut self,
+        index: usize,
+        input: &InputFile,
+        runs: &[(u64, usize)],
+    ) -> Result<(), HashError> {
+        let (gpu, pool) = (self.gpu, self.pool);
+        let slot = &self.slots.ring[index];
+        let base = address(&slot.device, &gpu.copy);
+        slot.copy_start
+            .record(&gpu.copy)
+            .context("recording an event")?;
+        let mut tasks = Vec::new();
+        let mut at = 0u64;
+        for &(offset, len) in runs {
+            for done in (0..len).step_by(READER_BYTES) {
+                let n = (len - done).min(READER_BYTES);
+                tasks.push((base + at + done as u64, offset + done as u64, n));
+            }
+            at += len as u64;
+        }
+        let readers = &self.slots.readers;
+        let read = |(dst, offset, len): (u64, u64, usize)| -> Result<(), HashError> {
+            gpu.ctx
+                .bind_to_thread()
+                .context("using the GPU's context")?;
+            let taken = readers.lock().ok().and_then(|mut r| r.pop_front());
+            let mut reader = match taken {
+                Some(reader) => reader,
+                None => Reader::new(gpu)?,
+            };
+            let result = reader.read_and_copy(input, offset, len, dst);
+            if let Ok(mut r) = readers.lock() {
+                r.push_back(reader);
+            }
+            result
+        };
+        pool.install(|| tasks.into_par_iter().try_for_each(read))?;
+        let readers = readers
+            .lock()
+            .map_err(|_| GpuError::new("a reader's thread panicked"))?;
+        for reader in readers.iter().filter(|r| r.in_flight) {
+            gpu.copy
+                .wait(&reader.copied)
+                .context("ordering the streams")?;
+        }
+        Ok(())
     }
 
     /// Copies the next chunk to its slot's device buffer on the copy stream,
@@ -272,22 +423,30 @@ impl<'a> Ring<'a> {
             self.retire(index)?;
         }
         let slot = &mut self.slots.ring[index];
+        let device = address(&slot.device, &gpu.copy);
         let src = match source {
             ChunkSource::Pinned(len) => {
                 &slot.pinned.as_slice().context("using pinned memory")?[..len]
             }
             ChunkSource::Registered(bytes) => bytes,
+            // Copied by the readers since `copy_start`.
+            ChunkSource::OnDevice(_) => &[],
         };
-        let len = src.len() as u64;
-        let device = address(&slot.device, &gpu.copy);
-        slot.copy_start
-            .record(&gpu.copy)
-            .context("recording an event")?;
-        // SAFETY: `src` stays valid and unchanged until `copied` completes:
-        // a pinned slot is rewritten only after `retire`, a registration is
-        // released only after the copy stream is synchronised.
-        unsafe { result::memcpy_htod_async(device, src, gpu.copy.cu_stream()) }
-            .context("copying a chunk to the device")?;
+        let len = match source {
+            ChunkSource::OnDevice(len) => len as u64,
+            _ => src.len() as u64,
+        };
+        if !src.is_empty() {
+            slot.copy_start
+                .record(&gpu.copy)
+                .context("recording an event")?;
+            // SAFETY: `src` stays valid and unchanged until `copied`
+            // completes: a pinned slot is rewritten only after `retire`, a
+            // registration is released only after the copy stream is
+            // synchronised.
+            unsafe { result::memcpy_htod_async(device, src, gpu.copy.cu_stream()) }
+                .context("copying a chunk to the device")?;
+        }
         slot.copied
             .record(&gpu.copy)
             .context("recording an event")?;
@@ -357,17 +516,16 @@ pub(super) struct GpuLeaves<'a> {
 }
 
 impl<'a> GpuLeaves<'a> {
+    /// The leaves of a stream through `ring` (which goes back to the
+    /// backend if the states cannot be had).
     pub(super) fn new(
-        gpu: &'a GpuBackend,
+        ring: Ring<'a>,
         params: &'a TreeParams,
         kernels: &'a TreeKernels,
         leaf_kernel: LeafKernel,
-        slots: Slots,
-        pool: &'a rayon::ThreadPool,
         leaf_count: u64,
     ) -> Result<Self, GpuError> {
-        // The ring first: if the states cannot be had, it still goes back.
-        let ring = Ring::new(gpu, slots, pool);
+        let gpu = ring.gpu();
         Ok(GpuLeaves {
             ring,
             params,
@@ -457,10 +615,10 @@ impl<'a> GpuLeaves<'a> {
     }
 
     /// Absorbs a piece that lives only during this call: CPU threads copy
-    /// it into the slot's pinned buffer first.
+    /// it into the slot first ([`Ring::stage`]).
     pub(super) fn absorb_staged(&mut self, from: Staged<'_>) -> Result<(), HashError> {
-        let len = self.ring.stage(from)?;
-        Ok(self.enqueue(ChunkSource::Pinned(len))?)
+        let staged = self.ring.stage(from)?;
+        Ok(self.enqueue(staged)?)
     }
 
     /// Absorbs a piece of a file mapping, pinned for the copy and released

@@ -147,7 +147,8 @@ impl<'h> Work<'h> for Leaves<'h> {
         let params = self.params;
         let engine = if count > 1 {
             let place = SideBySide { index, count };
-            gpu.begin_side_by_side(params, len, place, kernel, pool, timings)?
+            let mode = options.copy_mode;
+            gpu.begin_side_by_side(params, len, place, mode, kernel, pool, timings)?
         } else {
             gpu.begin(params, len, options.copy_mode, kernel, pool, timings)?
         };
@@ -278,7 +279,15 @@ impl<'h> Work<'h> for Chunks<'h> {
         timings: &mut Timings,
     ) -> Result<Self::Engine, HashError> {
         let pool = self.hasher.cpu.pool();
-        gpu.begin_chunks(&self.spec()?, self.chunk_len, piece_len, pool, timings)
+        let mode = self.hasher.options.copy_mode;
+        gpu.begin_chunks(
+            &self.spec()?,
+            self.chunk_len,
+            mode,
+            piece_len,
+            pool,
+            timings,
+        )
     }
 
     fn run(

@@ -14,6 +14,7 @@ use super::read::{PartOutput, open};
 use super::standard::{StandardPart, bytes_read, holds_first_chunk, split};
 use super::{Body, Origin, Part};
 use crate::error::HashError;
+use crate::gpu::CopyMode;
 use crate::hasher::{BackendUsed, Hasher};
 use crate::input::InputFile;
 use crate::progress::Progress;
@@ -128,7 +129,14 @@ impl Hasher {
         let cpu = self.cpu();
         let piece_len = chunks::piece_len(params, cpu.standard_piece_target());
         let chunk_len = standard::chunk_len(params);
-        let engine = gpu.begin_chunks(spec, chunk_len, piece_len, cpu.pool(), timings)?;
+        let engine = gpu.begin_chunks(
+            spec,
+            chunk_len,
+            CopyMode::Staging,
+            piece_len,
+            cpu.pool(),
+            timings,
+        )?;
         let mut none = NoJoiners;
         let engines = Engines {
             gpus: vec![engine],
