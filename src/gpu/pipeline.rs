@@ -89,7 +89,7 @@ const READER_BYTES: usize = 2 << 20;
 /// crosses host memory once (read from the page cache) rather than three
 /// times (read, written to a slot, read by the copy engine): what the
 /// host's reader probe moves fastest for two GPUs
-/// (docs/decisions/0031-gpu-readers.md).
+/// (docs/decisions/0032-gpu-readers-opt-in.md).
 struct Reader {
     pinned: PinnedHostSlice<u8>,
     stream: Arc<CudaStream>,
