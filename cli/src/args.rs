@@ -61,8 +61,9 @@ pub struct Cli {
     /// GPU joins when it is ready and takes the leaves, which go back to the
     /// CPU only while that makes the input go faster (an input that ends
     /// first is the CPU's alone). `cpu`; or `gpu`: the GPUs only, started
-    /// side by side, each with an even share of an input of 256 MiB or more
-    /// (a shorter one is the first GPU's).
+    /// side by side and sharing an input from its first piece, as many as
+    /// it has 4 GPU chunks (32 MiB each) and one more for (a shorter input is
+    /// the first GPU's).
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     pub backend: BackendArg,
 

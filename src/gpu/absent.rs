@@ -62,11 +62,13 @@ impl GpuBackend {
         match *self {}
     }
 
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn begin_at<'a>(
         &'a self,
         _params: &'a TreeParams,
         _message_len: u64,
         _piece_len: usize,
+        _mode: CopyMode,
         _leaf_kernel: Option<LeafKernel>,
         _pool: &'a rayon::ThreadPool,
         _times: &mut Timings,
@@ -111,7 +113,7 @@ impl Fleet {
 
     pub(crate) fn side_by_side<'f, T: Send>(
         &'f self,
-        _most: usize,
+        _most: Option<usize>,
         _begin: impl Fn(usize, usize, &'f GpuBackend) -> Result<T, crate::error::HashError> + Sync,
     ) -> Result<Vec<T>, crate::error::HashError> {
         Err(Self::absent().into())
@@ -165,7 +167,7 @@ mod tests {
         let gpu = Hasher::new(HasherOptions::default().with_backend(BackendChoice::Gpu)).unwrap();
         for err in [
             gpu.gpu().err().expect("no GPU"),
-            gpu.hash_bytes(&params, b"abc").err().expect("no GPU"),
+            gpu.hash_bytes(&params, b"abc").expect_err("no GPU"),
         ] {
             assert!(
                 matches!(&err, HashError::Gpu(why) if why.contains("`gpu` feature")),

@@ -12,7 +12,7 @@ use std::ops::Range;
 
 use crate::engine::{LeafEngine, LeafStates, kept_after_taking, owned_after_giving};
 use crate::error::HashError;
-use crate::message::{Access, Piece};
+use crate::message::{self, Access, Piece};
 use crate::params::TreeParams;
 use crate::timings::{Timings, timed};
 use crate::tree::Dealing;
@@ -58,14 +58,17 @@ impl GpuBackend {
     }
 
     /// The engine of one of `count` GPUs that begin one message side by
-    /// side: the first (`place.index` 0) owns every leaf until the schedule splits them at
-    /// the first piece. Pieces are `count` times one GPU's own, so that a
-    /// GPU's share of a piece is about what it stages from a piece alone: a
-    /// share half a buffer long would cost a whole turn of the ring
+    /// side: the first (`place.index` 0) owns every leaf until the schedule
+    /// splits them at the first piece. Pieces are `count` times one GPU's
+    /// own (at most `message::MAX_PIECE`), so that a GPU's share of a piece
+    /// is about what it stages from a piece alone: a share half a buffer
+    /// long would cost a whole turn of the ring
     /// (docs/decisions/0011-gpu-staging-ring.md). Its buffers hold the most
-    /// a share of a piece can be: its run of each stripe the piece touches
-    /// (two more than the piece holds whole), or the whole piece where its
-    /// run is longer.
+    /// a share of a piece can be: the runs of ⌈L / count⌉ leaves (the
+    /// largest share of an even split) in every stripe the piece touches
+    /// (two more than it holds whole), or the whole piece if that is less.
+    /// A copy mode of `Register` stages: a share of each stripe is no
+    /// mapping's whole window.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn begin_side_by_side<'a>(
         &'a self,
@@ -78,21 +81,20 @@ impl GpuBackend {
         times: &mut Timings,
     ) -> Result<Box<dyn LeafEngine + 'a>, HashError> {
         let SideBySide { index, count } = place;
-        let piece_len = self.piece_len(params) * count.max(1);
-        let stripe = params
-            .leaf_count()
-            .saturating_mul(params.block_size() as u64);
-        let shares = count.max(1) as u64;
-        let mut most = (piece_len as u64 / shares).saturating_add(2 * (stripe / shares));
-        most = most.min(piece_len as u64);
+        let count = count.max(1);
+        let block = params.block_size();
+        let piece_len = message::piece_len(block, self.chunk_bytes.saturating_mul(count));
+        let leaves = params.leaf_count();
+        let stripe = leaves.saturating_mul(block as u64);
+        let share_run = leaves.div_ceil(count as u64).saturating_mul(block as u64);
+        let stripes = piece_len as u64 / stripe.max(1) + 2;
+        let mut most = stripes.saturating_mul(share_run).min(piece_len as u64);
         // A small input needs only small buffers (cheaper to pin).
         if let Some(len) = len_hint {
             most = most.min(params.prefix().len() as u64 + len);
         }
-        let block = params.block_size();
         let start = Begin {
             buffers: (most as usize).max(1).next_multiple_of(block),
-            // A share of each stripe is no mapping's whole window.
             mode: match mode {
                 CopyMode::Register => CopyMode::Staging,
                 mode => mode,
@@ -110,18 +112,25 @@ impl GpuBackend {
     }
 
     /// An engine that joins a message `message_len` bytes into it, owning no
-    /// leaf yet (other engines hand it some). It stages every chunk.
+    /// leaf yet (other engines hand it some). It copies as `mode` says,
+    /// `Register` staging (it never owns every leaf of a window from its
+    /// start).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn begin_at<'a>(
         &'a self,
         params: &'a TreeParams,
         message_len: u64,
         piece_len: usize,
+        mode: CopyMode,
         leaf_kernel: Option<LeafKernel>,
         pool: &'a rayon::ThreadPool,
         times: &mut Timings,
     ) -> Result<Box<dyn LeafEngine + 'a>, HashError> {
         let buffers = self.buffer_len(piece_len);
-        let mode = CopyMode::Staging;
+        let mode = match mode {
+            CopyMode::Register => CopyMode::Staging,
+            mode => mode,
+        };
         let start = Begin {
             buffers,
             mode,

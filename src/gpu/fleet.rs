@@ -372,22 +372,23 @@ impl Fleet {
     /// thread of its own, all at once: a device's start (its context, the
     /// kernels, pinned buffers) is mostly waits in the driver, which for
     /// several devices overlap, so they are ready about when one would be.
-    /// Only the first `most` devices are used (the others must exist); one
-    /// is begun on the calling thread. `begin` gets the device's place among those used and their
-    /// count. The results in that order, or the first error.
+    /// Only the first `most` devices are used (all where `None`; the others
+    /// must exist); one is begun on the calling thread. `begin` gets the
+    /// device's place among those used and their count. The results in
+    /// that order, or the first error.
     pub(crate) fn side_by_side<'f, T: Send>(
         &'f self,
-        most: usize,
+        most: Option<usize>,
         begin: impl Fn(usize, usize, &'f GpuBackend) -> Result<T, HashError> + Sync,
     ) -> Result<Vec<T>, HashError> {
         let all = self.0.list().as_ref().map_err(Clone::clone)?;
-        let list = &all[..most.clamp(1, all.len())];
+        let used = most.map_or(all.len(), |most| most.clamp(1, all.len()));
+        let (list, left_out) = all.split_at(used);
+        for device in left_out {
+            super::check_device(device.ordinal)?;
+        }
         let count = list.len();
         if let [only] = list {
-            // Those left out must still exist.
-            for device in &all[1..] {
-                super::check_device(device.ordinal)?;
-            }
             let gpu = only.open(&self.0.start).as_ref().map_err(Clone::clone)?;
             return Ok(vec![begin(0, 1, gpu)?]);
         }

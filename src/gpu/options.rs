@@ -8,7 +8,8 @@ use std::str::FromStr;
 /// Bytes per chunk copied to the device and absorbed by one kernel launch.
 pub const DEFAULT_CHUNK_BYTES: usize = 32 << 20;
 
-/// How a mapped file's bytes reach the device.
+/// How a file's bytes reach the device. Bytes in memory (a slice, a stream)
+/// are always staged, and so are parts: the mode is for a file's digest.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CopyMode {
@@ -16,8 +17,8 @@ pub enum CopyMode {
     #[default]
     Staging,
     /// The file is mapped a window at a time, each window is pinned
-    /// (cuMemHostRegister, read-only) and the GPU reads it directly. Bytes
-    /// that are not a file mapping (`Hasher::hash_bytes`) are staged.
+    /// (cuMemHostRegister, read-only) and the GPU reads it directly, where
+    /// one GPU owns every leaf of an LI tree; otherwise it is staged.
     Register,
     /// CPU threads read a file's runs into small pinned buffers of their
     /// own, each copied to the device at once on the thread's own stream;
@@ -112,4 +113,9 @@ pub(crate) struct Start {
 pub(crate) struct SideBySide {
     pub(crate) index: usize,
     pub(crate) count: usize,
+}
+
+impl SideBySide {
+    /// A GPU that takes an input alone.
+    pub(crate) const ALONE: SideBySide = SideBySide { index: 0, count: 1 };
 }

@@ -70,27 +70,28 @@ impl Slot {
     }
 }
 
-/// The ring of slots, kept by the backend between inputs, and the readers'
+/// The ring of slots, kept by the backend between inputs, and the read
 /// buffers made so far.
 #[derive(Default)]
 pub(super) struct Slots {
     ring: Vec<Slot>,
     capacity: usize,
-    readers: Mutex<VecDeque<Reader>>,
+    read_buffers: Mutex<VecDeque<ReadBuffer>>,
 }
 
-/// The bytes one reader reads and copies at a time: small enough to stay in
-/// the CPU's cache between the read and the copy.
-const READER_BYTES: usize = 2 << 20;
+/// The bytes one task reads and copies at a time under
+/// [`CopyMode::Readers`]: small enough to stay in the CPU's cache between
+/// the read and the copy.
+const READ_BUFFER_BYTES: usize = 2 << 20;
 
-/// A reader's buffer: small pinned memory and a stream of its own. A task
-/// reads a run of the file into it and queues its copy to the device at
-/// once, while the bytes are still in the CPU's cache, so that a byte
-/// crosses host memory once (read from the page cache) rather than three
-/// times (read, written to a slot, read by the copy engine): what the
-/// host's reader probe moves fastest for two GPUs
+/// Under [`CopyMode::Readers`], small pinned memory with a stream of its
+/// own. A task of the CPU pool reads a run of the file into it and queues
+/// its copy to the device at once, while the bytes are still in the CPU's
+/// cache, so that a byte crosses host memory once (read from the page
+/// cache) rather than three times (read, written to a slot, read by the
+/// copy engine), as in the host's fastest probe for two GPUs
 /// (docs/decisions/0032-gpu-readers-opt-in.md).
-struct Reader {
+struct ReadBuffer {
     pinned: PinnedHostSlice<u8>,
     stream: Arc<CudaStream>,
     copied: CudaEvent,
@@ -98,12 +99,12 @@ struct Reader {
     in_flight: bool,
 }
 
-impl Reader {
-    fn new(gpu: &GpuBackend) -> Result<Reader, GpuError> {
+impl ReadBuffer {
+    fn new(gpu: &GpuBackend) -> Result<ReadBuffer, GpuError> {
         // SAFETY: written by a read before any copy reads it.
-        let pinned = unsafe { gpu.ctx.alloc_pinned::<u8>(READER_BYTES) }
+        let pinned = unsafe { gpu.ctx.alloc_pinned::<u8>(READ_BUFFER_BYTES) }
             .context("allocating pinned host memory")?;
-        Ok(Reader {
+        Ok(ReadBuffer {
             pinned,
             stream: gpu.ctx.new_stream().context("creating a stream")?,
             copied: gpu
@@ -114,9 +115,9 @@ impl Reader {
         })
     }
 
-    /// Reads `len` bytes (at most [`READER_BYTES`]) at `offset` of `input`
-    /// and queues their copy to device address `dst`, once its last copy
-    /// is done.
+    /// Reads `len` bytes (at most [`READ_BUFFER_BYTES`]) at `offset` of
+    /// `input` and queues their copy to device address `dst`, once its last
+    /// copy is done.
     fn read_and_copy(
         &mut self,
         input: &InputFile,
@@ -131,9 +132,12 @@ impl Reader {
         let buf = &mut self.pinned.as_mut_slice().context("using pinned memory")?[..len];
         input.read_exact_at(buf, offset)?;
         // SAFETY: the buffer is not written again before `copied`
-        // completes (waited for above, at its next use, or on drop), and
-        // `dst` holds `len` bytes of a slot's device buffer that nothing
-        // reads until the copy stream has waited for `copied`.
+        // completes (waited for above, at its next use, or on drop).
+        // `dst` is `len` bytes inside a slot's device buffer
+        // (`Ring::read_into_device` checks the runs fit), a slot retired
+        // first, so no kernel still reads it, and none reads it again before
+        // the compute stream has waited, through the copy stream, for
+        // `copied`.
         unsafe { result::memcpy_htod_async(dst, &*buf, self.stream.cu_stream()) }
             .context("copying a run to the device")?;
         self.copied
@@ -144,7 +148,7 @@ impl Reader {
     }
 }
 
-impl Drop for Reader {
+impl Drop for ReadBuffer {
     fn drop(&mut self) {
         // Its pinned memory is freed only once its copy is over.
         if self.in_flight {
@@ -184,7 +188,7 @@ impl Slots {
         Ok(Slots {
             ring,
             capacity,
-            readers: Mutex::new(VecDeque::new()),
+            read_buffers: Mutex::new(VecDeque::new()),
         })
     }
 
@@ -250,8 +254,8 @@ pub(super) enum ChunkSource<'s> {
     Pinned(usize),
     /// Registered host memory.
     Registered(&'s [u8]),
-    /// The first `len` bytes of the slot's device buffer, copied there by
-    /// readers (the copy stream waits for them).
+    /// The first `len` bytes of the slot's device buffer, copied there
+    /// through read buffers (the copy stream waits for them).
     OnDevice(usize),
 }
 
@@ -264,9 +268,9 @@ pub(super) struct Ring<'a> {
     gpu: &'a GpuBackend,
     slots: Slots,
     pool: &'a rayon::ThreadPool,
-    /// A file's runs are read by readers ([`CopyMode::Readers`]), not
-    /// staged in a slot.
-    readers: bool,
+    /// A file's runs are read into read buffers and copied straight to the
+    /// slot's device buffer ([`CopyMode::Readers`]), not staged in a slot.
+    direct_reads: bool,
     /// Chunks enqueued so far.
     chunks: usize,
     copy_busy: Duration,
@@ -284,7 +288,7 @@ impl<'a> Ring<'a> {
             gpu,
             slots,
             pool,
-            readers: mode == CopyMode::Readers,
+            direct_reads: mode == CopyMode::Readers,
             chunks: 0,
             copy_busy: Duration::ZERO,
             kernel_busy: Duration::ZERO,
@@ -333,14 +337,14 @@ impl<'a> Ring<'a> {
 
     /// Copies a piece that lives only during this call into the next slot
     /// (on the CPU pool), once that slot's last chunk is hashed: into its
-    /// pinned buffer, or a file's runs by readers straight to its device
-    /// buffer. What [`Ring::enqueue`] then sends.
+    /// pinned buffer, or a file's runs through read buffers straight to its
+    /// device buffer. What [`Ring::enqueue`] then sends.
     pub(super) fn stage(&mut self, from: Staged<'_>) -> Result<ChunkSource<'static>, HashError> {
         let pool = self.pool;
         let index = self.next_index();
         self.retire(index)?;
         let len = from.len();
-        if let (Staged::File(input, runs), true) = (&from, self.readers) {
+        if let (Staged::File(input, runs), true) = (&from, self.direct_reads) {
             self.read_into_device(index, input, runs)?;
             return Ok(ChunkSource::OnDevice(len));
         }
@@ -350,9 +354,11 @@ impl<'a> Ring<'a> {
         Ok(ChunkSource::Pinned(len))
     }
 
-    /// Reads `runs` of `input` into slot `index`'s device buffer, packed one
-    /// after the other, by readers on the CPU pool (a task of at most
-    /// [`READER_BYTES`] each); the copy stream then waits for every copy.
+    /// Reads `runs` of `input` into slot `index`'s device buffer (retired),
+    /// packed one after the other, by tasks on the CPU pool (of at most
+    /// [`READ_BUFFER_BYTES`] each, through read buffers); the copy stream
+    /// then waits for every copy. The slot's `copy_start` is recorded
+    /// before the first read: its copy time spans the reads too.
     fn read_into_device(
         &mut self,
         index: usize,
@@ -361,6 +367,13 @@ impl<'a> Ring<'a> {
     ) -> Result<(), HashError> {
         let (gpu, pool) = (self.gpu, self.pool);
         let slot = &self.slots.ring[index];
+        let total: usize = runs.iter().map(|r| r.1).sum();
+        if total > slot.device.len() {
+            return Err(HashError::Internal(format!(
+                "{total} bytes of runs for a chunk buffer of {}",
+                slot.device.len()
+            )));
+        }
         let base = address(&slot.device, &gpu.copy);
         slot.copy_start
             .record(&gpu.copy)
@@ -368,35 +381,36 @@ impl<'a> Ring<'a> {
         let mut tasks = Vec::new();
         let mut at = 0u64;
         for &(offset, len) in runs {
-            for done in (0..len).step_by(READER_BYTES) {
-                let n = (len - done).min(READER_BYTES);
+            for done in (0..len).step_by(READ_BUFFER_BYTES) {
+                let n = (len - done).min(READ_BUFFER_BYTES);
                 tasks.push((base + at + done as u64, offset + done as u64, n));
             }
             at += len as u64;
         }
-        let readers = &self.slots.readers;
+        // The oldest buffer first: its copy is the likeliest to be over.
+        let buffers = &self.slots.read_buffers;
         let read = |(dst, offset, len): (u64, u64, usize)| -> Result<(), HashError> {
             gpu.ctx
                 .bind_to_thread()
                 .context("using the GPU's context")?;
-            let taken = readers.lock().ok().and_then(|mut r| r.pop_front());
-            let mut reader = match taken {
-                Some(reader) => reader,
-                None => Reader::new(gpu)?,
+            let taken = buffers.lock().ok().and_then(|mut b| b.pop_front());
+            let mut buffer = match taken {
+                Some(buffer) => buffer,
+                None => ReadBuffer::new(gpu)?,
             };
-            let result = reader.read_and_copy(input, offset, len, dst);
-            if let Ok(mut r) = readers.lock() {
-                r.push_back(reader);
+            let result = buffer.read_and_copy(input, offset, len, dst);
+            if let Ok(mut b) = buffers.lock() {
+                b.push_back(buffer);
             }
             result
         };
         pool.install(|| tasks.into_par_iter().try_for_each(read))?;
-        let readers = readers
+        let buffers = buffers
             .lock()
-            .map_err(|_| GpuError::new("a reader's thread panicked"))?;
-        for reader in readers.iter().filter(|r| r.in_flight) {
+            .map_err(|_| GpuError::new("a task reading for the GPU panicked"))?;
+        for buffer in buffers.iter().filter(|b| b.in_flight) {
             gpu.copy
-                .wait(&reader.copied)
+                .wait(&buffer.copied)
                 .context("ordering the streams")?;
         }
         Ok(())
@@ -429,7 +443,7 @@ impl<'a> Ring<'a> {
                 &slot.pinned.as_slice().context("using pinned memory")?[..len]
             }
             ChunkSource::Registered(bytes) => bytes,
-            // Copied by the readers since `copy_start`.
+            // Copied through read buffers since `copy_start`.
             ChunkSource::OnDevice(_) => &[],
         };
         let len = match source {

@@ -56,13 +56,14 @@ const CHUNKS_JOIN_COST: Duration = Duration::from_millis(500);
 /// (docs/decisions/0019-parts-on-the-gpu-from-16-gib.md).
 const LI_PART_GPU_BYTES: u64 = 16 << 30;
 
-/// Under `Gpu`, an input of at least this many GPU chunks (32 MiB each by
-/// default) is shared by every GPU asked for, begun side by side; a shorter
-/// one is the first GPU's. An LI tree is split only where four pieces are
-/// left (`schedule::Balance`), each piece a chunk per GPU; and beginning an
-/// engine on every device for each short input of a list costs a thread and
-/// the driver's set-up of it per device.
-const GPUS_SHARE_FROM_CHUNKS: u64 = 8;
+/// Under `Gpu`, each GPU that shares an input begun side by side needs this
+/// many GPU chunks of it (32 MiB each by default), and one chunk more for
+/// the rounding of pieces to blocks and the prefix: an LI tree is split
+/// only where four pieces are left (`schedule::Balance`), each piece a
+/// chunk per GPU; and beginning an engine on a device costs a thread and
+/// the driver's set-up of it, for each short input of a list. A shorter
+/// input is shared by fewer GPUs, down to the first alone.
+const CHUNKS_PER_SHARING_GPU: u64 = 4;
 
 /// What a GPU's start must repay: the rest of the work must take the CPU
 /// `times` the start-up on record, counted as `floor` at least.
@@ -160,15 +161,14 @@ impl Hasher {
         }
     }
 
-    /// Under `Gpu`, how many of the GPUs asked for begin an input of `len`
-    /// bytes (`None`: not known) side by side: all of them, or the first
-    /// alone for a short input ([`GPUS_SHARE_FROM_CHUNKS`]).
-    pub(super) fn gpus_sharing(&self, len: Option<u64>) -> usize {
+    /// Under `Gpu`, the most GPUs that begin an input of `len` bytes side by
+    /// side ([`CHUNKS_PER_SHARING_GPU`]); `None`, every GPU asked for, where
+    /// the length is not known (a stream).
+    pub(super) fn gpus_sharing(&self, len: Option<u64>) -> Option<usize> {
         let chunk = self.options.piece_bytes.unwrap_or(gpu::DEFAULT_CHUNK_BYTES) as u64;
-        match len {
-            Some(len) if len < GPUS_SHARE_FROM_CHUNKS * chunk => 1,
-            _ => usize::MAX,
-        }
+        let chunks = len? / chunk.max(1);
+        let gpus = chunks.saturating_sub(1) / CHUNKS_PER_SHARING_GPU;
+        Some(gpus.clamp(1, usize::MAX as u64) as usize)
     }
 
     /// Whether a standard function's part with `read_len` bytes to read is

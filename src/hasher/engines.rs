@@ -10,6 +10,7 @@ use super::auto::{GpuJoiners, Resumed};
 use super::work::Work;
 use super::{BackendChoice, BackendUsed, HashOutput, Hasher, Placement};
 use crate::error::HashError;
+use crate::gpu::SideBySide;
 use crate::message::{self, Input};
 use crate::progress::{EngineShare, Progress};
 use crate::schedule::Hashed;
@@ -121,11 +122,11 @@ impl Hasher {
         work.run(input, true, Vec::new(), None, progress, timings)
     }
 
-    /// The input on the GPUs asked for, which must all start. They start
-    /// side by side (while a file is read ahead), and every one takes part
-    /// from the first piece with an even share: one GPU started after
-    /// another would join when the first had done most of the input. A
-    /// short input is the first GPU's (`auto::GPUS_SHARE_FROM_CHUNKS`). The
+    /// The input on the GPUs asked for, which must all exist. Those it is
+    /// long enough for (`auto::CHUNKS_PER_SHARING_GPU`; the first alone for
+    /// a short input) start side by side, while a file is read ahead, and
+    /// every one takes part from the first piece: one GPU started after
+    /// another would join when the first had done most of the input. The
     /// CPU takes what no GPU can: KT's first chunk, the last chunks and the
     /// final node.
     fn on_gpus<'h, W: Work<'h>>(
@@ -141,7 +142,8 @@ impl Hasher {
             self.gpus
                 .side_by_side(self.gpus_sharing(len), |index, count, gpu| {
                     let mut own = Timings::default();
-                    let engine = work.begin_side_by_side(gpu, len, index, count, &mut own)?;
+                    let place = SideBySide { index, count };
+                    let engine = work.begin(gpu, len, place, &mut own)?;
                     Ok((engine, own))
                 })
         };
@@ -184,7 +186,7 @@ impl Hasher {
             .find_map(|(o, gpu)| (o == ordinal).then_some(gpu))
             .ok_or_else(not_ready)?;
         self.charge_startup(gpu, timings);
-        let engine = work.begin_side_by_side(gpu, input.known_len(), 0, 1, timings)?;
+        let engine = work.begin(gpu, input.known_len(), SideBySide::ALONE, timings)?;
         work.run(input, false, vec![engine], None, progress, timings)
     }
 

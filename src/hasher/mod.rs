@@ -59,8 +59,11 @@ pub enum BackendChoice {
     Auto,
     /// The CPU backend.
     Cpu,
-    /// The GPUs asked for, started side by side, each with an even share of
-    /// the work from the first piece; an error if one is missing or fails.
+    /// The GPUs asked for, started side by side and sharing the work from
+    /// the first piece (an LI tree's leaves evenly, a standard function's
+    /// chunks by their measured rates): as many as the input has 4 GPU
+    /// chunks and one more for (a short input is the first GPU's alone).
+    /// An error if one is missing or fails.
     Gpu,
 }
 
@@ -114,7 +117,7 @@ pub struct HasherOptions {
     pub piece_bytes: Option<usize>,
     /// The CUDA devices to use.
     pub devices: Devices,
-    /// How a mapped file reaches the GPU.
+    /// How a file's bytes reach the GPUs ([`CopyMode`]).
     pub copy_mode: CopyMode,
     /// The CPU code path: the best this CPU has (`Auto`), or one forced (for
     /// tests and comparisons; the digests are the same). A path the CPU
@@ -168,7 +171,7 @@ impl HasherOptions {
         self
     }
 
-    /// These options with a mapped file reaching the GPU by `copy_mode`.
+    /// These options with a file's bytes reaching the GPUs by `copy_mode`.
     pub fn with_copy_mode(mut self, copy_mode: CopyMode) -> Self {
         self.copy_mode = copy_mode;
         self

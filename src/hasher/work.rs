@@ -65,16 +65,15 @@ pub(super) trait Work<'h>: Copy + Send + Sync {
     /// may join.
     fn piece_len(&self) -> usize;
 
-    /// The engine of the `index`-th of `count` GPUs that take the input
-    /// from its first byte (whose length, if known, is `len`), begun side
-    /// by side: the schedule shares the work out among them at the first
-    /// piece.
-    fn begin_side_by_side(
+    /// The engine of a GPU that takes the input from its first byte (whose
+    /// length, if known, is `len`), alone or at its `place` among GPUs
+    /// begun side by side, among which the schedule shares the work out at
+    /// the first piece.
+    fn begin(
         &self,
         gpu: &'h GpuBackend,
         len: Option<u64>,
-        index: usize,
-        count: usize,
+        place: SideBySide,
         timings: &mut Timings,
     ) -> Result<Self::Engine, HashError>;
 
@@ -133,20 +132,18 @@ impl<'h> Work<'h> for Leaves<'h> {
         self.hasher.cpu.piece_len(self.params)
     }
 
-    fn begin_side_by_side(
+    fn begin(
         &self,
         gpu: &'h GpuBackend,
         len: Option<u64>,
-        index: usize,
-        count: usize,
+        place: SideBySide,
         timings: &mut Timings,
     ) -> Result<Member<'h>, HashError> {
         let (hasher, options) = (self.hasher, &self.hasher.options);
         let kernel = options.testing.gpu_leaf_kernel;
         let pool = hasher.cpu.pool();
         let params = self.params;
-        let engine = if count > 1 {
-            let place = SideBySide { index, count };
+        let engine = if place.count > 1 {
             let mode = options.copy_mode;
             gpu.begin_side_by_side(params, len, place, mode, kernel, pool, timings)?
         } else {
@@ -164,7 +161,16 @@ impl<'h> Work<'h> for Leaves<'h> {
     ) -> Result<Member<'h>, HashError> {
         let kernel = self.hasher.options.testing.gpu_leaf_kernel;
         let pool = self.hasher.cpu.pool();
-        let engine = gpu.begin_at(self.params, message_len, piece_len, kernel, pool, timings)?;
+        let mode = self.hasher.options.copy_mode;
+        let engine = gpu.begin_at(
+            self.params,
+            message_len,
+            piece_len,
+            mode,
+            kernel,
+            pool,
+            timings,
+        )?;
         Ok(Member::new(gpu.info().engine_id(), engine))
     }
 
@@ -260,12 +266,11 @@ impl<'h> Work<'h> for Chunks<'h> {
         self.piece_len
     }
 
-    fn begin_side_by_side(
+    fn begin(
         &self,
         gpu: &'h GpuBackend,
         _len: Option<u64>,
-        _index: usize,
-        _count: usize,
+        _place: SideBySide,
         timings: &mut Timings,
     ) -> Result<Self::Engine, HashError> {
         self.begin_joining(gpu, 0, self.piece_len, timings)

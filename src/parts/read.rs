@@ -198,7 +198,8 @@ impl Hasher {
         } else {
             // Chunk buffers for the CPU's pieces, as for a GPU joining it.
             let piece_len = self.cpu().piece_len(params);
-            let mut engine = gpu.begin_at(params, 0, piece_len, kernel, pool, timings)?;
+            let staging = CopyMode::Staging;
+            let mut engine = gpu.begin_at(params, 0, piece_len, staging, kernel, pool, timings)?;
             engine.give_leaves(leaves.clone(), Vec::new())?;
             engine
         };

@@ -442,8 +442,17 @@ fn gpus_and_cpus_share_leaves_in_any_split() {
                 };
                 let piece_len = first.piece_len();
                 let gpu_joins: Begin<'_> = Box::new(|at| {
-                    gpu.begin_at(params, at, piece_len, kernel, pool, &mut Timings::default())
-                        .unwrap()
+                    let staging = crate::gpu::CopyMode::Staging;
+                    gpu.begin_at(
+                        params,
+                        at,
+                        piece_len,
+                        staging,
+                        kernel,
+                        pool,
+                        &mut Timings::default(),
+                    )
+                    .unwrap()
                 });
                 let other = if gpu_first {
                     cpu_joins(&cpus[1], params)
@@ -510,8 +519,17 @@ fn a_gpu_failing_midway_is_an_error_not_a_digest() {
             EngineId::Gpu(0),
             Box::new(|at| {
                 let piece_len = cpus[0].piece_len(params);
-                gpu.begin_at(params, at, piece_len, None, pool, &mut Timings::default())
-                    .unwrap()
+                let staging = crate::gpu::CopyMode::Staging;
+                gpu.begin_at(
+                    params,
+                    at,
+                    piece_len,
+                    staging,
+                    None,
+                    pool,
+                    &mut Timings::default(),
+                )
+                .unwrap()
             }),
         )],
         piece: 0,
