@@ -218,6 +218,73 @@ fn bench_plot_is_well_formed_svg_whose_every_value_can_be_read() {
     );
 }
 
+/// A chart of every function the tool has: the title names their count (it
+/// fits the canvas), the legend has an entry per line in a panel of its own
+/// (right of the plot), and the first ten lines' colours all differ.
+#[test]
+fn bench_plot_of_every_function_is_legible() {
+    let (dir, a, _) = fixture();
+    let svg = dir.path().join("chart.svg");
+    let also = "sha3-224,sha3-384,sha3-512,shake128,shake256,kt128,kt256,\
+                parallelhash128,parallelhash256,turboshake128,turboshake256";
+    bench()
+        .args([
+            "--heights",
+            "0..=1",
+            "--repeat",
+            "1",
+            "--also",
+            also,
+            "--plot",
+        ])
+        .arg(&svg)
+        .arg(&a)
+        .assert()
+        .success();
+    let text = fs::read_to_string(&svg).unwrap();
+    let doc = roxmltree::Document::parse(&text).expect("well-formed XML");
+    let width: f64 = doc
+        .root_element()
+        .attribute("width")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let texts: Vec<roxmltree::Node> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .collect();
+    let title = texts
+        .iter()
+        .find(|n| n.text().is_some_and(|t| t.contains("throughput")))
+        .expect("a title");
+    let title = title.text().unwrap();
+    assert!(title.contains("12 functions"), "{title}");
+    // Legend entries: the labels right of the plot (x beyond 900).
+    let legend: Vec<&str> = texts
+        .iter()
+        .filter(|n| {
+            n.attribute("x")
+                .and_then(|x| x.parse::<f64>().ok())
+                .is_some_and(|x| x > 900.0)
+        })
+        .filter_map(|n| n.text().map(str::trim))
+        .collect();
+    assert_eq!(legend.len(), 12, "{legend:?}");
+    assert!(legend.iter().all(|l| !l.is_empty()) && width > 900.0);
+    // The plot's lines: one colour each for the first ten series.
+    let strokes: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("polyline") || n.has_tag_name("path"))
+        .filter_map(|n| n.attribute("stroke"))
+        .filter(|s| *s != "#000000" && *s != "#FFFFFF")
+        .collect();
+    let distinct: std::collections::BTreeSet<&str> = strokes.iter().copied().collect();
+    assert!(distinct.len() >= 10, "{distinct:?}");
+    for label in ["kt128 on cpu", "turboshake256 on cpu", "cpu sha3-224"] {
+        assert!(legend.contains(&label), "{label} in {legend:?}");
+    }
+}
+
 /// The chart is SVG: another extension is a usage error before anything is
 /// measured or any file made.
 #[test]

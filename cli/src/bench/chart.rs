@@ -35,25 +35,43 @@ pub fn plot_svg(r: &Report, path: &Path) -> Result<(), String> {
     let h_min = heights.iter().copied().min().unwrap_or(0);
     let h_max = heights.iter().copied().max().unwrap_or(0);
     let (x_lo, x_hi) = (h_min as f64 - 0.2, h_max as f64 + 0.2);
+    // One series per backend and function, in the rows' order.
+    let mut series: Vec<(&str, &str)> = Vec::new();
+    for (row, _) in &measured {
+        let key = (row.backend.as_str(), row.function.as_str());
+        if !series.contains(&key) {
+            series.push(key);
+        }
+    }
+    let entries = series.len() + usize::from(r.sha3_crate.is_some());
+    // The legend has a panel of its own, right of the plot, one line an
+    // entry: it never hides a line, however many functions are measured.
+    let height = (LEGEND_TOP + LEGEND_LINE * entries as u32 + 40).max(CHART_SIZE.1);
     // Drawn into memory, then written: plotters drops a write error of its
     // own file (a small chart fails only when its buffer is flushed on drop).
     let mut svg = String::new();
-    let root = SVGBackend::with_string(&mut svg, (900, 560)).into_drawing_area();
+    let root = SVGBackend::with_string(&mut svg, (CHART_SIZE.0 + LEGEND_WIDTH, height))
+        .into_drawing_area();
     let draw = |e: &dyn std::fmt::Display| e.to_string();
     root.fill(&WHITE).map_err(|e| draw(&e))?;
-    let names: Vec<&str> = r.functions.iter().map(|f| f.name.as_str()).collect();
+    let (plot_area, legend_area) = root.split_horizontally(CHART_SIZE.0);
+    let plot_area = plot_area.shrink((0, 0), (CHART_SIZE.0, CHART_SIZE.1));
     let subject = if r.is_list() {
         format!("{} files, {:.1} MB in all", r.files, r.bytes as f64 / 1e6)
     } else {
         format!("{:.1} MB file", r.bytes as f64 / 1e6)
     };
     let degree = r.degree.map(|d| format!(", D={d}")).unwrap_or_default();
-    let caption = format!(
-        "treehash {} throughput, {subject}{degree}",
-        names.join(", ")
-    );
-    let mut chart = ChartBuilder::on(&root)
-        .caption(caption, ("sans-serif", 22))
+    // The functions are named in the title while they fit; the legend
+    // names each line.
+    let names: Vec<&str> = r.functions.iter().map(|f| f.name.as_str()).collect();
+    let functions = match names.len() {
+        0..=2 => names.join(", "),
+        n => format!("{n} functions"),
+    };
+    let caption = format!("treehash {functions} throughput, {subject}{degree}");
+    let mut chart = ChartBuilder::on(&plot_area)
+        .caption(caption, ("sans-serif", 20))
         .margin(20)
         .x_label_area_size(45)
         .y_label_area_size(70)
@@ -76,18 +94,12 @@ pub fn plot_svg(r: &Report, path: &Path) -> Result<(), String> {
         .y_label_formatter(&|y| tick_label(*y))
         .draw()
         .map_err(|e| draw(&e))?;
-    // One series per backend and function, in the rows' order.
-    let mut series: Vec<(&str, &str)> = Vec::new();
-    for (row, _) in &measured {
-        let key = (row.backend.as_str(), row.function.as_str());
-        if !series.contains(&key) {
-            series.push(key);
-        }
-    }
     let several_trees = r.functions.iter().filter(|f| f.is_tree()).count() > 1;
-    let palette = [RED, BLUE, GREEN, MAGENTA, CYAN];
+    let mut legend: Vec<LegendEntry> = Vec::new();
     for (i, &(backend, function)) in series.iter().enumerate() {
-        let color = palette[i % palette.len()];
+        let color = PALETTE[i % PALETTE.len()];
+        // Past the palette, the marks tell lines of one colour apart.
+        let square = (i / PALETTE.len()) % 2 == 1;
         let rows: Vec<&(&Row, &Measurement)> = measured
             .iter()
             .filter(|(row, _)| row.backend == backend && row.function == function)
@@ -99,36 +111,36 @@ pub fn plot_svg(r: &Report, path: &Path) -> Result<(), String> {
             let line = vec![(x_lo, gb_per_s), (x_hi, gb_per_s)];
             chart
                 .draw_series(DashedLineSeries::new(line, 8, 5, color.stroke_width(2)))
-                .map_err(|e| draw(&e))?
-                .label(format!("{function} on {backend}"))
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-                });
+                .map_err(|e| draw(&e))?;
+            legend.push(LegendEntry {
+                label: format!("{function} on {backend}"),
+                color,
+                dashed: true,
+                mark: None,
+            });
             continue;
         }
         let points: Vec<(f64, f64)> = rows
             .iter()
             .filter_map(|(row, m)| Some((f64::from(row.height?), m.gb_per_s)))
             .collect();
-        let label = if several_trees {
-            format!("{backend} {function}")
-        } else {
-            backend.to_string()
-        };
         chart
             .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
-            .map_err(|e| draw(&e))?
-            .label(label)
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
-        chart
-            .draw_series(
+            .map_err(|e| draw(&e))?;
+        if square {
+            chart.draw_series(
+                points.into_iter().map(|p| {
+                    EmptyElement::at(p) + Rectangle::new([(-4, -4), (4, 4)], color.filled())
+                }),
+            )
+        } else {
+            chart.draw_series(
                 points
                     .into_iter()
                     .map(|p| Circle::new(p, 4, color.filled())),
             )
-            .map_err(|e| draw(&e))?;
+        }
+        .map_err(|e| draw(&e))?;
         chart
             .draw_series(rows.iter().filter_map(|(row, m)| {
                 let h = f64::from(row.height?);
@@ -141,31 +153,103 @@ pub fn plot_svg(r: &Report, path: &Path) -> Result<(), String> {
                 ))
             }))
             .map_err(|e| draw(&e))?;
+        legend.push(LegendEntry {
+            label: match several_trees {
+                true => format!("{backend} {function}"),
+                false => backend.to_string(),
+            },
+            color,
+            dashed: false,
+            mark: Some(square),
+        });
     }
     if let Some(p) = &r.sha3_crate {
         let line = vec![(h_min as f64, p.gb_per_s), (h_max as f64, p.gb_per_s)];
         chart
             .draw_series(LineSeries::new(line, BLACK.stroke_width(1)))
-            .map_err(|e| draw(&e))?
-            .label(format!(
-                "reference: plain {} by the sha3 crate, 1 thread",
-                p.label
-            ))
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
+            .map_err(|e| draw(&e))?;
+        legend.push(LegendEntry {
+            label: format!("reference: plain {} by the sha3 crate, 1 thread", p.label),
+            color: BLACK,
+            dashed: false,
+            mark: None,
+        });
     }
-    chart
-        .configure_series_labels()
-        .border_style(BLACK)
-        .background_style(WHITE.mix(0.9))
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()
-        .map_err(|e| draw(&e))?;
+    draw_legend(&legend_area, &legend).map_err(|e| draw(&e))?;
     root.present().map_err(|e| draw(&e))?;
     drop(chart);
-    drop(root);
+    drop((plot_area, legend_area, root));
     let access = treehash::output_file::Access::Shared;
     treehash::output_file::write(path, svg.as_bytes(), access)
         .map_err(|e| treehash::error::io_reason(&e))
+}
+
+/// The plot's size in pixels; the legend's panel is beside it, and the
+/// canvas grows downwards where the legend needs more lines.
+const CHART_SIZE: (u32, u32) = (900, 560);
+/// The legend panel's width, its first line's height and each line's.
+const LEGEND_WIDTH: u32 = 330;
+const LEGEND_TOP: u32 = 60;
+const LEGEND_LINE: u32 = 22;
+
+/// Ten colours told apart also by most colour-blind readers (Tableau 10).
+const PALETTE: [plotters::style::RGBColor; 10] = {
+    use plotters::style::RGBColor;
+    [
+        RGBColor(0x4e, 0x79, 0xa7),
+        RGBColor(0xf2, 0x8e, 0x2b),
+        RGBColor(0xe1, 0x57, 0x59),
+        RGBColor(0x76, 0xb7, 0xb2),
+        RGBColor(0x59, 0xa1, 0x4f),
+        RGBColor(0xed, 0xc9, 0x48),
+        RGBColor(0xb0, 0x7a, 0xa1),
+        RGBColor(0xff, 0x9d, 0xa7),
+        RGBColor(0x9c, 0x75, 0x5f),
+        RGBColor(0x79, 0x70, 0x6e),
+    ]
+};
+
+/// One line of the legend: a sample of the series' line (dashed for a
+/// standard function's median, with its mark for an LI line: a circle, or
+/// a square past the palette) and its label.
+struct LegendEntry {
+    label: String,
+    color: plotters::style::RGBColor,
+    dashed: bool,
+    mark: Option<bool>,
+}
+
+/// Draws the legend's entries down its panel, as the lines are drawn.
+fn draw_legend<DB: plotters::prelude::DrawingBackend>(
+    area: &plotters::prelude::DrawingArea<DB, plotters::coord::Shift>,
+    entries: &[LegendEntry],
+) -> Result<(), plotters::drawing::DrawingAreaErrorKind<DB::ErrorType>> {
+    use plotters::prelude::*;
+    for (k, entry) in entries.iter().enumerate() {
+        let y = (LEGEND_TOP + LEGEND_LINE * k as u32) as i32;
+        let style = entry.color.stroke_width(2);
+        if entry.dashed {
+            for x in [0, 12, 24] {
+                area.draw(&PathElement::new(vec![(x, y), (x + 7, y)], style))?;
+            }
+        } else {
+            area.draw(&PathElement::new(vec![(0, y), (30, y)], style))?;
+        }
+        match entry.mark {
+            Some(false) => area.draw(&Circle::new((15, y), 4, entry.color.filled()))?,
+            Some(true) => area.draw(&Rectangle::new(
+                [(11, y - 4), (19, y + 4)],
+                entry.color.filled(),
+            ))?,
+            None => {}
+        }
+        area.draw(&Text::new(
+            entry.label.clone(),
+            (40, y - 7),
+            ("sans-serif", 14),
+        ))?;
+    }
+    Ok(())
 }
 
 /// The most labelled ticks on the chart's y axis.
