@@ -24,7 +24,7 @@ use super::keccak_x4;
 use super::keccak_x8;
 #[cfg(target_arch = "x86_64")]
 use super::platform::{Avx2, Avx512};
-use super::platform::{OneState, Platform};
+use super::platform::{ChunkKernels, OneState, Platform};
 use crate::error::HashError;
 use crate::sponge::{MAX_RATE, SpongeSpec};
 
@@ -63,18 +63,7 @@ pub(crate) fn chaining_values_on(
         count.checked_mul(chunk_len),
         "whole chunks"
     );
-    let (mut chunks, mut out) = (chunks, out);
-    let kernels = platform.chunk_kernels();
-    #[cfg(target_arch = "x86_64")]
-    {
-        if let Some(avx512) = kernels.x8 {
-            (chunks, out) = hash_groups::<_, 8>(avx512, spec, chunks, chunk_len, out);
-        }
-        if let Some(avx2) = kernels.x4 {
-            (chunks, out) = hash_groups::<_, 4>(avx2, spec, chunks, chunk_len, out);
-        }
-    }
-    let _ = kernels; // no SIMD kernel off x86-64
+    let (chunks, out) = hash_wide(platform.chunk_kernels(), spec, chunks, chunk_len, out);
     let one_state = platform.one_state();
     for (j, cv) in out.chunks_exact_mut(c).enumerate() {
         hash_one(
@@ -84,6 +73,29 @@ pub(crate) fn chaining_values_on(
             cv,
         );
     }
+}
+
+/// Hashes the chunks that the platform's SIMD kernels take, widest kernel
+/// first, `W` chunks at a time: the chunks and outputs left over.
+#[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
+fn hash_wide<'c, 'o>(
+    kernels: ChunkKernels,
+    spec: &SpongeSpec,
+    mut chunks: &'c [u8],
+    chunk_len: usize,
+    mut out: &'o mut [u8],
+) -> (&'c [u8], &'o mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if let Some(avx512) = kernels.x8 {
+            (chunks, out) = hash_groups::<_, 8>(avx512, spec, chunks, chunk_len, out);
+        }
+        if let Some(avx2) = kernels.x4 {
+            (chunks, out) = hash_groups::<_, 4>(avx2, spec, chunks, chunk_len, out);
+        }
+    }
+    let _ = (kernels, spec, chunk_len); // no SIMD kernel off x86-64
+    (chunks, out)
 }
 
 /// A kernel that runs `W` sponges at once, lane-major (`[k][i]` is lane k of

@@ -199,14 +199,14 @@ fn keccak_crate(state: &mut [u64; 25], rounds: Rounds) {
 
 /// Whether the assembly runs `rounds` here: Keccak-f\[1600\] on x86-64.
 fn openssl_asm_runs(rounds: Rounds) -> bool {
-    cfg!(target_arch = "x86_64") && rounds == Rounds::Keccak24
+    cfg!(all(target_arch = "x86_64", not(target_vendor = "apple"))) && rounds == Rounds::Keccak24
 }
 
 /// The assembly's absorb of whole `rate`-byte blocks of `data`.
 fn openssl_asm_absorb(state: &mut [u64; 25], data: &[u8], rate: usize) {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(target_vendor = "apple")))]
     sha3_asm::sha3_absorb(state, data, rate);
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(not(all(target_arch = "x86_64", not(target_vendor = "apple"))))]
     unreachable!(
         "the assembly is x86-64's ({state:?}, {}, {rate})",
         data.len()

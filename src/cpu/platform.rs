@@ -23,8 +23,10 @@ pub(crate) struct Avx2(());
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Avx512(());
 
-/// The features found, once per process.
+/// The features found, once per process (none are looked for on other
+/// architectures).
 #[derive(Clone, Copy, Debug)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 struct Detected {
     #[cfg(target_arch = "x86_64")]
     avx2: Option<Avx2>,
@@ -32,6 +34,7 @@ struct Detected {
     avx512: Option<Avx512>,
 }
 
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 fn detected() -> Detected {
     static DETECTED: OnceLock<Detected> = OnceLock::new();
     *DETECTED.get_or_init(|| Detected {
@@ -114,6 +117,7 @@ impl Platform {
     /// leaves, and B a multiple of the rate, so that every block starts at
     /// position 0 of the sponge; everything else takes the portable sponges.
     pub(crate) fn engine(self, params: &TreeParams) -> Engine {
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_variables))]
         let lanes_fit = |width: u64| {
             params.height() > 0
                 && params.leaf_count() >= width

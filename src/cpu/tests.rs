@@ -189,7 +189,8 @@ fn leaves_absorbed_in_slices_give_the_reference_outputs() {
         // B not a multiple of the rate: portable sponges only.
         p(Algorithm::Sha3_384, 2, 3, Some(200)),
     ];
-    let mut sliced_pieces = 0;
+    // Pieces absorbed in slices, by engine.
+    let mut sliced_pieces = std::collections::BTreeMap::<&str, usize>::new();
     for params in cases {
         let (b, l) = (params.block_size(), params.leaf_count());
         let stripe = params.stripe_len() as usize;
@@ -213,7 +214,7 @@ fn leaves_absorbed_in_slices_give_the_reference_outputs() {
                     // Units of `width` leaves, fewer than four tasks for
                     // each of the 16 threads: slices of one stripe
                     // leave no piece of several stripes whole.
-                    let run = |(outputs, sliced): (Vec<u8>, usize), name: &str, width| {
+                    let run = |(outputs, sliced): (Vec<u8>, usize), name: &'static str, width| {
                         assert!(
                             outputs == want,
                             "{name}: {label}: not the reference's outputs"
@@ -222,8 +223,10 @@ fn leaves_absorbed_in_slices_give_the_reference_outputs() {
                         if slice_bytes == 1 && few && len > piece_len {
                             assert!(sliced > 0, "{name}: {label}: no piece in slices");
                         }
-                        sliced
+                        (name, sliced)
                     };
+                    let mut count =
+                        |(name, sliced)| *sliced_pieces.entry(name).or_default() += sliced;
                     let case = SliceCase {
                         params: &params,
                         pool: &pool,
@@ -233,36 +236,41 @@ fn leaves_absorbed_in_slices_give_the_reference_outputs() {
                         slice_bytes,
                     };
                     with_sponge!(params.algorithm(), R => {
-                        sliced_pieces += run(case.outputs(sponges::Sponges::<R>::default()), "portable", 1);
+                        count(run(case.outputs(sponges::Sponges::<R>::default()), "portable", 1));
                     });
                     #[cfg(target_arch = "x86_64")]
                     if b.is_multiple_of(params.algorithm().rate()) {
                         let test = "leaves_absorbed_in_slices_give_the_reference_outputs";
                         if let Some(avx2) = platform::avx2_for_test(test) {
-                            sliced_pieces += run(
+                            count(run(
                                 case.outputs(lanes::Lanes::<_, 4>::new(avx2, &params)),
                                 "avx2",
                                 4,
-                            );
+                            ));
                         }
                         if let Some(avx512) = platform::avx512_for_test(test)
                             && l >= 8
                         {
-                            sliced_pieces += run(
+                            count(run(
                                 case.outputs(lanes::Lanes::<_, 8>::new(avx512, &params)),
                                 "avx512",
                                 8,
-                            );
+                            ));
                         }
                     }
                 }
             }
         }
     }
-    assert!(
-        sliced_pieces > 50,
-        "only {sliced_pieces} pieces were absorbed in slices"
-    );
+    // Every engine that ran absorbed many pieces in slices, counted per
+    // engine, as each engine's unit width changes the count (the cases give
+    // the portable sponges 44, AVX2's four lanes 55, AVX-512's eight 72).
+    for (name, sliced) in &sliced_pieces {
+        assert!(
+            *sliced > 30,
+            "{name}: only {sliced} pieces were absorbed in slices"
+        );
+    }
 }
 
 /// One file fed unread to leaves on a pool, which read it by tasks where
