@@ -31,7 +31,8 @@ pub struct Permuted {
 /// Calls `path`'s widest Keccak-f[1600] kernel (24 rounds, SHA-3's)
 /// `calls` times on the calling thread, on states held in registers and
 /// the stack: the eight-lane AVX-512 kernel of the lane engines, the
-/// four-lane AVX2 one, or on the portable path the portable one-state
+/// four-lane AVX2 one, the two-lane SHA3 one (aarch64, `Auto` where the
+/// CPU has SHA3), or on the portable path the portable one-state
 /// permutation (the portable leaves use OpenSSL's assembly one on x86-64).
 /// An error if this CPU lacks what `path` needs.
 pub fn permutations(path: CpuPath, calls: u64) -> Result<Permuted, HashError> {
@@ -54,6 +55,14 @@ pub fn permutations(path: CpuPath, calls: u64) -> Result<Permuted, HashError> {
                 super::keccak_x4::permute(avx2, black_box(&mut group), rounds);
             }
             4
+        }
+        #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+        Platform::Sha3(sha3) => {
+            let mut group = [[0u64; 2]; 25];
+            for _ in 0..calls {
+                super::keccak_x2::permute(sha3, black_box(&mut group), rounds);
+            }
+            2
         }
         Platform::Portable => {
             let mut state = [0u64; 25];

@@ -125,6 +125,10 @@ fn node_engines() -> Vec<(&'static str, Engine)> {
             engines.push(("avx512", Engine::Lanes8(avx512)));
         }
     }
+    #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+    if let Some(sha3) = platform::sha3_for_test("node_engines") {
+        engines.push(("sha3", Engine::Lanes2(sha3)));
+    }
     engines
 }
 
@@ -257,6 +261,18 @@ fn leaves_absorbed_in_slices_give_the_reference_outputs() {
                                 8,
                             ));
                         }
+                    }
+                    #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+                    if b.is_multiple_of(params.algorithm().rate())
+                        && let Some(sha3) = platform::sha3_for_test(
+                            "leaves_absorbed_in_slices_give_the_reference_outputs",
+                        )
+                    {
+                        count(run(
+                            case.outputs(lanes::Lanes::<_, 2>::new(sha3, &params)),
+                            "sha3",
+                            2,
+                        ));
                     }
                 }
             }
@@ -400,6 +416,17 @@ fn pieces_read_by_their_tasks_give_the_reference_outputs() {
                         );
                     }
                 }
+                #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+                if b.is_multiple_of(params.algorithm().rate())
+                    && let Some(sha3) = platform::sha3_for_test(
+                        "pieces_read_by_their_tasks_give_the_reference_outputs",
+                    )
+                {
+                    check(
+                        case.outputs(lanes::Lanes::<_, 2>::new(sha3, &params)),
+                        "sha3",
+                    );
+                }
             }
         }
     }
@@ -493,7 +520,10 @@ fn leaves_finished_with_their_only_piece_give_the_reference_outputs() {
     ) -> Vec<u8> {
         Leaves::new(params, workers, engine, owned, 0).finish_with(message)
     }
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(any(
+        target_arch = "x86_64",
+        all(target_arch = "aarch64", target_endian = "little")
+    ))]
     let test = "leaves_finished_with_their_only_piece_give_the_reference_outputs";
     for params in cases() {
         let (l, out_len) = (params.leaf_count(), params.leaf_output_len());
@@ -516,7 +546,10 @@ fn leaves_finished_with_their_only_piece_give_the_reference_outputs() {
                         assert!(got == want, "portable: {case}");
                     });
                     // The lanes where the platform would take them.
-                    #[cfg(target_arch = "x86_64")]
+                    #[cfg(any(
+                        target_arch = "x86_64",
+                        all(target_arch = "aarch64", target_endian = "little")
+                    ))]
                     let lanes_fit = |width| {
                         params.height() > 0
                             && l >= width
@@ -539,6 +572,14 @@ fn leaves_finished_with_their_only_piece_give_the_reference_outputs() {
                         let engine = lanes::Lanes::<_, 8>::new(avx512, &params);
                         let got = outputs(&params, workers, o.clone(), engine, &message);
                         assert!(got == want, "avx512: {case}");
+                    }
+                    #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+                    if let Some(sha3) = platform::sha3_for_test(test)
+                        && lanes_fit(2)
+                    {
+                        let engine = lanes::Lanes::<_, 2>::new(sha3, &params);
+                        let got = outputs(&params, workers, o.clone(), engine, &message);
+                        assert!(got == want, "sha3: {case}");
                     }
                 }
             }
