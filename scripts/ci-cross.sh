@@ -10,7 +10,8 @@
 #    qemu-user.
 # Every tool it needs is installed if missing (Debian packages, rustup
 # targets); a tool still missing then fails the run, never skips a step.
-# Own target folder. About N minutes on a 2-core machine.
+# Own target folder. About 12 minutes on a 2-core machine (one build job,
+# an empty target folder).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

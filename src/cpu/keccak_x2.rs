@@ -162,32 +162,46 @@ macro_rules! row {
     }};
 }
 
-/// Keccak-p[1600, `rounds`] on two states.
+/// Keccak-p[1600, `rounds`] on two states: two rounds per loop turn, from
+/// one set of registers into another and back, so that no round copies its
+/// output over its input (the round counts, 24 and 12, are even:
+/// `keccak.rs` asserts it).
 #[inline]
 #[target_feature(enable = "sha3")]
 fn p1600_x2(a: &mut StateX2, rounds: Rounds) {
-    for &rc in &RC[rounds.first()..] {
-        let c: [uint64x2_t; 5] = std::array::from_fn(|x| {
-            veor3q_u64(veor3q_u64(a[x], a[x + 5], a[x + 10]), a[x + 15], a[x + 20])
-        });
-        // D[x] = C[x − 1] ^ (C[x + 1] <<< 1): one RAX1.
-        let d = [
-            vrax1q_u64(c[4], c[1]),
-            vrax1q_u64(c[0], c[2]),
-            vrax1q_u64(c[1], c[3]),
-            vrax1q_u64(c[2], c[4]),
-            vrax1q_u64(c[3], c[0]),
-        ];
-        let rows = [
-            row!(a, d; 0 0, 6 44, 12 43, 18 21, 24 14),
-            row!(a, d; 3 28, 9 20, 10 3, 16 45, 22 61),
-            row!(a, d; 1 1, 7 6, 13 25, 19 8, 20 18),
-            row!(a, d; 4 27, 5 36, 11 10, 17 15, 23 56),
-            row!(a, d; 2 62, 8 55, 14 39, 15 41, 21 2),
-        ];
-        *a = std::array::from_fn(|k| rows[k / 5][k % 5]);
-        a[0] = veorq_u64(a[0], vdupq_n_u64(rc));
+    let mut round = rounds.first();
+    while round + 1 < RC.len() {
+        let e = round_x2(a, RC[round]);
+        *a = round_x2(&e, RC[round + 1]);
+        round += 2;
     }
+}
+
+/// One round of Keccak-p[1600] on two states, with round constant `rc`.
+#[inline]
+#[target_feature(enable = "sha3")]
+fn round_x2(a: &StateX2, rc: u64) -> StateX2 {
+    let c: [uint64x2_t; 5] = std::array::from_fn(|x| {
+        veor3q_u64(veor3q_u64(a[x], a[x + 5], a[x + 10]), a[x + 15], a[x + 20])
+    });
+    // D[x] = C[x − 1] ^ (C[x + 1] <<< 1): one RAX1.
+    let d = [
+        vrax1q_u64(c[4], c[1]),
+        vrax1q_u64(c[0], c[2]),
+        vrax1q_u64(c[1], c[3]),
+        vrax1q_u64(c[2], c[4]),
+        vrax1q_u64(c[3], c[0]),
+    ];
+    let rows = [
+        row!(a, d; 0 0, 6 44, 12 43, 18 21, 24 14),
+        row!(a, d; 3 28, 9 20, 10 3, 16 45, 22 61),
+        row!(a, d; 1 1, 7 6, 13 25, 19 8, 20 18),
+        row!(a, d; 4 27, 5 36, 11 10, 17 15, 23 56),
+        row!(a, d; 2 62, 8 55, 14 39, 15 41, 21 2),
+    ];
+    let mut e: StateX2 = std::array::from_fn(|k| rows[k / 5][k % 5]);
+    e[0] = veorq_u64(e[0], vdupq_n_u64(rc));
+    e
 }
 
 #[cfg(test)]
