@@ -6,11 +6,11 @@
 #    and `-cpu cortex-a72` (no SHA3: the portable engine, as on Graviton2).
 # 2. macOS: `cargo check` of the library (every target), the tool's binary
 #    and the Python crate, for aarch64-apple-darwin and x86_64-apple-darwin.
-# 3. s390x Linux (big-endian): the vector tests cross-built and run under
-#    qemu-user.
+# 3. s390x Linux (big-endian): the library's unit tests and the vector and
+#    differential tests cross-built and run under qemu-user.
 # Every tool it needs is installed if missing (Debian packages, rustup
 # targets); a tool still missing then fails the run, never skips a step.
-# Own target folder. About 12 minutes on a 2-core machine (one build job,
+# Own target folder. About 17 minutes on a 2-core machine (one build job,
 # an empty target folder).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,8 +44,8 @@ export CARGO_TARGET_S390X_UNKNOWN_LINUX_GNU_LINKER=s390x-linux-gnu-gcc
 export QEMU_LD_PREFIX_AARCH64=/usr/aarch64-linux-gnu
 export QEMU_LD_PREFIX_S390X=/usr/s390x-linux-gnu
 
-# No test of the suites run here is skipped for qemu's sake: under
-# qemu-user the unit tests' truncation test (input::tests::a_file_that_
+# No aarch64 test is skipped for qemu's sake (s390x's two are below): under
+# qemu-aarch64 the unit tests' truncation test (input::tests::a_file_that_
 # shrinks_is_an_error_when_mapped_or_read) passed 20 runs of 20 on
 # 2026-11-27. The two tests that fail there for qemu's reasons are in
 # suites this script does not run: tests/input.rs's truncation race (the
@@ -86,7 +86,19 @@ for target in aarch64-apple-darwin x86_64-apple-darwin; do
     cargo check --target "$target" -p treehash-python --all-targets
 done
 
-# 3. s390x Linux (big-endian).
-echo "ci-cross: s390x vector tests under qemu-s390x"
+# 3. s390x Linux (big-endian). Skipped by name, for qemu's reason: the two
+#    unit tests that cut a file under a mapped window
+#    (input::tests::a_file_cut_under_the_window_being_hashed_gets_an_error_not_a_crash,
+#    input::tests::a_file_cut_and_grown_back_under_a_window_is_a_change).
+#    qemu-s390x hands the guest's SIGBUS handler an si_addr that is no
+#    address of the window (0x54e5118000000040 on 2026-11-27: its 32-bit
+#    halves look swapped), where qemu-aarch64 and x86-64 give the faulting
+#    address; `recover` then finds no window and the test's handler
+#    aborts, as it must for an unknown fault (the second test only where a
+#    page faults before the file grows back). Both pass under qemu-aarch64
+#    and natively.
+echo "ci-cross: s390x tests under qemu-s390x"
 CARGO_TARGET_S390X_UNKNOWN_LINUX_GNU_RUNNER="qemu-s390x -L $QEMU_LD_PREFIX_S390X" \
-    cargo test --release --target s390x-unknown-linux-gnu --test vectors
+    cargo test --release --target s390x-unknown-linux-gnu --lib --test vectors --test differential \
+    -- --skip input::tests::a_file_cut_under_the_window_being_hashed_gets_an_error_not_a_crash \
+    --skip input::tests::a_file_cut_and_grown_back_under_a_window_is_a_change
