@@ -51,36 +51,46 @@ fn cuda_driver_cfg() {
     }
 }
 
-/// `cfg(treehash_test_avx2)` and `cfg(treehash_test_avx512)`: the tests of
-/// a SIMD path run in this build. libtest can mark a test ignored only when
-/// it is compiled, so it is decided here: a path's tests run where the CPU
-/// that builds them has its feature (the CPU that runs them, unless the
-/// test binaries are carried to another machine), or where a variable
-/// requires them: `TREEHASH_REQUIRE_AVX2` (or `CI`) and
-/// `TREEHASH_REQUIRE_AVX512`. Elsewhere they are listed as ignored. A test
-/// that runs on a CPU without its feature fails; none passes unchecked.
+/// `cfg(treehash_test_avx2)`, `cfg(treehash_test_avx512)` and
+/// `cfg(treehash_test_sha3)`: the tests of a SIMD path run in this build.
+/// libtest can mark a test ignored only when it is compiled, so it is
+/// decided here: a path's tests run where the target is the path's
+/// architecture and the CPU that builds them has its feature (the CPU that
+/// runs them, unless the test binaries are carried to another machine), or
+/// where a variable requires them: `TREEHASH_REQUIRE_AVX2` (or `CI`),
+/// `TREEHASH_REQUIRE_AVX512` and `TREEHASH_REQUIRE_SHA3` (aarch64, set by
+/// scripts/ci-cross.sh). Elsewhere they are listed as ignored. A test that
+/// runs on a CPU without its feature fails; none passes unchecked.
 fn simd_test_cfgs() {
-    const PATHS: [(&str, &str, &[&str]); 2] = [
+    const PATHS: [(&str, &str, &str, &[&str]); 3] = [
         (
             "treehash_test_avx2",
+            "x86_64",
             "avx2",
             &["TREEHASH_REQUIRE_AVX2", "CI"],
         ),
         (
             "treehash_test_avx512",
+            "x86_64",
             "avx512f",
             &["TREEHASH_REQUIRE_AVX512"],
         ),
+        (
+            "treehash_test_sha3",
+            "aarch64",
+            "sha3",
+            &["TREEHASH_REQUIRE_SHA3"],
+        ),
     ];
-    let native = env::var("HOST") == env::var("TARGET")
-        && env::var("CARGO_CFG_TARGET_ARCH").as_deref() == Ok("x86_64");
-    for (cfg, feature, required_by) in PATHS {
+    let target_arch = env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+    let native = env::var("HOST") == env::var("TARGET");
+    for (cfg, arch, feature, required_by) in PATHS {
         println!("cargo::rustc-check-cfg=cfg({cfg})");
         for var in required_by {
             println!("cargo::rerun-if-env-changed={var}");
         }
         let required = required_by.iter().any(|var| env::var_os(var).is_some());
-        if required || (native && cpu_has(feature)) {
+        if target_arch == arch && (required || (native && cpu_has(feature))) {
             println!("cargo::rustc-cfg={cfg}");
         }
     }
@@ -96,7 +106,11 @@ fn cpu_has(feature: &str) -> bool {
             _ => false,
         }
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(target_arch = "aarch64")]
+    {
+        feature == "sha3" && std::arch::is_aarch64_feature_detected!("sha3")
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     {
         let _ = feature;
         false

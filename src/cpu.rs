@@ -8,8 +8,8 @@
 //! - `sponges`: the portable engine, one scalar sponge per leaf;
 //! - `fast_sponge`: the scalar sponge of one core (OpenSSL's assembly Keccak
 //!   on x86-64): height 0, the parent levels, the portable leaves;
-//! - `lanes`, `keccak_x4`, `keccak_x8`: four (AVX2) or eight (AVX-512)
-//!   neighbouring leaves per permutation;
+//! - `lanes`, `keccak_x4`, `keccak_x8`, `keccak_x2`: four (AVX2), eight
+//!   (AVX-512) or two (ARMv8.2 SHA3) neighbouring leaves per permutation;
 //! - `reduce`: the parent levels, empty subtrees computed once per process;
 //! - `chunks`: the standard functions' chunks, side by side;
 //! - `leaves`: one message's leaves on an engine, behind `LeafEngine`;
@@ -32,11 +32,16 @@ mod fast_sponge;
 pub(crate) mod keccak;
 #[cfg(target_arch = "x86_64")]
 mod keccak_x1;
+#[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+mod keccak_x2;
 #[cfg(target_arch = "x86_64")]
 mod keccak_x4;
 #[cfg(target_arch = "x86_64")]
 mod keccak_x8;
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "aarch64", target_endian = "little")
+))]
 mod lanes;
 mod leaves;
 /// Measurements of the Keccak kernels alone, for the benchmarks: built
@@ -258,6 +263,11 @@ impl CpuBackend {
                 let nodes = lanes::Lanes::<_, 8>::for_nodes(avx512, params.algorithm());
                 reduce::whole_nodes(params, workers, &nodes, children, out)
             }
+            #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+            Engine::Lanes2(sha3) => {
+                let nodes = lanes::Lanes::<_, 2>::for_nodes(sha3, params.algorithm());
+                reduce::whole_nodes(params, workers, &nodes, children, out)
+            }
         }
     }
 
@@ -359,6 +369,11 @@ impl CpuBackend {
                 #[cfg(target_arch = "x86_64")]
                 Engine::Lanes8(avx512) => {
                     let engine = lanes::Lanes::<_, 8>::new(avx512, params);
+                    self.leaves::<RustCrypto, _>(params, engine, at)
+                }
+                #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+                Engine::Lanes2(sha3) => {
+                    let engine = lanes::Lanes::<_, 2>::new(sha3, params);
                     self.leaves::<RustCrypto, _>(params, engine, at)
                 }
             }

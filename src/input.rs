@@ -46,12 +46,17 @@ static STDIN_CLOSED_AT_START: AtomicBool = AtomicBool::new(false);
 /// of descriptors 0 to 2 that it finds closed (so that files opened later
 /// cannot take their place): after that, a closed standard input would
 /// read as an empty one. The C runtime calls the functions of
-/// `.init_array` (ELF) first; a program that loads the library later
-/// calls it as the library is loaded.
-// SAFETY: `.init_array` holds plain `extern "C" fn()` pointers that the C
-// runtime calls once; this one only asks fcntl about a descriptor.
+/// `.init_array` (ELF) or `__mod_init_func` (Mach-O) first; a program that
+/// loads the library later calls it as the library is loaded.
+// SAFETY: `.init_array` and `__mod_init_func` hold plain `extern "C" fn()`
+// pointers that the C runtime calls once; this one only asks fcntl about a
+// descriptor.
 #[used]
-#[unsafe(link_section = ".init_array")]
+#[cfg_attr(not(target_vendor = "apple"), unsafe(link_section = ".init_array"))]
+#[cfg_attr(
+    target_vendor = "apple",
+    unsafe(link_section = "__DATA,__mod_init_func,mod_init_funcs")
+)]
 static PROBE_STDIN: extern "C" fn() = probe_stdin;
 
 extern "C" fn probe_stdin() {
@@ -68,8 +73,12 @@ fn stdin_closed_at_start() -> bool {
     if !STDIN_CLOSED_AT_START.load(Ordering::Relaxed) {
         return false;
     }
-    // /dev/null is character device 1:3 on Linux.
+    // /dev/null is character device 1:3 on Linux, 3:2 on macOS.
+    #[cfg(not(target_vendor = "apple"))]
     let dev_null = libc::makedev(1, 3);
+    // (dev_t is an i32 there, which std widens to u64 with `as` too.)
+    #[cfg(target_vendor = "apple")]
+    let dev_null = libc::makedev(3, 2) as u64;
     let stdin = io::stdin().as_fd().try_clone_to_owned().map(File::from);
     stdin
         .and_then(|file| file.metadata())
@@ -132,7 +141,7 @@ impl Source {
         // The kernel reads ahead further for a file it is told is sequential
         // (a file read whole in one call gains nothing from it).
         if input.len() > SMALL_FILE_READ as u64 {
-            input.advise(0, input.len(), libc::POSIX_FADV_SEQUENTIAL);
+            input.advise(0, input.len(), Hint::Sequential);
         }
         Ok(Source::File(input))
     }
@@ -160,9 +169,12 @@ enum Start {
 pub(crate) const SMALL_FILE_READ: usize = 256 << 10;
 
 /// Whether the file lies on a file system whose files' sizes are not their
-/// contents' (procfs, sysfs and their kind).
+/// contents' (procfs, sysfs and their kind). The magic numbers and
+/// `f_type` have libc's types for the target (`c_long` on most Linux
+/// targets, `c_uint` on s390x), so they are compared as they are.
+#[cfg(any(target_os = "linux", target_os = "android"))]
 fn on_a_pseudo_file_system(file: &File) -> bool {
-    const PSEUDO: [libc::c_long; 7] = [
+    let pseudo = [
         libc::PROC_SUPER_MAGIC,
         libc::SYSFS_MAGIC,
         libc::DEBUGFS_MAGIC,
@@ -176,7 +188,14 @@ fn on_a_pseudo_file_system(file: &File) -> bool {
     // one, and reads only the descriptor, which `file` keeps open.
     let done = unsafe { libc::fstatfs(file.as_raw_fd(), fs.as_mut_ptr()) } == 0;
     // SAFETY: fstatfs succeeded, so it wrote the whole struct.
-    done && PSEUDO.contains(&unsafe { fs.assume_init() }.f_type)
+    done && pseudo.contains(&unsafe { fs.assume_init() }.f_type)
+}
+
+/// Elsewhere (macOS) no file system reports sizes that are not its files'
+/// contents: a regular file is read by ranges.
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn on_a_pseudo_file_system(_file: &File) -> bool {
+    false
 }
 
 /// True when the file system lets this file be mapped (sysfs, for one,
@@ -204,6 +223,7 @@ pub(crate) fn page_span(bytes: &[u8]) -> std::ops::Range<usize> {
 
 /// The pipe buffer asked for: a pipe's default 64 KiB makes the writer and
 /// treehash take turns many times per megabyte.
+#[cfg(any(target_os = "linux", target_os = "android"))]
 const PIPE_BUFFER: libc::c_int = 1 << 20;
 
 /// Bytes of a mapped window read in, or dropped, by one madvise call (see
@@ -213,9 +233,24 @@ pub(crate) const MAPPING_STEP: usize = 1 << 20;
 
 /// Enlarges a pipe's buffer where the system allows it (up to
 /// /proc/sys/fs/pipe-max-size, 1 MiB by default); a refusal changes nothing.
+#[cfg(any(target_os = "linux", target_os = "android"))]
 fn widen_pipe(pipe: &File) {
     // SAFETY: F_SETPIPE_SZ takes an int and touches no memory of ours.
     unsafe { libc::fcntl(pipe.as_raw_fd(), libc::F_SETPIPE_SZ, PIPE_BUFFER) };
+}
+
+/// Elsewhere a pipe's buffer has no size to ask for (macOS grows it by
+/// itself, up to 64 KiB).
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn widen_pipe(_pipe: &File) {}
+
+/// A hint to the kernel about how a range of the input will be read.
+#[derive(Clone, Copy)]
+enum Hint {
+    /// In order, once: read further ahead.
+    Sequential,
+    /// Soon: start reading it into the page cache.
+    WillNeed,
 }
 
 /// A regular file, hashed from `start` to the end it had when it was opened.
@@ -293,10 +328,16 @@ impl InputFile {
         // Read in a step at a time: MADV_POPULATE_READ holds the process's
         // mmap lock, and a whole window's populate keeps the CUDA driver's
         // start-up, which maps memory many times, waiting behind it
-        // (docs/decisions/0001-windows-mapped-in-steps.md).
+        // (docs/decisions/0001-windows-mapped-in-steps.md). Elsewhere
+        // (macOS) MADV_WILLNEED only starts the reads: a page that cannot be
+        // read in then raises SIGBUS when it is hashed (crate::sigbus).
+        #[cfg(target_os = "linux")]
+        const READ_IN: Advice = Advice::PopulateRead;
+        #[cfg(not(target_os = "linux"))]
+        const READ_IN: Advice = Advice::WillNeed;
         for at in (0..len).step_by(MAPPING_STEP) {
             let step = MAPPING_STEP.min(len - at);
-            match map.advise_range(Advice::PopulateRead, at, step) {
+            match map.advise_range(READ_IN, at, step) {
                 Ok(()) => {}
                 // Kernels before 5.14 lack MADV_POPULATE_READ: fault on demand.
                 Err(e) if e.raw_os_error() == Some(libc::EINVAL) => break,
@@ -322,19 +363,42 @@ impl InputFile {
     /// Asks the kernel to start reading `len` bytes from `offset` of the
     /// input into the page cache, without waiting.
     pub(crate) fn prefetch(&self, offset: u64, len: u64) {
-        self.advise(offset, len, libc::POSIX_FADV_WILLNEED);
+        self.advise(offset, len, Hint::WillNeed);
     }
 
-    fn advise(&self, offset: u64, len: u64, advice: libc::c_int) {
+    /// Gives the kernel a hint about a range of the input; a failure, or
+    /// a system without the call, only means no hint was given.
+    fn advise(&self, offset: u64, len: u64, hint: Hint) {
         let (Ok(at), Ok(len)) = (
             libc::off_t::try_from(self.start + offset),
             libc::off_t::try_from(len),
         ) else {
             return;
         };
-        // SAFETY: posix_fadvise only reads its arguments; the descriptor is open.
-        // A failure only means no hint was given.
-        unsafe { libc::posix_fadvise(self.file.as_raw_fd(), at, len, advice) };
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        {
+            let advice = match hint {
+                Hint::Sequential => libc::POSIX_FADV_SEQUENTIAL,
+                Hint::WillNeed => libc::POSIX_FADV_WILLNEED,
+            };
+            // SAFETY: posix_fadvise only reads its arguments; the descriptor is open.
+            unsafe { libc::posix_fadvise(self.file.as_raw_fd(), at, len, advice) };
+        }
+        // macOS has no posix_fadvise: F_RDADVISE reads a range ahead (its
+        // count is an int, so a longer range is hinted in part); read-ahead
+        // of a sequential file is on by default.
+        #[cfg(target_vendor = "apple")]
+        if let Hint::WillNeed = hint {
+            let advice = libc::radvisory {
+                ra_offset: at,
+                ra_count: libc::c_int::try_from(len).unwrap_or(libc::c_int::MAX),
+            };
+            // SAFETY: F_RDADVISE reads one radvisory, which `advice` is; the
+            // descriptor is open.
+            unsafe { libc::fcntl(self.file.as_raw_fd(), libc::F_RDADVISE, &advice) };
+        }
+        #[cfg(not(any(target_os = "linux", target_os = "android", target_vendor = "apple")))]
+        let _ = (at, len, hint);
     }
 
     /// An error if the file's size, modification time, change time or inode
@@ -486,272 +550,4 @@ pub(crate) fn with_read_buffer<R>(len: usize, f: impl FnOnce(&mut [u8]) -> R) ->
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::io::Read;
-    use std::os::unix::fs::MetadataExt;
-    use std::sync::Mutex;
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    use std::sync::mpsc;
-    use std::time::Duration;
-
-    use crate::{Algorithm, BackendChoice, Hasher, HasherOptions, Progress, TreeParams};
-
-    /// A hook told (the file, the window's bytes of the input) by
-    /// [`InputFile::map`] each time a window has been mapped and read in, on
-    /// the thread that did it: a test can wait for that instead of for time
-    /// to pass.
-    type WindowHook = Box<dyn Fn(&File, std::ops::Range<u64>) + Send>;
-    pub(super) static WINDOW_READ_IN: Mutex<Option<WindowHook>> = Mutex::new(None);
-
-    fn input_file(path: &Path) -> InputFile {
-        match Source::open(path).unwrap() {
-            Source::File(f) => f,
-            Source::Stream(_) => panic!("a regular file with bytes is read by ranges"),
-        }
-    }
-
-    #[test]
-    fn a_file_that_grows_or_is_touched_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("f");
-        std::fs::write(&path, vec![1u8; 10_000]).unwrap();
-
-        let f = input_file(&path);
-        assert!(f.check_unchanged().is_ok());
-        File::options()
-            .append(true)
-            .open(&path)
-            .unwrap()
-            .set_len(20_000)
-            .unwrap();
-        assert!(matches!(f.check_unchanged(), Err(HashError::Changed(_))));
-
-        let f = input_file(&path);
-        let later = SystemTime::now() + Duration::from_secs(5);
-        File::options()
-            .write(true)
-            .open(&path)
-            .unwrap()
-            .set_modified(later)
-            .unwrap();
-        assert!(matches!(f.check_unchanged(), Err(HashError::Changed(_))));
-    }
-
-    #[test]
-    fn a_file_that_shrinks_is_an_error_when_mapped_or_read() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("f");
-        std::fs::write(&path, vec![1u8; 100_000]).unwrap();
-        let f = input_file(&path);
-        assert_eq!(&f.map(4096, 8192).unwrap()[..], &[1u8; 8192][..]);
-        File::options()
-            .write(true)
-            .open(&path)
-            .unwrap()
-            .set_len(50_000)
-            .unwrap();
-        let err = f.map(40_000, 20_000).err().unwrap();
-        assert!(
-            err.to_string().contains("shrank from 100000 to 50000"),
-            "{err}"
-        );
-        let mut buf = vec![0u8; 20_000];
-        let err = f.read_exact_at(&mut buf, 40_000).err().unwrap();
-        assert!(err.to_string().contains("shrank"), "{err}");
-    }
-
-    #[test]
-    fn an_open_file_is_read_from_its_offset() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("f");
-        let data: Vec<u8> = (0..5000u32).map(|i| i as u8).collect();
-        std::fs::write(&path, &data).unwrap();
-        let mut file = File::open(&path).unwrap();
-        file.read_exact(&mut [0u8; 100]).unwrap();
-        let Source::File(mut f) = Source::from_file(file.try_clone().unwrap()).unwrap() else {
-            panic!("a regular file");
-        };
-        assert_eq!(f.len(), 4900);
-        let mut buf = vec![0u8; 4900];
-        f.read_exact_at(&mut buf, 0).unwrap();
-        assert_eq!(buf, data[100..]);
-        assert_eq!(&f.map(0, 10).unwrap()[..], &data[100..110]);
-        f.seek_past().unwrap();
-        assert_eq!(file.stream_position().unwrap(), 5000);
-    }
-
-    #[test]
-    fn a_read_error_names_its_offset_and_a_short_read_is_a_shrink() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("f");
-        std::fs::write(&path, vec![5u8; 10_000]).unwrap();
-        let mut file = File::open(&path).unwrap();
-        file.read_exact(&mut [0u8; 100]).unwrap();
-        let Source::File(f) = Source::from_file(file).unwrap() else {
-            panic!("a regular file");
-        };
-        // An I/O error part-way: the file offset where it happened.
-        let err = f.read_error(io::Error::from_raw_os_error(libc::EIO), 4096);
-        assert_eq!(
-            err.to_string(),
-            "read error at byte 4196: Input/output error"
-        );
-        // The file ending early is a shrink, whatever the offset.
-        let eof = io::Error::from(io::ErrorKind::UnexpectedEof);
-        assert!(matches!(f.read_error(eof, 9000), HashError::Changed(_)));
-    }
-
-    #[test]
-    fn empty_and_special_files_are_streams_and_directories_are_errors() {
-        let dir = tempfile::tempdir().unwrap();
-        let empty = dir.path().join("empty");
-        std::fs::write(&empty, b"").unwrap();
-        assert!(matches!(Source::open(&empty).unwrap(), Source::Stream(_)));
-        assert!(matches!(
-            Source::open(Path::new("/dev/null")).unwrap(),
-            Source::Stream(_)
-        ));
-        let err = Source::open(dir.path()).err().unwrap();
-        assert_eq!(err.raw_os_error(), Some(libc::EISDIR));
-        // sysfs files claim 4096 bytes and refuse to be mapped: streams.
-        let sys = Path::new("/sys/kernel/mm/transparent_hugepage/enabled");
-        if sys.exists() {
-            assert!(matches!(Source::open(sys).unwrap(), Source::Stream(_)));
-        }
-    }
-
-    /// The SIGBUS handler of this test binary: what the command-line tool's
-    /// does, counting the faults recovered.
-    static FAULTS: AtomicUsize = AtomicUsize::new(0);
-
-    extern "C" fn on_sigbus(_: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
-        // SAFETY: the kernel passes a valid siginfo_t with SA_SIGINFO.
-        let (code, address) = unsafe { ((*info).si_code, (*info).si_addr() as usize) };
-        // SAFETY: a SIGBUS handler, on the thread that took the fault, which
-        // the kernel raised for that thread's access at `address`; it
-        // returns only when `recover` says true.
-        if crate::sigbus::raised_by_an_access(code) && unsafe { crate::sigbus::recover(address) } {
-            FAULTS.fetch_add(1, Ordering::SeqCst);
-            return;
-        }
-        // SAFETY: abort(3) ends the process, as the default action would.
-        unsafe { libc::abort() };
-    }
-
-    /// Cuts the file to `to` bytes when the first piece has been hashed,
-    /// once `ready` says that the window after it has been read in.
-    struct CutWhenReady {
-        path: std::path::PathBuf,
-        to: u64,
-        /// Grown back to this size after the cut, the time set back.
-        regrow: Option<u64>,
-        ready: Mutex<mpsc::Receiver<()>>,
-        done: AtomicBool,
-    }
-
-    impl Progress for CutWhenReady {
-        fn advance(&self, _bytes: u64) {
-            if !self.done.swap(true, Ordering::SeqCst) {
-                // The timeout only keeps a broken test from hanging: the
-                // window is read in within milliseconds.
-                let ready = self
-                    .ready
-                    .lock()
-                    .unwrap()
-                    .recv_timeout(Duration::from_secs(60));
-                ready.expect("the window that holds the cut was never read in");
-                let file = File::options().write(true).open(&self.path).unwrap();
-                let modified = file.metadata().unwrap().modified().unwrap();
-                file.set_len(self.to).unwrap();
-                if let Some(len) = self.regrow {
-                    file.set_len(len).unwrap();
-                    file.set_modified(modified).unwrap();
-                }
-            }
-        }
-    }
-
-    /// The file is cut while the window after the first is mapped and read
-    /// in but not yet hashed: hashing it reads pages that no longer exist,
-    /// which raises SIGBUS; the fault is recovered and the input ends in an
-    /// error, not a digest and not a crash. Each step waits for the one
-    /// before it (the window read in, then the cut), never for time.
-    #[test]
-    fn a_file_cut_under_the_window_being_hashed_gets_an_error_not_a_crash() {
-        let (err, faulted) = cut_under_the_window_being_hashed(None);
-        assert!(
-            faulted,
-            "the cut was expected to land in the window being hashed"
-        );
-        assert!(
-            err.to_string().contains("shrank from 8388608 to 1572864"),
-            "{err}"
-        );
-    }
-
-    /// The same cut, then the file grown back to its size with its time
-    /// set back: a change of the file, not a read error, whether the
-    /// window's pages faulted between the cut and the growth
-    /// (`InputFile::window_failed`) or were read again as zeros.
-    #[test]
-    fn a_file_cut_and_grown_back_under_a_window_is_a_change() {
-        let (err, _) = cut_under_the_window_being_hashed(Some(8 << 20));
-        // Seen short (a read between the cut and the growth) or grown back
-        // (its change time moved): a change either way, never a read error.
-        assert!(matches!(&err, HashError::Changed(_)), "{err}");
-    }
-
-    /// The error of hashing an 8 MiB file cut to 1.5 MiB (and grown back to
-    /// `regrow` bytes) under the second window, once it is read in, and
-    /// whether a read of the window faulted.
-    fn cut_under_the_window_being_hashed(regrow: Option<u64>) -> (HashError, bool) {
-        // SAFETY: installs a handler that only calls async-signal-safe code.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_sigbus as *const () as libc::sighandler_t;
-            action.sa_flags = libc::SA_SIGINFO;
-            libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut());
-        }
-        // One such test at a time: the hook and the fault count are global.
-        static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-        let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-        let faults_before = FAULTS.load(Ordering::SeqCst);
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("cut.bin");
-        std::fs::write(&path, vec![9u8; 8 << 20]).unwrap();
-        // A change time the kernel's clock tells from the file's making.
-        std::thread::sleep(Duration::from_millis(20));
-        // Windows of about 1 MiB: the second (1 to 2 MiB) is read in by a
-        // helper thread while the first is hashed; the cut at 1.5 MiB takes
-        // half of it.
-        let (piece, cut) = (1usize << 20, 3u64 << 19);
-        let inode = std::fs::metadata(&path).unwrap().ino();
-        let (read_in, ready) = mpsc::channel();
-        let read_in = Mutex::new(read_in);
-        *WINDOW_READ_IN.lock().unwrap() = Some(Box::new(move |file: &File, window| {
-            if window.contains(&cut) && file.metadata().is_ok_and(|m| m.ino() == inode) {
-                let _ = read_in.lock().unwrap().send(());
-            }
-        }));
-        let progress = CutWhenReady {
-            path: path.clone(),
-            to: cut,
-            regrow,
-            ready: Mutex::new(ready),
-            done: AtomicBool::new(false),
-        };
-        let hasher = Hasher::new(HasherOptions {
-            backend: BackendChoice::Cpu,
-            piece_bytes: Some(piece),
-            ..Default::default()
-        })
-        .unwrap();
-        let params = TreeParams::new(Algorithm::Sha3_256, 2, 4).unwrap();
-        let result = hasher.hash_path(&params, &path, &progress);
-        *WINDOW_READ_IN.lock().unwrap() = None;
-        let err = result.expect_err("a file cut short has no digest");
-        (err, FAULTS.load(Ordering::SeqCst) > faults_before)
-    }
-}
+mod tests;

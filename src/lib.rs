@@ -72,12 +72,14 @@
 #![cfg_attr(not(feature = "gpu"), allow(dead_code))]
 #![warn(unreachable_pub, missing_docs)]
 
-// Linux only: the input path relies on Linux's mmap, madvise
-// (MADV_POPULATE_READ), posix_fadvise and F_SETPIPE_SZ, SIGBUS recovery on
-// its signal semantics, and the closed-standard-input probe on ELF's
-// .init_array.
-#[cfg(not(target_os = "linux"))]
-compile_error!("treehash supports Linux only");
+// Unix only (Linux on any architecture, macOS on the CPU): the input path
+// reads files with pread and mmap, and SIGBUS recovery rests on POSIX
+// signals. Windows would need another input path (docs/PLATFORMS.md).
+#[cfg(not(unix))]
+compile_error!(
+    "treehash supports Linux and macOS only; Windows lacks pread on descriptors, \
+     mmap/madvise and SIGBUS, which its input path needs (see docs/PLATFORMS.md)"
+);
 
 // The library's API is what the crate root re-exports and the public
 // modules below hold. A module marked `#[doc(hidden)]` is for the treehash

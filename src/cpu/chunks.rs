@@ -7,8 +7,8 @@
 //! empty N and S, which is SHAKE (Keccak-f\[1600\], domain byte 0x1F).
 //!
 //! All chunks of a run have one length, so the same block of each lies at
-//! one stride: eight chunks share an AVX-512 permutation and four an AVX2 one
-//! (`keccak_x8`, `keccak_x4`), and what is left over goes to the
+//! one stride: eight chunks share an AVX-512 permutation, four an AVX2 one
+//! and two an ARMv8.2 SHA3 one (`keccak_x8`, `keccak_x4`, `keccak_x2`), and what is left over goes to the
 //! narrower kernels, the last ones through the scalar permutation. The last
 //! block of each chunk (its last bytes, the domain byte and the padding's
 //! final bit) is built in a small buffer, so the kernels only ever absorb
@@ -18,13 +18,17 @@
 //! the crate's API.
 
 use super::CpuPath;
+#[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+use super::keccak_x2;
 #[cfg(target_arch = "x86_64")]
 use super::keccak_x4;
 #[cfg(target_arch = "x86_64")]
 use super::keccak_x8;
+#[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+use super::platform::Sha3;
 #[cfg(target_arch = "x86_64")]
 use super::platform::{Avx2, Avx512};
-use super::platform::{OneState, Platform};
+use super::platform::{ChunkKernels, OneState, Platform};
 use crate::error::HashError;
 use crate::sponge::{MAX_RATE, SpongeSpec};
 
@@ -63,18 +67,7 @@ pub(crate) fn chaining_values_on(
         count.checked_mul(chunk_len),
         "whole chunks"
     );
-    let (mut chunks, mut out) = (chunks, out);
-    let kernels = platform.chunk_kernels();
-    #[cfg(target_arch = "x86_64")]
-    {
-        if let Some(avx512) = kernels.x8 {
-            (chunks, out) = hash_groups::<_, 8>(avx512, spec, chunks, chunk_len, out);
-        }
-        if let Some(avx2) = kernels.x4 {
-            (chunks, out) = hash_groups::<_, 4>(avx2, spec, chunks, chunk_len, out);
-        }
-    }
-    let _ = kernels; // no SIMD kernel off x86-64
+    let (chunks, out) = hash_wide(platform.chunk_kernels(), spec, chunks, chunk_len, out);
     let one_state = platform.one_state();
     for (j, cv) in out.chunks_exact_mut(c).enumerate() {
         hash_one(
@@ -86,9 +79,45 @@ pub(crate) fn chaining_values_on(
     }
 }
 
+/// Hashes the chunks that the platform's SIMD kernels take, widest kernel
+/// first, `W` chunks at a time: the chunks and outputs left over.
+#[cfg_attr(
+    not(any(
+        target_arch = "x86_64",
+        all(target_arch = "aarch64", target_endian = "little")
+    )),
+    allow(unused_mut)
+)]
+fn hash_wide<'c, 'o>(
+    kernels: ChunkKernels,
+    spec: &SpongeSpec,
+    mut chunks: &'c [u8],
+    chunk_len: usize,
+    mut out: &'o mut [u8],
+) -> (&'c [u8], &'o mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if let Some(avx512) = kernels.x8 {
+            (chunks, out) = hash_groups::<_, 8>(avx512, spec, chunks, chunk_len, out);
+        }
+        if let Some(avx2) = kernels.x4 {
+            (chunks, out) = hash_groups::<_, 4>(avx2, spec, chunks, chunk_len, out);
+        }
+    }
+    #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+    if let Some(sha3) = kernels.x2 {
+        (chunks, out) = hash_groups::<_, 2>(sha3, spec, chunks, chunk_len, out);
+    }
+    let _ = (kernels, spec, chunk_len); // no SIMD kernel elsewhere
+    (chunks, out)
+}
+
 /// A kernel that runs `W` sponges at once, lane-major (`[k][i]` is lane k of
 /// sponge i).
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "aarch64", target_endian = "little")
+))]
 trait ChunkKernel<const W: usize>: Copy {
     /// Sponge i absorbs `data[i·stride .. i·stride + len]`, whole blocks.
     fn absorb(
@@ -129,9 +158,26 @@ impl ChunkKernel<4> for Avx2 {
     }
 }
 
+#[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+impl ChunkKernel<2> for Sha3 {
+    fn absorb(
+        self,
+        group: &mut [[u64; 2]; 25],
+        data: &[u8],
+        stride: usize,
+        len: usize,
+        spec: &SpongeSpec,
+    ) {
+        keccak_x2::absorb_blocks(self, group, data, stride, len, spec.rate(), spec.rounds());
+    }
+}
+
 /// Hashes the chunks `W` at a time with `kernel` while at least `W` are
 /// left: the chunks and outputs left over.
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "aarch64", target_endian = "little")
+))]
 fn hash_groups<'c, 'o, K: ChunkKernel<W>, const W: usize>(
     kernel: K,
     spec: &SpongeSpec,
@@ -308,6 +354,26 @@ mod tests {
     #[test]
     fn portable_chunks_match_turboshake_and_shake() {
         check_path(CpuPath::Portable);
+    }
+
+    /// `Auto` on aarch64 with SHA3 is the two-lane SHA3 kernel.
+    #[test]
+    #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+    #[cfg_attr(
+        not(treehash_test_sha3),
+        ignore = "the CPU that built this test has no SHA3 (build.rs)"
+    )]
+    fn sha3_chunks_match_turboshake_and_shake() {
+        let sha3 = super::super::platform::sha3_for_test("sha3_chunks_match_turboshake_and_shake")
+            .expect("sha3_for_test fails where this test runs without SHA3");
+        assert!(
+            Platform::new(CpuPath::Auto)
+                .ok()
+                .and_then(|p| p.chunk_kernels().x2)
+                .is_some()
+        );
+        let _ = sha3;
+        check_path(CpuPath::Auto);
     }
 
     #[test]

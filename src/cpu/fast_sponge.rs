@@ -117,7 +117,7 @@ impl<S: Sponge> Sponge for Fast<S> {
 /// The three steps of a sponge on the assembly permutation, which is
 /// Keccak-f\[1600\] whatever `spec` says: [`Fast::SPEC`] holds only such
 /// specs.
-#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[cfg(all(target_arch = "x86_64", not(target_vendor = "apple"), not(miri)))]
 mod permutation {
     use sha3_asm::{sha3_absorb, sha3_squeeze};
 
@@ -148,7 +148,7 @@ mod permutation {
 
 /// The three steps of a sponge on `keccak.rs`'s one-state permutation,
 /// with `spec`'s rounds.
-#[cfg(any(not(target_arch = "x86_64"), miri))]
+#[cfg(any(not(all(target_arch = "x86_64", not(target_vendor = "apple"))), miri))]
 mod permutation {
     use crate::cpu::keccak::p1600;
     use crate::sponge::SpongeSpec;

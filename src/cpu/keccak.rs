@@ -60,6 +60,7 @@ const _: () = assert!(
 /// states can stay in memory (XKCP's "ThetaRhoPiChiIotaPrepareTheta"), as
 /// AVX2's 16 registers need; with AVX-512's 32 the compiler keeps most of
 /// them in registers.
+#[cfg(any(test, target_arch = "x86_64"))]
 macro_rules! keccak_p1600 {
     ($a:expr, $rounds:expr) => {{
         let a = $a;
@@ -80,6 +81,7 @@ macro_rules! keccak_p1600 {
         }
     }};
 }
+#[cfg(target_arch = "x86_64")]
 pub(crate) use keccak_p1600;
 
 /// One round from state `$src` into state `$dst`; `$c` holds the column
@@ -88,6 +90,7 @@ pub(crate) use keccak_p1600;
 /// Rho and pi by destination: lane (X, Y) of the output comes from lane
 /// (x, X) with x = X + 3Y mod 5, rotated by that lane's rho offset. Each row
 /// below lists, for X = 0 … 4, the source lane's index and its offset.
+#[cfg(any(test, target_arch = "x86_64"))]
 macro_rules! keccak_round {
     ($src:ident, $dst:ident, $c:ident, $rc:expr) => {{
         let d = [
@@ -104,11 +107,13 @@ macro_rules! keccak_round {
         $crate::cpu::keccak::keccak_row!(next $src, $dst, $c, d; 20; 2 62, 8 55, 14 39, 15 41, 21 2);
     }};
 }
+#[cfg(any(test, target_arch = "x86_64"))]
 pub(crate) use keccak_round;
 
 /// One output row (lanes `$y` … `$y` + 4) of a round: the five source lanes
 /// (`$s` with rho offset `$r`) get D, rho and pi, then chi (and iota on the
 /// first row); the row starts (`first`) or updates (`next`) the parities `$c`.
+#[cfg(any(test, target_arch = "x86_64"))]
 macro_rules! keccak_row {
     (first $src:ident, $dst:ident, $c:ident, $d:ident, $rc:expr; $y:tt;
      $s0:tt $r0:tt, $s1:tt $r1:tt, $s2:tt $r2:tt, $s3:tt $r3:tt, $s4:tt $r4:tt) => {{
@@ -152,6 +157,7 @@ macro_rules! keccak_row {
         ]
     };
 }
+#[cfg(any(test, target_arch = "x86_64"))]
 pub(crate) use keccak_row;
 
 /// Keccak-p[1600, n_r] on one state, with the fastest one-state kernel
@@ -160,7 +166,10 @@ pub(crate) use keccak_row;
 /// only the tests and measurements call this (`fast_sponge` runs OpenSSL's
 /// assembly there).
 #[inline]
-#[cfg_attr(all(target_arch = "x86_64", not(miri)), allow(dead_code))]
+#[cfg_attr(
+    all(target_arch = "x86_64", not(target_vendor = "apple"), not(miri)),
+    allow(dead_code)
+)]
 pub(crate) fn p1600(state: &mut [u64; 25], rounds: Rounds) {
     OneState::best().permute(state, rounds);
 }

@@ -1,6 +1,6 @@
 //! The lane engines: `W` neighbouring leaves share one `W`-lane Keccak
 //! permutation (four with AVX2, `keccak_x4`; eight with AVX-512,
-//! `keccak_x8`). Within a stripe their `W` blocks lie side by side, so the
+//! `keccak_x8`; two with ARMv8.2 SHA3, `keccak_x2`). Within a stripe their `W` blocks lie side by side, so the
 //! kernel loads them straight from the piece.
 //!
 //! Used only where B is a multiple of the rate ([`Platform::engine`]), so
@@ -12,9 +12,17 @@
 //!
 //! [`Platform::engine`]: super::platform::Platform::engine
 
+#[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+use super::keccak_x2;
+#[cfg(target_arch = "x86_64")]
 use super::keccak_x4;
+#[cfg(target_arch = "x86_64")]
 use super::keccak_x8;
-use super::platform::{Avx2, Avx512, OneState};
+use super::platform::OneState;
+#[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+use super::platform::Sha3;
+#[cfg(target_arch = "x86_64")]
+use super::platform::{Avx2, Avx512};
 use super::units::FreshIsZero;
 use super::walk::Absorb;
 use crate::params::{Algorithm, TreeParams};
@@ -35,6 +43,7 @@ pub(super) trait LaneKernel<const W: usize>: Copy + Send + Sync {
     fn one_state(self) -> OneState;
 }
 
+#[cfg(target_arch = "x86_64")]
 impl LaneKernel<4> for Avx2 {
     fn absorb_blocks(self, group: &mut [[u64; 4]; 25], blocks: &[u8], b: usize, spec: &SpongeSpec) {
         keccak_x4::absorb_blocks(self, group, blocks, b, b, spec.rate(), spec.rounds());
@@ -49,6 +58,7 @@ impl LaneKernel<4> for Avx2 {
     }
 }
 
+#[cfg(target_arch = "x86_64")]
 impl LaneKernel<8> for Avx512 {
     fn absorb_blocks(self, group: &mut [[u64; 8]; 25], blocks: &[u8], b: usize, spec: &SpongeSpec) {
         keccak_x8::absorb_blocks(self, group, blocks, b, b, spec.rate(), spec.rounds());
@@ -60,6 +70,21 @@ impl LaneKernel<8> for Avx512 {
 
     fn one_state(self) -> OneState {
         OneState::Avx512(self)
+    }
+}
+
+#[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+impl LaneKernel<2> for Sha3 {
+    fn absorb_blocks(self, group: &mut [[u64; 2]; 25], blocks: &[u8], b: usize, spec: &SpongeSpec) {
+        keccak_x2::absorb_blocks(self, group, blocks, b, b, spec.rate(), spec.rounds());
+    }
+
+    fn permute(self, group: &mut [[u64; 2]; 25], rounds: Rounds) {
+        keccak_x2::permute(self, group, rounds);
+    }
+
+    fn one_state(self) -> OneState {
+        OneState::Portable
     }
 }
 

@@ -5,7 +5,10 @@
 use std::marker::PhantomData;
 use std::ops::Range;
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "aarch64", target_endian = "little")
+))]
 use super::lanes;
 use super::platform::Engine;
 use super::walk::{Absorb, Leaves};
@@ -301,6 +304,11 @@ pub(super) fn reduce_on<S: Sponge>(
         #[cfg(target_arch = "x86_64")]
         Engine::Lanes8(avx512) => {
             let nodes = lanes::Lanes::<_, 8>::for_nodes(avx512, params.algorithm());
+            reduce::reduce_levels::<Node<S>, _>(params, workers, &nodes, outputs)
+        }
+        #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+        Engine::Lanes2(sha3) => {
+            let nodes = lanes::Lanes::<_, 2>::for_nodes(sha3, params.algorithm());
             reduce::reduce_levels::<Node<S>, _>(params, workers, &nodes, outputs)
         }
     }

@@ -31,7 +31,8 @@ pub struct Permuted {
 /// Calls `path`'s widest Keccak-f[1600] kernel (24 rounds, SHA-3's)
 /// `calls` times on the calling thread, on states held in registers and
 /// the stack: the eight-lane AVX-512 kernel of the lane engines, the
-/// four-lane AVX2 one, or on the portable path the portable one-state
+/// four-lane AVX2 one, the two-lane SHA3 one (aarch64, `Auto` where the
+/// CPU has SHA3), or on the portable path the portable one-state
 /// permutation (the portable leaves use OpenSSL's assembly one on x86-64).
 /// An error if this CPU lacks what `path` needs.
 pub fn permutations(path: CpuPath, calls: u64) -> Result<Permuted, HashError> {
@@ -54,6 +55,14 @@ pub fn permutations(path: CpuPath, calls: u64) -> Result<Permuted, HashError> {
                 super::keccak_x4::permute(avx2, black_box(&mut group), rounds);
             }
             4
+        }
+        #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+        Platform::Sha3(sha3) => {
+            let mut group = [[0u64; 2]; 25];
+            for _ in 0..calls {
+                super::keccak_x2::permute(sha3, black_box(&mut group), rounds);
+            }
+            2
         }
         Platform::Portable => {
             let mut state = [0u64; 25];
@@ -199,14 +208,14 @@ fn keccak_crate(state: &mut [u64; 25], rounds: Rounds) {
 
 /// Whether the assembly runs `rounds` here: Keccak-f\[1600\] on x86-64.
 fn openssl_asm_runs(rounds: Rounds) -> bool {
-    cfg!(target_arch = "x86_64") && rounds == Rounds::Keccak24
+    cfg!(all(target_arch = "x86_64", not(target_vendor = "apple"))) && rounds == Rounds::Keccak24
 }
 
 /// The assembly's absorb of whole `rate`-byte blocks of `data`.
 fn openssl_asm_absorb(state: &mut [u64; 25], data: &[u8], rate: usize) {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(target_vendor = "apple")))]
     sha3_asm::sha3_absorb(state, data, rate);
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(not(all(target_arch = "x86_64", not(target_vendor = "apple"))))]
     unreachable!(
         "the assembly is x86-64's ({state:?}, {}, {rate})",
         data.len()

@@ -8,7 +8,9 @@ use std::str::FromStr;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum CpuPath {
-    /// The fastest path this CPU has.
+    /// The fastest path this CPU has: AVX-512 or AVX2 on x86-64, the
+    /// ARMv8.2 SHA3 instructions (two leaves per permutation) on aarch64,
+    /// else the portable one.
     #[default]
     Auto,
     /// One scalar sponge per leaf (no SIMD): any CPU.

@@ -23,15 +23,38 @@ pub(crate) struct Avx2(());
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Avx512(());
 
-/// The features found, once per process.
+/// Proof that this CPU has the ARMv8.2 SHA3 instructions (EOR3, RAX1,
+/// XAR, BCAX): only [`Sha3::detect`] makes one.
+#[cfg(all(target_arch = "aarch64", target_endian = "little"))]
 #[derive(Clone, Copy, Debug)]
+pub(crate) struct Sha3(());
+
+/// The features found, once per process (none are looked for on other
+/// architectures).
+#[derive(Clone, Copy, Debug)]
+#[cfg_attr(
+    not(any(
+        target_arch = "x86_64",
+        all(target_arch = "aarch64", target_endian = "little")
+    )),
+    allow(dead_code)
+)]
 struct Detected {
     #[cfg(target_arch = "x86_64")]
     avx2: Option<Avx2>,
     #[cfg(target_arch = "x86_64")]
     avx512: Option<Avx512>,
+    #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+    sha3: Option<Sha3>,
 }
 
+#[cfg_attr(
+    not(any(
+        target_arch = "x86_64",
+        all(target_arch = "aarch64", target_endian = "little")
+    )),
+    allow(dead_code)
+)]
 fn detected() -> Detected {
     static DETECTED: OnceLock<Detected> = OnceLock::new();
     *DETECTED.get_or_init(|| Detected {
@@ -39,7 +62,18 @@ fn detected() -> Detected {
         avx2: std::arch::is_x86_feature_detected!("avx2").then_some(Avx2(())),
         #[cfg(target_arch = "x86_64")]
         avx512: std::arch::is_x86_feature_detected!("avx512f").then_some(Avx512(())),
+        #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+        sha3: std::arch::is_aarch64_feature_detected!("sha3").then_some(Sha3(())),
     })
+}
+
+#[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+impl Sha3 {
+    /// The token, if this CPU has the SHA3 instructions (Neoverse V1 and
+    /// V2, Grace, Apple M1 on; not Graviton2's Neoverse N1 nor Altra).
+    pub(crate) fn detect() -> Option<Sha3> {
+        detected().sha3
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -69,6 +103,11 @@ pub(crate) enum Platform {
     /// Eight leaves per permutation in 512-bit registers.
     #[cfg(target_arch = "x86_64")]
     Avx512(Avx512),
+    /// Two leaves per permutation in 128-bit registers, with the ARMv8.2
+    /// SHA3 instructions. No [`CpuPath`] names it: `Auto` takes it where
+    /// the CPU has SHA3, and `Portable` stands for the other path.
+    #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+    Sha3(Sha3),
 }
 
 impl Platform {
@@ -106,6 +145,10 @@ impl Platform {
                 return Platform::Avx2(avx2);
             }
         }
+        #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+        if let Some(sha3) = Sha3::detect() {
+            return Platform::Sha3(sha3);
+        }
         Platform::Portable
     }
 
@@ -114,6 +157,13 @@ impl Platform {
     /// leaves, and B a multiple of the rate, so that every block starts at
     /// position 0 of the sponge; everything else takes the portable sponges.
     pub(crate) fn engine(self, params: &TreeParams) -> Engine {
+        #[cfg_attr(
+            not(any(
+                target_arch = "x86_64",
+                all(target_arch = "aarch64", target_endian = "little")
+            )),
+            allow(unused_variables)
+        )]
         let lanes_fit = |width: u64| {
             params.height() > 0
                 && params.leaf_count() >= width
@@ -126,6 +176,8 @@ impl Platform {
             Platform::Avx512(avx512) if lanes_fit(8) => Engine::Lanes8(avx512),
             #[cfg(target_arch = "x86_64")]
             Platform::Avx2(avx2) if lanes_fit(4) => Engine::Lanes4(avx2),
+            #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+            Platform::Sha3(sha3) if lanes_fit(2) => Engine::Lanes2(sha3),
             _ => Engine::Sponges,
         }
     }
@@ -138,6 +190,8 @@ impl Platform {
             Platform::Avx512(avx512) => Engine::Lanes8(avx512),
             #[cfg(target_arch = "x86_64")]
             Platform::Avx2(avx2) => Engine::Lanes4(avx2),
+            #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+            Platform::Sha3(sha3) => Engine::Lanes2(sha3),
             Platform::Portable => Engine::Sponges,
         }
     }
@@ -176,6 +230,8 @@ impl Platform {
             Platform::Avx512(avx512) => OneState::Avx512(avx512),
             #[cfg(target_arch = "x86_64")]
             Platform::Avx2(_) => OneState::Portable,
+            #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+            Platform::Sha3(_) => OneState::Portable,
             Platform::Portable => OneState::Portable,
         }
     }
@@ -192,12 +248,15 @@ pub(crate) struct ChunkKernels {
     /// Four chunks per permutation.
     #[cfg(target_arch = "x86_64")]
     pub x4: Option<Avx2>,
+    /// Two chunks per permutation.
+    #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+    pub x2: Option<Sha3>,
 }
 
 impl Platform {
     /// The chunk kernels of this platform: AVX-512's eight lanes with
     /// AVX2's four for the leftovers (every CPU with AVX-512F has AVX2,
-    /// but it is detected all the same), AVX2's alone, or none.
+    /// but it is detected all the same), AVX2's alone, SHA3's two, or none.
     pub(crate) fn chunk_kernels(self) -> ChunkKernels {
         match self {
             Platform::Portable => ChunkKernels::default(),
@@ -211,6 +270,8 @@ impl Platform {
                 x8: Some(avx512),
                 x4: Avx2::detect(),
             },
+            #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+            Platform::Sha3(sha3) => ChunkKernels { x2: Some(sha3) },
         }
     }
 }
@@ -226,6 +287,9 @@ pub(crate) enum Engine {
     /// Eight neighbouring leaves per AVX-512 permutation.
     #[cfg(target_arch = "x86_64")]
     Lanes8(Avx512),
+    /// Two neighbouring leaves per SHA3 (NEON) permutation.
+    #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+    Lanes2(Sha3),
 }
 
 /// The AVX2 token for a unit test. The tests of the AVX2 path run where
@@ -257,6 +321,30 @@ pub(crate) fn avx512_for_test(test: &str) -> Option<Avx512> {
          (built on a CPU with AVX-512F, or with TREEHASH_REQUIRE_AVX512 set)"
     );
     avx512
+}
+
+/// The SHA3 token for a unit test, as [`avx2_for_test`] for AVX2:
+/// `treehash_test_sha3` (the aarch64 CPU that built the tests has SHA3, or
+/// `TREEHASH_REQUIRE_SHA3` is set). The same test binaries also run on a CPU
+/// without SHA3 (scripts/ci-cross.sh, under qemu's cortex-a72): there
+/// `TREEHASH_TEST_NO_SHA3` is set when they run, detection must find no
+/// SHA3, and the tests check the portable engine alone.
+#[cfg(all(test, all(target_arch = "aarch64", target_endian = "little")))]
+pub(crate) fn sha3_for_test(test: &str) -> Option<Sha3> {
+    let sha3 = Sha3::detect();
+    if std::env::var_os("TREEHASH_TEST_NO_SHA3").is_some() {
+        assert!(
+            sha3.is_none(),
+            "{test}: TREEHASH_TEST_NO_SHA3 says this CPU has no SHA3, and detection found it"
+        );
+        return None;
+    }
+    assert!(
+        sha3.is_some() || !cfg!(treehash_test_sha3),
+        "{test}: this CPU has no SHA3, and this build tests the SHA3 path \
+         (built on a CPU with SHA3, or with TREEHASH_REQUIRE_SHA3 set)"
+    );
+    sha3
 }
 
 #[cfg(test)]
@@ -321,5 +409,46 @@ mod tests {
         assert!(!lanes(0, 4, None), "one leaf");
         assert!(!lanes(1, 4, None), "fewer leaves than lanes");
         assert!(!lanes(8, 4, Some(64)), "B not a multiple of the rate");
+    }
+}
+
+#[cfg(all(test, all(target_arch = "aarch64", target_endian = "little")))]
+mod sha3_tests {
+    use super::*;
+    use crate::params::Algorithm;
+
+    #[test]
+    #[cfg_attr(
+        not(treehash_test_sha3),
+        ignore = "the CPU that built this test has no SHA3 (build.rs)"
+    )]
+    fn the_sha3_lanes_only_where_the_parameters_fit_and_auto_takes_them() {
+        let sha3 =
+            sha3_for_test("the_sha3_lanes_only_where_the_parameters_fit_and_auto_takes_them")
+                .expect("sha3_for_test fails where this test runs without SHA3");
+        assert!(matches!(
+            Platform::new(CpuPath::Auto),
+            Ok(Platform::Sha3(_))
+        ));
+        let params =
+            |h, d, b| TreeParams::with_options(Algorithm::Sha3_256, h, d, b, vec![], None).unwrap();
+        let sha3 = Platform::Sha3(sha3);
+        let lanes = |h, d, b| matches!(sha3.engine(&params(h, d, b)), Engine::Lanes2(_));
+        assert!(lanes(8, 4, None));
+        assert!(lanes(1, 2, Some(272)));
+        assert!(!lanes(0, 4, None), "one leaf");
+        assert!(!lanes(8, 4, Some(64)), "B not a multiple of the rate");
+    }
+
+    /// Without SHA3 (Graviton2, Altra; qemu's cortex-a72) `Auto` is the
+    /// portable path.
+    #[test]
+    fn auto_is_portable_without_sha3() {
+        if sha3_for_test("auto_is_portable_without_sha3").is_none() {
+            assert!(matches!(
+                Platform::new(CpuPath::Auto),
+                Ok(Platform::Portable)
+            ));
+        }
     }
 }

@@ -264,6 +264,9 @@ impl<U: FreshIsZero> Chunk<'_, U> {
                 }
             }
         }
+        // Elsewhere MADV_DONTNEED need not zero the pages: nothing is given back.
+        #[cfg(not(target_os = "linux"))]
+        let _ = self.releasable;
     }
 }
 
