@@ -82,7 +82,7 @@ unset TREEHASH_REQUIRE_SHA3
 for target in aarch64-apple-darwin x86_64-apple-darwin; do
     echo "ci-cross: cargo check for $target"
     cargo check --target "$target" -p treehash --all-targets
-    cargo check --target "$target" -p treehash-cli --bins
+    cargo check --target "$target" -p treehash-cli --all-targets
     cargo check --target "$target" -p treehash-python --all-targets
 done
 
