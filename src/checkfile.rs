@@ -5,7 +5,7 @@
 //! newline or a carriage return is escaped and its line starts with a
 //! backslash, as coreutils and b3sum do. docs/SPEC.md describes the format.
 
-use crate::function::{Label, LabelError};
+use crate::label::{Label, LabelError};
 
 /// Writes `name` with `\`, LF and CR escaped; returns true if anything was.
 pub fn escape_name(name: &[u8], out: &mut Vec<u8>) -> bool {
@@ -313,7 +313,7 @@ mod tests {
             let line = tagged_line("SHA3-256-LI(H=2,D=4,B=136)", "abcd", name);
             let parsed = parse_line(&line).unwrap();
             assert_eq!(parsed.name, name);
-            let Some(crate::Label::Tree(label)) = parsed.label else {
+            let Some(Label::Tree(label)) = parsed.label else {
                 panic!("an LI label")
             };
             assert_eq!(label.algorithm, Algorithm::Sha3_256);

@@ -7,8 +7,8 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::params::{Algorithm, DEFAULT_DEGREE, DEFAULT_HEIGHT, ParamError, TreeLabel, TreeParams};
-use crate::standard::{Family, Standard, StandardLabel, StandardParams};
+use crate::params::{Algorithm, DEFAULT_DEGREE, DEFAULT_HEIGHT, ParamError, TreeParams};
+use crate::standard::{Family, Standard, StandardParams};
 
 /// A function by the name the command line, the labels and the Python
 /// package give it: `sha3-256` (an LI tree of SHA3-256, or plain SHA3-256
@@ -54,11 +54,19 @@ impl FromStr for Function {
     }
 }
 
-/// The parameters of one digest.
+/// The parameters of one digest, of either kind: what every entry point of
+/// [`Hasher`](crate::Hasher) takes (as `impl Into<Params>`: a
+/// [`TreeParams`], a [`StandardParams`], a `Params` or a reference to one),
+/// and what a label reads into (`"KT128".parse()`, [`Params::from_label`]).
+///
+/// The two kinds are the whole of the design (a new standard function is a
+/// new [`Standard`], not a new kind), so a `match` on them needs no
+/// wildcard.
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum Params {
+    /// An LI tree (plain SHA-3 or SHAKE at height 0).
     Tree(TreeParams),
+    /// KT128, KT256, TurboSHAKE or ParallelHash.
     Standard(StandardParams),
 }
 
@@ -116,14 +124,6 @@ impl Params {
             Params::Standard(_) => true,
         }
     }
-
-    /// The parameters as a reference to their kind.
-    pub fn as_ref(&self) -> ParamsRef<'_> {
-        match self {
-            Params::Tree(p) => ParamsRef::Tree(p),
-            Params::Standard(p) => ParamsRef::Standard(p),
-        }
-    }
 }
 
 impl From<TreeParams> for Params {
@@ -138,42 +138,21 @@ impl From<StandardParams> for Params {
     }
 }
 
-/// Borrowed parameters of either kind: what the hasher's entry points take
-/// (through [`AsParams`]) and dispatch on.
-#[derive(Clone, Copy, Debug)]
-pub enum ParamsRef<'a> {
-    Tree(&'a TreeParams),
-    Standard(&'a StandardParams),
-}
-
-mod sealed {
-    pub trait Sealed {}
-    impl Sealed for crate::params::TreeParams {}
-    impl Sealed for crate::standard::StandardParams {}
-    impl Sealed for super::Params {}
-}
-
-/// Parameters a [`Hasher`](crate::Hasher) hashes with: [`TreeParams`],
-/// [`StandardParams`] or [`Params`].
-pub trait AsParams: sealed::Sealed + Sync {
-    fn as_params(&self) -> ParamsRef<'_>;
-}
-
-impl AsParams for TreeParams {
-    fn as_params(&self) -> ParamsRef<'_> {
-        ParamsRef::Tree(self)
+impl From<&TreeParams> for Params {
+    fn from(p: &TreeParams) -> Params {
+        Params::Tree(p.clone())
     }
 }
 
-impl AsParams for StandardParams {
-    fn as_params(&self) -> ParamsRef<'_> {
-        ParamsRef::Standard(self)
+impl From<&StandardParams> for Params {
+    fn from(p: &StandardParams) -> Params {
+        Params::Standard(p.clone())
     }
 }
 
-impl AsParams for Params {
-    fn as_params(&self) -> ParamsRef<'_> {
-        self.as_ref()
+impl From<&Params> for Params {
+    fn from(p: &Params) -> Params {
+        p.clone()
     }
 }
 
@@ -372,56 +351,6 @@ fn standard_names() -> String {
     Standard::ALL.map(Standard::name).join(", ")
 }
 
-/// A label read from a tagged line: an LI tree's or a standard function's.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Label {
-    Tree(TreeLabel),
-    Standard(StandardLabel),
-}
-
-impl Label {
-    /// Whether the label says a prefix (key) was hashed (`,P`).
-    pub fn keyed(&self) -> bool {
-        matches!(self, Label::Tree(l) if l.keyed)
-    }
-
-    /// The parameters the label describes, with `prefix` (only for a keyed
-    /// tree label) and `output_len`.
-    pub fn to_params(&self, prefix: Vec<u8>, output_len: usize) -> Result<Params, ParamError> {
-        Ok(match self {
-            Label::Tree(l) => Params::Tree(l.to_params(prefix, output_len)?),
-            Label::Standard(l) => Params::Standard(l.to_params(output_len)?),
-        })
-    }
-}
-
-impl fmt::Display for Label {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Label::Tree(l) => l.fmt(f),
-            Label::Standard(l) => l.fmt(f),
-        }
-    }
-}
-
-/// A label that could not be read.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unrecognised label '{0}'")]
-pub struct LabelError(pub String);
-
-impl FromStr for Label {
-    type Err = LabelError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        if let Ok(label) = s.parse() {
-            return Ok(Label::Standard(label));
-        }
-        s.parse()
-            .map(Label::Tree)
-            .map_err(|_| LabelError(s.to_string()))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -617,18 +546,5 @@ mod tests {
         for (name, options, message) in cases {
             assert_eq!(build(name, options).unwrap_err().to_string(), message);
         }
-    }
-
-    #[test]
-    fn labels_of_both_kinds_are_read() {
-        for text in [
-            "SHA3-256",
-            "SHA3-256-LI(H=8,D=4,B=136)",
-            "KT128",
-            "TurboSHAKE256(D=1F)",
-        ] {
-            assert_eq!(text.parse::<Label>().unwrap().to_string(), text);
-        }
-        assert!("MD5".parse::<Label>().is_err());
     }
 }

@@ -43,24 +43,25 @@
 //!
 //! # The API
 //!
-//! 64 items, as rustdoc lists them with the default features: 41 types,
-//! traits and aliases, 7 functions and 16 constants (the parameters'
+//! 59 items, as rustdoc lists them with the default features: 34 types,
+//! traits and aliases, 9 functions and 16 constants (the parameters'
 //! defaults and limits), at the root and in five modules. (134 before the
-//! tool moved to a crate of its own: docs/decisions/0027.)
+//! tool moved to a crate of its own: docs/decisions/0027; 64 before the
+//! parameter types became one `Params`: docs/decisions/0034.)
 //!
 //! | for | items |
 //! |---|---|
 //! | hashing | [`Hasher`], [`HasherOptions`], [`BackendChoice`], [`CpuPath`], [`MAX_THREADS`], [`MAX_PIECE_BYTES`]; what came out: [`HashOutput`], [`BackendUsed`], [`Timings`] |
 //! | a message in parts | [`Stream`] |
 //! | many files | [`ListInput`], [`ListResult`] |
-//! | parameters | [`Params`] (tree or standard), [`ParamsRef`], [`AsParams`], [`Function`], [`Label`] and [`LabelError`]; [`params`]: [`TreeParams`], [`Algorithm`], [`TreeLabel`], [`params::TreeLabelError`] and the LI limits; [`standard`]: [`StandardParams`], [`Standard`], [`standard::Family`], [`StandardLabel`], [`standard::StandardLabelError`] and the standard functions' limits |
+//! | parameters | [`Params`] (tree or standard; every entry point takes `impl Into<Params>`, and labels parse into it: `"KT128".parse()`, [`Params::from_label`]), [`Function`]; [`params`]: [`TreeParams`], [`Algorithm`], [`ParamError`] and the LI limits; [`standard`]: [`StandardParams`], [`Standard`], [`standard::Family`] and the standard functions' limits |
 //! | parts and joins | [`parts`]: [`Part`], [`PartOutput`], [`Joined`], [`parts::join`], [`parts::join_bytes`], [`parts::join_with`], [`parts::join_bytes_with`], [`parts::NameRule`], [`parts::read_part`], [`parts::unsplittable`], [`parts::FORMAT_VERSION`] |
 //! | progress | [`Progress`], [`NoProgress`], [`EngineShare`], [`EngineId`] |
-//! | errors | [`HashError`], [`ParamError`], [`PartError`], [`JoinError`] |
+//! | errors | [`HashError`], [`ParamError`] (a label's too), [`PartError`], [`JoinError`] |
 //! | GPUs | [`gpu`]: [`gpu::Devices`], [`gpu::CopyMode`], [`gpu::GpuBackend`], [`gpu::GpuInfo`], [`gpu::driver_present`], `gpu::DeviceBytes` (with the `gpu` feature) |
 //! | a file truncated while mapped | [`sigbus`]: [`sigbus::recover`], [`sigbus::raised_by_an_access`], for a program's SIGBUS handler |
 //!
-//! Modules hidden from this documentation (`checkfile`, `input`,
+//! Modules hidden from this documentation (`checkfile`, `input`, `label`,
 //! `output_file`, `function`'s option parsing, `reference`, `sponge`, …)
 //! are public only for the treehash tool (`cli/`), the Python package, the
 //! tests and the benchmarks: they are no part of the API and may change at
@@ -98,6 +99,8 @@ pub mod gpu;
 mod hasher;
 #[doc(hidden)] // for the treehash tool and tests; not part of the API
 pub mod input;
+#[doc(hidden)] // for the treehash tool and tests; `Params` reads labels
+pub mod label;
 mod message;
 #[doc(hidden)] // for the treehash tool and tests; not part of the API
 pub mod output_file;
@@ -121,13 +124,13 @@ mod tree;
 
 pub use cpu::CpuPath;
 pub use error::HashError;
-pub use function::{AsParams, Function, Label, LabelError, Params, ParamsRef};
+pub use function::{Function, Params};
 pub use hasher::{BackendChoice, BackendUsed, HashOutput, Hasher, HasherOptions, MAX_THREADS};
 pub use hasher::{ListInput, ListResult};
-pub use params::{Algorithm, ParamError, TreeLabel, TreeParams};
+pub use params::{Algorithm, ParamError, TreeParams};
 pub use parts::{JoinError, Joined, Part, PartError, PartOutput};
 pub use progress::{EngineId, EngineShare, NoProgress, Progress};
-pub use standard::{Standard, StandardLabel, StandardParams};
+pub use standard::{Standard, StandardParams};
 pub use stream::Stream;
 pub use timings::Timings;
 

@@ -205,6 +205,22 @@ pub enum ParamError {
     /// A TurboSHAKE domain byte outside 0x01 to 0x7f.
     #[error("domain byte {0:#04x} is out of range for TurboSHAKE (0x01 to 0x7f)")]
     Domain(u8),
+    /// Text that is no label (the text given).
+    #[error("unrecognised label '{0}'")]
+    Label(String),
+    /// A prefix (key) given where a label does not say one was hashed, or
+    /// missing where it does.
+    #[error("{}", if *.keyed {
+        format!("label '{label}' says a prefix (key) was hashed: give the prefix")
+    } else {
+        format!("label '{label}' says no prefix was hashed, but one was given")
+    })]
+    LabelPrefix {
+        /// The label.
+        label: String,
+        /// Whether the label says a prefix was hashed.
+        keyed: bool,
+    },
     /// A standard function's output length outside 1 to 65536 bytes.
     #[error("output length {len} is out of range for {function} (1 to 65536 bytes)")]
     StandardOutputLen {
@@ -368,11 +384,6 @@ impl TreeParams {
             self.algorithm.chaining_len()
         }
     }
-
-    /// The label that records these parameters beside a digest (see docs/SPEC.md).
-    pub fn label(&self) -> String {
-        TreeLabel::of(self).to_string()
-    }
 }
 
 fn check_output_len(algorithm: Algorithm, len: usize) -> Result<(), ParamError> {
@@ -393,124 +404,6 @@ fn check_output_len(algorithm: Algorithm, len: usize) -> Result<(), ParamError> 
             len,
             allowed,
         })
-    }
-}
-
-/// The parameters a label carries: everything but the output length (the
-/// length of the hex digest) and the prefix itself (only whether there is one).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TreeLabel {
-    /// A.
-    pub algorithm: Algorithm,
-    /// H.
-    pub height: u32,
-    /// `None` at H = 0, where D and B play no part.
-    pub degree: Option<u64>,
-    /// B; `None` at H = 0.
-    pub block_size: Option<usize>,
-    /// Made with a prefix (the label says `keyed`, never the prefix).
-    pub keyed: bool,
-}
-
-impl TreeLabel {
-    /// The label of `params`.
-    pub fn of(params: &TreeParams) -> TreeLabel {
-        let tree = params.height > 0;
-        TreeLabel {
-            algorithm: params.algorithm,
-            height: params.height,
-            degree: tree.then_some(params.degree),
-            block_size: tree.then_some(params.block_size),
-            keyed: params.has_prefix(),
-        }
-    }
-
-    /// Builds the parameters this label describes, with the given prefix and
-    /// output length. The prefix must be present exactly when the label says so.
-    pub fn to_params(&self, prefix: Vec<u8>, output_len: usize) -> Result<TreeParams, ParamError> {
-        TreeParams::with_options(
-            self.algorithm,
-            self.height,
-            self.degree.unwrap_or(4),
-            self.block_size,
-            prefix,
-            Some(output_len),
-        )
-    }
-}
-
-impl fmt::Display for TreeLabel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let name = self.algorithm.fips_name();
-        match (self.degree, self.block_size) {
-            (Some(d), Some(b)) => {
-                let p = if self.keyed { ",P" } else { "" };
-                write!(f, "{name}-LI(H={},D={d},B={b}{p})", self.height)
-            }
-            _ if self.keyed => write!(f, "{name}-LI(H=0,P)"),
-            _ => f.write_str(name),
-        }
-    }
-}
-
-/// A label that could not be read.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unrecognised label '{0}'")]
-pub struct TreeLabelError(pub String);
-
-impl FromStr for TreeLabel {
-    type Err = TreeLabelError;
-
-    /// Reads `SHA3-256`, `SHA3-256-LI(H=8,D=4,B=136)`, `…,P)` and `SHA3-256-LI(H=0,P)`.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let bad = || TreeLabelError(s.to_string());
-        let Some((name, rest)) = s.split_once("-LI(") else {
-            let algorithm = Algorithm::from_fips_name(s).ok_or_else(bad)?;
-            return Ok(TreeLabel {
-                algorithm,
-                height: 0,
-                degree: None,
-                block_size: None,
-                keyed: false,
-            });
-        };
-        let algorithm = Algorithm::from_fips_name(name).ok_or_else(bad)?;
-        let fields = rest.strip_suffix(')').ok_or_else(bad)?;
-        let mut parts: Vec<&str> = fields.split(',').collect();
-        let keyed = parts.last() == Some(&"P");
-        if keyed {
-            parts.pop();
-        }
-        // Plain decimal (docs/SPEC.md): digits only, and no leading zero but in `0` itself.
-        let field = |part: Option<&&str>, key: &str| -> Result<u64, TreeLabelError> {
-            part.and_then(|p| p.strip_prefix(key))
-                .filter(|v| {
-                    !v.is_empty()
-                        && v.bytes().all(|b| b.is_ascii_digit())
-                        && (v.len() == 1 || !v.starts_with('0'))
-                })
-                .and_then(|v| v.parse().ok())
-                .ok_or_else(bad)
-        };
-        let height = u32::try_from(field(parts.first(), "H=")?).map_err(|_| bad())?;
-        let label = match parts.len() {
-            1 if height == 0 && keyed => TreeLabel {
-                algorithm,
-                height,
-                degree: None,
-                block_size: None,
-                keyed,
-            },
-            3 if height > 0 => TreeLabel {
-                algorithm,
-                height,
-                degree: Some(field(parts.get(1), "D=")?),
-                block_size: Some(usize::try_from(field(parts.get(2), "B=")?).map_err(|_| bad())?),
-                keyed,
-            },
-            _ => return Err(bad()),
-        };
-        Ok(label)
     }
 }
 
@@ -559,53 +452,5 @@ mod tests {
         assert!(TreeParams::with_options(Shake128, 0, 2, None, vec![], Some(0)).is_err());
         assert!(TreeParams::with_options(Shake128, 0, 2, None, vec![], Some(65536)).is_ok());
         assert!(TreeParams::with_options(Shake128, 0, 2, None, vec![], Some(65537)).is_err());
-    }
-
-    #[test]
-    fn labels_round_trip() {
-        let cases = [
-            (
-                TreeParams::new(Algorithm::Sha3_256, 0, 4).unwrap(),
-                "SHA3-256",
-            ),
-            (
-                TreeParams::new(Algorithm::Shake128, 2, 4).unwrap(),
-                "SHAKE128-LI(H=2,D=4,B=168)",
-            ),
-            (
-                TreeParams::with_options(Algorithm::Sha3_256, 2, 4, None, vec![1], None).unwrap(),
-                "SHA3-256-LI(H=2,D=4,B=136,P)",
-            ),
-            (
-                TreeParams::with_options(Algorithm::Sha3_512, 0, 4, None, vec![1], None).unwrap(),
-                "SHA3-512-LI(H=0,P)",
-            ),
-        ];
-        for (params, text) in cases {
-            assert_eq!(params.label(), text);
-            assert_eq!(text.parse::<TreeLabel>().unwrap(), TreeLabel::of(&params));
-        }
-    }
-
-    #[test]
-    fn malformed_labels_are_refused() {
-        for bad in [
-            "SHA3-255",
-            "SHA3-256-LI(H=2,D=4)",
-            "SHA3-256-LI(H=0)",
-            "SHA3-256-LI(H=0,D=4,B=136)",
-            "SHA3-256-LI(H=2,D=4,B=136",
-            "SHA3-256-LI(H=2,D=4,B=136,Q)",
-            "SHA3-256-LI(H=+2,D=4,B=136)",
-            "SHA3-256-LI(H=99999999999,D=4,B=136)",
-            "SHA3-256-LI(H=02,D=4,B=136)",
-            "SHA3-256-LI(H=2,D=04,B=136)",
-            "SHA3-256-LI(H=2,D=4,B=0136)",
-            "SHA3-256-LI(H=00,P)",
-            "SHA3-256-LI(H=2,D=4,B=00)",
-            "MD5",
-        ] {
-            assert!(bad.parse::<TreeLabel>().is_err(), "{bad}");
-        }
     }
 }

@@ -114,11 +114,9 @@ fn the_widest_tree_of_nothing_is_cheap() {
     assert!(wide.len() >= 3, "the wide-tree vectors are missing");
     for hasher in hashers() {
         for v in &wide {
-            let out = hasher.hash_bytes(&v.params(), &v.input()).unwrap();
+            let out = hasher.hash_bytes(v.params(), &v.input()).unwrap();
             assert_eq!(hex::encode(&out.digest), v.digest, "{v:?}");
-            let out = hasher
-                .hash_reader(&v.params(), &mut &v.input()[..])
-                .unwrap();
+            let out = hasher.hash_reader(v.params(), &mut &v.input()[..]).unwrap();
             assert_eq!(hex::encode(&out.digest), v.digest, "{v:?} as a stream");
         }
         let params = TreeParams::new(Algorithm::Sha3_256, 24, 2).unwrap();

@@ -23,7 +23,7 @@ use serde::Serialize;
 use treehash::Timings;
 use treehash::standard::Family;
 use treehash::{
-    BackendChoice, BackendUsed, HashError, HashOutput, Hasher, HasherOptions, Params, ParamsRef,
+    BackendChoice, BackendUsed, HashError, HashOutput, Hasher, HasherOptions, Params,
     StandardParams, TreeParams,
 };
 
@@ -83,14 +83,14 @@ pub struct FunctionInfo {
 impl FunctionInfo {
     fn of(params: &Params) -> FunctionInfo {
         let name = params.function().name().to_string();
-        match params.as_ref() {
-            ParamsRef::Tree(p) => FunctionInfo {
+        match params {
+            Params::Tree(p) => FunctionInfo {
                 name,
                 degree: Some(p.degree()),
                 block_size: Some(p.block_size()),
                 label: None,
             },
-            ParamsRef::Standard(p) => FunctionInfo {
+            Params::Standard(p) => FunctionInfo {
                 name,
                 degree: None,
                 block_size: None,
@@ -128,9 +128,9 @@ pub struct Row {
 impl Row {
     /// The row of `point` on `backend`, not measured yet.
     fn of(backend: &str, point: &Point) -> Row {
-        let (height, leaves) = match point.params.as_ref() {
-            ParamsRef::Tree(p) => (Some(p.height()), Some(p.leaf_count())),
-            ParamsRef::Standard(_) => (None, None),
+        let (height, leaves) = match &point.params {
+            Params::Tree(p) => (Some(p.height()), Some(p.leaf_count())),
+            Params::Standard(_) => (None, None),
         };
         Row {
             backend: backend.to_string(),
@@ -343,14 +343,14 @@ impl Point {
     fn all(config: &BenchConfig) -> Result<Vec<Point>, HashError> {
         let mut points = Vec::new();
         for (function, params) in config.functions.iter().enumerate() {
-            match params.as_ref() {
-                ParamsRef::Tree(p) => {
+            match params {
+                Params::Tree(p) => {
                     for &height in &config.heights {
                         let params = Params::Tree(p.at_height(height)?);
                         points.push(Point { function, params });
                     }
                 }
-                ParamsRef::Standard(_) => points.push(Point {
+                Params::Standard(_) => points.push(Point {
                     function,
                     params: params.clone(),
                 }),
@@ -368,12 +368,12 @@ pub fn run(config: &BenchConfig, status: &dyn Fn(&str)) -> Result<Report, BenchE
     let first_tree = config
         .functions
         .iter()
-        .position(|f| matches!(f.as_ref(), ParamsRef::Tree(_)));
+        .position(|f| matches!(f, Params::Tree(_)));
     let mut sha3_crate = None;
     let mut expected = Vec::with_capacity(config.functions.len());
     for (index, function) in config.functions.iter().enumerate() {
-        expected.push(match function.as_ref() {
-            ParamsRef::Tree(params) => {
+        expected.push(match function {
+            Params::Tree(params) => {
                 let fips = params.algorithm().fips_name();
                 status(&format!("plain {fips} (sha3 crate, one thread)"));
                 let timed = config.vs_plain && first_tree == Some(index);
@@ -394,7 +394,7 @@ pub fn run(config: &BenchConfig, status: &dyn Fn(&str)) -> Result<Report, BenchE
                     note: None,
                 }
             }
-            ParamsRef::Standard(params) => {
+            Params::Standard(params) => {
                 status(&format!("{} by the reference code", params.label()));
                 reference_digests(params, &inputs)?
             }
@@ -481,10 +481,10 @@ impl Bench<'_> {
         let name = backend_name(backend);
         let function_name = function.function().name();
         let several = self.config.functions.len() > 1;
-        let subject = |point: &Point| match (point.params.as_ref(), several) {
-            (ParamsRef::Tree(p), false) => format!("H={}", p.height()),
-            (ParamsRef::Tree(p), true) => format!("{function_name} H={}", p.height()),
-            (ParamsRef::Standard(_), _) => function_name.to_string(),
+        let subject = |point: &Point| match (&point.params, several) {
+            (Params::Tree(p), false) => format!("H={}", p.height()),
+            (Params::Tree(p), true) => format!("{function_name} H={}", p.height()),
+            (Params::Standard(_), _) => function_name.to_string(),
         };
         let skip = |params: &Params| gpu_skip(backend, params, self.inputs);
         // Warm-up: starts the GPU, compiles kernels, pulls the files into the
@@ -503,9 +503,9 @@ impl Bench<'_> {
                 ));
             }
         }
-        let checked_height = match function.as_ref() {
-            ParamsRef::Tree(_) => Some(0),
-            ParamsRef::Standard(_) => None,
+        let checked_height = match function {
+            Params::Tree(_) => Some(0),
+            Params::Standard(_) => None,
         };
         let mut checked = None;
         for point in points {
@@ -556,9 +556,9 @@ impl Bench<'_> {
         }
         // Not measured: an LI function's H = 0 not among the heights is
         // hashed for the check alone, unless the GPU would take too long.
-        let params = match function.as_ref() {
-            ParamsRef::Tree(p) => Params::Tree(p.at_height(0).map_err(HashError::from)?),
-            ParamsRef::Standard(_) => function.clone(),
+        let params = match function {
+            Params::Tree(p) => Params::Tree(p.at_height(0).map_err(HashError::from)?),
+            Params::Standard(_) => function.clone(),
         };
         if let Some(why) = skip(&params) {
             return Ok(Err(why));
@@ -600,16 +600,16 @@ fn gpu_skip(backend: BackendChoice, params: &Params, inputs: &Inputs) -> Option<
         return None;
     }
     let longest = inputs.largest();
-    let (per_sponge, what) = match params.as_ref() {
-        ParamsRef::Tree(p) => (
+    let (per_sponge, what) = match params {
+        Params::Tree(p) => (
             longest / p.leaf_count(),
             "per leaf: one sponge per leaf on the GPU would take too long",
         ),
-        ParamsRef::Standard(p) if p.standard().family() == Family::TurboShake => (
+        Params::Standard(p) if p.standard().family() == Family::TurboShake => (
             longest,
             "in its one sponge: one sponge on the GPU would take too long",
         ),
-        ParamsRef::Standard(_) => return None,
+        Params::Standard(_) => return None,
     };
     let of = if inputs.is_list() {
         "the longest file: "

@@ -280,7 +280,7 @@ impl Checker<'_> {
     /// named (the line's label's, or the command line's): `improperly
     /// formatted SHA3-256 checksum line`, and treehash's reason, if it has
     /// one beyond that, in parentheses.
-    fn improperly_formatted(&self, label: Option<&treehash::Label>, why: &str) -> String {
+    fn improperly_formatted(&self, label: Option<&treehash::label::Label>, why: &str) -> String {
         let function = match label {
             Some(label) => label.to_string(),
             None => self.params.label(),

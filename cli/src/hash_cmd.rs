@@ -105,7 +105,6 @@ fn verify(hasher: &Hasher, params: &Params, path: &Path) -> i32 {
     match params {
         Params::Tree(p) => verify_height_zero(hasher, p, path),
         Params::Standard(p) => verify_standard(hasher, p, path),
-        _ => unreachable!("the command line makes tree or standard parameters"),
     }
 }
 
@@ -295,7 +294,6 @@ fn json_record(
                 _ => {}
             }
         }
-        _ => {}
     }
     if path.to_str().is_none() {
         record["name_hex"] = hex::encode(name_bytes(path)).into();

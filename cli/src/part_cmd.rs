@@ -5,9 +5,10 @@ use std::io::IsTerminal;
 use std::path::Path;
 
 use treehash::input::is_stdin_name;
+use treehash::label::StandardLabel;
 use treehash::output_file::{self, Access};
 use treehash::parts::{self, MIN_RUN_BYTES, PartOutput, plan, standard_plan, unsplittable};
-use treehash::{Params, StandardLabel, StandardParams, TreeLabel, TreeParams};
+use treehash::{Params, StandardParams, TreeParams};
 
 use super::args::PartArgs;
 use super::progress_bar::InputProgress;
@@ -23,7 +24,6 @@ pub fn run(args: &PartArgs) -> Result<i32, Fatal> {
         return match &params {
             Params::Standard(params) => print_standard_plan(args, params),
             Params::Tree(params) => print_plan(args, params),
-            _ => Err(Fatal::usage("no plan for these parameters")),
         };
     }
     let (Some(file), Some(index), Some(output)) = (&args.file, args.index, &args.output) else {
@@ -257,7 +257,7 @@ fn print_plan(args: &PartArgs, params: &TreeParams) -> Result<i32, Fatal> {
         Ok(len) => len,
         Err(code) => return Ok(code),
     };
-    let label = TreeLabel::of(params);
+    let label = params.label();
     // Two passes, the plan unstored: --parts may be large.
     let plans = || plan(params, args.parts, file_len);
     let mut text = format!(

@@ -17,7 +17,7 @@ use std::path::Path;
 
 use common::cli::{binary, check_file, fixture, stdout_of, treehash};
 use predicates::prelude::*;
-use treehash::StandardLabel;
+use treehash::label::StandardLabel;
 use treehash::standard::Standard;
 
 /// coreutils' `sha256sum -c` skips lines that start with `#` and empty lines
@@ -130,7 +130,10 @@ fn tagged_lines_are_checked_with_their_own_parameters() {
     // The labels read back to the same parameters.
     for line in list.lines() {
         let label = line.split(" (").next().unwrap();
-        assert_eq!(label.parse::<treehash::Label>().unwrap().to_string(), label);
+        assert_eq!(
+            label.parse::<treehash::label::Label>().unwrap().to_string(),
+            label
+        );
     }
     let first_label: StandardLabel = list.split(" (").next().unwrap().parse().unwrap();
     assert_eq!(first_label.standard, Standard::Kt128);

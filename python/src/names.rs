@@ -10,8 +10,9 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use treehash::label::Label;
 use treehash::standard::Family;
-use treehash::{Algorithm, Function, Label, Params};
+use treehash::{Algorithm, Function, Params};
 
 /// hashlib's names of the six FIPS 202 functions.
 const HASHLIB_NAMES: [(&str, Algorithm); 6] = [
@@ -154,12 +155,6 @@ impl Naming {
                     Family::ParallelHash => Output::Encoded,
                     _ => Output::Prefix,
                 },
-            },
-            // A kind of parameters this package does not know yet: one length.
-            _ => Naming {
-                name: label,
-                hashlib: None,
-                output: Output::Fixed,
             },
         }
     }

@@ -10,9 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use treehash::parts::Joined;
 use treehash::standard::Family;
-use treehash::{
-    BackendChoice, BackendUsed, HashError, HashOutput, Hasher, Params, ParamsRef, Stream,
-};
+use treehash::{BackendChoice, BackendUsed, HashError, HashOutput, Hasher, Params, Stream};
 
 use crate::buffer::ReadBuffer;
 use crate::errors::hash_error;
@@ -113,10 +111,10 @@ enum Wanted {
 /// function takes one (LI's B, the rate by default; ParallelHash's B),
 /// else the sponge's rate (KT's and TurboSHAKE's, as hashlib gives SHAKE's).
 fn block_size(params: &Params) -> usize {
-    match params.as_ref() {
-        ParamsRef::Tree(p) => p.block_size(),
-        ParamsRef::Standard(p) if p.standard().family() == Family::ParallelHash => p.block_size(),
-        ParamsRef::Standard(p) => p.standard().rate(),
+    match params {
+        Params::Tree(p) => p.block_size(),
+        Params::Standard(p) if p.standard().family() == Family::ParallelHash => p.block_size(),
+        Params::Standard(p) => p.standard().rate(),
     }
 }
 
@@ -127,9 +125,9 @@ fn block_size(params: &Params) -> usize {
 /// length. Other lengths are digests of their own
 /// (`Stream::finalize_with_len`).
 fn squeezed(params: &Params, output: Output) -> usize {
-    let rate = match params.as_ref() {
-        ParamsRef::Tree(p) => p.algorithm().rate(),
-        ParamsRef::Standard(p) => p.standard().rate(),
+    let rate = match params {
+        Params::Tree(p) => p.algorithm().rate(),
+        Params::Standard(p) => p.standard().rate(),
     };
     match output {
         Output::Prefix => params.output_len().max(rate),

@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use crate::error::HashError;
-use crate::function::{AsParams, ParamsRef};
+use crate::function::Params;
 use crate::gpu::{self, DeviceBytes, KeepCurrentContext, guard};
 use crate::progress::{EngineId, EngineShare};
 use crate::timings::Timings;
@@ -14,9 +14,9 @@ use crate::timings::Timings;
 use super::{BackendUsed, HashOutput, Hasher};
 
 /// [`Hasher::hash_device`]'s work, under its safety contract.
-pub(super) fn hash_device<P: AsParams + ?Sized>(
+pub(super) fn hash_device(
     hasher: &Hasher,
-    params: &P,
+    params: &Params,
     bytes: DeviceBytes,
 ) -> Result<HashOutput, HashError> {
     let start = Instant::now();
@@ -27,12 +27,12 @@ pub(super) fn hash_device<P: AsParams + ?Sized>(
     })?;
     let mut timings = Timings::default();
     let (digest, backend) = guard("hashing on the GPU", || -> Result<_, HashError> {
-        match params.as_params() {
-            ParamsRef::Tree(params) => Ok((
+        match params {
+            Params::Tree(params) => Ok((
                 gpu::hash_tree(gpu, params, &bytes, &mut timings)?,
                 BackendUsed::Gpu,
             )),
-            ParamsRef::Standard(params) => {
+            Params::Standard(params) => {
                 gpu::hash_standard(gpu, hasher.cpu(), params, &bytes, &mut timings)
             }
         }

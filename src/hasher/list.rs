@@ -15,7 +15,7 @@ use std::sync::mpsc;
 
 use crate::cpu::off_rayon_workers;
 use crate::error::HashError;
-use crate::function::{Params, ParamsRef};
+use crate::function::Params;
 use crate::hasher::{HashOutput, Hasher, Placement};
 use crate::input::is_stdin_name;
 use crate::progress::Progress;
@@ -217,12 +217,7 @@ impl Hasher {
             (Some((tag, input)), None) => {
                 let result = input.map(|input| {
                     let progress = &Advance(progress);
-                    self.hash_path_on(
-                        input.params.as_ref(),
-                        &input.path,
-                        progress,
-                        Placement::Engines,
-                    )
+                    self.hash_path_on(&input.params, &input.path, progress, Placement::Engines)
                 });
                 return done(tag, result);
             }
@@ -257,12 +252,7 @@ impl Hasher {
                         };
                         let hash = move |input: &ListInput, placement: Placement| {
                             let progress = &Advance(progress);
-                            self.hash_path_on(
-                                input.params.as_ref(),
-                                &input.path,
-                                progress,
-                                placement,
-                            )
+                            self.hash_path_on(&input.params, &input.path, progress, placement)
                         };
                         // Hands the batch gathered so far to a worker.
                         let send_batch = |list: &mut Driver<T>| {
@@ -408,9 +398,9 @@ impl Hasher {
             return (Route::Alone, Some(0));
         }
         let len = meta.len();
-        let (piece, alone_piece) = match input.params.as_ref() {
-            ParamsRef::Tree(p) => (self.cpu().piece_len(p), self.cpu().alone_piece_len(p)),
-            ParamsRef::Standard(_) => {
+        let (piece, alone_piece) = match &input.params {
+            Params::Tree(p) => (self.cpu().piece_len(p), self.cpu().alone_piece_len(p)),
+            Params::Standard(_) => {
                 let piece = self.cpu().standard_piece_target();
                 (piece, piece)
             }

@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 
 use crate::cpu::{CpuBackend, CpuPath};
 use crate::error::HashError;
-use crate::function::{AsParams, ParamsRef};
+use crate::function::Params;
 use crate::gpu::{self, CopyMode, Devices, Fleet, GpuBackend, LeafKernel};
 use crate::input::{Source, is_stdin_name};
 use crate::message::Input;
@@ -336,24 +336,24 @@ impl Hasher {
     }
 
     /// The digest of a byte slice.
-    pub fn hash_bytes<P: AsParams + ?Sized>(
+    pub fn hash_bytes(
         &self,
-        params: &P,
+        params: impl Into<Params>,
         data: &[u8],
     ) -> Result<HashOutput, HashError> {
         let input = Input::Bytes(data);
-        self.hash_any(params.as_params(), input, &NoProgress, Placement::Engines)
+        self.hash_any(&params.into(), input, &NoProgress, Placement::Engines)
     }
 
     /// The digest of everything `reader` yields, read in pieces (constant
     /// memory) on a helper thread while earlier pieces are hashed.
-    pub fn hash_reader<P: AsParams + ?Sized>(
+    pub fn hash_reader(
         &self,
-        params: &P,
+        params: impl Into<Params>,
         reader: &mut (dyn Read + Send),
     ) -> Result<HashOutput, HashError> {
         let input = Input::Stream(reader);
-        self.hash_any(params.as_params(), input, &NoProgress, Placement::Engines)
+        self.hash_any(&params.into(), input, &NoProgress, Placement::Engines)
     }
 
     /// The digest of the file at `path`, with `progress` told the bytes
@@ -375,13 +375,13 @@ impl Hasher {
     /// modification time changes while it is hashed (no digest is given
     /// then); [`HashError::Gpu`] where the GPUs that
     /// [`BackendChoice::Gpu`] asks for are missing or fail.
-    pub fn hash_path<P: AsParams + ?Sized>(
+    pub fn hash_path(
         &self,
-        params: &P,
+        params: impl Into<Params>,
         path: &Path,
         progress: &dyn Progress,
     ) -> Result<HashOutput, HashError> {
-        self.hash_path_on(params.as_params(), path, progress, Placement::Engines)
+        self.hash_path_on(&params.into(), path, progress, Placement::Engines)
     }
 
     /// Hashes every item of `items` that holds an input, side by side, and
@@ -425,21 +425,21 @@ impl Hasher {
     /// the allocation's range) that its allocation holds the whole range is
     /// checked; that it stays allocated is not.
     #[cfg(feature = "gpu")]
-    pub unsafe fn hash_device<P: AsParams + ?Sized>(
+    pub unsafe fn hash_device(
         &self,
-        params: &P,
+        params: impl Into<Params>,
         bytes: gpu::DeviceBytes,
     ) -> Result<HashOutput, HashError> {
-        device::hash_device(self, params, bytes)
+        device::hash_device(self, &params.into(), bytes)
     }
 
     /// [`Hasher::hash_device`] of a cudarc slice or view: the work queued
     /// on its stream so far is waited for, and the borrow keeps it alive
     /// and unwritten while it is hashed.
     #[cfg(feature = "gpu")]
-    pub fn hash_device_slice<P: AsParams + ?Sized, S: cudarc::driver::DevicePtr<u8>>(
+    pub fn hash_device_slice<S: cudarc::driver::DevicePtr<u8>>(
         &self,
-        params: &P,
+        params: impl Into<Params>,
         data: &S,
     ) -> Result<HashOutput, HashError> {
         // Asking for the slice's address binds its context to this thread.
@@ -464,7 +464,7 @@ impl Hasher {
     /// [`Hasher::hash_path`] where `placement` says.
     pub(crate) fn hash_path_on(
         &self,
-        params: ParamsRef<'_>,
+        params: &Params,
         path: &Path,
         progress: &dyn Progress,
         placement: Placement,
@@ -493,20 +493,20 @@ impl Hasher {
     /// The digest of one input with parameters of either kind.
     fn hash_any(
         &self,
-        params: ParamsRef<'_>,
+        params: &Params,
         input: Input<'_>,
         progress: &dyn Progress,
         placement: Placement,
     ) -> Result<HashOutput, HashError> {
         match params {
-            ParamsRef::Tree(params) => {
+            Params::Tree(params) => {
                 let leaves = Leaves {
                     hasher: self,
                     params,
                 };
                 self.hash_work(leaves, input, progress, placement)
             }
-            ParamsRef::Standard(params) => {
+            Params::Standard(params) => {
                 self.hash_work(Chunks::new(self, params), input, progress, placement)
             }
         }

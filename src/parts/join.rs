@@ -9,10 +9,9 @@ use super::nodes::Nodes;
 use super::origin::{Identity, base_name, show_time};
 use super::plan::{stored, value_len};
 use super::{Body, Part, PartError, TreePart, standard};
-use crate::function::{Label, Params};
+use crate::function::Params;
 use crate::hasher::{BackendUsed, HashOutput};
-use crate::params::TreeLabel;
-use crate::standard::StandardLabel;
+use crate::label::{Label, StandardLabel, TreeLabel};
 use crate::timings::Timings;
 
 /// The digest that a set of parts comes to, and what the parts say of it.

@@ -70,7 +70,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use crate::error::HashError;
-use crate::function::{AsParams, Params, ParamsRef};
+use crate::function::Params;
 use crate::hasher::Hasher;
 use crate::params::TreeParams;
 use crate::progress::Progress;
@@ -238,23 +238,22 @@ impl Hasher {
     /// as they are hashed. A file whose size, times or inode change
     /// meanwhile gets an error, not a part; so does TurboSHAKE, which has
     /// no tree to split.
-    pub fn hash_part<P: AsParams + ?Sized>(
+    pub fn hash_part(
         &self,
-        params: &P,
+        params: impl Into<Params>,
         path: &Path,
         index: u64,
         count: u64,
         progress: &dyn Progress,
     ) -> Result<PartOutput, HashError> {
-        if let Some(why) = unsplittable(params) {
+        let params = params.into();
+        if let Some(why) = unsplittable(&params) {
             return Err(invalid(why));
         }
         let name = part_name(path, index, count)?;
-        match params.as_params() {
-            ParamsRef::Tree(params) => {
-                self.hash_tree_part(params, path, name, index, count, progress)
-            }
-            ParamsRef::Standard(params) => {
+        match &params {
+            Params::Tree(params) => self.hash_tree_part(params, path, name, index, count, progress),
+            Params::Standard(params) => {
                 self.hash_standard_part(params, path, name, index, count, progress)
             }
         }
@@ -263,9 +262,9 @@ impl Hasher {
 
 /// Why no part can be made under `params`, if none can: TurboSHAKE is one
 /// sponge, with no tree to split. Every other function has parts.
-pub fn unsplittable<P: AsParams + ?Sized>(params: &P) -> Option<String> {
-    match params.as_params() {
-        ParamsRef::Standard(p) if p.standard().family() == Family::TurboShake => Some(format!(
+pub fn unsplittable(params: &Params) -> Option<String> {
+    match params {
+        Params::Standard(p) if p.standard().family() == Family::TurboShake => Some(format!(
             "{} is one sponge, with no tree to split into parts (the LI trees, kt128, kt256, \
              parallelhash128 and parallelhash256 have parts)",
             p.standard()

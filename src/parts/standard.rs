@@ -14,8 +14,9 @@ use std::ops::Range;
 
 use super::plan::part_leaves;
 
+use crate::label::StandardLabel;
 use crate::standard::node::LastNode;
-use crate::standard::{Family, KT_CHUNK_LEN, StandardLabel, StandardParams};
+use crate::standard::{Family, KT_CHUNK_LEN, StandardParams};
 use crate::standard::{chunk_count, chunk_len, suffix};
 
 /// A standard part's own fields.

@@ -18,7 +18,6 @@ pub(crate) mod node;
 pub(crate) mod sponge;
 
 use std::fmt;
-use std::str::FromStr;
 
 use crate::params::{Algorithm, MAX_XOF_OUTPUT_LEN, ParamError};
 use crate::sponge::{Rounds, SpongeSpec};
@@ -302,139 +301,6 @@ impl StandardParams {
     pub fn output_len(&self) -> usize {
         self.output_len
     }
-
-    /// The label that records these parameters beside a digest.
-    pub fn label(&self) -> String {
-        StandardLabel::of(self).to_string()
-    }
-}
-
-/// What a standard function's label records: every parameter but the output
-/// length (the length of the hex digest).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StandardLabel {
-    /// The function.
-    pub standard: Standard,
-    /// KT's C or ParallelHash's S (empty for TurboSHAKE).
-    pub customization: Vec<u8>,
-    /// ParallelHash's B.
-    pub block_size: Option<usize>,
-    /// TurboSHAKE's D.
-    pub domain: Option<u8>,
-}
-
-impl StandardLabel {
-    /// The label of `params`.
-    pub fn of(params: &StandardParams) -> StandardLabel {
-        let family = params.standard.family();
-        StandardLabel {
-            standard: params.standard,
-            customization: params.customization.clone(),
-            block_size: (family == Family::ParallelHash).then_some(params.block_size),
-            domain: (family == Family::TurboShake).then_some(params.domain),
-        }
-    }
-
-    /// The parameters this label describes, with the given output length.
-    pub fn to_params(&self, output_len: usize) -> Result<StandardParams, ParamError> {
-        let mut params = StandardParams::new(self.standard)
-            .with_customization(self.customization.clone())?
-            .with_output_len(output_len)?;
-        if let Some(b) = self.block_size {
-            params = params.with_block_size(b)?;
-        }
-        if let Some(d) = self.domain {
-            params = params.with_domain(d)?;
-        }
-        Ok(params)
-    }
-}
-
-impl fmt::Display for StandardLabel {
-    /// `KT128`, `KT128(C=6162)`, `ParallelHash256(B=8192,S=…)`, `TurboSHAKE128(D=1F)`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut fields = Vec::new();
-        if let Some(b) = self.block_size {
-            fields.push(format!("B={b}"));
-        }
-        if let Some(d) = self.domain {
-            fields.push(format!("D={d:02X}"));
-        }
-        if !self.customization.is_empty() {
-            let key = match self.standard.family() {
-                Family::ParallelHash => "S",
-                _ => "C",
-            };
-            fields.push(format!("{key}={}", hex::encode(&self.customization)));
-        }
-        f.write_str(self.standard.standard_name())?;
-        if !fields.is_empty() {
-            write!(f, "({})", fields.join(","))?;
-        }
-        Ok(())
-    }
-}
-
-/// A standard label that could not be read.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unrecognised label '{0}'")]
-pub struct StandardLabelError(pub String);
-
-impl FromStr for StandardLabel {
-    type Err = StandardLabelError;
-
-    /// Reads the labels [`StandardLabel`]'s `Display` writes: names in any
-    /// case, B in plain decimal, D in two hex digits, C and S in hex.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let bad = || StandardLabelError(s.to_string());
-        let (name, fields) = match s.split_once('(') {
-            Some((name, rest)) => (name, Some(rest.strip_suffix(')').ok_or_else(bad)?)),
-            None => (s, None),
-        };
-        let standard = Standard::from_name(name).ok_or_else(bad)?;
-        let family = standard.family();
-        let mut label = StandardLabel {
-            standard,
-            customization: Vec::new(),
-            block_size: None,
-            domain: None,
-        };
-        for field in fields.into_iter().flat_map(|f| f.split(',')) {
-            let (key, value) = field.split_once('=').ok_or_else(bad)?;
-            match (key, family) {
-                ("B", Family::ParallelHash) if label.block_size.is_none() => {
-                    let plain = !value.is_empty()
-                        && value.bytes().all(|b| b.is_ascii_digit())
-                        && !(value.len() > 1 && value.starts_with('0'));
-                    label.block_size = Some(
-                        plain
-                            .then(|| value.parse().ok())
-                            .flatten()
-                            .ok_or_else(bad)?,
-                    );
-                }
-                ("D", Family::TurboShake) if label.domain.is_none() && value.len() == 2 => {
-                    label.domain = Some(u8::from_str_radix(value, 16).map_err(|_| bad())?);
-                }
-                ("C", Family::Kangaroo) | ("S", Family::ParallelHash)
-                    if label.customization.is_empty() && !value.is_empty() =>
-                {
-                    label.customization = hex::decode(value).map_err(|_| bad())?;
-                }
-                _ => return Err(bad()),
-            }
-        }
-        // The fields every label of the family carries.
-        let complete = match family {
-            Family::ParallelHash => label.block_size.is_some(),
-            Family::TurboShake => label.domain.is_some(),
-            Family::Kangaroo => true,
-        };
-        if !complete || fields == Some("") {
-            return Err(bad());
-        }
-        Ok(label)
-    }
 }
 
 /// The length of the blocks a message is cut into: KT's chunks,
@@ -475,59 +341,6 @@ pub(crate) fn chunk_count(params: &StandardParams, message_len: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn labels_round_trip() {
-        let kt = StandardParams::new(Standard::Kt256);
-        let kt_c = StandardParams::new(Standard::Kt128)
-            .with_customization(vec![0xab, 0x01])
-            .unwrap();
-        let ph = StandardParams::new(Standard::ParallelHash128)
-            .with_block_size(12)
-            .unwrap()
-            .with_customization(b"Parallel Data".to_vec())
-            .unwrap();
-        let ts = StandardParams::new(Standard::TurboShake128)
-            .with_domain(0x06)
-            .unwrap();
-        let cases = [
-            (&kt, "KT256"),
-            (&kt_c, "KT128(C=ab01)"),
-            (&ph, "ParallelHash128(B=12,S=506172616c6c656c2044617461)"),
-            (&ts, "TurboSHAKE128(D=06)"),
-        ];
-        for (params, text) in cases {
-            assert_eq!(params.label(), text);
-            let label: StandardLabel = text.parse().unwrap();
-            assert_eq!(label, StandardLabel::of(params));
-            assert_eq!(&label.to_params(params.output_len()).unwrap(), params);
-            let name = params.standard().standard_name();
-            let lower = text.replacen(name, &name.to_lowercase(), 1);
-            assert_eq!(lower.parse::<StandardLabel>().unwrap(), label);
-        }
-    }
-
-    #[test]
-    fn malformed_labels_are_refused() {
-        for bad in [
-            "KT129",
-            "KT128()",
-            "KT128(C=)",
-            "KT128(C=zz)",
-            "KT128(S=00)",
-            "KT128(C=00,C=01)",
-            "KT128(C=00",
-            "ParallelHash128",
-            "ParallelHash128(B=08)",
-            "ParallelHash128(B=+8)",
-            "ParallelHash128(S=00)",
-            "TurboSHAKE128",
-            "TurboSHAKE128(D=1)",
-            "TurboSHAKE128(D=1F,C=00)",
-        ] {
-            assert!(bad.parse::<StandardLabel>().is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn out_of_range_parameters_are_refused() {

@@ -17,7 +17,6 @@ pub fn rate(params: &Params) -> usize {
     match params {
         Params::Tree(p) => p.algorithm().rate(),
         Params::Standard(p) => p.standard().rate(),
-        _ => unreachable!("parameters are of a tree or a standard function"),
     }
 }
 
@@ -29,7 +28,6 @@ pub fn unit_len(params: &Params) -> usize {
     match params {
         Params::Tree(p) => p.stripe_len() as usize,
         Params::Standard(p) => p.block_size(),
-        _ => unreachable!("parameters are of a tree or a standard function"),
     }
 }
 

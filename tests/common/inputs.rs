@@ -24,7 +24,6 @@ pub fn reference_digest(params: &treehash::Params, message: &[u8]) -> Vec<u8> {
     let p = match params {
         treehash::Params::Tree(p) => return treehash::reference::tree_hash(p, message),
         treehash::Params::Standard(p) => p,
-        _ => unreachable!("parameters are of a tree or a standard function"),
     };
     let (c, n) = (p.customization(), p.output_len());
     match p.standard() {

@@ -13,11 +13,11 @@ use std::sync::OnceLock;
 
 use sha3::{Digest, Sha3_256};
 use treehash::checkfile::{digests_equal, parse_line, tagged_line, untagged_line};
+use treehash::label::{Label, StandardLabel, TreeLabel};
 use treehash::parts::{JoinError, Part, join, join_bytes};
-use treehash::standard::{Standard, StandardLabel, StandardParams};
+use treehash::standard::{Standard, StandardParams};
 use treehash::{
-    Algorithm, BackendChoice, Function, Hasher, HasherOptions, Label, NoProgress, Params,
-    TreeLabel, TreeParams,
+    Algorithm, BackendChoice, Function, Hasher, HasherOptions, NoProgress, Params, TreeParams,
 };
 
 /// Bytes of a part's check value, at its end: the first 16 bytes of

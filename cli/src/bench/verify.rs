@@ -29,9 +29,9 @@ pub(super) fn verify(
     let mut v = Verification {
         backend: backend.to_string(),
         function: function.function().name().to_string(),
-        height: match function.as_ref() {
-            ParamsRef::Tree(_) => Some(0),
-            ParamsRef::Standard(_) => None,
+        height: match function {
+            Params::Tree(_) => Some(0),
+            Params::Standard(_) => None,
         },
         against: expected.against.clone(),
         verdict: "SKIPPED".to_string(),
