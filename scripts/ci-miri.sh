@@ -29,11 +29,11 @@ miri_test() {
 #    reference functions, the scalar permutation and sponges, the fast
 #    sponge's portable path, the pure parts of the schedules.
 MIRIFLAGS="${MIRIFLAGS:-}" miri_test \
-    checkfile:: params:: function:: error:: tree:: sponge:: reference:: \
+    checkfile:: params:: function:: label:: error:: tree:: sponge:: reference:: \
     cpu::keccak:: cpu::walk:: cpu::platform::tests::portable \
     cpu::platform::tests::the_portable cpu::chunks::tests::a_short \
     cpu::chunks::tests::no_chunks cpu::chunks::tests::standard_specs \
-    parts:: standard::tests standard::encode hasher::auto sigbus:: \
+    parts:: standard::tests standard::sp800_185 standard::rfc9861 hasher::auto sigbus:: \
     message::tests schedule::tests schedule::chunks::tests cpu::tests::pieces_grow \
     --skip standard::sponge::tests::matches_the_reference_sponge_however_fed \
     --skip message::tests::file_pieces --skip message::tests::pieces_come_unread \

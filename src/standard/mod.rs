@@ -4,8 +4,10 @@
 //! and ParallelHash256 (NIST SP 800-185), which hash B-byte blocks side by
 //! side with 24-round cSHAKE; and the TurboSHAKE sponges themselves.
 //!
-//! - this module: the functions, their parameters and labels;
-//! - `encode`: the standards' integer and string encodings;
+//! - this module: the functions, their parameters, and the chunks'
+//!   arithmetic common to both documents;
+//! - `rfc9861`: KT's and TurboSHAKE's framing (RFC 9861);
+//! - `sp800_185`: ParallelHash's framing and encodings (NIST SP 800-185);
 //! - `sponge`: a byte sponge of any rate, round count and domain byte;
 //! - `node`: each function's final node, fed the chunks' chaining values.
 //!
@@ -13,8 +15,9 @@
 //! `schedule::chunks`: this module holds definitions only (no threads, no
 //! I/O).
 
-mod encode;
 pub(crate) mod node;
+mod rfc9861;
+mod sp800_185;
 pub(crate) mod sponge;
 
 use std::fmt;
@@ -22,14 +25,12 @@ use std::fmt;
 use crate::params::{Algorithm, MAX_XOF_OUTPUT_LEN, ParamError};
 use crate::sponge::{Rounds, SpongeSpec};
 
-/// KT's chunk length (RFC 9861 §3.2).
-pub const KT_CHUNK_LEN: usize = 8192;
+pub use rfc9861::{DEFAULT_TURBOSHAKE_DOMAIN, KT_CHUNK_LEN};
+
 /// ParallelHash's default block size B in bytes.
 pub const DEFAULT_PARALLEL_HASH_BLOCK: usize = 8192;
 /// The largest ParallelHash block size B (2^24 bytes, as LI's B).
 pub const MAX_PARALLEL_HASH_BLOCK: usize = 1 << 24;
-/// TurboSHAKE's default domain byte D (RFC 9861 §2.1).
-pub const DEFAULT_TURBOSHAKE_DOMAIN: u8 = 0x1f;
 /// The longest customization string (KT's C, ParallelHash's S) in bytes:
 /// 256 KiB, whose hex in a tagged line's label still fits the longest line
 /// a check reads (1 MiB). The standards allow any length; RFC 9861's
@@ -319,10 +320,7 @@ pub(crate) fn suffix(params: &StandardParams) -> Vec<u8> {
     if params.standard().family() != Family::Kangaroo {
         return Vec::new();
     }
-    let c = params.customization();
-    let mut suffix = c.to_vec();
-    suffix.extend_from_slice(&encode::length_encode(c.len() as u64));
-    suffix
+    rfc9861::suffix(params.customization())
 }
 
 /// n, the chunks of a message of `message_len` bytes: KT's 8192-byte

@@ -1,23 +1,13 @@
 //! Each standard function's last node, fed in the message's order: KT's
 //! first chunk and the other chunks' chaining values, or ParallelHash's
-//! block hashes, or all of TurboSHAKE's message.
+//! block hashes, or all of TurboSHAKE's message. The bytes that frame it
+//! are each document's (`rfc9861`, `sp800_185`); this runs them through
+//! one sponge.
 
-use super::encode::{bytepad, encode_string, left_encode, length_encode, right_encode};
+use super::rfc9861::{self, FINAL_NODE_DOMAIN, SEPARATOR, SINGLE_NODE_DOMAIN};
+use super::sp800_185::{self, CSHAKE_DOMAIN};
 use super::sponge::ByteSponge;
 use super::{Family, StandardParams};
-
-/// KT: D of the single node (|S| ≤ 8192) and of the final node (RFC 9861
-/// §3.2); the chunks' own is in their sponge spec (`SpongeSpec::KT128`).
-const KT_SINGLE_NODE_DOMAIN: u8 = 0x07;
-const KT_FINAL_NODE_DOMAIN: u8 = 0x06;
-/// What follows S_0 in KT's final node, and the final node's last bytes.
-const KT_SEPARATOR: [u8; 8] = [0x03, 0, 0, 0, 0, 0, 0, 0];
-const KT_END: [u8; 2] = [0xff, 0xff];
-/// ParallelHash: the last node is cSHAKE (domain `04`) with N =
-/// "ParallelHash" (SP 800-185 §3.3, §6.3); the blocks' sponge (SHAKE) is
-/// in their sponge spec (`SpongeSpec::PARALLEL_HASH128`).
-const CSHAKE_DOMAIN: u8 = 0x04;
-const PARALLEL_HASH_NAME: &[u8] = b"ParallelHash";
 
 /// The last node of one digest, as its parts arrive.
 #[derive(Clone)]
@@ -36,10 +26,12 @@ impl LastNode {
         let family = standard.family();
         let mut sponge = ByteSponge::new(standard.rate(), standard.rounds());
         if family == Family::ParallelHash {
-            let mut names = encode_string(PARALLEL_HASH_NAME);
-            names.extend(encode_string(params.customization()));
-            sponge.absorb(&bytepad(&names, standard.rate()));
-            sponge.absorb(&left_encode(params.block_size() as u64));
+            let start = sp800_185::parallel_hash_start(
+                params.customization(),
+                params.block_size(),
+                standard.rate(),
+            );
+            sponge.absorb(&start);
         }
         LastNode {
             sponge,
@@ -67,7 +59,7 @@ impl LastNode {
             return;
         }
         if self.family == Family::Kangaroo && self.chaining_values == 0 {
-            self.sponge.absorb(&KT_SEPARATOR);
+            self.sponge.absorb(&SEPARATOR);
         }
         self.sponge.absorb(values);
         self.chaining_values += count;
@@ -78,16 +70,15 @@ impl LastNode {
         let mut out = vec![0u8; params.output_len()];
         let domain = match self.family {
             Family::TurboShake => params.domain(),
-            Family::Kangaroo if self.chaining_values == 0 => KT_SINGLE_NODE_DOMAIN,
+            Family::Kangaroo if self.chaining_values == 0 => SINGLE_NODE_DOMAIN,
             Family::Kangaroo => {
-                self.sponge.absorb(&length_encode(self.chaining_values));
-                self.sponge.absorb(&KT_END);
-                KT_FINAL_NODE_DOMAIN
+                let end = rfc9861::final_node_end(self.chaining_values);
+                self.sponge.absorb(&end);
+                FINAL_NODE_DOMAIN
             }
             Family::ParallelHash => {
-                self.sponge.absorb(&right_encode(self.chaining_values));
-                self.sponge
-                    .absorb(&right_encode(8 * params.output_len() as u64));
+                let end = sp800_185::parallel_hash_end(self.chaining_values, params.output_len());
+                self.sponge.absorb(&end);
                 CSHAKE_DOMAIN
             }
         };

@@ -1,15 +1,32 @@
-//! The integer and string encodings the standards frame their nodes with
-//! (docs/SPEC.md, "Encodings"). `src/reference/` states them apart, as the
-//! oracle these are tested against.
+//! NIST SP 800-185's framing of ParallelHash128 and ParallelHash256
+//! (docs/SPEC.md, "Standard functions", "Encodings"): the integer and
+//! string encodings (§2.3), and the bytes of the last node, a cSHAKE (§3.3)
+//! that takes the blocks' hashes between a start and an end (§6.3). The
+//! blocks' own sponge is `SpongeSpec::PARALLEL_HASH128`/`256`
+//! (`src/sponge.rs`). Pure definitions; `src/reference/` states them apart,
+//! as the oracle these are tested against.
 
-/// length_encode(x), RFC 9861 §3.3: x in big-endian bytes with no leading
-/// zero (none at all for 0), then the number of those bytes.
-pub(crate) fn length_encode(x: u64) -> Vec<u8> {
-    let bytes = x.to_be_bytes();
-    let skip = bytes.iter().take_while(|&&b| b == 0).count();
-    let mut out = bytes[skip..].to_vec();
-    out.push((8 - skip) as u8);
-    out
+/// The last node's domain byte: cSHAKE's `04` (§3.3), with N = "ParallelHash".
+pub(crate) const CSHAKE_DOMAIN: u8 = 0x04;
+/// The function name N of ParallelHash's cSHAKE (§6.3).
+const PARALLEL_HASH_NAME: &[u8] = b"ParallelHash";
+
+/// What ParallelHash's last node absorbs before the blocks' hashes (§6.3):
+/// bytepad(encode_string(N) ‖ encode_string(S), rate) ‖ left_encode(B).
+pub(crate) fn parallel_hash_start(customization: &[u8], block_size: usize, rate: usize) -> Vec<u8> {
+    let mut names = encode_string(PARALLEL_HASH_NAME);
+    names.extend(encode_string(customization));
+    let mut start = bytepad(&names, rate);
+    start.extend(left_encode(block_size as u64));
+    start
+}
+
+/// What the last node absorbs after the hashes of `blocks` blocks, for an
+/// output of `output_len` bytes (§6.3): right_encode(n) ‖ right_encode(L).
+pub(crate) fn parallel_hash_end(blocks: u64, output_len: usize) -> Vec<u8> {
+    let mut end = right_encode(blocks);
+    end.extend(right_encode(8 * output_len as u64));
+    end
 }
 
 /// The fewest big-endian bytes that hold x, at least one (SP 800-185 §2.3.1).
@@ -53,7 +70,7 @@ pub(crate) fn bytepad(x: &[u8], w: usize) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reference::{cshake, kangaroo};
+    use crate::reference::cshake;
 
     #[test]
     fn encodings_match_the_reference() {
@@ -72,7 +89,6 @@ mod tests {
             u64::MAX,
         ];
         for x in values {
-            assert_eq!(length_encode(x), kangaroo::length_encode(x), "{x}");
             assert_eq!(left_encode(x), cshake::left_encode(x), "{x}");
             assert_eq!(right_encode(x), cshake::right_encode(x), "{x}");
         }
