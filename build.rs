@@ -23,6 +23,7 @@ fn main() {
     join_sources(&CHUNK_KERNEL_FILES, "chunk_kernels.cu");
     simd_test_cfgs();
     cuda_driver_cfg();
+    gpu_backend_cfg();
 }
 
 /// Writes `files`, joined, to `name` in OUT_DIR.
@@ -35,6 +36,20 @@ fn join_sources(files: &[&str], name: &str) {
     }
     let out = Path::new(&env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join(name);
     fs::write(&out, source).unwrap_or_else(|e| panic!("writing {}: {e}", out.display()));
+}
+
+/// `cfg(gpu_backend)`: the GPU backend is compiled: the `gpu` feature is on
+/// and the target is Linux, the only system with NVIDIA's CUDA driver that
+/// cudarc loads. Elsewhere (macOS) the feature still builds, with `absent`
+/// standing in: `auto` hashes on the CPU and asking for a GPU says why
+/// there is none (docs/PLATFORMS.md).
+fn gpu_backend_cfg() {
+    println!("cargo::rustc-check-cfg=cfg(gpu_backend)");
+    let gpu = env::var_os("CARGO_FEATURE_GPU").is_some();
+    let linux = env::var("CARGO_CFG_TARGET_OS").is_ok_and(|os| os == "linux");
+    if gpu && linux {
+        println!("cargo::rustc-cfg=gpu_backend");
+    }
 }
 
 /// `cfg(treehash_test_cuda_driver)`: the machine that builds the tests has

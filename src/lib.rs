@@ -14,9 +14,9 @@
 //! A [`Hasher`] hashes a file ([`Hasher::hash_path`]), bytes, a reader, a
 //! list of files side by side ([`Hasher::hash_list`]), one part of a file
 //! split across processes or hosts ([`Hasher::hash_part`], joined by
-//! [`parts::join`]), or, with the `gpu` feature, bytes already in GPU memory
-//! (`Hasher::hash_device`). A [`Stream`] takes an input in `update`s, as
-//! hashlib does. Under [`BackendChoice::Auto`] (the default) each input
+//! [`parts::join`]), or, with the GPU backend (the `gpu` feature, on
+//! Linux), bytes already in GPU memory ([`Hasher::hash_device`]). A
+//! [`Stream`] takes an input in `update`s, as hashlib does. Under [`BackendChoice::Auto`] (the default) each input
 //! starts on the CPU, and GPUs start and join where the input repays them.
 //!
 //! ```
@@ -70,7 +70,7 @@
 // Without the `gpu` feature the code that only the GPU backend calls (the
 // kernels' tables, the leaf level's launch arguments) is unused; the
 // default build, which has it, is the one that finds dead code.
-#![cfg_attr(not(feature = "gpu"), allow(dead_code))]
+#![cfg_attr(not(gpu_backend), allow(dead_code))]
 #![warn(unreachable_pub, missing_docs)]
 
 // Unix only (Linux on any architecture, macOS on the CPU): the input path

@@ -22,6 +22,10 @@
 //! is checked without a GPU too, with engines whose answers come late
 //! (`schedule::chunks`'s unit tests).
 
+// The GPU backend is built on Linux only (build.rs's `gpu_backend`);
+// elsewhere these tests are not compiled.
+#![cfg(gpu_backend)]
+
 mod common;
 
 use std::io::Write;

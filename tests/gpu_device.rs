@@ -8,6 +8,10 @@
 //! CUDA GPU, so CI skips them (they are `#[ignore]`d); on the device
 //! machine: `cargo test --release --test gpu_device -- --ignored`.
 
+// The GPU backend is built on Linux only (build.rs's `gpu_backend`);
+// elsewhere these tests are not compiled.
+#![cfg(gpu_backend)]
+
 mod common;
 
 use std::sync::Arc;

@@ -3,6 +3,10 @@
 //! every input goes to the GPU. These need a CUDA GPU, so CI skips them;
 //! `scripts/gpu-check.sh` runs them on the device machine.
 
+// The GPU backend is built on Linux only (build.rs's `gpu_backend`);
+// elsewhere these tests are not compiled.
+#![cfg(gpu_backend)]
+
 use std::fs;
 
 use rand::rngs::StdRng;

@@ -3,6 +3,10 @@
 //! (scripts/fetch-nvrtc.sh) and runs it with `--ignored`, where a missing
 //! library fails it.
 
+// The GPU backend is built on Linux only (build.rs's `gpu_backend`);
+// elsewhere these tests are not compiled.
+#![cfg(gpu_backend)]
+
 use treehash::Algorithm;
 use treehash::gpu::kernels;
 use treehash::sponge::{Rounds, SpongeSpec};

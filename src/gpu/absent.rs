@@ -19,12 +19,27 @@ use super::kernel_sets::KernelSet;
 use super::options::{CopyMode, Devices, LeafKernel, Start};
 
 /// Why no GPU can be used: none is built in.
-pub(crate) const NO_DRIVER: &str =
-    "GPU support is not built in (treehash was built without its `gpu` feature)";
+pub(crate) const NO_DRIVER: &str = if cfg!(target_os = "linux") {
+    "GPU support is not built in (treehash was built without its `gpu` feature)"
+} else {
+    "GPU support is not built in (the GPU backend is built for Linux only)"
+};
 
 /// Always false: no CUDA driver is looked for.
 pub fn driver_present() -> bool {
     false
+}
+
+/// The calling thread's current CUDA context kept: with no CUDA binding
+/// there is none to keep.
+#[derive(Default)]
+pub struct KeepCurrentContext(());
+
+impl KeepCurrentContext {
+    /// Notes nothing: no context can be current.
+    pub fn new() -> KeepCurrentContext {
+        KeepCurrentContext(())
+    }
 }
 
 /// A GPU, of which this build has none: the type has no values.
@@ -33,6 +48,10 @@ pub enum GpuBackend {}
 impl GpuBackend {
     /// What this GPU is (there is none).
     pub fn info(&self) -> &GpuInfo {
+        match *self {}
+    }
+
+    pub(crate) fn stream_handle(&self) -> u64 {
         match *self {}
     }
 
@@ -109,6 +128,10 @@ impl Fleet {
         Err(Self::absent())
     }
 
+    pub(crate) fn open_device(&self, _ordinal: usize) -> Result<&GpuBackend, GpuError> {
+        Err(Self::absent())
+    }
+
     pub(crate) fn start_in_background(&self, _kernels: impl Into<KernelSet>, _piece_len: usize) {}
 
     pub(crate) fn side_by_side<'f, T: Send>(
@@ -165,15 +188,26 @@ mod tests {
     fn asking_for_a_gpu_says_that_none_is_built_in() {
         let params = TreeParams::new(Algorithm::Sha3_256, 2, 4).unwrap();
         let gpu = Hasher::new(HasherOptions::default().with_backend(BackendChoice::Gpu)).unwrap();
+        let on_device = crate::gpu::DeviceBytes {
+            ptr: 0x1000,
+            len: 3,
+            stream: None,
+        };
+        // SAFETY: with no GPU backend nothing is read from the address.
+        let from_device = unsafe { gpu.hash_device(&params, on_device) };
         for err in [
             gpu.gpu().err().expect("no GPU"),
             gpu.hash_bytes(&params, b"abc").expect_err("no GPU"),
+            from_device.expect_err("no GPU"),
+            gpu.device_stream(0).expect_err("no GPU"),
         ] {
             assert!(
-                matches!(&err, HashError::Gpu(why) if why.contains("`gpu` feature")),
+                matches!(&err, HashError::Gpu(why) if why.contains(super::NO_DRIVER)),
                 "{err}"
             );
         }
+        #[cfg(target_os = "linux")]
+        assert!(super::NO_DRIVER.contains("`gpu` feature"));
         let auto = Hasher::new(HasherOptions::default()).unwrap();
         let out = auto.hash_bytes(&params, &[7u8; 100_000]).unwrap();
         assert_eq!(out.backend, BackendUsed::Cpu);
@@ -183,7 +217,7 @@ mod tests {
         );
         assert!(
             auto.why_no_gpu()
-                .is_some_and(|why| why.contains("`gpu` feature"))
+                .is_some_and(|why| why.contains(super::NO_DRIVER))
         );
     }
 }

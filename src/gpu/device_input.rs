@@ -28,7 +28,7 @@ use crate::tree::Dealing;
 
 use super::LeafKernel;
 use super::kernels::{TreeKernels, address};
-use super::{Context, GpuBackend, GpuError, driver_present, reduce};
+use super::{Context, DeviceBytes, GpuBackend, GpuError, driver_present, reduce};
 
 /// The most bytes one launch of the leaf kernel absorbs: each launch loads
 /// and stores every leaf's state once (13 MB at H = 8), small beside a GiB,
@@ -39,22 +39,6 @@ const LAUNCH_BYTES: usize = 1 << 30;
 /// Bytes copied at a time into the aligned buffer when the input's address
 /// is not a multiple of 8.
 const ALIGNED_SPAN_BYTES: usize = 256 << 20;
-
-/// Bytes in device memory, as a producer describes them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DeviceBytes {
-    /// The address of the first byte (a `CUdeviceptr`).
-    pub ptr: u64,
-    /// Their number.
-    pub len: usize,
-    /// The stream (a `CUstream`) whose work so far must end before they
-    /// are read: the producer's. `None` when they are ready. As in
-    /// `__cuda_array_interface__` v3, 1 is the legacy default stream and
-    /// 2 the calling thread's per-thread default stream (the driver's
-    /// `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD`); 0 is the default
-    /// stream too.
-    pub stream: Option<u64>,
-}
 
 /// The GPU of this process's `open` that holds `bytes`, after the driver has
 /// said they are device (or managed) memory, all in one allocation, of that

@@ -20,7 +20,8 @@ use crate::sponge::SpongeSpec;
 use crate::standard::StandardParams;
 use crate::timings::{Timings, timed};
 
-use super::device_input::{DeviceBytes, wait_for};
+use super::DeviceBytes;
+use super::device_input::wait_for;
 use super::kernels::{ChunkKernel, address};
 use super::{Context, GpuBackend, GpuError};
 

@@ -2,10 +2,10 @@
 //! panic inside the bindings, which is caught. Without the `gpu` feature
 //! only the error itself is left: why no GPU can be used.
 
-#[cfg(feature = "gpu")]
+#[cfg(gpu_backend)]
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-#[cfg(feature = "gpu")]
+#[cfg(gpu_backend)]
 use cudarc::driver::DriverError;
 
 use crate::error::HashError;
@@ -21,7 +21,7 @@ impl GpuError {
 
     /// The driver's own words, for example `looking for CUDA devices: no
     /// CUDA-capable device is detected (CUDA_ERROR_NO_DEVICE)`.
-    #[cfg(feature = "gpu")]
+    #[cfg(gpu_backend)]
     pub(crate) fn driver(what: &str, e: DriverError) -> GpuError {
         match e.error_string() {
             Ok(text) => GpuError(format!("{what}: {} ({:?})", text.to_string_lossy(), e.0)),
@@ -43,12 +43,12 @@ impl From<GpuError> for HashError {
 }
 
 /// Adds context to a CUDA result.
-#[cfg(feature = "gpu")]
+#[cfg(gpu_backend)]
 pub(crate) trait Context<T> {
     fn context(self, what: &str) -> Result<T, GpuError>;
 }
 
-#[cfg(feature = "gpu")]
+#[cfg(gpu_backend)]
 impl<T> Context<T> for Result<T, DriverError> {
     fn context(self, what: &str) -> Result<T, GpuError> {
         self.map_err(|e| GpuError::driver(what, e))
@@ -57,7 +57,7 @@ impl<T> Context<T> for Result<T, DriverError> {
 
 /// Runs `f`, turning a panic inside cudarc (a driver symbol missing from an
 /// old libcuda, say) into an error instead of a crash.
-#[cfg(feature = "gpu")]
+#[cfg(gpu_backend)]
 pub(crate) fn guard<T, E: From<GpuError>>(
     what: &str,
     f: impl FnOnce() -> Result<T, E>,

@@ -8,7 +8,7 @@ use crate::sponge::SpongeSpec;
 /// The chunk sponges the GPU runs: those of the standard functions that
 /// have chunks (KT128, KT256, ParallelHash128, ParallelHash256).
 // Reached through the hidden `gpu::kernels`, which only the `gpu` feature builds.
-#[cfg_attr(not(feature = "gpu"), allow(unreachable_pub))]
+#[cfg_attr(not(gpu_backend), allow(unreachable_pub))]
 pub const CHUNK_SPECS: [SpongeSpec; 4] = [
     SpongeSpec::KT128,
     SpongeSpec::KT256,

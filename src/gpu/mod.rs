@@ -6,9 +6,10 @@
 //! error becomes a [`GpuError`] with context, and a missing driver or device is
 //! reported before any CUDA call is made.
 //!
-//! Built only with the `gpu` feature (on by default). Without it no CUDA
-//! binding is compiled: `absent` stands in, with no GPU behind the same
-//! names, and asking for one is an error that says why.
+//! Built only with the `gpu` feature (on by default) on Linux (build.rs's
+//! `cfg(gpu_backend)`). Without it, or on macOS, no CUDA binding is
+//! compiled: `absent` stands in, with no GPU behind the same names, and
+//! asking for one is an error that says why.
 
 // Without CUDA: what a caller chooses, what a GPU is, what it is readied
 // for, and the error type.
@@ -17,72 +18,70 @@ mod info;
 mod kernel_sets;
 mod options;
 
-#[cfg(not(feature = "gpu"))]
+#[cfg(not(gpu_backend))]
 mod absent;
 
-#[cfg(feature = "gpu")]
+#[cfg(gpu_backend)]
 mod backend;
-#[cfg(feature = "gpu")]
+#[cfg(gpu_backend)]
 mod chunks;
-#[cfg(feature = "gpu")]
+#[cfg(gpu_backend)]
 mod device_input;
-#[cfg(feature = "gpu")]
+#[cfg(gpu_backend)]
 mod device_standard;
-#[cfg(feature = "gpu")]
+#[cfg(gpu_backend)]
 mod driver;
-#[cfg(feature = "gpu")]
+#[cfg(gpu_backend)]
 mod engine;
-#[cfg(feature = "gpu")]
+#[cfg(gpu_backend)]
 mod fleet;
 // Public, hidden, only for tests/kernels_compile.rs (another crate), which
 // compiles the kernel source with NVRTC where there is no GPU.
-#[cfg(feature = "gpu")]
+#[cfg(gpu_backend)]
 #[doc(hidden)]
 pub mod kernels;
 /// Measurements of the device for the repository's benchmarks (benches/),
 /// built with the `measure` feature only; not part of the library's API.
-#[cfg(feature = "measure")]
+#[cfg(all(gpu_backend, feature = "measure"))]
 #[doc(hidden)]
 pub mod measure;
-#[cfg(feature = "gpu")]
+#[cfg(gpu_backend)]
 mod pipeline;
-#[cfg(feature = "gpu")]
+#[cfg(gpu_backend)]
 mod reduce;
 
-#[cfg(not(feature = "gpu"))]
+#[cfg(not(gpu_backend))]
 pub(crate) use absent::Fleet;
-#[cfg(not(feature = "gpu"))]
+#[cfg(not(gpu_backend))]
 pub(crate) use absent::NO_DRIVER;
-#[cfg(not(feature = "gpu"))]
-pub use absent::{GpuBackend, driver_present};
-#[cfg(feature = "gpu")]
+#[cfg(not(gpu_backend))]
+pub use absent::{GpuBackend, KeepCurrentContext, driver_present};
+#[cfg(gpu_backend)]
 pub use backend::GpuBackend;
-#[cfg(feature = "gpu")]
-pub use device_input::DeviceBytes;
 // For the Python package, which hashes raw device pointers; not part of the API.
-#[cfg(feature = "gpu")]
+#[cfg(gpu_backend)]
 #[doc(hidden)]
 pub use device_input::KeepCurrentContext;
-#[cfg(feature = "gpu")]
+#[cfg(gpu_backend)]
 pub(crate) use device_input::{bytes_of, hash_tree, holder};
-#[cfg(feature = "gpu")]
+#[cfg(gpu_backend)]
 pub(crate) use device_standard::hash_standard;
-#[cfg(feature = "gpu")]
+#[cfg(gpu_backend)]
 pub(crate) use driver::NO_DRIVER;
-#[cfg(feature = "gpu")]
+#[cfg(gpu_backend)]
 pub(crate) use driver::check_device;
-#[cfg(feature = "gpu")]
+#[cfg(gpu_backend)]
 pub use driver::driver_present;
 // Returned by the hidden modules above only; users see `HashError::Gpu`.
 #[doc(hidden)]
 pub use error::GpuError;
-#[cfg(feature = "gpu")]
+#[cfg(gpu_backend)]
 pub(crate) use error::{Context, guard};
-#[cfg(feature = "gpu")]
+#[cfg(gpu_backend)]
 pub(crate) use fleet::Fleet;
 pub use info::GpuInfo;
 pub(crate) use kernel_sets::KernelSet;
-pub use options::{CopyMode, Devices};
+pub use options::{CopyMode, DeviceBytes, Devices};
 pub(crate) use options::{SideBySide, Start};
 // For the benchmarks; not part of the API.
 #[doc(hidden)]

@@ -1,5 +1,6 @@
 //! What a caller chooses about the GPUs, and the defaults: which devices,
-//! how a file's bytes reach them, which leaf kernel, how long a chunk.
+//! how a file's bytes reach them, which leaf kernel, how long a chunk; and
+//! how a producer describes bytes already on a device ([`DeviceBytes`]).
 //! Nothing here calls CUDA.
 
 use std::fmt;
@@ -7,6 +8,22 @@ use std::str::FromStr;
 
 /// Bytes per chunk copied to the device and absorbed by one kernel launch.
 pub const DEFAULT_CHUNK_BYTES: usize = 32 << 20;
+
+/// Bytes in device memory, as a producer describes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceBytes {
+    /// The address of the first byte (a `CUdeviceptr`).
+    pub ptr: u64,
+    /// Their number.
+    pub len: usize,
+    /// The stream (a `CUstream`) whose work so far must end before they
+    /// are read: the producer's. `None` when they are ready. As in
+    /// `__cuda_array_interface__` v3, 1 is the legacy default stream and
+    /// 2 the calling thread's per-thread default stream (the driver's
+    /// `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD`); 0 is the default
+    /// stream too.
+    pub stream: Option<u64>,
+}
 
 /// How a file's bytes reach the device. Bytes in memory (a slice, a stream)
 /// are always staged, and so are parts: the mode is for a file's digest.

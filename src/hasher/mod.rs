@@ -16,7 +16,7 @@
 //!   that join an input.
 
 mod auto;
-#[cfg(feature = "gpu")]
+#[cfg(gpu_backend)]
 mod device;
 mod engines;
 mod list;
@@ -424,19 +424,30 @@ impl Hasher {
     /// memory the driver knows, in that context, and (where the driver tells
     /// the allocation's range) that its allocation holds the whole range is
     /// checked; that it stays allocated is not.
-    #[cfg(feature = "gpu")]
+    ///
+    /// # Errors
+    ///
+    /// [`HashError::Gpu`] where the GPU fails, where no GPU holds the
+    /// bytes, and always where the GPU backend is not built in (without
+    /// the `gpu` feature, or off Linux).
     pub unsafe fn hash_device(
         &self,
         params: impl Into<Params>,
         bytes: gpu::DeviceBytes,
     ) -> Result<HashOutput, HashError> {
-        device::hash_device(self, &params.into(), bytes)
+        #[cfg(gpu_backend)]
+        return device::hash_device(self, &params.into(), bytes);
+        #[cfg(not(gpu_backend))]
+        {
+            let _ = (params, bytes);
+            Err(HashError::Gpu(gpu::NO_DRIVER.into()))
+        }
     }
 
     /// [`Hasher::hash_device`] of a cudarc slice or view: the work queued
     /// on its stream so far is waited for, and the borrow keeps it alive
     /// and unwritten while it is hashed.
-    #[cfg(feature = "gpu")]
+    #[cfg(gpu_backend)]
     pub fn hash_device_slice<S: cudarc::driver::DevicePtr<u8>>(
         &self,
         params: impl Into<Params>,
@@ -453,7 +464,6 @@ impl Hasher {
     /// The stream (a `CUstream`) on which inputs on GPU `ordinal` are
     /// hashed: a producer that orders its work before it (DLPack's
     /// `__dlpack__(stream=…)`) needs no other wait. Starts the GPU.
-    #[cfg(feature = "gpu")]
     pub fn device_stream(&self, ordinal: usize) -> Result<u64, HashError> {
         // Starting a GPU binds its context to this thread.
         let _kept = gpu::KeepCurrentContext::new();

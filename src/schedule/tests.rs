@@ -404,7 +404,7 @@ fn progress_counts_every_byte_once_whatever_the_split() {
 
 /// GPUs and CPUs side by side on the GPU machine: any split, any
 /// hand-over, either kernel, = the reference.
-#[cfg(feature = "gpu")]
+#[cfg(gpu_backend)]
 #[test]
 #[ignore = "needs a CUDA GPU (scripts/gpu-check.sh runs it)"]
 fn gpus_and_cpus_share_leaves_in_any_split() {
@@ -502,7 +502,7 @@ fn gpus_and_cpus_share_leaves_in_any_split() {
 
 /// A GPU that fails part-way (an error injected after two chunks) ends
 /// the input in an error: never a digest.
-#[cfg(feature = "gpu")]
+#[cfg(gpu_backend)]
 #[test]
 #[ignore = "needs a CUDA GPU (scripts/gpu-check.sh runs it)"]
 fn a_gpu_failing_midway_is_an_error_not_a_digest() {
