@@ -201,7 +201,7 @@ impl CpuBackend {
         Ok(self.pool.get_or_init(|| pool))
     }
 
-    /// The worker threads (the GPU backend borrows them to stage chunks).
+    /// The worker threads (the GPU backend borrows them to stage transfers).
     ///
     /// # Panics
     ///
