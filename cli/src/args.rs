@@ -265,27 +265,8 @@ pub struct JoinArgs {
     #[arg(long)]
     pub any_name: bool,
 
-    /// Print `LABEL (NAME) = HEX`, whose label records the parameters.
-    #[arg(long, conflicts_with_all = ["json", "no_names", "raw"])]
-    pub tag: bool,
-
-    /// Print one JSON object (name, label, parameters, digest, bytes; seconds
-    /// is the join's time).
-    #[arg(long, conflicts_with_all = ["no_names", "raw"])]
-    pub json: bool,
-
-    /// Print only the hex digest.
-    #[arg(long, conflicts_with = "raw")]
-    pub no_names: bool,
-
-    /// Write the digest as raw bytes.
-    #[arg(long)]
-    pub raw: bool,
-
-    /// End the line with NUL instead of a newline, the name not escaped;
-    /// with --check, SUMS's lines end with NUL too.
-    #[arg(short, long, conflicts_with = "raw")]
-    pub zero: bool,
+    #[command(flatten)]
+    pub output: OutputFormatArgs,
 
     /// Check the joined digest against every line of SUMS that names the
     /// parts' file (`-` is standard input), as --check does: NAME: OK or
@@ -416,16 +397,19 @@ pub struct TreeArgs {
     pub prefix_file: Option<PathBuf>,
 }
 
-/// How digests are printed.
+/// How a digest line is written: the forms that hashing and `treehash join`
+/// share, defined once for both.
 #[derive(Args, Debug, Clone)]
-pub struct OutputArgs {
+pub struct OutputFormatArgs {
     /// Print `LABEL (NAME) = HEX` lines, whose label records the parameters.
     #[arg(long, conflicts_with_all = ["json", "no_names", "raw"])]
     pub tag: bool,
 
-    /// Print one JSON object per input (name, label, parameters, digest, bytes, seconds, backend).
-    /// A name that is not UTF-8 is written with U+FFFD in `name`, and exactly, in hex, in `name_hex`.
-    /// An input that got no digest has a record too: `digest` null, and `error` saying why.
+    /// Print one JSON object per input (name, label, parameters, digest,
+    /// bytes, seconds, backend; a join's seconds are the join's time). A name
+    /// that is not UTF-8 is written with U+FFFD in `name`, and exactly, in
+    /// hex, in `name_hex`. When hashing, an input that got no digest has a
+    /// record too: `digest` null, and `error` saying why.
     #[arg(long, conflicts_with_all = ["no_names", "raw"])]
     pub json: bool,
 
@@ -433,7 +417,7 @@ pub struct OutputArgs {
     #[arg(long, conflicts_with = "raw")]
     pub no_names: bool,
 
-    /// Write the digest as raw bytes (a single input only).
+    /// Write the digest as raw bytes (when hashing, a single input only).
     #[arg(long)]
     pub raw: bool,
 
@@ -442,6 +426,14 @@ pub struct OutputArgs {
     /// with NUL too.
     #[arg(short, long, conflicts_with = "raw")]
     pub zero: bool,
+}
+
+/// How digests are printed when hashing, and what is said on standard
+/// error.
+#[derive(Args, Debug, Clone)]
+pub struct OutputArgs {
+    #[command(flatten)]
+    pub format: OutputFormatArgs,
 
     /// Print a per-phase time breakdown to standard error (and what -v says).
     #[arg(long)]

@@ -36,7 +36,7 @@ fn main() {
         Ok(args) => args,
         Err(e) => std::process::exit(help_or_usage_error(&e)),
     };
-    if let Some(why) = args.check.misuse(args.output.tag) {
+    if let Some(why) = args.check.misuse(args.output.format.tag) {
         report(format!(
             "{why}\nTry 'treehash --help' for more information."
         ));
