@@ -5,7 +5,7 @@
 //! - the standard functions' chunk kernel on data in device memory, and
 //!   KT128 end to end on the GPU, the CPU and auto (TREEHASH_BENCH_FILE);
 //! - end-to-end hashing of a page-cached file (TREEHASH_BENCH_FILE), by copy
-//!   mode and chunk size, against the CPU backend, all in this one run.
+//!   mode and transfer size, against the CPU backend, all in this one run.
 //!
 //! TREEHASH_BENCH_KERNELS_ONLY stops after the leaf-count table (for
 //! comparing leaf kernels quickly).
@@ -213,20 +213,25 @@ fn main() {
         copy / GB
     );
     println!(
-        "| backend | copy mode | chunk MiB | H (D=4) | GB/s | × pinned copy | leaf phase ms | copies busy ms | kernels busy ms | reduce ms |"
+        "| backend | copy mode | transfer MiB | H (D=4) | GB/s | × pinned copy | leaf phase ms | copies busy ms | kernels busy ms | reduce ms |"
     );
     println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut runs: Vec<(BackendChoice, CopyMode, Option<usize>, u32)> = Vec::new();
-    for chunk in [16usize, 32, 64, 128, 256] {
-        runs.push((BackendChoice::Gpu, CopyMode::Staging, Some(chunk << 20), 8));
+    for transfer in [16usize, 32, 64, 128, 256] {
+        runs.push((
+            BackendChoice::Gpu,
+            CopyMode::Staging,
+            Some(transfer << 20),
+            8,
+        ));
     }
     runs.push((BackendChoice::Gpu, CopyMode::Register, None, 8));
     for height in [4, 5, 6, 7, 9, 10] {
         runs.push((BackendChoice::Gpu, CopyMode::Staging, None, height));
     }
     runs.push((BackendChoice::Cpu, CopyMode::Staging, None, 8));
-    for (backend, mode, chunk, height) in runs {
-        let h = hasher(backend, chunk, mode);
+    for (backend, mode, transfer, height) in runs {
+        let h = hasher(backend, transfer, mode);
         let params = TreeParams::new(Algorithm::Sha3_256, height, 4).unwrap();
         h.hash_path(&params, &file, &NoProgress).expect("warm-up");
         let mut rates = Vec::new();
@@ -246,13 +251,13 @@ fn main() {
         let rate = median(rates);
         let t = out.timings;
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
-        let chunk_mib = chunk.unwrap_or(treehash::gpu::DEFAULT_CHUNK_BYTES) >> 20;
+        let transfer_mib = transfer.unwrap_or(treehash::gpu::DEFAULT_TRANSFER_BYTES) >> 20;
         let (backend_name, mode_name) = match backend {
             BackendChoice::Cpu => ("cpu", "-".to_string()),
             _ => ("gpu", format!("{mode:?}").to_lowercase()),
         };
         println!(
-            "| {backend_name} | {mode_name} | {chunk_mib} | {height} | {:.1} | {:.2} | {:.0} | {:.0} | {:.0} | {:.1} |",
+            "| {backend_name} | {mode_name} | {transfer_mib} | {height} | {:.1} | {:.2} | {:.0} | {:.0} | {:.0} | {:.1} |",
             rate / GB,
             rate / copy,
             ms(t.leaves),

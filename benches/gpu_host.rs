@@ -128,18 +128,18 @@ fn pread_pass(file: &File, dst: &mut [u8], len: usize) -> Duration {
     .1
 }
 
-/// Every thread reading the file a chunk at a time into its own small
+/// Every thread reading the file `read` bytes at a time into its own small
 /// buffer, which stays in its cache: the page cache's read rate, each byte
 /// crossing memory once. Best of 3.
-fn pread_small(file: &File, len: usize, chunk: usize) -> Duration {
+fn pread_small(file: &File, len: usize, read: usize) -> Duration {
     let threads = rayon::current_num_threads();
     (0..3)
         .map(|_| {
             timed(|| {
                 (0..threads).into_par_iter().for_each(|t| {
-                    let mut buf = vec![0u8; chunk];
-                    for at in (t * chunk..len).step_by(threads * chunk) {
-                        let n = chunk.min(len - at);
+                    let mut buf = vec![0u8; read];
+                    for at in (t * read..len).step_by(threads * read) {
+                        let n = read.min(len - at);
                         file.read_exact_at(&mut buf[..n], at as u64).unwrap();
                     }
                     std::hint::black_box(&buf);
@@ -152,13 +152,13 @@ fn pread_small(file: &File, len: usize, chunk: usize) -> Duration {
 }
 
 /// Staging by reader threads with small buffers of their own
-/// ([`measure::reader_staged_copy_rate`]), by chunk and readers per GPU.
+/// ([`measure::reader_staged_copy_rate`]), by transfer and readers per GPU.
 fn reader_sweep(gpus: &[&GpuBackend], file: &File, path: &std::path::Path, len: usize) {
-    for chunk in [1usize << 20, 4 << 20] {
+    for read in [1usize << 20, 4 << 20] {
         println!(
             "- pread into a small buffer per thread ({} MiB), no device: {}",
-            chunk >> 20,
-            rate(len, pread_small(file, len, chunk))
+            read >> 20,
+            rate(len, pread_small(file, len, read))
         );
     }
     println!(
@@ -166,14 +166,14 @@ fn reader_sweep(gpus: &[&GpuBackend], file: &File, path: &std::path::Path, len: 
          {} GPU(s) at once, GB/s in all (best of 2):\n",
         gpus.len()
     );
-    println!("| chunk | 4 readers per GPU | 8 | 12 | 16 |");
+    println!("| transfer | 4 readers per GPU | 8 | 12 | 16 |");
     println!("|---:|---:|---:|---:|---:|");
-    for chunk in [1usize << 20, 2 << 20, 4 << 20, 8 << 20] {
-        let mut row = format!("| {} MiB |", chunk >> 20);
+    for transfer in [1usize << 20, 2 << 20, 4 << 20, 8 << 20] {
+        let mut row = format!("| {} MiB |", transfer >> 20);
         for readers in [4, 8, 12, 16] {
             let r = (0..2)
                 .map(|_| {
-                    measure::reader_staged_copy_rate(gpus, path, chunk, readers)
+                    measure::reader_staged_copy_rate(gpus, path, transfer, readers)
                         .unwrap()
                         .0
                 })
@@ -217,14 +217,14 @@ fn together(gpus: &[&GpuBackend], file: &File, path: &std::path::Path, len: usiz
         "- pread file -> pinned, all threads, no device: {} (best of 3)",
         rate(len, best)
     );
-    let (chunk, slots) = (32 << 20, 3);
+    let (transfer, slots) = (32 << 20, 3);
     println!(
-        "- staging pipeline without kernels, {chunk_mib} MiB chunks, {slots} slots, best of 3:",
-        chunk_mib = chunk >> 20
+        "- staging pipeline without kernels, {transfer_mib} MiB transfers, {slots} slots, best of 3:",
+        transfer_mib = transfer >> 20
     );
     for (i, gpu) in gpus.iter().enumerate() {
         let r = (0..3)
-            .map(|_| measure::staged_copy_rate(gpu, path, chunk, slots).unwrap())
+            .map(|_| measure::staged_copy_rate(gpu, path, transfer, slots).unwrap())
             .fold(0.0, f64::max);
         println!(
             "  - GPU {i} alone, whole file: {:.1} GB/s = {:.2} × its pinned copy",
@@ -234,7 +234,7 @@ fn together(gpus: &[&GpuBackend], file: &File, path: &std::path::Path, len: usiz
     }
     if n > 1 {
         let (total, each) = (0..3)
-            .map(|_| measure::staged_copy_rate_together(gpus, path, chunk, slots).unwrap())
+            .map(|_| measure::staged_copy_rate_together(gpus, path, transfer, slots).unwrap())
             .max_by(|a, b| a.0.total_cmp(&b.0))
             .unwrap();
         println!(
@@ -336,13 +336,13 @@ fn one_gpu(gpu: &GpuBackend, file: &File, path: &std::path::Path, len: usize) {
          engine moves them to the device), against the pinned copy's {:.1} GB/s:",
         copy / GB
     );
-    for chunk_mib in [16usize, 32, 64] {
+    for transfer_mib in [16usize, 32, 64] {
         for slots in [2usize, 3, 4, 6, 8] {
             let r = (0..3)
-                .map(|_| measure::staged_copy_rate(gpu, path, chunk_mib << 20, slots).unwrap())
+                .map(|_| measure::staged_copy_rate(gpu, path, transfer_mib << 20, slots).unwrap())
                 .fold(0.0, f64::max);
             println!(
-                "  - {chunk_mib} MiB chunks, {slots} slots: {:.1} GB/s = {:.2} × (best of 3)",
+                "  - {transfer_mib} MiB transfers, {slots} slots: {:.1} GB/s = {:.2} × (best of 3)",
                 r / GB,
                 r / copy
             );

@@ -16,7 +16,7 @@
 // that the load's latency hides behind the rounds.
 //
 // Same contract as absorb_leaves (kernels/treehash.cu): warp t takes the
-// chunk's blocks t, t + L, ... of leaf chunk_block_leaf(first_leaf, t, L)
+// span's blocks t, t + L, ... of leaf span_block_leaf(first_leaf, t, L)
 // (tree.cuh); any B, the last block possibly short; lane-major states in
 // device memory.
 
@@ -75,13 +75,13 @@ __device__ __forceinline__ u64 keccak_f1600_warp(u64 a, const int theta_src[6],
     return a;
 }
 
-// The bytes one leaf takes from a chunk, read a segment at a time: a segment
+// The bytes one leaf takes from a span, read a segment at a time: a segment
 // fills sponge lanes [pos, pos + words) with whole words and ends at the end
 // of the rate or of a block; the message's last bytes (a partial word) go in
 // lane pos + words.
 struct LeafCursor {
-    const u8* chunk;
-    u64 chunk_len, block_size, leaf_count, blocks;
+    const u8* span;
+    u64 span_len, block_size, leaf_count, blocks;
     u64 block;  // the block being read
     u64 at;     // bytes of it consumed
     u64 len;    // its length
@@ -89,7 +89,7 @@ struct LeafCursor {
 
     __device__ void start_block() {
         const u64 from = block * block_size;
-        len = chunk_len - from < block_size ? chunk_len - from : block_size;
+        len = span_len - from < block_size ? span_len - from : block_size;
         at = 0;
     }
 
@@ -100,7 +100,7 @@ struct LeafCursor {
         const u64 left = len - at;
         const u32 words = (u32)min((u64)(LANES - pos), left / 8);
         const u32 tail = (words == left / 8 && pos + words < LANES) ? (u32)(left % 8) : 0;
-        const u8* p = chunk + block * block_size + at;
+        const u8* p = span + block * block_size + at;
         u64 word = 0;
         if (lane >= pos && lane < pos + words) word = load_word<8>(p + 8 * (lane - pos));
         if (tail > 0 && lane == pos + words) word = load_tail<8>(p + 8 * words, tail);
@@ -117,15 +117,15 @@ struct LeafCursor {
 
 template <int RATE>
 __device__ void absorb_leaves_warp_impl(u64* __restrict__ states, u64 leaf_count,
-                                        const u8* __restrict__ chunk, u64 chunk_len,
+                                        const u8* __restrict__ span, u64 span_len,
                                         u64 block_size, u64 first_leaf,
                                         LeafLengths absorbed) {
     constexpr u32 LANES = RATE / 8;
     const u64 t = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / 32;
     const u32 lane = threadIdx.x % 32;
-    const u64 blocks = (chunk_len + block_size - 1) / block_size;
+    const u64 blocks = (span_len + block_size - 1) / block_size;
     if (t >= blocks || t >= leaf_count) return;  // the whole warp leaves together
-    const u64 leaf = chunk_block_leaf(first_leaf, t, leaf_count);
+    const u64 leaf = span_block_leaf(first_leaf, t, leaf_count);
 
     // This lane's place in the state and its shuffle partners.
     const u32 me = lane < 25 ? lane : 0;
@@ -146,10 +146,10 @@ __device__ void absorb_leaves_warp_impl(u64* __restrict__ states, u64 leaf_count
     const bool first_lane = lane == 0;
 
     u64 a = states[(u64)me * leaf_count + leaf];
-    // The leaf's bytes before this chunk decide where in the rate it stands.
+    // The leaf's bytes before this span decide where in the rate it stands.
     u32 pos = (u32)(leaf_length(absorbed, leaf) % RATE) / 8;
 
-    LeafCursor cursor{chunk, chunk_len, block_size, leaf_count, blocks, t, 0, 0, false};
+    LeafCursor cursor{span, span_len, block_size, leaf_count, blocks, t, 0, 0, false};
     cursor.start_block();
     u32 words;
     u64 word = cursor.next<LANES>(lane, pos, &words);

@@ -16,11 +16,11 @@ __device__ __forceinline__ u64 leaf_length(LeafLengths lengths, u64 leaf) {
                                   : lengths.after;
 }
 
-// The leaf of a chunk's block t (t < leaf_count), where the chunk's first
+// The leaf of a span's block t (t < leaf_count), where the span's first
 // block is leaf first_leaf's: blocks go to consecutive leaves, from leaf
-// L - 1 back to leaf 0. Blocks t + L, t + 2L, ... of the chunk are that
+// L - 1 back to leaf 0. Blocks t + L, t + 2L, ... of the span are that
 // leaf's too.
-__device__ __forceinline__ u64 chunk_block_leaf(u64 first_leaf, u64 t, u64 leaf_count) {
+__device__ __forceinline__ u64 span_block_leaf(u64 first_leaf, u64 t, u64 leaf_count) {
     const u64 leaf = first_leaf + t;
     return leaf < leaf_count ? leaf : leaf - leaf_count;
 }

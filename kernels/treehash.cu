@@ -1,34 +1,35 @@
-// The LI tree on the GPU (docs/SPEC.md): leaves absorb their blocks chunk by
-// chunk, one thread per leaf (or one warp per leaf: few_leaves.cu); then
+// The LI tree on the GPU (docs/SPEC.md): leaves absorb their blocks span by
+// span, one thread per leaf (or one warp per leaf: few_leaves.cu); then
 // every parent level, one thread per node; then the root. Compiled by NVRTC
 // at run time, after keccak.cuh, tree.cuh and few_leaves.cu.
 //
-// Leaf states live in device memory between chunks, lane-major
+// Leaf states live in device memory between spans, lane-major
 // (lane w of leaf j at states[w * leaf_count + j]) so that a warp's loads and
 // stores of one lane are contiguous.
 
-// Absorbs one chunk: the message's next blocks (chunk_len bytes, the last
-// block possibly short), the first of which is leaf first_leaf's; `absorbed`
-// is what each leaf held before the chunk. Thread t takes the blocks t,
-// t + L, t + 2L, ... of the chunk, which all belong to one leaf
-// (chunk_block_leaf); only min(blocks, L) threads have work.
+// Absorbs one span: the message's next blocks (span_len bytes, the last
+// block possibly short; a transfer through the host's ring, or input already
+// on the device), the first of which is leaf first_leaf's; `absorbed` is
+// what each leaf held before the span. Thread t takes the blocks t, t + L,
+// t + 2L, ... of the span, which all belong to one leaf (span_block_leaf);
+// only min(blocks, L) threads have work.
 template <int RATE>
 __device__ void absorb_leaves_impl(u64* __restrict__ states, u64 leaf_count,
-                              const u8* __restrict__ chunk, u64 chunk_len, u64 block_size,
+                              const u8* __restrict__ span, u64 span_len, u64 block_size,
                               u64 first_leaf, LeafLengths absorbed) {
     const u64 t = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    const u64 blocks = (chunk_len + block_size - 1) / block_size;
+    const u64 blocks = (span_len + block_size - 1) / block_size;
     if (t >= blocks || t >= leaf_count) return;
-    const u64 leaf = chunk_block_leaf(first_leaf, t, leaf_count);
+    const u64 leaf = span_block_leaf(first_leaf, t, leaf_count);
     u64 s[25];
 #pragma unroll
     for (int w = 0; w < 25; ++w) s[w] = states[w * leaf_count + leaf];
-    // The leaf's bytes before this chunk decide where in the rate it stands.
+    // The leaf's bytes before this span decide where in the rate it stands.
     u32 lane = (u32)(leaf_length(absorbed, leaf) % RATE) / 8;
     for (u64 i = t; i < blocks; i += leaf_count) {
         const u64 at = i * block_size;
-        const u64 len = chunk_len - at < block_size ? chunk_len - at : block_size;
-        absorb<RATE, 8>(s, &lane, chunk + at, len);
+        const u64 len = span_len - at < block_size ? span_len - at : block_size;
+        absorb<RATE, 8>(s, &lane, span + at, len);
     }
 #pragma unroll
     for (int w = 0; w < 25; ++w) states[w * leaf_count + leaf] = s[w];
@@ -75,16 +76,16 @@ __device__ void hash_nodes_impl(const u8* __restrict__ children, u64 nodes, u64 
 #endif
 
 extern "C" __global__ void __launch_bounds__(TREEHASH_THREADS_PER_BLOCK)
-    absorb_leaves(u64* states, u64 leaf_count, const u8* chunk, u64 chunk_len, u64 block_size,
+    absorb_leaves(u64* states, u64 leaf_count, const u8* span, u64 span_len, u64 block_size,
                   u64 first_leaf, LeafLengths absorbed) {
-    absorb_leaves_impl<TREEHASH_RATE>(states, leaf_count, chunk, chunk_len, block_size, first_leaf,
+    absorb_leaves_impl<TREEHASH_RATE>(states, leaf_count, span, span_len, block_size, first_leaf,
                                       absorbed);
 }
 
 extern "C" __global__ void __launch_bounds__(TREEHASH_THREADS_PER_BLOCK)
-    absorb_leaves_warp(u64* states, u64 leaf_count, const u8* chunk, u64 chunk_len,
+    absorb_leaves_warp(u64* states, u64 leaf_count, const u8* span, u64 span_len,
                        u64 block_size, u64 first_leaf, LeafLengths absorbed) {
-    absorb_leaves_warp_impl<TREEHASH_RATE>(states, leaf_count, chunk, chunk_len, block_size,
+    absorb_leaves_warp_impl<TREEHASH_RATE>(states, leaf_count, span, span_len, block_size,
                                            first_leaf, absorbed);
 }
 

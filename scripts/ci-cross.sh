@@ -2,8 +2,8 @@
 # The other platforms (docs/PLATFORMS.md), checked from this x86-64 host:
 # 1. aarch64 Linux: clippy with warnings denied, then the library's unit
 #    tests and the vector and differential tests cross-built once and run
-#    under qemu-user twice: `-cpu max` (ARMv8.2 SHA3: the two-lane engine)
-#    and `-cpu cortex-a72` (no SHA3: the portable engine, as on Graviton2).
+#    under qemu-user twice: `-cpu max` (ARMv8.2 SHA3: the two-lane kernel)
+#    and `-cpu cortex-a72` (no SHA3: the portable kernel, as on Graviton2).
 # 2. macOS: `cargo check` of the library (every target), the tool's binary
 #    and the Python crate, for aarch64-apple-darwin and x86_64-apple-darwin.
 # 3. s390x Linux (big-endian): the library's unit tests and the vector and
@@ -54,10 +54,10 @@ export QEMU_LD_PREFIX_S390X=/usr/s390x-linux-gnu
 # own reads are counted too). Skip them by name here, with the reason, if
 # those suites are added.
 
-# 1. aarch64 Linux. The tests are built once, requiring the SHA3 engine's
+# 1. aarch64 Linux. The tests are built once, requiring the SHA3 kernel's
 #    tests to run (TREEHASH_REQUIRE_SHA3, build.rs). Under cortex-a72
 #    TREEHASH_TEST_NO_SHA3 tells them this CPU lacks SHA3: detection must
-#    find none, `Auto` must be portable, and the tests of every engine check
+#    find none, `Auto` must be portable, and the tests of every kernel check
 #    the portable one; the SHA3 kernel's own tests, which require SHA3, are
 #    skipped there by name.
 cargo clippy --target aarch64-unknown-linux-gnu --all-targets -- -D warnings

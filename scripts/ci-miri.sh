@@ -42,7 +42,7 @@ MIRIFLAGS="${MIRIFLAGS:-}" miri_test \
     --skip schedule::chunks::tests::a_ --skip schedule::chunks::tests::any_split \
     --skip schedule::chunks::tests::files_shared --skip schedule::chunks::tests::pieces_of_many
 
-# 2. The AVX2 engine's permutation and block loads, built with AVX2 on
+# 2. The AVX2 kernel's permutation and block loads, built with AVX2 on
 #    (under Miri a CPU feature is there only where the build enables it;
 #    Miri emulates the AVX2 intrinsics, not AVX-512's `vpternlogq`).
 #    Own target folder: other flags, another build.

@@ -280,7 +280,7 @@ tables() {
           "$bin/treehash" bench /tmp/big-8.bin --heights 4,5,6 --backend cpu --threads $t \
               --repeat 1 --no-progress | grep -E "^\| cpu" | sed "s/^/threads $t /"
       done
-      "$bin/treehash" bench /tmp/big-8.bin --heights 4 --backend cpu --chunk-bytes $((256 << 20)) \
+      "$bin/treehash" bench /tmp/big-8.bin --heights 4 --backend cpu --piece-bytes $((256 << 20)) \
           --repeat 1 --no-progress | grep -E "^\| cpu" | sed "s/^/threads 16, 256 MiB pieces /"
     } | tee -a "$md"
     echo >>"$md"
@@ -442,7 +442,7 @@ two() {
           declare -A times=() digests=()
           local runs=("new|--device 0" "new|--device 0,1" "old|--device 0,1")
           # Shares of half a piece each, as an even split gave before (LI).
-          [ "$a" = "-H 8" ] && runs+=("new|--device 0,1 --chunk-bytes 16777216")
+          [ "$a" = "-H 8" ] && runs+=("new|--device 0,1 --piece-bytes 16777216")
           for _ in $(seq "$rounds"); do
               for run in "${runs[@]}"; do
                   local b=$new; [ "${run%%|*}" = old ] && b=$old
@@ -546,7 +546,7 @@ cores() {
       echo "| command | median s | runs | peak RSS |"; echo "|---|---:|---|---:|"
       for t in 1 2 4 8 16; do
           $m --repeat 3 --label "--threads $t, its pieces" -- "$bin/treehash" --backend cpu --threads $t -H 8 $f
-          $m --repeat 3 --label "--threads $t, 4-stripe pieces" -- "$bin/treehash" --backend cpu --threads $t -H 8 --chunk-bytes $four_stripes $f
+          $m --repeat 3 --label "--threads $t, 4-stripe pieces" -- "$bin/treehash" --backend cpu --threads $t -H 8 --piece-bytes $four_stripes $f
       done
       echo; echo "## One thread each on vCPU 0 and vCPU k at once (1 GiB, -H 6, whole processes, ms)"; echo
       head -c $((1 << 30)) $f >/tmp/cores-1g.bin

@@ -5,7 +5,7 @@
 # page-cached, median of REPS (default 5), each row one run of measure.py.
 #   scripts/parts-parallel.sh TREEHASH FILE [N] [T...]
 # PART_ARGS (environment) adds options to every part, e.g. the hidden
-# `--chunk-bytes 4194304` (the piece length a part is read in).
+# `--piece-bytes 4194304` (the piece length a part is read in).
 set -euo pipefail
 th=$1 file=$2 n=${3:-4}
 shift $(( $# < 3 ? $# : 3 ))

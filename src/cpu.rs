@@ -1,15 +1,16 @@
 //! The fast CPU backend: the message absorbed piece by piece on all cores by
-//! one of the leaf engines, then the parent levels reduced.
+//! one of the leaf kernels, then the parent levels reduced.
 //!
 //! - `platform`: what the CPU can run, detected once, and the one choice of
-//!   engine for given parameters;
+//!   kernel for given parameters;
 //! - `walk`: the walk over the message (which block to which leaf, stripe by
-//!   stripe, on which thread), written once for every engine;
-//! - `sponges`: the portable engine, one scalar sponge per leaf;
+//!   stripe, on which thread), written once for every kernel;
+//! - `sponges`: the portable kernel, one scalar sponge per leaf;
 //! - `fast_sponge`: the scalar sponge of one core (OpenSSL's assembly Keccak
 //!   on x86-64): height 0, the parent levels, the portable leaves;
-//! - `lanes`, `keccak_x4`, `keccak_x8`, `keccak_x2`: four (AVX2), eight
-//!   (AVX-512) or two (ARMv8.2 SHA3) neighbouring leaves per permutation;
+//! - `lanes`, `keccak_x4`, `keccak_x8`, `keccak_x2`: the lane kernels, four
+//!   (AVX2), eight (AVX-512) or two (ARMv8.2 SHA3) neighbouring leaves per
+//!   permutation;
 //! - `reduce`: the parent levels, empty subtrees computed once per process;
 //! - `chunks`: the standard functions' chunks, side by side;
 //! - `leaves`: one message's leaves on an engine, behind `LeafEngine`;
@@ -71,7 +72,7 @@ use crate::sponge::{SpongeSpec, with_sponge};
 
 use leaves::{Position, reduce_on};
 pub use path::CpuPath;
-use platform::{Engine, Platform};
+use platform::{Kernel, Platform};
 pub(crate) use routing::{INLINE_MAX, off_rayon_workers};
 
 /// Bytes handed to the thread pool at a time: large enough that a dispatch
@@ -201,7 +202,7 @@ impl CpuBackend {
         Ok(self.pool.get_or_init(|| pool))
     }
 
-    /// The worker threads (the GPU backend borrows them to stage chunks).
+    /// The worker threads (the GPU backend borrows them to stage transfers).
     ///
     /// # Panics
     ///
@@ -230,7 +231,7 @@ impl CpuBackend {
     /// The root digest from the outputs of the leaves that hold a block, in
     /// leaf order (H ≥ 1), on the worker threads.
     pub(crate) fn reduce_leaf_outputs(&self, params: &TreeParams, outputs: Vec<u8>) -> Vec<u8> {
-        let nodes = self.platform.node_engine();
+        let nodes = self.platform.node_kernel();
         with_sponge!(params.algorithm(), RustCrypto => {
             reduce_on::<RustCrypto>(nodes, params, self.workers(), outputs)
         })
@@ -243,28 +244,28 @@ impl CpuBackend {
 
     /// Parents below the root whose D children are all given (D·c bytes
     /// each in `children`, back to back) into `out`, c bytes each: the
-    /// parent levels' engine, for the subtrees of a part (`crate::parts`).
+    /// parent levels' kernel, for the subtrees of a part (`crate::parts`).
     pub(crate) fn whole_nodes(&self, params: &TreeParams, children: &[u8], out: &mut [u8]) {
         let workers = self.workers();
-        match self.platform.node_engine() {
-            Engine::Sponges => {
+        match self.platform.node_kernel() {
+            Kernel::Sponges => {
                 with_sponge!(params.algorithm(), S => {
                     let nodes = sponges::Sponges::<S>::default();
                     reduce::whole_nodes(params, workers, &nodes, children, out)
                 })
             }
             #[cfg(target_arch = "x86_64")]
-            Engine::Lanes4(avx2) => {
+            Kernel::Lanes4(avx2) => {
                 let nodes = lanes::Lanes::<_, 4>::for_nodes(avx2, params.algorithm());
                 reduce::whole_nodes(params, workers, &nodes, children, out)
             }
             #[cfg(target_arch = "x86_64")]
-            Engine::Lanes8(avx512) => {
+            Kernel::Lanes8(avx512) => {
                 let nodes = lanes::Lanes::<_, 8>::for_nodes(avx512, params.algorithm());
                 reduce::whole_nodes(params, workers, &nodes, children, out)
             }
             #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
-            Engine::Lanes2(sha3) => {
+            Kernel::Lanes2(sha3) => {
                 let nodes = lanes::Lanes::<_, 2>::for_nodes(sha3, params.algorithm());
                 reduce::whole_nodes(params, workers, &nodes, children, out)
             }
@@ -356,25 +357,25 @@ impl CpuBackend {
             piece_len,
         };
         with_sponge!(params.algorithm(), RustCrypto => {
-            match self.platform.engine(params) {
-                Engine::Sponges => {
-                    let engine = sponges::Sponges::<RustCrypto>::default();
-                    self.leaves::<RustCrypto, _>(params, engine, at)
+            match self.platform.kernel(params) {
+                Kernel::Sponges => {
+                    let kernel = sponges::Sponges::<RustCrypto>::default();
+                    self.leaves::<RustCrypto, _>(params, kernel, at)
                 }
                 #[cfg(target_arch = "x86_64")]
-                Engine::Lanes4(avx2) => {
-                    let engine = lanes::Lanes::<_, 4>::new(avx2, params);
-                    self.leaves::<RustCrypto, _>(params, engine, at)
+                Kernel::Lanes4(avx2) => {
+                    let kernel = lanes::Lanes::<_, 4>::new(avx2, params);
+                    self.leaves::<RustCrypto, _>(params, kernel, at)
                 }
                 #[cfg(target_arch = "x86_64")]
-                Engine::Lanes8(avx512) => {
-                    let engine = lanes::Lanes::<_, 8>::new(avx512, params);
-                    self.leaves::<RustCrypto, _>(params, engine, at)
+                Kernel::Lanes8(avx512) => {
+                    let kernel = lanes::Lanes::<_, 8>::new(avx512, params);
+                    self.leaves::<RustCrypto, _>(params, kernel, at)
                 }
                 #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
-                Engine::Lanes2(sha3) => {
-                    let engine = lanes::Lanes::<_, 2>::new(sha3, params);
-                    self.leaves::<RustCrypto, _>(params, engine, at)
+                Kernel::Lanes2(sha3) => {
+                    let kernel = lanes::Lanes::<_, 2>::new(sha3, params);
+                    self.leaves::<RustCrypto, _>(params, kernel, at)
                 }
             }
         })

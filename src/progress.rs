@@ -24,7 +24,7 @@ pub struct EngineShare {
     pub engine: EngineId,
     /// Bytes of M that were its leaves' blocks.
     pub bytes: u64,
-    /// Time it spent absorbing them (for a GPU: staging its chunks and
+    /// Time it spent absorbing them (for a GPU: staging its transfers and
     /// waiting for free buffers; the device works on behind it).
     pub busy: Duration,
 }

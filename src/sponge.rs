@@ -2,7 +2,7 @@
 //! RustCrypto behind one interface.
 //!
 //! - [`SpongeSpec`]: the permutation's rounds ([`Rounds`]), the rate, the
-//!   domain byte and the bytes kept of the output. Every engine takes its
+//!   domain byte and the bytes kept of the output. Every kernel takes its
 //!   sponge from one: LI's leaves and nodes from [`Algorithm::sponge_spec`],
 //!   the standard functions' chunks from [`SpongeSpec::KT128`] and its
 //!   siblings. The CPU's permutations and the GPU kernels' `-D` defines read
@@ -69,8 +69,8 @@ impl Rounds {
 /// One Keccak sponge: Keccak-p[1600, `rounds`] with a `rate`-byte rate,
 /// padded with `domain` then pad10*1, of which `output_len` bytes (one
 /// output block at most) are kept. LI's leaves and nodes, and the standard
-/// functions' chunks, each go through one; the CPU engines and the GPU
-/// kernels take every one of these four facts from here.
+/// functions' chunks, each go through one; the CPU's kernels and the GPU's
+/// take every one of these four facts from here.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SpongeSpec {
     rounds: Rounds,

@@ -5,7 +5,7 @@
 //! another on many inputs, it goes here (known answers are in vectors.rs,
 //! the GPU's comparisons in gpu.rs).
 //!
-//! The CPU engines against the reference: thousands of random LI cases
+//! The CPU's kernels against the reference: thousands of random LI cases
 //! (every function, heights and degrees, block sizes, prefixes, output
 //! lengths, sizes at stripe boundaries, inputs far smaller than a stripe,
 //! streams read in odd-sized pieces), and one table of both kinds
@@ -62,7 +62,7 @@ use treehash::{
     Algorithm, CpuPath, HashError, Hasher, HasherOptions, NoProgress, TreeParams, reference,
 };
 
-// ============================================ the CPU engines against the reference
+// ============================================ the CPU's kernels against the reference
 
 /// A random valid parameter set with at most `max_leaves` leaves.
 fn random_params(rng: &mut StdRng, max_leaves: u64) -> TreeParams {
@@ -224,7 +224,7 @@ fn forced(path: CpuPath, piece_bytes: Option<usize>, test: &str) -> Hasher {
 }
 
 /// A forced CPU path against the portable one and the reference, on the
-/// shapes the lane engines take (B a multiple of the rate, L ≥ 4) and their
+/// shapes the lane kernels take (B a multiple of the rate, L ≥ 4) and their
 /// edges: L not a multiple of the lane count, pieces that end mid-stripe and
 /// mid-group, last blocks of every length, prefixes, trees with many empty
 /// leaves.

@@ -70,13 +70,13 @@ fn gpu_hasher_with(
 
 /// `Auto` with the GPUs started before the first piece, so that they take
 /// leaves or chunks from it whatever the input's length.
-fn auto_hasher(piece_bytes: Option<usize>, gpu_fail_after_chunks: Option<usize>) -> Hasher {
+fn auto_hasher(piece_bytes: Option<usize>, gpu_fail_after_transfers: Option<usize>) -> Hasher {
     Hasher::new(
         HasherOptions::default()
             .with_backend(BackendChoice::Auto)
             .with_piece_bytes(piece_bytes)
             .with_wait_for_gpus(true)
-            .with_gpu_fail_after_chunks(gpu_fail_after_chunks),
+            .with_gpu_fail_after_transfers(gpu_fail_after_transfers),
     )
     .unwrap()
 }
@@ -344,8 +344,8 @@ fn the_gpu_hashes_a_file_of_several_gigabytes() {
     }
 }
 
-/// A GPU that fails part-way through (an error injected after two chunk
-/// launches), for trees and KT128: under `auto` the CPU redoes the input,
+/// A GPU that fails part-way through (an error injected after two
+/// transfers), for trees and KT128: under `auto` the CPU redoes the input,
 /// with the right digest and a note, the next input does not go back to
 /// that GPU, and a file is read again from its start; under `--backend
 /// gpu` the same failure is an error, never a digest.
@@ -392,7 +392,7 @@ fn auto_redoes_and_backend_gpu_reports_a_gpu_failing_midway() {
             HasherOptions::default()
                 .with_backend(BackendChoice::Gpu)
                 .with_piece_bytes(Some(1 << 20))
-                .with_gpu_fail_after_chunks(Some(2)),
+                .with_gpu_fail_after_transfers(Some(2)),
         )
         .unwrap();
         match gpu.hash_bytes(&params, &data) {
@@ -409,7 +409,7 @@ fn auto_redoes_and_backend_gpu_reports_a_gpu_failing_midway() {
 
 /// The warp-per-leaf kernel on few leaves (1, 2, 4, 16, 64), every function,
 /// block sizes below, at and above the rate and not multiples of it, a
-/// prefix, SHAKE lengths, and chunks that end mid-block and mid-stripe.
+/// prefix, SHAKE lengths, and transfers that end mid-block and mid-stripe.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn warp_per_leaf_kernel_matches_the_reference_on_few_leaves() {
@@ -453,13 +453,14 @@ fn warp_per_leaf_kernel_matches_the_reference_on_few_leaves() {
 }
 
 /// Random parameters and sizes at every boundary that matters, with small
-/// chunks so that inputs span three or more chunks and chunks end mid-stripe.
+/// transfers so that inputs span three or more transfers and transfers end
+/// mid-stripe.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn gpu_matches_cpu_on_random_cases() {
     let mut rng = StdRng::seed_from_u64(0x6e0);
     let cpu = cpu_hasher();
-    // Every chunk size with each leaf kernel.
+    // Every transfer size with each leaf kernel.
     let gpus: Vec<Hasher> = [Some(4096), Some(3 << 16), None]
         .into_iter()
         .flat_map(|p| KERNELS.map(|k| gpu_hasher_with(p, CopyMode::Staging, k)))

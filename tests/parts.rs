@@ -410,7 +410,7 @@ fn split_known_answers_join_to_their_digests() {
 /// Large files whose parts span many pieces (of 64 KiB): LI trees of 2^12
 /// to 2^16 leaves split at and off subtree boundaries, with files that
 /// fill every leaf, half of them, or a few; KT over 3 MB; ParallelHash
-/// with B = 136 and, with B = 1, many rounds of chaining values.
+/// with B = 136 and, with B = 1, many waves of chaining values.
 #[test]
 fn large_files_split_many_ways() {
     let dir = tempfile::tempdir().unwrap();

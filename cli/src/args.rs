@@ -62,8 +62,8 @@ pub struct Cli {
     /// CPU only while that makes the input go faster (an input that ends
     /// first is the CPU's alone). `cpu`; or `gpu`: the GPUs only, started
     /// side by side and sharing an input from its first piece, as many as
-    /// it has 4 GPU chunks (32 MiB each) and one more for (a shorter input is
-    /// the first GPU's).
+    /// it has 4 GPU transfers (32 MiB each) and one more for (a shorter input
+    /// is the first GPU's).
     #[arg(long, value_enum, default_value_t = BackendArg::Auto)]
     pub backend: BackendArg,
 
@@ -265,27 +265,8 @@ pub struct JoinArgs {
     #[arg(long)]
     pub any_name: bool,
 
-    /// Print `LABEL (NAME) = HEX`, whose label records the parameters.
-    #[arg(long, conflicts_with_all = ["json", "no_names", "raw"])]
-    pub tag: bool,
-
-    /// Print one JSON object (name, label, parameters, digest, bytes; seconds
-    /// is the join's time).
-    #[arg(long, conflicts_with_all = ["no_names", "raw"])]
-    pub json: bool,
-
-    /// Print only the hex digest.
-    #[arg(long, conflicts_with = "raw")]
-    pub no_names: bool,
-
-    /// Write the digest as raw bytes.
-    #[arg(long)]
-    pub raw: bool,
-
-    /// End the line with NUL instead of a newline, the name not escaped;
-    /// with --check, SUMS's lines end with NUL too.
-    #[arg(short, long, conflicts_with = "raw")]
-    pub zero: bool,
+    #[command(flatten)]
+    pub output: OutputFormatArgs,
 
     /// Check the joined digest against every line of SUMS that names the
     /// parts' file (`-` is standard input), as --check does: NAME: OK or
@@ -416,16 +397,19 @@ pub struct TreeArgs {
     pub prefix_file: Option<PathBuf>,
 }
 
-/// How digests are printed.
+/// How a digest line is written: the forms that hashing and `treehash join`
+/// share, defined once for both.
 #[derive(Args, Debug, Clone)]
-pub struct OutputArgs {
+pub struct OutputFormatArgs {
     /// Print `LABEL (NAME) = HEX` lines, whose label records the parameters.
     #[arg(long, conflicts_with_all = ["json", "no_names", "raw"])]
     pub tag: bool,
 
-    /// Print one JSON object per input (name, label, parameters, digest, bytes, seconds, backend).
-    /// A name that is not UTF-8 is written with U+FFFD in `name`, and exactly, in hex, in `name_hex`.
-    /// An input that got no digest has a record too: `digest` null, and `error` saying why.
+    /// Print one JSON object per input (name, label, parameters, digest,
+    /// bytes, seconds, backend; a join's seconds are the join's time). A name
+    /// that is not UTF-8 is written with U+FFFD in `name`, and exactly, in
+    /// hex, in `name_hex`. When hashing, an input that got no digest has a
+    /// record too: `digest` null, and `error` saying why.
     #[arg(long, conflicts_with_all = ["no_names", "raw"])]
     pub json: bool,
 
@@ -433,7 +417,7 @@ pub struct OutputArgs {
     #[arg(long, conflicts_with = "raw")]
     pub no_names: bool,
 
-    /// Write the digest as raw bytes (a single input only).
+    /// Write the digest as raw bytes (when hashing, a single input only).
     #[arg(long)]
     pub raw: bool,
 
@@ -442,6 +426,14 @@ pub struct OutputArgs {
     /// with NUL too.
     #[arg(short, long, conflicts_with = "raw")]
     pub zero: bool,
+}
+
+/// How digests are printed when hashing, and what is said on standard
+/// error.
+#[derive(Args, Debug, Clone)]
+pub struct OutputArgs {
+    #[command(flatten)]
+    pub format: OutputFormatArgs,
 
     /// Print a per-phase time breakdown to standard error (and what -v says).
     #[arg(long)]
@@ -526,16 +518,18 @@ pub struct RunArgs {
     #[arg(long, default_value = "all", value_parser = Devices::from_str)]
     pub device: Devices,
 
-    /// How a file reaches the GPU: `staging` (CPU threads read chunks into
-    /// pinned buffers), `readers` (CPU threads read 2 MiB runs into small
+    /// How a file reaches the GPU: `staging` (CPU threads read each transfer
+    /// into pinned buffers), `readers` (CPU threads read 2 MiB runs into small
     /// pinned buffers of their own, each copied at once) or `register` (the
     /// mapping itself is pinned; slower on the machines measured).
     #[arg(long, value_enum, default_value_t = CopyArg::Staging)]
     pub gpu_copy: CopyArg,
 
-    /// Bytes per chunk handed to a backend (tuning and tests): 1 to 128 MiB.
-    #[arg(long, hide = true, value_parser = parse_chunk_bytes)]
-    pub chunk_bytes: Option<usize>,
+    /// Bytes per piece handed to a backend, which are also a GPU's bytes per
+    /// transfer (tuning and tests): 1 to 128 MiB.
+    // `--chunk-bytes`, its old name, is still taken: scripts keep working.
+    #[arg(long, hide = true, alias = "chunk-bytes", value_parser = parse_piece_bytes)]
+    pub piece_bytes: Option<usize>,
 
     /// CPU worker threads, 1 to 1024 [default: one per CPU]. More than the
     /// CPUs this process may run on start one per CPU: no more can run at
@@ -597,12 +591,12 @@ fn parse_domain(s: &str) -> Result<u8, String> {
     u8::from_str_radix(digits, 16).map_err(|_| format!("'{s}' is not a byte in hex (such as 1F)"))
 }
 
-fn parse_chunk_bytes(s: &str) -> Result<usize, String> {
+fn parse_piece_bytes(s: &str) -> Result<usize, String> {
     let most = treehash::MAX_PIECE_BYTES;
     s.parse::<usize>()
         .ok()
         .filter(|n| (1..=most).contains(n))
-        .ok_or_else(|| format!("'{s}' is not a chunk size from 1 to {most} bytes"))
+        .ok_or_else(|| format!("'{s}' is not a piece size from 1 to {most} bytes"))
 }
 
 /// The six functions by name (what --help, the man page and completions

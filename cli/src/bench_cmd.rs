@@ -48,7 +48,7 @@ pub fn run(args: &BenchArgs) -> Result<i32, Fatal> {
     }
     let mut options = HasherOptions::default();
     options.threads = args.run.threads.map(usize::from);
-    options.piece_bytes = args.run.chunk_bytes;
+    options.piece_bytes = args.run.piece_bytes;
     options.devices = args.run.device.clone();
     options.copy_mode = args.run.gpu_copy.into();
     let mut backends: Vec<BackendChoice> = Vec::new();

@@ -126,7 +126,7 @@ impl Iterator for Lines<'_> {
     type Item = (Line, Option<ListInput>);
 
     fn next(&mut self) -> Option<Self::Item> {
-        let zero = self.checker.output.zero;
+        let zero = self.checker.output.format.zero;
         while !self.ended {
             self.number += 1;
             let number = self.number;
@@ -218,7 +218,7 @@ impl Checker<'_> {
         let lines = Lines {
             checker: self,
             reader,
-            parser: LineReader::new(self.output.zero),
+            parser: LineReader::new(self.output.format.zero),
             from_stdin: treehash::input::is_stdin_name(list),
             buffer: Vec::new(),
             number: 0,
@@ -293,7 +293,11 @@ impl Checker<'_> {
 
     /// The byte that ends a check file's lines and the lines printed.
     fn line_end(&self) -> u8 {
-        if self.output.zero { b'\0' } else { b'\n' }
+        if self.output.format.zero {
+            b'\0'
+        } else {
+            b'\n'
+        }
     }
 
     /// Counts and prints a digest line's verdict, from its file's digest.
@@ -423,7 +427,7 @@ impl Checker<'_> {
         if self.opts.status {
             return Ok(());
         }
-        say_verdict(self.output.zero, line, verdict)
+        say_verdict(self.output.format.zero, line, verdict)
     }
 
     /// Prints the warnings coreutils prints; returns the exit code the list

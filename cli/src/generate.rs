@@ -64,7 +64,7 @@ pub fn render(kind: GenerateKind) -> Vec<u8> {
 }
 
 /// A copy of `command` (built) for the completions: its options and their
-/// values, help and subcommands, without the hidden ones (`--chunk-bytes`,
+/// values, help and subcommands, without the hidden ones (`--piece-bytes`,
 /// bench's `-H`), which the completion generators would offer. clap cannot
 /// remove an argument, so the copy is made of the rest; its help and
 /// version options are the built command's own.

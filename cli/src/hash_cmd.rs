@@ -9,7 +9,7 @@ use treehash::{
     HashError, HashOutput, Hasher, ListInput, NoProgress, Params, StandardParams, TreeParams,
 };
 
-use super::args::{Cli, OutputArgs};
+use super::args::{Cli, OutputFormatArgs};
 use super::progress_bar::ListProgress;
 use super::{
     Fatal, exit, failure_code, hasher, inputs, name_bytes, note_fallback, note_no_gpu,
@@ -19,7 +19,7 @@ use super::{
 pub fn run(cli: &Cli) -> Result<i32, Fatal> {
     let files = inputs(&cli.files);
     let params = params(&cli.tree, cli.height, &files)?;
-    if cli.output.raw && files.len() != 1 {
+    if cli.output.format.raw && files.len() != 1 {
         return Err(Fatal::usage("--raw takes exactly one input"));
     }
     if cli.verify && files.iter().any(|f| is_stdin_name(f)) {
@@ -68,7 +68,8 @@ fn hash_each(
                 progress.suspend(|| {
                     note_fallback(&cli.output, &out);
                     let label = params.label();
-                    let line = digest_line(&cli.output, params, &label, params.keyed(), path, &out);
+                    let format = &cli.output.format;
+                    let line = digest_line(format, params, &label, params.keyed(), path, &out);
                     stdout::write(&line)?;
                     note_timings(&cli.output, path, &out);
                     Ok::<_, std::io::Error>(())
@@ -81,9 +82,9 @@ fn hash_each(
                 progress.suspend(|| {
                     report(format!("{}: {e}", path.display()));
                     // A script reading standard output sees every input.
-                    if cli.output.json {
+                    if cli.output.format.json {
                         let record = json_failure(params, path, &e.to_string());
-                        let end = if cli.output.zero { "\0" } else { "\n" };
+                        let end = if cli.output.format.zero { "\0" } else { "\n" };
                         stdout::write(format!("{record}{end}").as_bytes())?;
                     }
                     Ok::<_, std::io::Error>(())
@@ -186,7 +187,7 @@ fn verify_height_zero(hasher: &Hasher, params: &TreeParams, path: &Path) -> i32 
 /// `label` and `keyed` are those of `params`, but for `treehash join`, whose
 /// parts know that a prefix was used without knowing the prefix.
 pub fn digest_line(
-    output: &OutputArgs,
+    output: &OutputFormatArgs,
     params: &Params,
     label: &str,
     keyed: bool,

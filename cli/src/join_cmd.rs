@@ -13,7 +13,7 @@ use treehash::input::is_stdin_name;
 use treehash::params::MIN_KEYED_DIGEST_LEN;
 use treehash::parts::{JoinError, Joined, NameRule, join_bytes_with, read_part};
 
-use super::args::{JoinArgs, OutputArgs};
+use super::args::JoinArgs;
 use super::check_cmd::say_verdict;
 use super::check_read::{LineRead, is_comment_or_empty, open_list, read_line};
 use super::hash_cmd::digest_line;
@@ -68,20 +68,17 @@ pub fn run(args: &JoinArgs) -> Result<i32, Fatal> {
     if let Some(sums) = &args.check {
         return check(args, &joined, &name, sums);
     }
-    let output = OutputArgs {
-        tag: args.tag,
-        json: args.json,
-        no_names: args.no_names,
-        raw: args.raw,
-        zero: args.zero,
-        timings: false,
-        verbose: false,
-        no_progress: true,
-    };
     let mut out = joined.output();
     out.timings.total = start.elapsed();
     let label = joined.label().to_string();
-    let line = digest_line(&output, &joined.params, &label, joined.keyed, &name, &out);
+    let line = digest_line(
+        &args.output,
+        &joined.params,
+        &label,
+        joined.keyed,
+        &name,
+        &out,
+    );
     stdout::write(&line).map_err(|e| Fatal::write(&e, exit::OK))?;
     Ok(exit::OK)
 }
@@ -129,7 +126,8 @@ fn check(args: &JoinArgs, joined: &Joined, name: &Path, sums: &Path) -> Result<i
             return Ok(exit::FAILED);
         }
     };
-    let end = if args.zero { b'\0' } else { b'\n' };
+    let zero = args.output.zero;
+    let end = if zero { b'\0' } else { b'\n' };
     let wanted = name.as_os_str().as_bytes();
     let base_name = |name: &[u8]| {
         Path::new(OsStr::from_bytes(name))
@@ -140,7 +138,7 @@ fn check(args: &JoinArgs, joined: &Joined, name: &Path, sums: &Path) -> Result<i
     // One line at a time, as `--check` reads them; comments, malformed and
     // overlong lines skipped. Only the lines that name the file are kept.
     let mut buffer = Vec::new();
-    let mut parser = LineReader::new(args.zero);
+    let mut parser = LineReader::new(zero);
     let (mut exact, mut same_base) = (Vec::new(), Vec::new());
     let mut read_error = None;
     loop {
@@ -153,7 +151,7 @@ fn check(args: &JoinArgs, joined: &Joined, name: &Path, sums: &Path) -> Result<i
             Ok(LineRead::TooLong) => continue,
             Ok(LineRead::Line { .. }) => {}
         }
-        if is_comment_or_empty(&buffer, args.zero) {
+        if is_comment_or_empty(&buffer, zero) {
             continue;
         }
         let Ok(line) = parser.parse(&buffer) else {
@@ -182,7 +180,7 @@ fn check(args: &JoinArgs, joined: &Joined, name: &Path, sums: &Path) -> Result<i
             code.unwrap_or(exit::OK)
                 .max(if failed { exit::FAILED } else { exit::OK }),
         );
-        say_verdict(args.zero, &line, verdict).map_err(|e| Fatal::write(&e, exit::OK))?;
+        say_verdict(zero, &line, verdict).map_err(|e| Fatal::write(&e, exit::OK))?;
     }
     if let Some(e) = read_error {
         report(format!(

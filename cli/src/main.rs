@@ -36,7 +36,7 @@ fn main() {
         Ok(args) => args,
         Err(e) => std::process::exit(help_or_usage_error(&e)),
     };
-    if let Some(why) = args.check.misuse(args.output.tag) {
+    if let Some(why) = args.check.misuse(args.output.format.tag) {
         report(format!(
             "{why}\nTry 'treehash --help' for more information."
         ));
@@ -398,7 +398,7 @@ pub fn hasher(
     let mut options = treehash::HasherOptions::default();
     options.backend = backend.into();
     options.threads = run.threads.map(usize::from);
-    options.piece_bytes = run.chunk_bytes;
+    options.piece_bytes = run.piece_bytes;
     options.devices = run.device.clone();
     options.copy_mode = run.gpu_copy.into();
     let hasher: &'static treehash::Hasher =

@@ -117,9 +117,9 @@ fn generate_writes_completions_for_every_shell_with_every_option() {
 }
 
 /// Completions offer an option's values from its definition (fish: `-f`,
-/// no file names, then the values), and no hidden option: `--chunk-bytes`
-/// (tuning and tests) and bench's `-H` (answered with a hint to use
-/// --heights) are in no script.
+/// no file names, then the values), and no hidden option: `--piece-bytes`
+/// (tuning and tests; `--chunk-bytes`, its old name) and bench's `-H`
+/// (answered with a hint to use --heights) are in no script.
 #[test]
 fn completions_offer_option_values_and_no_hidden_option() {
     let fish = generated("complete-fish");
@@ -165,6 +165,7 @@ fn completions_offer_option_values_and_no_hidden_option() {
         "complete-powershell",
     ] {
         let script = generated(kind);
+        assert!(!script.contains("piece-bytes"), "{kind}");
         assert!(!script.contains("chunk-bytes"), "{kind}");
         // bench's section: its options, and how the shell writes -H.
         let (start, end, spellings): (&str, &str, &[&str]) = match kind {

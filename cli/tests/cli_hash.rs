@@ -821,6 +821,29 @@ fn timings_print_the_phases_to_stderr() {
     assert_eq!(stderr.matches("leaf hashing").count(), 2, "{stderr}");
 }
 
+/// `--piece-bytes` (hidden: tuning and tests) cuts the input into pieces of
+/// that many bytes and leaves the digest as it is; `--chunk-bytes`, its old
+/// name, is still taken; a size out of range is refused.
+#[test]
+fn piece_bytes_under_either_name_leave_the_digest_alone() {
+    let (_dir, a, _) = fixture();
+    let want = format!(
+        "{}  {}\n",
+        digest_hex(&TreeParams::default(), &a),
+        a.display()
+    );
+    for name in ["--piece-bytes", "--chunk-bytes"] {
+        let out = stdout_of(treehash().args([name, "4096"]).arg(&a));
+        assert_eq!(out, want, "{name}");
+        treehash()
+            .args([name, "0"])
+            .arg(&a)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("'0' is not a piece size"));
+    }
+}
+
 /// For a test of a machine without a CUDA driver: such tests are ignored
 /// where the machine that built them has one (build.rs); where they run
 /// and find one after all (installed since, or the binary carried here),

@@ -17,7 +17,7 @@ use tempfile::TempDir;
 use treehash::{TreeParams, reference};
 
 /// A random list: files from empty to a few MiB (several pieces of 64 KiB
-/// with `--chunk-bytes`), missing names and directories among them.
+/// with `--piece-bytes`), missing names and directories among them.
 fn random_files(rng: &mut StdRng, dir: &Path, count: usize) -> Vec<PathBuf> {
     (0..count)
         .map(|k| {
@@ -67,7 +67,7 @@ fn a_list_prints_what_one_input_at_a_time_prints() {
         &["--tag", "-H", "0"],
         &["-z", "-a", "shake256", "-l", "20"],
         &["--json", "-H", "2"],
-        &["--no-names", "-H", "4", "-D", "2", "--chunk-bytes", "65536"],
+        &["--no-names", "-H", "4", "-D", "2", "--piece-bytes", "65536"],
     ];
     for form in forms {
         let (list_out, list_code) = run(treehash().args(form).args(&files));

@@ -1,5 +1,5 @@
 //! The scalar sponge of one core, for what one core hashes alone: height 0
-//! (plain SHA-3 / SHAKE), the parent levels, and the portable engine's
+//! (plain SHA-3 / SHAKE), the parent levels, and the portable kernel's
 //! leaves. It keeps the Keccak state in the open, so that a leaf can be
 //! handed to another engine. On x86-64 the permutation is CRYPTOGAMS' Keccak
 //! assembly (the code of OpenSSL's SHA-3, with lane complementing and full

@@ -1,16 +1,16 @@
-//! The lane engines: `W` neighbouring leaves share one `W`-lane Keccak
+//! The lane kernels: `W` neighbouring leaves share one `W`-lane Keccak
 //! permutation (four with AVX2, `keccak_x4`; eight with AVX-512,
 //! `keccak_x8`; two with ARMv8.2 SHA3, `keccak_x2`). Within a stripe their `W` blocks lie side by side, so the
 //! kernel loads them straight from the piece.
 //!
-//! Used only where B is a multiple of the rate ([`Platform::engine`]), so
+//! Used only where B is a multiple of the rate ([`Platform::kernel`]), so
 //! that every block starts at position 0 of the sponge. Blocks at the edges
 //! of a piece, and the message's short last block, are absorbed one leaf at a
 //! time with the path's one-state permutation (`LaneKernel::one_state`),
 //! into the same lane-major states. At the end each leaf is padded where its
 //! bytes end, and one `W`-lane permutation finishes the whole group.
 //!
-//! [`Platform::engine`]: super::platform::Platform::engine
+//! [`Platform::kernel`]: super::platform::Platform::kernel
 
 #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
 use super::keccak_x2;
@@ -112,8 +112,8 @@ impl<const W: usize> Group<W> {
 // absorbed nothing; no drop glue; aligned to 64 bytes.
 unsafe impl<const W: usize> FreshIsZero for Group<W> {}
 
-/// The engine of `W`-leaf groups run by kernel `K`, each leaf through the
-/// sponge `spec`.
+/// The lane kernel of `W`-leaf groups, permuted by `K`, each leaf through
+/// the sponge `spec`.
 #[derive(Clone)]
 pub(super) struct Lanes<K, const W: usize> {
     kernel: K,
@@ -122,7 +122,7 @@ pub(super) struct Lanes<K, const W: usize> {
 }
 
 impl<K: LaneKernel<W>, const W: usize> Lanes<K, W> {
-    /// The engine for the leaves of `params` (blocks of B bytes).
+    /// The kernel for the leaves of `params` (blocks of B bytes).
     pub(super) fn new(kernel: K, params: &TreeParams) -> Self {
         debug_assert!(
             params
@@ -136,7 +136,7 @@ impl<K: LaneKernel<W>, const W: usize> Lanes<K, W> {
         }
     }
 
-    /// The engine for parent nodes of `algorithm`, `W` at a time: its whole
+    /// The kernel for parent nodes of `algorithm`, `W` at a time: its whole
     /// blocks are rate blocks.
     pub(super) fn for_nodes(kernel: K, algorithm: Algorithm) -> Self {
         let spec = algorithm.sponge_spec();

@@ -1,4 +1,4 @@
-//! One message's leaves on a CPU leaf engine, behind the input path's
+//! One message's leaves on a CPU leaf kernel, behind the input path's
 //! interface (`LeafEngine`): pieces absorbed, leaves handed over to other
 //! engines or taken from them, and the leaves' outputs or the digest.
 
@@ -10,7 +10,7 @@ use std::ops::Range;
     all(target_arch = "aarch64", target_endian = "little")
 ))]
 use super::lanes;
-use super::platform::Engine;
+use super::platform::Kernel;
 use super::walk::{Absorb, Leaves};
 use super::workers::Workers;
 use super::{CpuBackend, fast_sponge, reduce, sponges};
@@ -30,7 +30,7 @@ pub(super) struct Position {
     pub(super) piece_len: usize,
 }
 
-/// One message's leaves on a CPU leaf engine `A`, and what finishing it
+/// One message's leaves on a CPU leaf kernel `A`, and what finishing it
 /// needs (the function of the RustCrypto sponge `S`), behind the input
 /// path's interface.
 struct CpuLeaves<'a, S: Sponge, A: Absorb> {
@@ -45,8 +45,8 @@ struct CpuLeaves<'a, S: Sponge, A: Absorb> {
     /// whether it is the only one, which `finish_leaves` then absorbs and
     /// pads in one pass (`Leaves::finish_with`).
     deferred: Option<usize>,
-    /// The engine of the parent levels.
-    nodes: Engine,
+    /// The kernel of the parent levels.
+    nodes: Kernel,
     node: PhantomData<S>,
 }
 
@@ -264,7 +264,7 @@ fn join_states(mut first: LeafStates, first_len: u64, second: LeafStates) -> Lea
 /// order, for the function of the RustCrypto sponge `S`, the parent levels
 /// on `nodes`.
 pub(super) fn digest_of_leaves<S: Sponge>(
-    nodes: Engine,
+    nodes: Kernel,
     params: &TreeParams,
     workers: Workers<'_>,
     outputs: Vec<u8>,
@@ -285,29 +285,29 @@ pub(super) fn digest_of_leaves<S: Sponge>(
 /// for the function of the RustCrypto sponge `S`: the parent levels on
 /// `nodes`, the root on one core.
 pub(super) fn reduce_on<S: Sponge>(
-    nodes: Engine,
+    nodes: Kernel,
     params: &TreeParams,
     workers: Workers<'_>,
     outputs: Vec<u8>,
 ) -> Vec<u8> {
     type Node<S> = fast_sponge::Fast<S>;
     match nodes {
-        Engine::Sponges => {
+        Kernel::Sponges => {
             let nodes = sponges::Sponges::<S>::default();
             reduce::reduce_levels::<Node<S>, _>(params, workers, &nodes, outputs)
         }
         #[cfg(target_arch = "x86_64")]
-        Engine::Lanes4(avx2) => {
+        Kernel::Lanes4(avx2) => {
             let nodes = lanes::Lanes::<_, 4>::for_nodes(avx2, params.algorithm());
             reduce::reduce_levels::<Node<S>, _>(params, workers, &nodes, outputs)
         }
         #[cfg(target_arch = "x86_64")]
-        Engine::Lanes8(avx512) => {
+        Kernel::Lanes8(avx512) => {
             let nodes = lanes::Lanes::<_, 8>::for_nodes(avx512, params.algorithm());
             reduce::reduce_levels::<Node<S>, _>(params, workers, &nodes, outputs)
         }
         #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
-        Engine::Lanes2(sha3) => {
+        Kernel::Lanes2(sha3) => {
             let nodes = lanes::Lanes::<_, 2>::for_nodes(sha3, params.algorithm());
             reduce::reduce_levels::<Node<S>, _>(params, workers, &nodes, outputs)
         }
@@ -315,22 +315,22 @@ pub(super) fn reduce_on<S: Sponge>(
 }
 
 impl CpuBackend {
-    /// The leaves of one message on leaf engine `A`, with the function of
+    /// The leaves of one message on leaf kernel `A`, with the function of
     /// the RustCrypto sponge `S`.
     pub(super) fn leaves<'a, S: Sponge + 'a, A: Absorb + 'a>(
         &'a self,
         params: &'a TreeParams,
-        engine: A,
+        kernel: A,
         at: Position,
     ) -> Box<dyn LeafEngine + 'a> {
         Box::new(CpuLeaves::<S, A> {
-            leaves: Leaves::new(params, self.workers(), engine, at.owned, at.message_len),
+            leaves: Leaves::new(params, self.workers(), kernel, at.owned, at.message_len),
             params,
             workers: self.workers(),
             piece_len: at.piece_len,
             unread: Vec::new(),
             deferred: None,
-            nodes: self.platform.node_engine(),
+            nodes: self.platform.node_kernel(),
             node: PhantomData,
         })
     }

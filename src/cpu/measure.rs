@@ -30,7 +30,7 @@ pub struct Permuted {
 
 /// Calls `path`'s widest Keccak-f[1600] kernel (24 rounds, SHA-3's)
 /// `calls` times on the calling thread, on states held in registers and
-/// the stack: the eight-lane AVX-512 kernel of the lane engines, the
+/// the stack: the eight-lane AVX-512 permutation of the lane kernels, the
 /// four-lane AVX2 one, the two-lane SHA3 one (aarch64, `Auto` where the
 /// CPU has SHA3), or on the portable path the portable one-state
 /// permutation (the portable leaves use OpenSSL's assembly one on x86-64).

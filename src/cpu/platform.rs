@@ -4,8 +4,9 @@
 //! `unsafe` call into `#[target_feature]` code rests on the token's
 //! existence, not on a caller remembering to check.
 //!
-//! [`Platform::engine`] is the one place that picks the leaf engine for a set
-//! of parameters.
+//! [`Platform::kernel`] is the one place that picks the leaf kernel for a set
+//! of parameters. A kernel is code that runs the permutation: here the
+//! portable sponges, or a lane kernel of 4, 8 or 2 states per permutation.
 
 use std::sync::OnceLock;
 
@@ -152,11 +153,11 @@ impl Platform {
         Platform::Portable
     }
 
-    /// The leaf engine for `params` on this platform. The lane engines need a
+    /// The leaf kernel for `params` on this platform. The lane kernels need a
     /// tree (H ≥ 1, leaves of c-byte outputs) with at least one group of
     /// leaves, and B a multiple of the rate, so that every block starts at
     /// position 0 of the sponge; everything else takes the portable sponges.
-    pub(crate) fn engine(self, params: &TreeParams) -> Engine {
+    pub(crate) fn kernel(self, params: &TreeParams) -> Kernel {
         #[cfg_attr(
             not(any(
                 target_arch = "x86_64",
@@ -173,26 +174,26 @@ impl Platform {
         };
         match self {
             #[cfg(target_arch = "x86_64")]
-            Platform::Avx512(avx512) if lanes_fit(8) => Engine::Lanes8(avx512),
+            Platform::Avx512(avx512) if lanes_fit(8) => Kernel::Lanes8(avx512),
             #[cfg(target_arch = "x86_64")]
-            Platform::Avx2(avx2) if lanes_fit(4) => Engine::Lanes4(avx2),
+            Platform::Avx2(avx2) if lanes_fit(4) => Kernel::Lanes4(avx2),
             #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
-            Platform::Sha3(sha3) if lanes_fit(2) => Engine::Lanes2(sha3),
-            _ => Engine::Sponges,
+            Platform::Sha3(sha3) if lanes_fit(2) => Kernel::Lanes2(sha3),
+            _ => Kernel::Sponges,
         }
     }
 
-    /// The engine for parent nodes: lanes wherever the CPU has them, as
+    /// The kernel for parent nodes: lanes wherever the CPU has them, as
     /// every node of a level hashes the same number of bytes.
-    pub(crate) fn node_engine(self) -> Engine {
+    pub(crate) fn node_kernel(self) -> Kernel {
         match self {
             #[cfg(target_arch = "x86_64")]
-            Platform::Avx512(avx512) => Engine::Lanes8(avx512),
+            Platform::Avx512(avx512) => Kernel::Lanes8(avx512),
             #[cfg(target_arch = "x86_64")]
-            Platform::Avx2(avx2) => Engine::Lanes4(avx2),
+            Platform::Avx2(avx2) => Kernel::Lanes4(avx2),
             #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
-            Platform::Sha3(sha3) => Engine::Lanes2(sha3),
-            Platform::Portable => Engine::Sponges,
+            Platform::Sha3(sha3) => Kernel::Lanes2(sha3),
+            Platform::Portable => Kernel::Sponges,
         }
     }
 }
@@ -276,9 +277,10 @@ impl Platform {
     }
 }
 
-/// How the leaves of one tree are absorbed.
+/// The kernel that absorbs the leaves of one tree (or hashes its parent
+/// nodes): the CPU's code path for them.
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum Engine {
+pub(crate) enum Kernel {
     /// One scalar sponge per leaf.
     Sponges,
     /// Four neighbouring leaves per AVX2 permutation.
@@ -328,7 +330,7 @@ pub(crate) fn avx512_for_test(test: &str) -> Option<Avx512> {
 /// `TREEHASH_REQUIRE_SHA3` is set). The same test binaries also run on a CPU
 /// without SHA3 (scripts/ci-cross.sh, under qemu's cortex-a72): there
 /// `TREEHASH_TEST_NO_SHA3` is set when they run, detection must find no
-/// SHA3, and the tests check the portable engine alone.
+/// SHA3, and the tests check the portable kernel alone.
 #[cfg(all(test, all(target_arch = "aarch64", target_endian = "little")))]
 pub(crate) fn sha3_for_test(test: &str) -> Option<Sha3> {
     let sha3 = Sha3::detect();
@@ -369,8 +371,8 @@ mod tests {
     fn the_portable_platform_always_takes_the_sponges() {
         for (h, d, b) in [(8, 4, None), (1, 4, Some(272)), (0, 4, None)] {
             assert!(matches!(
-                Platform::Portable.engine(&params(h, d, b)),
-                Engine::Sponges
+                Platform::Portable.kernel(&params(h, d, b)),
+                Kernel::Sponges
             ));
         }
     }
@@ -385,7 +387,7 @@ mod tests {
         let avx2 = avx2_for_test("the_avx2_lanes_only_where_the_parameters_fit")
             .expect("avx2_for_test fails where this test runs without AVX2");
         let avx2 = Platform::Avx2(avx2);
-        let lanes = |h, d, b| matches!(avx2.engine(&params(h, d, b)), Engine::Lanes4(_));
+        let lanes = |h, d, b| matches!(avx2.kernel(&params(h, d, b)), Kernel::Lanes4(_));
         assert!(lanes(8, 4, None));
         assert!(lanes(1, 4, Some(272)));
         assert!(!lanes(0, 4, None), "one leaf");
@@ -403,7 +405,7 @@ mod tests {
         let avx512 = avx512_for_test("the_avx512_lanes_only_where_the_parameters_fit")
             .expect("avx512_for_test fails where this test runs without AVX-512F");
         let avx512 = Platform::Avx512(avx512);
-        let lanes = |h, d, b| matches!(avx512.engine(&params(h, d, b)), Engine::Lanes8(_));
+        let lanes = |h, d, b| matches!(avx512.kernel(&params(h, d, b)), Kernel::Lanes8(_));
         assert!(lanes(8, 4, None));
         assert!(lanes(2, 4, Some(272)));
         assert!(!lanes(0, 4, None), "one leaf");
@@ -433,7 +435,7 @@ mod sha3_tests {
         let params =
             |h, d, b| TreeParams::with_options(Algorithm::Sha3_256, h, d, b, vec![], None).unwrap();
         let sha3 = Platform::Sha3(sha3);
-        let lanes = |h, d, b| matches!(sha3.engine(&params(h, d, b)), Engine::Lanes2(_));
+        let lanes = |h, d, b| matches!(sha3.kernel(&params(h, d, b)), Kernel::Lanes2(_));
         assert!(lanes(8, 4, None));
         assert!(lanes(1, 2, Some(272)));
         assert!(!lanes(0, 4, None), "one leaf");

@@ -5,8 +5,8 @@
 //! work is that of the real nodes plus one node per level, whatever L is.
 //!
 //! Every node of a level hashes D·c bytes, so neighbouring nodes run through
-//! one leaf engine's unit side by side: W parents per permutation on the lane
-//! engines. Hashed one node at a time, the parent levels of a large tree
+//! one leaf kernel's unit side by side: W parents per permutation on the lane
+//! kernels. Hashed one node at a time, the parent levels of a large tree
 //! cost as much as absorbing its leaves
 //! (docs/decisions/0010-leaf-states-in-one-mapping.md).
 
@@ -104,11 +104,11 @@ fn empty_subtrees<S: Sponge>(d: usize, height: u32) -> Vec<Vec<u8>> {
     values[..height].to_vec()
 }
 
-/// Up to `WIDTH` nodes side by side on one unit of `engine`: `children`
+/// Up to `WIDTH` nodes side by side on one unit of `kernel`: `children`
 /// holds their messages back to back, `node_len` bytes each, and `out`
 /// gets their `out.len() / nodes` byte outputs.
 fn hash_nodes<A: Absorb>(
-    engine: &A,
+    kernel: &A,
     rate: usize,
     children: &[u8],
     node_len: usize,
@@ -126,16 +126,16 @@ fn hash_nodes<A: Absorb>(
         for (node, block) in children.chunks(node_len).zip(gathered.chunks_mut(rate)) {
             block.copy_from_slice(&node[start..start + rate]);
         }
-        engine.absorb_blocks(unit, &gathered);
+        kernel.absorb_blocks(unit, &gathered);
     }
     for (lane, node) in children.chunks(node_len).enumerate() {
-        engine.absorb_leaf(unit, lane, &node[whole..]);
+        kernel.absorb_leaf(unit, lane, &node[whole..]);
     }
     let lens = [node_len as u64; MAX_WIDTH];
-    engine.finish_unit(unit, &lens[..count], out);
+    kernel.finish_unit(unit, &lens[..count], out);
 }
 
-/// The widest unit of any engine.
+/// The widest unit of any kernel.
 const MAX_WIDTH: usize = 8;
 
 /// A node whose first children are `children` (whole values of

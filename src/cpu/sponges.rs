@@ -1,4 +1,4 @@
-//! The portable engine: one scalar sponge ([`Fast`]) per leaf, any B, any CPU.
+//! The portable kernel: one scalar sponge ([`Fast`]) per leaf, any B, any CPU.
 
 use std::marker::PhantomData;
 
@@ -7,7 +7,7 @@ use super::units::FreshIsZero;
 use super::walk::Absorb;
 use crate::sponge::Sponge;
 
-/// The engine of one sponge per leaf, for `S`'s function.
+/// The kernel of one sponge per leaf, for `S`'s function.
 pub(super) struct Sponges<S>(PhantomData<fn() -> S>);
 
 // Not derived: that would ask for `S: Clone`.

@@ -1,4 +1,4 @@
-//! The CPU backend against the reference: every engine, piece lengths,
+//! The CPU backend against the reference: every kernel, piece lengths,
 //! leaves shared between engines and handed over, where inputs run.
 
 use super::leaves::digest_of_leaves;
@@ -13,7 +13,7 @@ use crate::test_rng::{self, Rng};
 use crate::timings::Timings;
 use crate::tree::Dealing;
 
-/// Parameters that reach every engine and edge: B < rate and B not a
+/// Parameters that reach every kernel and edge: B < rate and B not a
 /// multiple of the rate (portable sponges on every path), B a multiple of
 /// the rate (lane groups on a SIMD path, whole at L = 4, cut by ranges
 /// at L = 16 and 2^10), prefixes, XOF outputs, and H = 0 (L = 1).
@@ -66,7 +66,7 @@ fn reference_leaf_outputs(params: &TreeParams, file: &[u8]) -> Vec<u8> {
 /// The digest from leaf outputs, as `finish` makes it.
 fn digest(params: &TreeParams, pool: &rayon::ThreadPool, outputs: Vec<u8>) -> Vec<u8> {
     with_sponge!(params.algorithm(), R => {
-        digest_of_leaves::<R>(Engine::Sponges, params, Workers::Pool(pool), outputs)
+        digest_of_leaves::<R>(Kernel::Sponges, params, Workers::Pool(pool), outputs)
     })
 }
 
@@ -86,15 +86,15 @@ struct SliceCase<'a> {
 }
 
 impl SliceCase<'_> {
-    /// The outputs of `engine` owning the leaves `owned`, fed the file in
+    /// The outputs of `kernel` owning the leaves `owned`, fed the file in
     /// pieces of `piece_len` bytes, slices of `slice_bytes` per unit; and
     /// how many pieces were absorbed in slices.
-    fn outputs<A: Absorb>(&self, engine: A) -> (Vec<u8>, usize) {
+    fn outputs<A: Absorb>(&self, kernel: A) -> (Vec<u8>, usize) {
         let params = self.params;
         let mut leaves = Leaves::new(
             params,
             Workers::Pool(self.pool),
-            engine,
+            kernel,
             self.owned.clone(),
             0,
         )
@@ -111,34 +111,34 @@ impl SliceCase<'_> {
     }
 }
 
-/// The node engine of every path this CPU has, by name.
-fn node_engines() -> Vec<(&'static str, Engine)> {
+/// The node kernel of every path this CPU has, by name.
+fn node_kernels() -> Vec<(&'static str, Kernel)> {
     #[allow(unused_mut)]
-    let mut engines = vec![("portable", Engine::Sponges)];
+    let mut kernels = vec![("portable", Kernel::Sponges)];
     #[cfg(target_arch = "x86_64")]
     {
-        let test = "parent_levels_on_every_engine_give_the_reference_digest";
+        let test = "parent_levels_on_every_kernel_give_the_reference_digest";
         if let Some(avx2) = platform::avx2_for_test(test) {
-            engines.push(("avx2", Engine::Lanes4(avx2)));
+            kernels.push(("avx2", Kernel::Lanes4(avx2)));
         }
         if let Some(avx512) = platform::Avx512::detect() {
-            engines.push(("avx512", Engine::Lanes8(avx512)));
+            kernels.push(("avx512", Kernel::Lanes8(avx512)));
         }
     }
     #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
-    if let Some(sha3) = platform::sha3_for_test("node_engines") {
-        engines.push(("sha3", Engine::Lanes2(sha3)));
+    if let Some(sha3) = platform::sha3_for_test("node_kernels") {
+        kernels.push(("sha3", Kernel::Lanes2(sha3)));
     }
-    engines
+    kernels
 }
 
-/// Parent levels W nodes at a time on every engine: nodes shorter than a
+/// Parent levels W nodes at a time on every kernel: nodes shorter than a
 /// rate block (D·c = 128 < 136), of whole rate blocks (17 · 32 = 4 · 136),
 /// and both (5 · 64 = 4 · 72 + 32); levels of no node, of fewer than a
 /// unit's width, of a width and one more; a last parent with empty
 /// children; a root longer than the rate (SHAKE256, 300 bytes).
 #[test]
-fn parent_levels_on_every_engine_give_the_reference_digest() {
+fn parent_levels_on_every_kernel_give_the_reference_digest() {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(3)
         .build()
@@ -151,7 +151,7 @@ fn parent_levels_on_every_engine_give_the_reference_digest() {
         p(Algorithm::Shake256, 4, 3, Some(300)),
         p(Algorithm::Sha3_224, 7, 2, None),
     ];
-    let engines = node_engines();
+    let kernels = node_kernels();
     for params in cases {
         let (b, l) = (params.block_size(), params.leaf_count() as usize);
         let mut holding = vec![0, 1, 7, 8, 9, 17, 65, l - 1, l];
@@ -161,7 +161,7 @@ fn parent_levels_on_every_engine_give_the_reference_digest() {
             let file = file((leaves * b).saturating_sub(b / 2), leaves as u64);
             let want = reference::tree_hash(&params, &file);
             let outputs = reference_leaf_outputs(&params, &file);
-            for &(name, nodes) in &engines {
+            for &(name, nodes) in &kernels {
                 for workers in [Workers::Pool(&pool), Workers::Inline] {
                     let got = with_sponge!(params.algorithm(), R => {
                         digest_of_leaves::<R>(nodes, &params, workers, outputs.clone())
@@ -177,7 +177,7 @@ fn parent_levels_on_every_engine_give_the_reference_digest() {
 /// Few units for many threads (L = 256 on 16 threads, as at H = 4 on
 /// the 16-core host): pieces that start mid-stripe, absorbed in slices
 /// of one stripe or several by whichever thread is free, give the
-/// reference's leaf outputs on every engine, whole trees and leaf ranges.
+/// reference's leaf outputs on every kernel, whole trees and leaf ranges.
 #[test]
 fn leaves_absorbed_in_slices_give_the_reference_outputs() {
     let pool = rayon::ThreadPoolBuilder::new()
@@ -193,7 +193,7 @@ fn leaves_absorbed_in_slices_give_the_reference_outputs() {
         // B not a multiple of the rate: portable sponges only.
         p(Algorithm::Sha3_384, 2, 3, Some(200)),
     ];
-    // Pieces absorbed in slices, by engine.
+    // Pieces absorbed in slices, by kernel.
     let mut sliced_pieces = std::collections::BTreeMap::<&str, usize>::new();
     for params in cases {
         let (b, l) = (params.block_size(), params.leaf_count());
@@ -278,8 +278,8 @@ fn leaves_absorbed_in_slices_give_the_reference_outputs() {
             }
         }
     }
-    // Every engine that ran absorbed many pieces in slices, counted per
-    // engine, as each engine's unit width changes the count (the cases give
+    // Every kernel that ran absorbed many pieces in slices, counted per
+    // kernel, as each kernel's unit width changes the count (the cases give
     // the portable sponges 44, AVX2's four lanes 55, AVX-512's eight 72).
     for (name, sliced) in &sliced_pieces {
         assert!(
@@ -300,14 +300,14 @@ struct UnreadCase<'a> {
 }
 
 impl UnreadCase<'_> {
-    /// The outputs of `engine` owning the leaves `owned`, fed the file in
+    /// The outputs of `kernel` owning the leaves `owned`, fed the file in
     /// pieces of `piece_len` bytes; and how many pieces its tasks read.
-    fn outputs<A: Absorb>(&self, engine: A) -> (Vec<u8>, usize) {
+    fn outputs<A: Absorb>(&self, kernel: A) -> (Vec<u8>, usize) {
         let params = self.params;
         let mut leaves = Leaves::new(
             params,
             Workers::Pool(self.pool),
-            engine,
+            kernel,
             self.owned.clone(),
             0,
         );
@@ -340,7 +340,7 @@ impl UnreadCase<'_> {
 
 /// Pieces left unread that the pool's tasks read themselves, each its own
 /// leaves' run of every stripe, give the reference's leaf outputs on every
-/// engine, for whole trees and leaf ranges and pieces that start and end
+/// kernel, for whole trees and leaf ranges and pieces that start and end
 /// mid-stripe; a file cut short is an error, not a digest.
 #[test]
 fn pieces_read_by_their_tasks_give_the_reference_outputs() {
@@ -504,7 +504,7 @@ fn pieces_grow_where_a_thread_owns_more_leaves_than_it_caches() {
 
 /// All of M given at once to fresh leaves (`Leaves::finish_with`), which
 /// absorb and pad it task by task: the reference's outputs on every
-/// engine, for whole trees and leaf ranges, inline and on a pool.
+/// kernel, for whole trees and leaf ranges, inline and on a pool.
 #[test]
 fn leaves_finished_with_their_only_piece_give_the_reference_outputs() {
     let pool = rayon::ThreadPoolBuilder::new()
@@ -515,10 +515,10 @@ fn leaves_finished_with_their_only_piece_give_the_reference_outputs() {
         params: &TreeParams,
         workers: Workers<'_>,
         owned: Range<u64>,
-        engine: A,
+        kernel: A,
         message: &[u8],
     ) -> Vec<u8> {
-        Leaves::new(params, workers, engine, owned, 0).finish_with(message)
+        Leaves::new(params, workers, kernel, owned, 0).finish_with(message)
     }
     #[cfg(any(
         target_arch = "x86_64",
@@ -561,24 +561,24 @@ fn leaves_finished_with_their_only_piece_give_the_reference_outputs() {
                     if let Some(avx2) = platform::avx2_for_test(test)
                         && lanes_fit(4)
                     {
-                        let engine = lanes::Lanes::<_, 4>::new(avx2, &params);
-                        let got = outputs(&params, workers, o.clone(), engine, &message);
+                        let kernel = lanes::Lanes::<_, 4>::new(avx2, &params);
+                        let got = outputs(&params, workers, o.clone(), kernel, &message);
                         assert!(got == want, "avx2: {case}");
                     }
                     #[cfg(target_arch = "x86_64")]
                     if let Some(avx512) = platform::avx512_for_test(test)
                         && lanes_fit(8)
                     {
-                        let engine = lanes::Lanes::<_, 8>::new(avx512, &params);
-                        let got = outputs(&params, workers, o.clone(), engine, &message);
+                        let kernel = lanes::Lanes::<_, 8>::new(avx512, &params);
+                        let got = outputs(&params, workers, o.clone(), kernel, &message);
                         assert!(got == want, "avx512: {case}");
                     }
                     #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
                     if let Some(sha3) = platform::sha3_for_test(test)
                         && lanes_fit(2)
                     {
-                        let engine = lanes::Lanes::<_, 2>::new(sha3, &params);
-                        let got = outputs(&params, workers, o.clone(), engine, &message);
+                        let kernel = lanes::Lanes::<_, 2>::new(sha3, &params);
+                        let got = outputs(&params, workers, o.clone(), kernel, &message);
                         assert!(got == want, "sha3: {case}");
                     }
                 }
@@ -785,9 +785,10 @@ fn hand_over(
     to.give_leaves(moved, states).unwrap();
 }
 
-/// Leaves move both ways between a portable engine and the best SIMD one
-/// at random piece boundaries (the second engine starts mid-stream, with
-/// no leaves); the leaves' outputs and the digest are the reference's.
+/// Leaves move both ways between an engine on the portable kernel and one on
+/// the best SIMD kernel at random piece boundaries (the second engine starts
+/// mid-stream, with no leaves); the leaves' outputs and the digest are the
+/// reference's.
 #[test]
 #[cfg_attr(
     all(target_arch = "x86_64", not(treehash_test_avx2)),

@@ -1,5 +1,5 @@
-//! The walk over the message, written once for every leaf engine: which
-//! block goes to which leaf, in which order, on which thread. An engine only
+//! The walk over the message, written once for every leaf kernel: which
+//! block goes to which leaf, in which order, on which thread. A kernel only
 //! says how a unit of `WIDTH` neighbouring leaves absorbs blocks ([`Absorb`]).
 //!
 //! A walk owns a contiguous range of leaves, all L of them or a part when
@@ -56,7 +56,7 @@ const FUSED_TASK_LEAVES: usize = 128;
 /// States padded by one task of `finish` at most, and given back after it.
 const FINISH_TASK_BYTES: usize = 4 << 20;
 
-/// How one leaf engine absorbs blocks into a unit of `WIDTH` neighbouring leaves.
+/// How one leaf kernel absorbs blocks into a unit of `WIDTH` neighbouring leaves.
 pub(crate) trait Absorb: Clone + Send + Sync {
     /// Leaves per unit.
     const WIDTH: usize;
@@ -93,7 +93,7 @@ pub(crate) trait Absorb: Clone + Send + Sync {
 pub(super) struct Leaves<'a, A: Absorb> {
     params: &'a TreeParams,
     workers: Workers<'a>,
-    engine: A,
+    kernel: A,
     owned: Range<u64>,
     /// The units of the owned leaves that hold a block (at least).
     units: UnitStore<A::Unit>,
@@ -113,14 +113,14 @@ impl<'a, A: Absorb> Leaves<'a, A> {
     pub(super) fn new(
         params: &'a TreeParams,
         workers: Workers<'a>,
-        engine: A,
+        kernel: A,
         owned: Range<u64>,
         message_len: u64,
     ) -> Self {
         Leaves {
             params,
             workers,
-            engine,
+            kernel,
             owned,
             units: UnitStore::new(),
             message_len,
@@ -144,7 +144,7 @@ impl<'a, A: Absorb> Leaves<'a, A> {
         Ok(Leaves {
             params: self.params,
             workers: self.workers,
-            engine: self.engine.clone(),
+            kernel: self.kernel.clone(),
             owned: self.owned.clone(),
             units: self.units.copy_on(self.workers)?,
             message_len: self.message_len,
@@ -261,13 +261,13 @@ impl<'a, A: Absorb> Leaves<'a, A> {
         let fresh = self.units.len();
         self.grow_for(walk.end)?;
         self.message_len += piece.len() as u64;
-        let (engine, units) = (&self.engine, self.units.as_mut());
+        let (kernel, units) = (&self.kernel, self.units.as_mut());
         if let (true, PieceBytes::Memory(piece)) = (single, piece) {
             // All of M is leaf 0's, in order. On a pool thread, not the caller's:
             // workers that just finished spin for a while, and one more busy
             // thread than cores would halve this single sponge's speed.
             if let Some(unit) = units.first_mut() {
-                self.workers.run(|| engine.absorb_leaf(unit, 0, piece));
+                self.workers.run(|| kernel.absorb_leaf(unit, 0, piece));
             }
             return Ok(());
         }
@@ -282,7 +282,7 @@ impl<'a, A: Absorb> Leaves<'a, A> {
                 .collect();
             let start = range.start;
             let units = &mut units[range];
-            pool.install(|| run_in_slices(&slices, engine, start, units, threads));
+            pool.install(|| run_in_slices(&slices, kernel, start, units, threads));
             #[cfg(test)]
             {
                 self.pieces_in_slices += 1;
@@ -306,7 +306,7 @@ impl<'a, A: Absorb> Leaves<'a, A> {
                     // its copy).
                     let new = fresh.saturating_sub(first_unit).min(task.len());
                     A::Unit::make_fresh(&mut task[new..]);
-                    walk.run(engine, first_unit, task, piece)
+                    walk.run(kernel, first_unit, task, piece)
                 })?;
         }
         Ok(())
@@ -328,7 +328,7 @@ impl<'a, A: Absorb> Leaves<'a, A> {
         let units = self.units.as_ref();
         (0..holding.end - holding.start)
             .map(|k| match units.get((k / w) as usize) {
-                Some(unit) => self.engine.leaf_state(unit, (k % w) as usize),
+                Some(unit) => self.kernel.leaf_state(unit, (k % w) as usize),
                 // Not absorbed into since `new`: fresh.
                 None => [0; 25],
             })
@@ -344,11 +344,11 @@ impl<'a, A: Absorb> Leaves<'a, A> {
         self.units = UnitStore::new();
         let holding = self.holding(self.blocks());
         self.grow_for(self.blocks())?;
-        let (engine, units) = (&self.engine, self.units.as_mut());
+        let (kernel, units) = (&self.kernel, self.units.as_mut());
         let lengths = Dealing::of(self.params).leaf_lengths(self.message_len);
         for (k, (state, leaf)) in states.iter().zip(holding).enumerate() {
             let absorbed = lengths.of(leaf);
-            engine.set_leaf_state(&mut units[k / A::WIDTH], k % A::WIDTH, *state, absorbed);
+            kernel.set_leaf_state(&mut units[k / A::WIDTH], k % A::WIDTH, *state, absorbed);
         }
         Ok(())
     }
@@ -373,7 +373,7 @@ impl<'a, A: Absorb> Leaves<'a, A> {
         let per_task = (FINISH_TASK_BYTES / size_of::<A::Unit>())
             .min(self.units.len().div_ceil(threads * TASKS_PER_THREAD))
             .max((64 / w).max(1));
-        let engine = &self.engine;
+        let kernel = &self.kernel;
         let lengths = Dealing::of(params).leaf_lengths(self.message_len);
         // Each task: its outputs and its units, taken out once.
         let mut tasks: Vec<_> = out
@@ -393,7 +393,7 @@ impl<'a, A: Absorb> Leaves<'a, A> {
                 lens.extend(
                     (first..first + (outs.len() / out_len) as u64).map(|leaf| lengths.of(leaf)),
                 );
-                engine.finish_unit(unit, &lens, outs);
+                kernel.finish_unit(unit, &lens, outs);
             }
             units.release();
         });
@@ -425,7 +425,7 @@ impl<'a, A: Absorb> Leaves<'a, A> {
             owned: self.owned.clone(),
             block_size: b,
         };
-        let engine = &self.engine;
+        let kernel = &self.kernel;
         let lengths = Dealing::of(params).leaf_lengths(self.message_len);
         let per_task = (FUSED_TASK_LEAVES / w).max(1);
         self.workers
@@ -434,7 +434,7 @@ impl<'a, A: Absorb> Leaves<'a, A> {
                 let mut units: Vec<A::Unit> = (0..outs.len().div_ceil(w * out_len))
                     .map(|_| A::Unit::fresh())
                     .collect();
-                walk.run_in_memory(engine, first_unit, &mut units, message);
+                walk.run_in_memory(kernel, first_unit, &mut units, message);
                 let mut lens = Vec::with_capacity(w);
                 let first = holding.start + (first_unit * w) as u64;
                 for (u, (outs, unit)) in outs.chunks_mut(w * out_len).zip(&units).enumerate() {
@@ -443,7 +443,7 @@ impl<'a, A: Absorb> Leaves<'a, A> {
                     lens.extend(
                         (first..first + (outs.len() / out_len) as u64).map(|leaf| lengths.of(leaf)),
                     );
-                    engine.finish_unit(unit, &lens, outs);
+                    kernel.finish_unit(unit, &lens, outs);
                 }
             });
         out
@@ -492,14 +492,14 @@ impl Walk {
     /// [`READ_RUN_MAX`] bytes at a time) into its worker's buffer.
     fn run<A: Absorb>(
         &self,
-        engine: &A,
+        kernel: &A,
         first_unit: usize,
         task: &mut [A::Unit],
         bytes: PieceBytes<'_>,
     ) -> Result<(), HashError> {
         let (input, offset) = match bytes {
             PieceBytes::Memory(piece) => {
-                self.run_in_memory(engine, first_unit, task, piece);
+                self.run_in_memory(kernel, first_unit, task, piece);
                 return Ok(());
             }
             PieceBytes::File { input, offset, .. } => (input, offset),
@@ -519,7 +519,7 @@ impl Walk {
                     let bytes = self.byte_range(blocks.clone());
                     let run = &mut buffer[..bytes.len()];
                     input.read_exact_at(run, offset + bytes.start as u64)?;
-                    self.stripe(engine, leaf0, units, stripe, run, blocks.start);
+                    self.stripe(kernel, leaf0, units, stripe, run, blocks.start);
                 }
                 stripe += l;
             }
@@ -530,7 +530,7 @@ impl Walk {
     /// [`run`](Self::run) over the piece's bytes in memory, `piece`.
     fn run_in_memory<A: Absorb>(
         &self,
-        engine: &A,
+        kernel: &A,
         first_unit: usize,
         task: &mut [A::Unit],
         piece: &[u8],
@@ -550,7 +550,7 @@ impl Walk {
                     prefetch(bytes);
                 }
             }
-            self.stripe(engine, task_leaf0, task, stripe, piece, self.first);
+            self.stripe(kernel, task_leaf0, task, stripe, piece, self.first);
             stripe += l;
         }
     }
@@ -575,7 +575,7 @@ impl Walk {
     /// the piece holds all of their blocks, leaf by leaf at its edges.
     fn stripe<A: Absorb>(
         &self,
-        engine: &A,
+        kernel: &A,
         leaf0: u64,
         units: &mut [A::Unit],
         stripe: u64,
@@ -593,7 +593,7 @@ impl Walk {
             if i0 >= self.first && leaf0 + w as u64 <= hi {
                 let at = ((i0 - base) as usize) * b;
                 if let Some(blocks) = bytes.get(at..at + w * b) {
-                    engine.absorb_blocks(unit, blocks);
+                    kernel.absorb_blocks(unit, blocks);
                     continue;
                 }
             }
@@ -605,7 +605,7 @@ impl Walk {
                 if i >= self.first {
                     let at = ((i - base) as usize) * b;
                     let block = &bytes[at..(at + b).min(bytes.len())];
-                    engine.absorb_leaf(unit, lane, block);
+                    kernel.absorb_leaf(unit, lane, block);
                 }
             }
         }
@@ -650,7 +650,7 @@ impl Walk {
 /// none waits for another; a worker that finds every unit held stops.
 fn run_in_slices<A: Absorb>(
     slices: &[(Walk, &[u8])],
-    engine: &A,
+    kernel: &A,
     first_unit: usize,
     units: &mut [A::Unit],
     threads: usize,
@@ -674,7 +674,7 @@ fn run_in_slices<A: Absorb>(
             let s = chain.done.load(Ordering::Relaxed);
             std::mem::swap(&mut local[0], &mut **unit);
             let (walk, bytes) = &slices[s];
-            walk.run_in_memory(engine, first_unit + u, &mut local, bytes);
+            walk.run_in_memory(kernel, first_unit + u, &mut local, bytes);
             std::mem::swap(&mut local[0], &mut **unit);
             chain.done.store(s + 1, Ordering::Relaxed);
         }

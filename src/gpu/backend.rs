@@ -1,4 +1,4 @@
-//! One GPU: its context and streams, its kernels, and the ring of chunk
+//! One GPU: its context and streams, its kernels, and the ring of transfer
 //! buffers it lends to one message at a time.
 
 use std::sync::{Arc, Mutex};
@@ -13,11 +13,11 @@ use crate::trace::trace;
 use super::info::GpuInfo;
 use super::kernel_sets::KernelSet;
 use super::kernels::Kernels;
-use super::options::DEFAULT_CHUNK_BYTES;
+use super::options::DEFAULT_TRANSFER_BYTES;
 use super::pipeline::Slots;
 use super::{Context, GpuError, check_device, guard};
 
-/// Chunks in flight: one being filled, one copying, one being hashed.
+/// Transfers in flight: one being filled, one copying, one being hashed.
 const SLOTS: usize = 3;
 
 /// One GPU, its kernels and its reusable buffers. Opening it costs driver
@@ -29,21 +29,24 @@ pub struct GpuBackend {
     pub(super) copy: Arc<CudaStream>,
     pub(super) kernels: Kernels,
     pub(super) slots: Mutex<Option<Slots>>,
-    pub(super) chunk_bytes: usize,
+    pub(super) transfer_bytes: usize,
     pub(super) info: GpuInfo,
-    /// Tests only: every message fails after this many chunks.
-    pub(crate) fail_after_chunks: Option<usize>,
+    /// Tests only: every message fails after this many transfers.
+    pub(crate) fail_after_transfers: Option<usize>,
 }
 
 impl GpuBackend {
     /// Opens CUDA device `ordinal` (no kernel is compiled yet).
-    pub(crate) fn open(ordinal: usize, chunk_bytes: Option<usize>) -> Result<GpuBackend, GpuError> {
+    pub(crate) fn open(
+        ordinal: usize,
+        transfer_bytes: Option<usize>,
+    ) -> Result<GpuBackend, GpuError> {
         guard("starting the GPU", || {
-            Self::open_inner(ordinal, chunk_bytes)
+            Self::open_inner(ordinal, transfer_bytes)
         })
     }
 
-    fn open_inner(ordinal: usize, chunk_bytes: Option<usize>) -> Result<GpuBackend, GpuError> {
+    fn open_inner(ordinal: usize, transfer_bytes: Option<usize>) -> Result<GpuBackend, GpuError> {
         let start = Instant::now();
         check_device(ordinal)?;
         let ctx = CudaContext::new(ordinal).context("creating a CUDA context")?;
@@ -63,8 +66,8 @@ impl GpuBackend {
             copy,
             kernels,
             slots: Mutex::new(None),
-            chunk_bytes: chunk_bytes.unwrap_or(DEFAULT_CHUNK_BYTES),
-            fail_after_chunks: None,
+            transfer_bytes: transfer_bytes.unwrap_or(DEFAULT_TRANSFER_BYTES),
+            fail_after_transfers: None,
             info: GpuInfo {
                 ordinal,
                 name,
@@ -87,7 +90,7 @@ impl GpuBackend {
 
     /// Starts what a digest with `kernels` (an LI tree's, or a standard
     /// function's chunk kernel) in pieces of `piece_len` bytes will need, so
-    /// that it is ready before the first piece: its kernels and the chunk
+    /// that it is ready before the first piece: its kernels and the transfer
     /// buffers.
     pub(crate) fn prepare(
         &self,
@@ -107,23 +110,23 @@ impl GpuBackend {
 
     /// The pieces this backend cuts when it begins a message alone.
     pub(super) fn piece_len(&self, params: &TreeParams) -> usize {
-        message::piece_len(params.block_size(), self.chunk_bytes)
+        message::piece_len(params.block_size(), self.transfer_bytes)
     }
 
-    /// Bytes per chunk buffer for pieces of `piece_len` bytes. A piece of
-    /// up to two chunks fits one buffer: split in two, it leaves a short
-    /// second chunk that costs a whole turn of the ring
+    /// Bytes per transfer buffer for pieces of `piece_len` bytes. A piece of
+    /// up to two transfers fits one buffer: split in two, it leaves a short
+    /// second transfer that costs a whole turn of the ring
     /// (docs/decisions/0011-gpu-staging-ring.md). Longer pieces are cut into
-    /// chunks, so that the pinned ring stays small.
+    /// transfers, so that the pinned ring stays small.
     pub(super) fn buffer_len(&self, piece_len: usize) -> usize {
-        if piece_len <= 2 * self.chunk_bytes {
-            piece_len.max(self.chunk_bytes)
+        if piece_len <= 2 * self.transfer_bytes {
+            piece_len.max(self.transfer_bytes)
         } else {
-            self.chunk_bytes
+            self.transfer_bytes
         }
     }
 
-    /// The ring of chunk buffers, lent to one message: the backend's own
+    /// The ring of transfer buffers, lent to one message: the backend's own
     /// when it is free and large enough, else new ones of `capacity` bytes
     /// each (the time is charged to GPU start-up: it is paid once per
     /// process for inputs of similar size).

@@ -1,10 +1,10 @@
 //! A standard function's chunks on the GPU ([`ChunkEngine`]): runs of whole
 //! chunks staged into the ring's pinned buffers (pipeline.rs, as LI's
-//! leaves), copied to the device, hashed by the chunk kernel
-//! (kernels/chunks.cu) and their chaining values copied back (32 or 64
-//! bytes per chunk: 0.4–0.8 % of the bytes for KT) into pinned memory of
-//! the same slot, before the slot's `hashed` event. The last node is the
-//! host's (it absorbs those few bytes in order).
+//! leaves), copied to the device one transfer per launch, hashed by the
+//! chunk kernel (kernels/chunks.cu) and their chaining values copied back
+//! (32 or 64 bytes per chunk: 0.4–0.8 % of the bytes for KT) into pinned
+//! memory of the same slot, before the slot's `hashed` event. The last node
+//! is the host's (it absorbs those few bytes in order).
 //!
 //! While the GPU hashes one launch the host stages the next: `submit`
 //! returns once its chunks are staged, and waits only for a slot to come
@@ -52,7 +52,7 @@ pub(crate) struct GpuChunks<'a> {
 
 impl<'a> GpuChunks<'a> {
     /// An engine for chunks of `chunk_len` bytes through `kernel`, on the
-    /// ring `ring` (whose chunk buffers hold at least one chunk).
+    /// ring `ring` (whose transfer buffers hold at least one chunk).
     pub(super) fn new(
         ring: Ring<'a>,
         kernel: &'a ChunkKernel,
@@ -61,7 +61,7 @@ impl<'a> GpuChunks<'a> {
         let per_slot = ring.capacity() / chunk_len;
         if per_slot == 0 {
             return Err(GpuError::new(format!(
-                "chunk buffers of {} bytes cannot hold a chunk of {chunk_len}",
+                "transfer buffers of {} bytes cannot hold a chunk of {chunk_len}",
                 ring.capacity()
             )));
         }
@@ -127,7 +127,7 @@ impl<'a> GpuChunks<'a> {
             let count = count as u64;
             let mut launch = gpu.compute.launch_builder(&kernel.function);
             launch.arg(&device).arg(&chunk_len).arg(&count).arg(&out);
-            // SAFETY: the arguments match chunk_values; the chunk buffer
+            // SAFETY: the arguments match chunk_values; the transfer
             // holds `count` chunks of `chunk_len` bytes, the values buffer
             // (8-byte aligned: a whole allocation) `count` values.
             unsafe { launch.launch(kernel.launch_config(count)) }

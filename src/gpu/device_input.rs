@@ -335,9 +335,9 @@ impl<'a> DeviceLeaves<'a> {
             .context("copying on the device")
     }
 
-    /// Absorbs the next `len` bytes of M, which lie at `chunk` (8-byte
+    /// Absorbs the next `len` bytes of M, which lie at `span` (8-byte
     /// aligned): one launch of the leaf kernel.
-    fn launch(&mut self, chunk: u64, len: usize) -> Result<(), GpuError> {
+    fn launch(&mut self, span: u64, len: usize) -> Result<(), GpuError> {
         if len == 0 {
             return Ok(());
         }
@@ -345,17 +345,17 @@ impl<'a> DeviceLeaves<'a> {
         let len = len as u64;
         let states = address(&self.states, stream);
         let dealing = Dealing::of(self.params);
-        // SAFETY: `chunk` holds `len` readable bytes, 8-byte aligned: the
+        // SAFETY: `span` holds `len` readable bytes, 8-byte aligned: the
         // caller's input, valid for the whole call (which waits for the
         // digest), or a buffer of this message's, freed in stream order
         // after the launch; the states hold 25·L words.
         unsafe {
-            self.kernels.absorb_chunk(
+            self.kernels.absorb_span(
                 stream,
                 self.kernel,
                 dealing,
                 states,
-                (chunk, len),
+                (span, len),
                 self.message_len,
             )
         }?;

@@ -25,7 +25,7 @@ use super::{CopyMode, GpuBackend, GpuError, SideBySide, guard, reduce};
 impl GpuBackend {
     /// The leaves of one message of about `len_hint` bytes (unknown for a
     /// stream), ready to absorb its pieces, with the leaf kernel given or
-    /// else the one for the tree's leaf count; `pool` copies staged chunks.
+    /// else the one for the tree's leaf count; `pool` copies staged transfers.
     pub(crate) fn begin<'a>(
         &'a self,
         params: &'a TreeParams,
@@ -83,7 +83,7 @@ impl GpuBackend {
         let SideBySide { index, count } = place;
         let count = count.max(1);
         let block = params.block_size();
-        let piece_len = message::piece_len(block, self.chunk_bytes.saturating_mul(count));
+        let piece_len = message::piece_len(block, self.transfer_bytes.saturating_mul(count));
         let leaves = params.leaf_count();
         let stripe = leaves.saturating_mul(block as u64);
         let share_run = leaves.div_ceil(count as u64).saturating_mul(block as u64);
@@ -143,7 +143,7 @@ impl GpuBackend {
     }
 
     /// The engine `begin` and `begin_at` describe: fresh states for the
-    /// leaves it owns, chunk buffers of `start.buffers` bytes.
+    /// leaves it owns, transfer buffers of `start.buffers` bytes.
     fn engine<'a>(
         &'a self,
         params: &'a TreeParams,
@@ -175,7 +175,7 @@ impl GpuBackend {
     }
 }
 
-/// What an engine starts with: its chunk buffers' size, how it copies, its
+/// What an engine starts with: its transfer buffers' size, how it copies, its
 /// leaf kernel if forced, its leaves (fresh), where in M it starts and the
 /// pieces it asks for.
 struct Begin {
@@ -240,35 +240,36 @@ impl GpuMessage<'_> {
         Ok(())
     }
 
-    /// Absorbs the owned runs of a piece of `len` bytes, chunk by chunk:
-    /// `stage` gives the staged form of a list of byte ranges of the piece.
+    /// Absorbs the owned runs of a piece of `len` bytes, transfer by
+    /// transfer: `stage` gives the staged form of a list of byte ranges of
+    /// the piece.
     fn absorb_runs(
         &mut self,
         len: usize,
         stage: impl Fn(&mut GpuLeaves<'_>, &[Range<usize>]) -> Result<(), HashError>,
     ) -> Result<(), HashError> {
         let b = self.params.block_size();
-        let capacity = self.leaves.chunk_capacity() / b * b;
+        let capacity = self.leaves.transfer_capacity() / b * b;
         if capacity == 0 {
-            return Err(GpuError::new("chunk buffers smaller than a block").into());
+            return Err(GpuError::new("transfer buffers smaller than a block").into());
         }
         let runs = Dealing::of(self.params).owned_runs(&self.range, self.message_len, len);
-        let mut chunk: Vec<Range<usize>> = Vec::new();
+        let mut transfer: Vec<Range<usize>> = Vec::new();
         let mut filled = 0;
         for run in runs {
             let mut at = run.start;
             while at < run.end {
                 let take = (run.end - at).min(capacity - filled);
-                chunk.push(at..at + take);
+                transfer.push(at..at + take);
                 (at, filled) = (at + take, filled + take);
                 if filled == capacity {
-                    stage(&mut self.leaves, &chunk)?;
-                    (chunk, filled) = (Vec::new(), 0);
+                    stage(&mut self.leaves, &transfer)?;
+                    (transfer, filled) = (Vec::new(), 0);
                 }
             }
         }
         if filled > 0 {
-            stage(&mut self.leaves, &chunk)?;
+            stage(&mut self.leaves, &transfer)?;
         }
         Ok(())
     }

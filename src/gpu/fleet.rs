@@ -4,7 +4,7 @@
 //!
 //! Starting is the driver's initialisation, the device count (for
 //! [`Devices::All`]), a context per device, the kernels of the function in
-//! use (NVRTC or the PTX cache) and pinned chunk buffers: a fraction of a
+//! use (NVRTC or the PTX cache) and pinned transfer buffers: a fraction of a
 //! second, which the CPU spends hashing
 //! (docs/decisions/0014-when-gpus-start-for-li.md).
 
@@ -25,7 +25,7 @@ use super::{Context, GpuBackend, GpuError, driver_present};
 struct Device {
     ordinal: usize,
     backend: OnceLock<Result<GpuBackend, GpuError>>,
-    /// Per set of kernels ([`KernelSet::index`]): they and the chunk
+    /// Per set of kernels ([`KernelSet::index`]): they and the transfer
     /// buffers are ready.
     ready: [AtomicBool; KernelSet::COUNT],
     /// Per set of kernels: being prepared by a background thread.
@@ -35,8 +35,8 @@ struct Device {
 impl Device {
     fn open(&self, start: &Start) -> &Result<GpuBackend, GpuError> {
         self.backend.get_or_init(|| {
-            let mut gpu = GpuBackend::open(self.ordinal, start.chunk_bytes)?;
-            gpu.fail_after_chunks = start.fail_after_chunks;
+            let mut gpu = GpuBackend::open(self.ordinal, start.transfer_bytes)?;
+            gpu.fail_after_transfers = start.fail_after_transfers;
             Ok(gpu)
         })
     }

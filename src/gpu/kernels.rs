@@ -190,22 +190,22 @@ impl TreeKernels {
         }
     }
 
-    /// Enqueues the leaf kernel `kernel` on `stream` over the `len` bytes
-    /// at device address `chunk`: the next bytes of a stream that `dealing`
-    /// deals to its leaves, `message_len` bytes of which (a whole number of
-    /// blocks) the lane-major leaf states at device address `states` have
-    /// absorbed.
+    /// Enqueues the leaf kernel `kernel` on `stream` over the span of `len`
+    /// bytes at device address `span` (a transfer, or input already on the
+    /// device): the next bytes of a stream that `dealing` deals to its
+    /// leaves, `message_len` bytes of which (a whole number of blocks) the
+    /// lane-major leaf states at device address `states` have absorbed.
     ///
     /// # Safety
-    /// `chunk` must hold `len` readable bytes, 8-byte aligned, and `states`
+    /// `span` must hold `len` readable bytes, 8-byte aligned, and `states`
     /// 25 words for each of `dealing`'s leaves, until the launch has run.
-    pub(super) unsafe fn absorb_chunk(
+    pub(super) unsafe fn absorb_span(
         &self,
         stream: &CudaStream,
         kernel: LeafKernel,
         dealing: Dealing,
         states: u64,
-        (chunk, len): (u64, u64),
+        (span, len): (u64, u64),
         message_len: u64,
     ) -> Result<(), GpuError> {
         let (leaf_count, block_size) = (dealing.leaf_count(), dealing.block_size());
@@ -215,12 +215,12 @@ impl TreeKernels {
         launch
             .arg(&states)
             .arg(&leaf_count)
-            .arg(&chunk)
+            .arg(&span)
             .arg(&len)
             .arg(&block_size)
             .arg(&first_leaf)
             .arg(&absorbed);
-        // The leaves the chunk's blocks reach: a thread (or warp) each.
+        // The leaves the span's blocks reach: a thread (or warp) each.
         let leaves = dealing.leaves_holding(dealing.blocks(len));
         // SAFETY: the arguments match the kernels' signature
         // (kernels/treehash.cu); the caller vouches for the buffers.

@@ -113,11 +113,11 @@ pub fn leaf_kernel_rate(
     let mut seconds = Vec::with_capacity(reps + 1);
     for _ in 0..reps.max(1) + 1 {
         start.record(stream).context("recording an event")?;
-        // The same first chunk of M every time, on the same states.
+        // The same first span of M every time, on the same states.
         // SAFETY: `data` holds `len` bytes (an allocation, 8-byte aligned)
         // and `states` 25·L words, both kept until after the stream's
         // events below are waited for.
-        unsafe { kernels.absorb_chunk(stream, kernel, dealing, states_ptr, (data_ptr, len), 0) }?;
+        unsafe { kernels.absorb_span(stream, kernel, dealing, states_ptr, (data_ptr, len), 0) }?;
         end.record(stream).context("recording an event")?;
         let ms = start.elapsed_ms(&end).context("timing the kernel")?;
         seconds.push(f64::from(ms) / 1e3);
@@ -184,27 +184,27 @@ fn median(values: &mut [f64]) -> f64 {
 
 /// Times, for a span of mapped host memory: pinning it with
 /// cuMemHostRegister (read-only; the whole pages that hold it), copying all
-/// of it to the device in `chunk`-byte copies, and unpinning it.
+/// of it to the device in `transfer`-byte copies, and unpinning it.
 pub fn register_copy_unregister(
     gpu: &GpuBackend,
     bytes: &[u8],
-    chunk: usize,
+    transfer: usize,
 ) -> Result<[std::time::Duration; 3], GpuError> {
     use std::time::Instant;
-    if bytes.is_empty() || chunk == 0 {
+    if bytes.is_empty() || transfer == 0 {
         return Err(GpuError::new("measuring registration: nothing to copy"));
     }
     // SAFETY: only copies write it, and nothing reads it.
-    let device = unsafe { gpu.copy.alloc::<u8>(chunk) }.context("allocating device memory")?;
+    let device = unsafe { gpu.copy.alloc::<u8>(transfer) }.context("allocating device memory")?;
     let dst = address(&device, &gpu.copy);
     let start = Instant::now();
     let pinned = Pinned::pin(bytes, &gpu.copy)?;
     let registered = start.elapsed();
     let start = Instant::now();
-    for piece in bytes.chunks(chunk) {
+    for piece in bytes.chunks(transfer) {
         // SAFETY: `piece` lies in the pinned pages, which stay pinned until
         // the copy is over (`copied` is recorded after it); `device` holds
-        // `chunk` bytes.
+        // `transfer` bytes.
         unsafe { result::memcpy_htod_async(dst, piece, gpu.copy.cu_stream()) }
             .context("copying to the device")?;
         pinned
@@ -373,16 +373,16 @@ pub fn pinned_buffer(
 
 /// The rate, in bytes per second, of the GPU's staging pipeline without its
 /// kernels: CPU threads read the file at `path` into a ring of `slots`
-/// pinned buffers of `chunk` bytes (with the pipeline's own parallel pread)
-/// while the copy engine moves the filled ones to the device. It is the
+/// pinned buffers of `transfer` bytes (with the pipeline's own parallel
+/// pread) while the copy engine moves the filled ones to the device. It is the
 /// host's ceiling for hashing a page-cached file on this GPU.
 pub fn staged_copy_rate(
     gpu: &GpuBackend,
     path: &std::path::Path,
-    chunk: usize,
+    transfer: usize,
     slots: usize,
 ) -> Result<f64, GpuError> {
-    let (total, _) = staged_copy_rate_together(&[gpu], path, chunk, slots)?;
+    let (total, _) = staged_copy_rate_together(&[gpu], path, transfer, slots)?;
     Ok(total)
 }
 
@@ -394,10 +394,10 @@ pub fn staged_copy_rate(
 pub fn staged_copy_rate_together(
     gpus: &[&GpuBackend],
     path: &std::path::Path,
-    chunk: usize,
+    transfer: usize,
     slots: usize,
 ) -> Result<(f64, Vec<f64>), GpuError> {
-    let (input, parts) = split_file(path, gpus.len(), chunk)?;
+    let (input, parts) = split_file(path, gpus.len(), transfer)?;
     let barrier = std::sync::Barrier::new(gpus.len());
     let input = &input;
     let times = std::thread::scope(|s| {
@@ -408,7 +408,8 @@ pub fn staged_copy_rate_together(
                 let barrier = &barrier;
                 s.spawn(move || {
                     let bytes = part.end - part.start;
-                    staged_part(gpu, input, part.clone(), chunk, slots, barrier).map(|t| (bytes, t))
+                    staged_part(gpu, input, part.clone(), transfer, slots, barrier)
+                        .map(|t| (bytes, t))
                 })
             })
             .collect();
@@ -446,11 +447,11 @@ pub fn pinned_copy_rates_together(
 }
 
 /// The regular file at `path`, and `parts` contiguous ranges of it that
-/// start on multiples of `chunk` (the last ones perhaps empty).
+/// start on multiples of `transfer` (the last ones perhaps empty).
 fn split_file(
     path: &std::path::Path,
     parts: usize,
-    chunk: usize,
+    transfer: usize,
 ) -> Result<(crate::input::InputFile, Vec<std::ops::Range<u64>>), GpuError> {
     use crate::input::Source;
     let failed =
@@ -462,7 +463,7 @@ fn split_file(
     let len = input.len();
     let part_len = len
         .div_ceil(parts.max(1) as u64)
-        .next_multiple_of(chunk as u64);
+        .next_multiple_of(transfer as u64);
     let ranges = (0..parts as u64)
         .map(|i| (i * part_len).min(len)..((i + 1) * part_len).min(len))
         .collect();
@@ -491,9 +492,9 @@ struct Staging {
 }
 
 impl Staging {
-    fn new(gpu: &GpuBackend, chunk: usize) -> Result<Staging, GpuError> {
+    fn new(gpu: &GpuBackend, transfer: usize) -> Result<Staging, GpuError> {
         // Write-combined, as the pipeline's own staging buffers are.
-        let pinned = zeroed_pinned(gpu, chunk, sys::CU_MEMHOSTALLOC_WRITECOMBINED)?;
+        let pinned = zeroed_pinned(gpu, transfer, sys::CU_MEMHOSTALLOC_WRITECOMBINED)?;
         Ok(Staging {
             pinned,
             copied: timing_event(gpu)?,
@@ -545,7 +546,7 @@ fn staged_part(
     gpu: &GpuBackend,
     input: &crate::input::InputFile,
     part: std::ops::Range<u64>,
-    chunk: usize,
+    transfer: usize,
     slots: usize,
     barrier: &std::sync::Barrier,
 ) -> Result<std::time::Duration, GpuError> {
@@ -556,17 +557,17 @@ fn staged_part(
         (0..slots)
             .map(|_| {
                 // SAFETY: only copies write it, and nothing reads it.
-                let device =
-                    unsafe { gpu.copy.alloc::<u8>(chunk) }.context("allocating device memory")?;
-                Ok((Staging::new(gpu, chunk)?, device))
+                let device = unsafe { gpu.copy.alloc::<u8>(transfer) }
+                    .context("allocating device memory")?;
+                Ok((Staging::new(gpu, transfer)?, device))
             })
             .collect::<Result<Vec<_>, GpuError>>()
     })();
     barrier.wait();
     let mut ring = ring?;
     let start = std::time::Instant::now();
-    for (k, at) in part.clone().step_by(chunk).enumerate() {
-        let n = (chunk as u64).min(part.end - at) as usize;
+    for (k, at) in part.clone().step_by(transfer).enumerate() {
+        let n = (transfer as u64).min(part.end - at) as usize;
         let (staging, device) = &mut ring[k % slots];
         let read = |buf: &mut [u8]| {
             input
@@ -580,25 +581,25 @@ fn staged_part(
 }
 
 /// Another shape of staging, without kernels: `readers` threads per GPU,
-/// each reading whole chunks of `chunk` bytes (one pread each) into its own
-/// two pinned buffers and copying them on its own stream. With small chunks
-/// the buffers stay in the CPU's cache, so a byte crosses memory once (read
-/// from the page cache) instead of three times (read, written to a pinned
-/// buffer, read by the copy engine). The file is split as in
+/// each reading whole transfers of `transfer` bytes (one pread each) into
+/// its own two pinned buffers and copying them on its own stream. With small
+/// transfers the buffers stay in the CPU's cache, so a byte crosses memory
+/// once (read from the page cache) instead of three times (read, written to
+/// a pinned buffer, read by the copy engine). The file is split as in
 /// [`staged_copy_rate_together`]; bytes per second in all, and each GPU's.
 pub fn reader_staged_copy_rate(
     gpus: &[&GpuBackend],
     path: &std::path::Path,
-    chunk: usize,
+    transfer: usize,
     readers: usize,
 ) -> Result<(f64, Vec<f64>), GpuError> {
-    let (input, parts) = split_file(path, gpus.len(), chunk)?;
+    let (input, parts) = split_file(path, gpus.len(), transfer)?;
     let barrier = std::sync::Barrier::new(gpus.len() * readers);
     let (input, barrier) = (&input, &barrier);
     let devices = gpus
         .iter()
         // SAFETY: only copies write them, and nothing reads them.
-        .map(|gpu| unsafe { gpu.copy.alloc::<u8>(chunk * READER_DEVICE_CHUNKS) })
+        .map(|gpu| unsafe { gpu.copy.alloc::<u8>(transfer * READER_DEVICE_TRANSFERS) })
         .collect::<Result<Vec<_>, _>>()
         .context("allocating device memory")?;
     let results = std::thread::scope(|s| {
@@ -610,7 +611,7 @@ pub fn reader_staged_copy_rate(
                     input,
                     device,
                     part: part.clone(),
-                    chunk,
+                    transfer,
                     reader,
                     readers,
                 };
@@ -631,18 +632,18 @@ pub fn reader_staged_copy_rate(
     Ok((input.len() as f64 / slowest.as_secs_f64(), each))
 }
 
-/// Copies land in a device buffer of this many chunks per GPU, round-robin:
-/// what they overwrite does not matter here.
-const READER_DEVICE_CHUNKS: usize = 16;
+/// Copies land in a device buffer of this many transfers per GPU,
+/// round-robin: what they overwrite does not matter here.
+const READER_DEVICE_TRANSFERS: usize = 16;
 
-/// One reader thread of [`reader_staged_copy_rate`]: chunks `reader`,
+/// One reader thread of [`reader_staged_copy_rate`]: transfers `reader`,
 /// `reader + readers`, ... of `part`.
 struct ReaderJob<'a> {
     gpu: &'a GpuBackend,
     input: &'a crate::input::InputFile,
     device: &'a cudarc::driver::CudaSlice<u8>,
     part: std::ops::Range<u64>,
-    chunk: usize,
+    transfer: usize,
     reader: usize,
     readers: usize,
 }
@@ -651,13 +652,13 @@ impl ReaderJob<'_> {
     /// Sets up, waits at the barrier (reached once, even after a failure),
     /// then reads and copies: the bytes and the time.
     fn run(self, barrier: &std::sync::Barrier) -> Result<(u64, std::time::Duration), GpuError> {
-        let (gpu, chunk) = (self.gpu, self.chunk);
+        let (gpu, transfer) = (self.gpu, self.transfer);
         let setup = (|| {
             gpu.ctx
                 .bind_to_thread()
                 .context("using the GPU's context")?;
             let stream = gpu.ctx.new_stream().context("creating a stream")?;
-            let buffers = [Staging::new(gpu, chunk)?, Staging::new(gpu, chunk)?];
+            let buffers = [Staging::new(gpu, transfer)?, Staging::new(gpu, transfer)?];
             Ok::<_, GpuError>((stream, buffers))
         })();
         barrier.wait();
@@ -665,14 +666,14 @@ impl ReaderJob<'_> {
         let start = std::time::Instant::now();
         let mut bytes = 0u64;
         let part = &self.part;
-        let chunks = (part.start..part.end)
-            .step_by(chunk)
+        let transfers = (part.start..part.end)
+            .step_by(transfer)
             .skip(self.reader)
             .step_by(self.readers);
-        for (k, at) in chunks.enumerate() {
-            let n = (chunk as u64).min(part.end - at) as usize;
-            let index = ((at - part.start) / chunk as u64) as usize % READER_DEVICE_CHUNKS;
-            let dst = address(self.device, &stream) + (index * chunk) as u64;
+        for (k, at) in transfers.enumerate() {
+            let n = (transfer as u64).min(part.end - at) as usize;
+            let index = ((at - part.start) / transfer as u64) as usize % READER_DEVICE_TRANSFERS;
+            let dst = address(self.device, &stream) + (index * transfer) as u64;
             let read = |buf: &mut [u8]| self.input.read_exact_at(buf, at).map_err(read_failed(at));
             buffers[k % 2].fill_and_copy(n, read, dst, &stream)?;
             bytes += n as u64;

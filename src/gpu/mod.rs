@@ -1,6 +1,6 @@
-//! The GPU backend (CUDA through cudarc, loaded at run time): leaves absorbed
-//! chunk by chunk as the input streams to the device, parent levels and root
-//! reduced on the device, only the digest copied back.
+//! The GPU backend (CUDA through cudarc, loaded at run time): leaves
+//! absorbed transfer by transfer as the input streams to the device, parent
+//! levels and root reduced on the device, only the digest copied back.
 //!
 //! Nothing here may panic or abort whatever the driver does: every CUDA call's
 //! error becomes a [`GpuError`] with context, and a missing driver or device is
@@ -85,7 +85,7 @@ pub use options::{CopyMode, DeviceBytes, Devices};
 pub(crate) use options::{SideBySide, Start};
 // For the benchmarks; not part of the API.
 #[doc(hidden)]
-pub use options::DEFAULT_CHUNK_BYTES;
+pub use options::DEFAULT_TRANSFER_BYTES;
 // For the tests and benchmarks that force a leaf kernel
 // (`HasherOptions::with_gpu_leaf_kernel`), no option of a user's.
 #[doc(hidden)]

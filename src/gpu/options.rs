@@ -1,13 +1,14 @@
 //! What a caller chooses about the GPUs, and the defaults: which devices,
-//! how a file's bytes reach them, which leaf kernel, how long a chunk; and
-//! how a producer describes bytes already on a device ([`DeviceBytes`]).
+//! how a file's bytes reach them, which leaf kernel, how long a transfer;
+//! and how a producer describes bytes already on a device ([`DeviceBytes`]).
 //! Nothing here calls CUDA.
 
 use std::fmt;
 use std::str::FromStr;
 
-/// Bytes per chunk copied to the device and absorbed by one kernel launch.
-pub const DEFAULT_CHUNK_BYTES: usize = 32 << 20;
+/// Bytes per transfer by default: what goes to the device at once through
+/// one slot of the ring, to be hashed there while the next one copies.
+pub const DEFAULT_TRANSFER_BYTES: usize = 32 << 20;
 
 /// Bytes in device memory, as a producer describes them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,7 +31,7 @@ pub struct DeviceBytes {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CopyMode {
-    /// CPU threads copy each chunk into pinned buffers, which the GPU reads.
+    /// CPU threads copy each transfer into pinned buffers, which the GPU reads.
     #[default]
     Staging,
     /// The file is mapped a window at a time, each window is pinned
@@ -118,10 +119,10 @@ impl LeafKernel {
 /// How each device is started.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Start {
-    /// Bytes per chunk (`None`: the default).
-    pub(crate) chunk_bytes: Option<usize>,
-    /// Tests only: every message fails after this many chunks.
-    pub(crate) fail_after_chunks: Option<usize>,
+    /// Bytes per transfer (`None`: the default).
+    pub(crate) transfer_bytes: Option<usize>,
+    /// Tests only: every message fails after this many transfers.
+    pub(crate) fail_after_transfers: Option<usize>,
 }
 
 /// Where a GPU stands among the `count` that begin one message side by

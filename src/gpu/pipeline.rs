@@ -1,7 +1,7 @@
-//! Streaming the message to the device: chunks travel through a ring of
+//! Streaming the message to the device: transfers travel through a ring of
 //! slots (a pinned host buffer, a device buffer and their events), so that
-//! while the GPU hashes chunk k it copies chunk k+1 and the CPU prepares
-//! chunk k+2. Two streams: copies on one, kernels on the other, ordered by
+//! while the GPU hashes transfer k it copies transfer k+1 and the CPU
+//! prepares transfer k+2. Two streams: copies on one, kernels on the other, ordered by
 //! each slot's events.
 
 use std::collections::VecDeque;
@@ -21,7 +21,7 @@ use super::LeafKernel;
 use super::kernels::{TreeKernels, address};
 use super::{Context, CopyMode, GpuBackend, GpuError};
 
-/// One place in the ring: a chunk's pinned copy, its device copy, and the
+/// One place in the ring: a transfer's pinned copy, its device copy, and the
 /// events that say when the copy started and ended and the hashing started
 /// and ended (timing events, so that busy times can be reported).
 pub(super) struct Slot {
@@ -54,8 +54,8 @@ impl Slot {
             // SAFETY: the kernel writes every byte that is copied back.
             let device = unsafe { gpu.compute.alloc::<u8>(len.max(1)) }
                 .context("allocating a device buffer for chaining values")?;
-            // Cached, not write-combined as the chunk buffers are: the host
-            // reads these.
+            // Cached, not write-combined as the transfer buffers are: the
+            // host reads these.
             // SAFETY: written by the copy back before it is read.
             let host = unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(len.max(1), 0) }
                 .context("allocating pinned host memory for chaining values")?;
@@ -170,7 +170,7 @@ impl Slots {
             let pinned = unsafe { gpu.ctx.alloc_pinned::<u8>(capacity) }
                 .context("allocating pinned host memory")?;
             let device = unsafe { gpu.compute.alloc::<u8>(capacity) }
-                .context("allocating a device chunk buffer")?;
+                .context("allocating a device transfer buffer")?;
             ring.push(Slot {
                 pinned,
                 device,
@@ -184,7 +184,7 @@ impl Slots {
         }
         gpu.compute
             .synchronize()
-            .context("allocating chunk buffers")?;
+            .context("allocating transfer buffers")?;
         Ok(Slots {
             ring,
             capacity,
@@ -197,8 +197,8 @@ impl Slots {
     }
 }
 
-/// Where a staged chunk is copied from: runs of bytes, packed one after the
-/// other into the chunk (one run unless the message is shared with other
+/// Where a staged transfer is copied from: runs of bytes, packed one after
+/// the other into the transfer (one run unless the message is shared with other
 /// engines, which own the rest of each stripe).
 pub(super) enum Staged<'a> {
     /// Runs of bytes in memory.
@@ -248,8 +248,8 @@ impl Staged<'_> {
     }
 }
 
-/// Where a chunk's bytes come from.
-pub(super) enum ChunkSource<'s> {
+/// Where a transfer's bytes come from.
+pub(super) enum TransferSource<'s> {
     /// The first `len` bytes of the slot's pinned buffer.
     Pinned(usize),
     /// Registered host memory.
@@ -260,10 +260,10 @@ pub(super) enum ChunkSource<'s> {
 }
 
 /// The ring of slots lent to one message by the backend until it is
-/// dropped, and the chunks sent through it: chunk k goes through slot
-/// k mod the ring's length, so while the GPU hashes chunk k it copies chunk
-/// k+1 and the CPU fills chunk k+2. What the kernel does with a chunk is
-/// the caller's: the launch is a closure.
+/// dropped, and the transfers sent through it: transfer k goes through
+/// slot k mod the ring's length, so while the GPU hashes transfer k it
+/// copies transfer k+1 and the CPU fills transfer k+2. What the kernel does
+/// with a transfer is the caller's: the launch is a closure.
 pub(super) struct Ring<'a> {
     gpu: &'a GpuBackend,
     slots: Slots,
@@ -271,8 +271,8 @@ pub(super) struct Ring<'a> {
     /// A file's runs are read into read buffers and copied straight to the
     /// slot's device buffer ([`CopyMode::Readers`]), not staged in a slot.
     direct_reads: bool,
-    /// Chunks enqueued so far.
-    chunks: usize,
+    /// Transfers enqueued so far.
+    transfers: usize,
     copy_busy: Duration,
     kernel_busy: Duration,
 }
@@ -289,7 +289,7 @@ impl<'a> Ring<'a> {
             slots,
             pool,
             direct_reads: mode == CopyMode::Readers,
-            chunks: 0,
+            transfers: 0,
             copy_busy: Duration::ZERO,
             kernel_busy: Duration::ZERO,
         }
@@ -299,14 +299,14 @@ impl<'a> Ring<'a> {
         self.gpu
     }
 
-    /// Bytes a chunk may hold.
+    /// Bytes a transfer may hold.
     pub(super) fn capacity(&self) -> usize {
         self.slots.capacity()
     }
 
-    /// The slot the next chunk goes through.
+    /// The slot the next transfer goes through.
     pub(super) fn next_index(&self) -> usize {
-        self.chunks % self.slots.ring.len()
+        self.transfers % self.slots.ring.len()
     }
 
     /// Slot `index`, to read its chaining values once it is retired.
@@ -314,7 +314,7 @@ impl<'a> Ring<'a> {
         &mut self.slots.ring[index]
     }
 
-    /// Waits for slot `index`'s last chunk to be hashed (if one is in
+    /// Waits for slot `index`'s last transfer to be hashed (if one is in
     /// flight) and adds its busy times.
     pub(super) fn retire(&mut self, index: usize) -> Result<(), GpuError> {
         retire(
@@ -324,7 +324,7 @@ impl<'a> Ring<'a> {
         )
     }
 
-    /// Whether slot `index`'s last chunk is hashed (never waits).
+    /// Whether slot `index`'s last transfer is hashed (never waits).
     pub(super) fn is_hashed(&self, index: usize) -> Result<bool, GpuError> {
         let slot = &self.slots.ring[index];
         if !slot.in_flight {
@@ -336,22 +336,22 @@ impl<'a> Ring<'a> {
     }
 
     /// Copies a piece that lives only during this call into the next slot
-    /// (on the CPU pool), once that slot's last chunk is hashed: into its
+    /// (on the CPU pool), once that slot's last transfer is hashed: into its
     /// pinned buffer, or a file's runs through read buffers straight to its
     /// device buffer. What [`Ring::enqueue`] then sends.
-    pub(super) fn stage(&mut self, from: Staged<'_>) -> Result<ChunkSource<'static>, HashError> {
+    pub(super) fn stage(&mut self, from: Staged<'_>) -> Result<TransferSource<'static>, HashError> {
         let pool = self.pool;
         let index = self.next_index();
         self.retire(index)?;
         let len = from.len();
         if let (Staged::File(input, runs), true) = (&from, self.direct_reads) {
             self.read_into_device(index, input, runs)?;
-            return Ok(ChunkSource::OnDevice(len));
+            return Ok(TransferSource::OnDevice(len));
         }
         let slot = &mut self.slots.ring[index];
         let pinned = slot.pinned.as_mut_slice().context("using pinned memory")?;
         pool.install(|| from.copy_into(&mut pinned[..len]))?;
-        Ok(ChunkSource::Pinned(len))
+        Ok(TransferSource::Pinned(len))
     }
 
     /// Reads `runs` of `input` into slot `index`'s device buffer (retired),
@@ -370,7 +370,7 @@ impl<'a> Ring<'a> {
         let total: usize = runs.iter().map(|r| r.1).sum();
         if total > slot.device.len() {
             return Err(HashError::Internal(format!(
-                "{total} bytes of runs for a chunk buffer of {}",
+                "{total} bytes of runs for a transfer buffer of {}",
                 slot.device.len()
             )));
         }
@@ -416,38 +416,41 @@ impl<'a> Ring<'a> {
         Ok(())
     }
 
-    /// Copies the next chunk to its slot's device buffer on the copy stream,
-    /// then, once the copy is done, calls `launch` with the slot, the
-    /// chunk's device address and its length to queue the kernels on the
-    /// compute stream. A pinned chunk must have been staged first.
+    /// Copies the next transfer to its slot's device buffer on the copy
+    /// stream, then, once the copy is done, calls `launch` with the slot,
+    /// the transfer's device address and its length to queue the kernels on
+    /// the compute stream. A pinned transfer must have been staged first.
     pub(super) fn enqueue(
         &mut self,
-        source: ChunkSource<'_>,
+        source: TransferSource<'_>,
         launch: impl FnOnce(&mut Slot, u64, u64) -> Result<(), GpuError>,
     ) -> Result<(), GpuError> {
         let gpu = self.gpu;
-        if gpu.fail_after_chunks.is_some_and(|k| self.chunks >= k) {
+        if gpu
+            .fail_after_transfers
+            .is_some_and(|k| self.transfers >= k)
+        {
             return Err(GpuError::new(format!(
-                "failure injected after {} chunks (a test)",
-                self.chunks
+                "failure injected after {} transfers (a test)",
+                self.transfers
             )));
         }
         let index = self.next_index();
-        if let ChunkSource::Registered(_) = source {
+        if let TransferSource::Registered(_) = source {
             self.retire(index)?;
         }
         let slot = &mut self.slots.ring[index];
         let device = address(&slot.device, &gpu.copy);
         let src = match source {
-            ChunkSource::Pinned(len) => {
+            TransferSource::Pinned(len) => {
                 &slot.pinned.as_slice().context("using pinned memory")?[..len]
             }
-            ChunkSource::Registered(bytes) => bytes,
+            TransferSource::Registered(bytes) => bytes,
             // Copied through read buffers since `copy_start`.
-            ChunkSource::OnDevice(_) => &[],
+            TransferSource::OnDevice(_) => &[],
         };
         let len = match source {
-            ChunkSource::OnDevice(len) => len as u64,
+            TransferSource::OnDevice(len) => len as u64,
             _ => src.len() as u64,
         };
         if !src.is_empty() {
@@ -459,7 +462,7 @@ impl<'a> Ring<'a> {
             // registration is released only after the copy stream is
             // synchronised.
             unsafe { result::memcpy_htod_async(device, src, gpu.copy.cu_stream()) }
-                .context("copying a chunk to the device")?;
+                .context("copying a transfer to the device")?;
         }
         slot.copied
             .record(&gpu.copy)
@@ -475,11 +478,11 @@ impl<'a> Ring<'a> {
             .record(&gpu.compute)
             .context("recording an event")?;
         slot.in_flight = true;
-        self.chunks += 1;
+        self.transfers += 1;
         Ok(())
     }
 
-    /// Waits until every chunk enqueued so far is hashed.
+    /// Waits until every transfer enqueued so far is hashed.
     pub(super) fn wait_all(&mut self) -> Result<(), GpuError> {
         for index in 0..self.slots.ring.len() {
             self.retire(index)?;
@@ -525,7 +528,7 @@ pub(super) struct GpuLeaves<'a> {
     /// Lane-major leaf states: lane w of leaf j at `w * leaf_count + j`.
     states: CudaSlice<u64>,
     /// Bytes of that stream absorbed so far (a whole number of blocks until
-    /// the last chunk).
+    /// the last transfer).
     message_len: u64,
 }
 
@@ -570,12 +573,12 @@ impl<'a> GpuLeaves<'a> {
         self.leaf_count
     }
 
-    /// Bytes a chunk may hold.
-    pub(super) fn chunk_capacity(&self) -> usize {
+    /// Bytes a transfer may hold.
+    pub(super) fn transfer_capacity(&self) -> usize {
         self.ring.capacity()
     }
 
-    /// Absorbs with `kernel` from the next chunk on.
+    /// Absorbs with `kernel` from the next transfer on.
     pub(super) fn set_leaf_kernel(&mut self, kernel: LeafKernel) {
         self.leaf_kernel = kernel;
     }
@@ -586,7 +589,7 @@ impl<'a> GpuLeaves<'a> {
         self.ring.bind()
     }
 
-    /// Every leaf's state, lane-major, once every chunk is absorbed.
+    /// Every leaf's state, lane-major, once every transfer is absorbed.
     pub(super) fn download_states(&mut self) -> Result<Vec<u64>, GpuError> {
         self.wait_absorbed()?;
         let stream = &self.gpu().compute;
@@ -643,14 +646,14 @@ impl<'a> GpuLeaves<'a> {
     pub(super) unsafe fn absorb_registered(&mut self, mapped: &[u8]) -> Result<(), GpuError> {
         // SAFETY: passed on from the caller.
         let registration = unsafe { Registration::of_mapping(self.gpu(), mapped) }?;
-        self.enqueue(ChunkSource::Registered(mapped))?;
+        self.enqueue(TransferSource::Registered(mapped))?;
         drop(registration);
         Ok(())
     }
 
-    /// Sends the next chunk through the ring, the leaf kernel absorbing it
-    /// once it is on the device.
-    fn enqueue(&mut self, source: ChunkSource<'_>) -> Result<(), GpuError> {
+    /// Sends the next transfer through the ring, the leaf kernel absorbing
+    /// it once it is on the device.
+    fn enqueue(&mut self, source: TransferSource<'_>) -> Result<(), GpuError> {
         let gpu = self.ring.gpu();
         let dealing = Dealing::new(self.params.block_size() as u64, self.leaf_count);
         let message_len = self.message_len;
@@ -663,7 +666,7 @@ impl<'a> GpuLeaves<'a> {
             // again only after `retire` has waited for this launch; the
             // states hold 25 words per leaf.
             unsafe {
-                kernels.absorb_chunk(
+                kernels.absorb_span(
                     &gpu.compute,
                     leaf_kernel,
                     dealing,
@@ -679,7 +682,7 @@ impl<'a> GpuLeaves<'a> {
         Ok(())
     }
 
-    /// Waits until every chunk enqueued so far is hashed.
+    /// Waits until every transfer enqueued so far is hashed.
     pub(super) fn wait_absorbed(&mut self) -> Result<(), GpuError> {
         self.ring.wait_all()
     }
@@ -694,7 +697,7 @@ fn alloc_states(gpu: &GpuBackend, leaf_count: u64) -> Result<CudaSlice<u64>, Gpu
         .map_err(|e| GpuError::driver(&format!("allocating {leaf_count} leaf states"), e))
 }
 
-/// Waits for a slot's last chunk to be hashed and adds its busy times.
+/// Waits for a slot's last transfer to be hashed and adds its busy times.
 fn retire(
     slot: &mut Slot,
     copy_busy: &mut Duration,

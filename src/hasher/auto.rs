@@ -57,13 +57,13 @@ const CHUNKS_JOIN_COST: Duration = Duration::from_millis(500);
 const LI_PART_GPU_BYTES: u64 = 16 << 30;
 
 /// Under `Gpu`, each GPU that shares an input begun side by side needs this
-/// many GPU chunks of it (32 MiB each by default), and one chunk more for
-/// the rounding of pieces to blocks and the prefix: an LI tree is split
+/// many GPU transfers of it (32 MiB each by default), and one transfer more
+/// for the rounding of pieces to blocks and the prefix: an LI tree is split
 /// only where four pieces are left (`schedule::Balance`), each piece a
-/// chunk per GPU; and beginning an engine on a device costs a thread and
+/// transfer per GPU; and beginning an engine on a device costs a thread and
 /// the driver's set-up of it, for each short input of a list. A shorter
 /// input is shared by fewer GPUs, down to the first alone.
-const CHUNKS_PER_SHARING_GPU: u64 = 4;
+const TRANSFERS_PER_SHARING_GPU: u64 = 4;
 
 /// What a GPU's start must repay: the rest of the work must take the CPU
 /// `times` the start-up on record, counted as `floor` at least.
@@ -162,12 +162,15 @@ impl Hasher {
     }
 
     /// Under `Gpu`, the most GPUs that begin an input of `len` bytes side by
-    /// side ([`CHUNKS_PER_SHARING_GPU`]); `None`, every GPU asked for, where
-    /// the length is not known (a stream).
+    /// side ([`TRANSFERS_PER_SHARING_GPU`]); `None`, every GPU asked for,
+    /// where the length is not known (a stream).
     pub(super) fn gpus_sharing(&self, len: Option<u64>) -> Option<usize> {
-        let chunk = self.options.piece_bytes.unwrap_or(gpu::DEFAULT_CHUNK_BYTES) as u64;
-        let chunks = len? / chunk.max(1);
-        let gpus = chunks.saturating_sub(1) / CHUNKS_PER_SHARING_GPU;
+        let transfer = self
+            .options
+            .piece_bytes
+            .unwrap_or(gpu::DEFAULT_TRANSFER_BYTES) as u64;
+        let transfers = len? / transfer.max(1);
+        let gpus = transfers.saturating_sub(1) / TRANSFERS_PER_SHARING_GPU;
         Some(gpus.clamp(1, usize::MAX as u64) as usize)
     }
 

@@ -123,7 +123,7 @@ impl Hasher {
     }
 
     /// The input on the GPUs asked for, which must all exist. Those it is
-    /// long enough for (`auto::CHUNKS_PER_SHARING_GPU`; the first alone for
+    /// long enough for (`auto::TRANSFERS_PER_SHARING_GPU`; the first alone for
     /// a short input) start side by side, while a file is read ahead, and
     /// every one takes part from the first piece: one GPU started after
     /// another would join when the first had done most of the input. The

@@ -62,7 +62,7 @@ pub enum BackendChoice {
     /// The GPUs asked for, started side by side and sharing the work from
     /// the first piece (an LI tree's leaves evenly, a standard function's
     /// chunks by their measured rates): as many as the input has 4 GPU
-    /// chunks and one more for (a short input is the first GPU's alone).
+    /// transfers and one more for (a short input is the first GPU's alone).
     /// An error if one is missing or fails.
     Gpu,
 }
@@ -110,8 +110,8 @@ pub struct HasherOptions {
     /// CPU worker threads; `None` means one per CPU. At most one per CPU
     /// this process may run on is started: more cannot run at once.
     pub threads: Option<usize>,
-    /// Bytes of input per piece handed to a backend (per chunk copied to the
-    /// GPU); `None` for the tuned default. Small values make tests cross
+    /// Bytes of input per piece handed to a backend (per transfer copied to
+    /// the GPU); `None` for the tuned default. Small values make tests cross
     /// piece boundaries often; values above [`crate::MAX_PIECE_BYTES`] are
     /// taken as that.
     pub piece_bytes: Option<usize>,
@@ -136,8 +136,8 @@ pub(crate) struct TestKnobs {
     /// from it (instead of joining when they are ready), under `Auto` and
     /// `Gpu` alike.
     pub(crate) wait_for_gpus: bool,
-    /// Every GPU digest fails after this many chunks.
-    pub(crate) gpu_fail_after_chunks: Option<usize>,
+    /// Every GPU digest fails after this many transfers.
+    pub(crate) gpu_fail_after_transfers: Option<usize>,
 }
 
 /// The largest thread count the command line (`--threads`) and the Python
@@ -203,10 +203,10 @@ impl HasherOptions {
         self
     }
 
-    /// Tests: every GPU digest fails after this many chunks.
+    /// Tests: every GPU digest fails after this many transfers.
     #[doc(hidden)]
-    pub fn with_gpu_fail_after_chunks(mut self, chunks: Option<usize>) -> Self {
-        self.testing.gpu_fail_after_chunks = chunks;
+    pub fn with_gpu_fail_after_transfers(mut self, transfers: Option<usize>) -> Self {
+        self.testing.gpu_fail_after_transfers = transfers;
         self
     }
 }
@@ -277,8 +277,8 @@ impl Hasher {
         trace::trace(|| "a hasher is made".into());
         let cpu = CpuBackend::new(options.threads, options.piece_bytes, options.cpu_path)?;
         let start = gpu::Start {
-            chunk_bytes: options.piece_bytes,
-            fail_after_chunks: options.testing.gpu_fail_after_chunks,
+            transfer_bytes: options.piece_bytes,
+            fail_after_transfers: options.testing.gpu_fail_after_transfers,
         };
         let gpus = Fleet::new(options.devices.clone(), start);
         Ok(Hasher {

@@ -202,7 +202,7 @@ fn runs_are_short(params: &TreeParams, count: u64) -> bool {
 /// Parameters like `params` under which `count` parts read runs of at
 /// least [`MIN_RUN_BYTES`]: the smallest larger height (at most 2^24
 /// leaves), and the smallest block size that is a multiple of the rate
-/// (which keeps the SIMD lane engines). Either is `None` where none does.
+/// (which keeps the SIMD lane kernels). Either is `None` where none does.
 /// Both change the digest.
 fn longer_runs(params: &TreeParams, count: u64) -> (Option<u32>, Option<usize>) {
     let runs_long = |leaves: u64, block: u64| (leaves / count.max(1)) * block >= MIN_RUN_BYTES;

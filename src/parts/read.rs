@@ -196,7 +196,7 @@ impl Hasher {
             let len = file.map_or(0, InputFile::len);
             gpu.begin(params, Some(len), CopyMode::Staging, kernel, pool, timings)?
         } else {
-            // Chunk buffers for the CPU's pieces, as for a GPU joining it.
+            // Transfer buffers for the CPU's pieces, as for a GPU joining it.
             let piece_len = self.cpu().piece_len(params);
             let staging = CopyMode::Staging;
             let mut engine = gpu.begin_at(params, 0, piece_len, staging, kernel, pool, timings)?;

@@ -125,9 +125,9 @@ impl Split {
         counts
     }
 
-    /// Notes a round shared with GPUs: `bytes` of M in `wall` from its start
+    /// Notes a wave shared with GPUs: `bytes` of M in `wall` from its start
     /// to its end.
-    pub(crate) fn record_round(&mut self, bytes: usize, wall: Duration) {
+    pub(crate) fn record_wave(&mut self, bytes: usize, wall: Duration) {
         if self.cpu_takes_chunks {
             self.trial.record(bytes as u64, wall);
         }
@@ -148,22 +148,22 @@ impl Split {
 /// What the CPU does while GPUs take part in an input under auto.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum CpuRole {
-    /// It hashes a share of each round's chunks, by the rates.
+    /// It hashes a share of each wave's chunks, by the rates.
     Shares,
     /// It leaves every chunk to the GPUs, its cores to their staging.
     Stages,
 }
 
-/// Bytes of M each role is tried over, in whole rounds, once GPUs take
+/// Bytes of M each role is tried over, in whole waves, once GPUs take
 /// part.
 pub(super) const TRIAL_BYTES: u64 = 1 << 30;
-/// Rounds a role runs before its trial is measured: the rates of a split
-/// just changed take a round or two to settle.
-pub(super) const SETTLE_ROUNDS: u32 = 2;
+/// Waves a role runs before its trial is measured: the rates of a split
+/// just changed take a wave or two to settle.
+pub(super) const SETTLE_WAVES: u32 = 2;
 
 /// Which of the two roles moves more bytes a second, tried in turn once GPUs
-/// take part: each over [`TRIAL_BYTES`] of whole rounds (after
-/// [`SETTLE_ROUNDS`]), then the faster kept for the rest of the input. Shares measured
+/// take part: each over [`TRIAL_BYTES`] of whole waves (after
+/// [`SETTLE_WAVES`]), then the faster kept for the rest of the input. Shares measured
 /// by rate are not enough: with the CPU hashing, a split can run below both
 /// the GPU alone and the CPU alone, because the GPU's staging and the CPU's
 /// hashing take the same vCPUs and memory
@@ -172,7 +172,7 @@ pub(super) const SETTLE_ROUNDS: u32 = 2;
 #[derive(Debug, Default)]
 pub(super) struct RoleTrial {
     step: TrialStep,
-    /// Rounds the current step has run to settle, up to [`SETTLE_ROUNDS`].
+    /// Waves the current step has run to settle, up to [`SETTLE_WAVES`].
     settled: u32,
     bytes: u64,
     wall: Duration,
@@ -200,12 +200,12 @@ impl RoleTrial {
         }
     }
 
-    /// Notes a round of `bytes` that took `wall`, and moves the trial on.
+    /// Notes a wave of `bytes` that took `wall`, and moves the trial on.
     pub(crate) fn record(&mut self, bytes: u64, wall: Duration) {
         if let TrialStep::Kept(_) = self.step {
             return;
         }
-        if self.settled < SETTLE_ROUNDS {
+        if self.settled < SETTLE_WAVES {
             self.settled += 1;
             return;
         }
@@ -267,12 +267,12 @@ mod tests {
         assert_eq!(gpu_only.counts(9, 0), vec![9]);
     }
 
-    /// Runs rounds of half a trial each, `wall` apiece, through the
-    /// settling rounds and one whole trial of the current role.
+    /// Runs waves of half a trial each, `wall` apiece, through the
+    /// settling waves and one whole trial of the current role.
     fn one_trial(split: &mut Split, wall: Duration) {
         let half = (TRIAL_BYTES / 2) as usize;
-        for _ in 0..SETTLE_ROUNDS + 2 {
-            split.record_round(half, wall);
+        for _ in 0..SETTLE_WAVES + 2 {
+            split.record_wave(half, wall);
         }
     }
 

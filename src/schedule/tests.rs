@@ -500,7 +500,7 @@ fn gpus_and_cpus_share_leaves_in_any_split() {
     assert!(moves > 100, "only {moves} migrations");
 }
 
-/// A GPU that fails part-way (an error injected after two chunks) ends
+/// A GPU that fails part-way (an error injected after two transfers) ends
 /// the input in an error: never a digest.
 #[cfg(gpu_backend)]
 #[test]
@@ -508,7 +508,7 @@ fn gpus_and_cpus_share_leaves_in_any_split() {
 fn a_gpu_failing_midway_is_an_error_not_a_digest() {
     use crate::gpu::GpuBackend;
     let mut gpu = GpuBackend::open(0, Some(4096)).expect("a usable CUDA GPU");
-    gpu.fail_after_chunks = Some(2);
+    gpu.fail_after_transfers = Some(2);
     let cpus = backends(4096);
     let params = &cases()[1];
     let file = data(1 << 20, 9);

@@ -1,6 +1,6 @@
 //! A Keccak sponge on bytes with any rate, a round count of 12 or 24, and
 //! the domain byte given when it is padded: the standard functions' final
-//! nodes, TurboSHAKE over a whole message, and chunks the lane engines
+//! nodes, TurboSHAKE over a whole message, and chunks the lane kernels
 //! leave over. Its permutation is the fastest one-state kernel this CPU
 //! has ([`OneState::best`]), which absorbs a run of whole blocks in one
 //! call.

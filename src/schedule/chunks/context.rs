@@ -89,9 +89,9 @@ impl<'a> Context<'a> {
             })
     }
 
-    /// Whole chunks per round of a piece: their values at most
+    /// Whole chunks per wave of a piece: their values at most
     /// [`MAX_VALUES_LEN`].
-    pub(super) fn chunks_per_round(&self) -> usize {
+    pub(super) fn chunks_per_wave(&self) -> usize {
         (MAX_VALUES_LEN / self.params.standard().chaining_len()).max(1)
     }
 }

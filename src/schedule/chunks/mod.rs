@@ -3,7 +3,7 @@
 //! a piece's chunks are computed side by side, then fed to the last node in
 //! order, by one worker while the others hash the next chunks. Nothing of a
 //! chunk outlives its piece, so memory is one piece (none, for a file whose
-//! chunks the workers read themselves) and two rounds' chaining values,
+//! chunks the workers read themselves) and two waves' chaining values,
 //! whatever the message's length. TurboSHAKE is one sponge over the whole
 //! message, on one thread.
 //!
@@ -22,8 +22,8 @@
 //! chaining values are fed to the last node in the message's order as they
 //! come back: a GPU's may lag a few launches behind (as many as its ring of
 //! buffers holds), the CPU's after them waiting meanwhile, at most
-//! [`MAX_VALUES_LEN`] of them per round of a piece. Memory is one piece, the
-//! GPUs' buffers and a few rounds' chaining values, whatever the message's
+//! [`MAX_VALUES_LEN`] of them per wave of a piece. Memory is one piece, the
+//! GPUs' buffers and a few waves' chaining values, whatever the message's
 //! length.
 
 use std::collections::VecDeque;
@@ -53,7 +53,7 @@ const TASKS_PER_THREAD: usize = 4;
 /// Bytes of chaining values computed at once, at most: chunks of a few
 /// bytes have 32 or 64 bytes of value each, and a whole piece's at once
 /// held 2.1 GB (RSS) for a 32 MiB file of ParallelHash256 with B = 1.
-/// KT's and ParallelHash's usual pieces are one batch.
+/// KT's and ParallelHash's usual pieces are one wave.
 const MAX_VALUES_LEN: usize = 4 << 20;
 /// Bytes a task reads at least when it reads its chunks from the file
 /// itself: one system call per task, its bytes still
@@ -191,7 +191,7 @@ pub(crate) fn hash<'a>(
     };
     // A file whose chunks the engines read themselves is walked in longer
     // pieces: nothing of them stays in memory, and a GPU alone is handed
-    // four launches a round, not one
+    // four launches a wave, not one
     // (docs/decisions/0005-standard-pieces-read-per-task.md).
     let engines_read = cpu_reads || (has_chunks && !cpu_takes_chunks);
     let piece_len = match &*input {

@@ -126,12 +126,12 @@ impl<'a, 'j, 'p, S: Sink> Shared<'a, 'j, 'p, S> {
             from = chunk_len;
         }
         self.cpu_tally.busy += start.elapsed();
-        // In rounds whose chaining values fit MAX_VALUES_LEN: the CPU's may
+        // In waves whose chaining values fit MAX_VALUES_LEN: the CPU's may
         // wait for a GPU's before them.
-        let round = self.cx.chunks_per_round() * chunk_len;
+        let wave = self.cx.chunks_per_wave() * chunk_len;
         while from < whole {
-            let to = whole.min(from + round);
-            self.round(bytes, from..to)?;
+            let to = whole.min(from + wave);
+            self.share_wave(bytes, from..to)?;
             from = to;
         }
         self.message_len += len as u64;
@@ -141,7 +141,11 @@ impl<'a, 'j, 'p, S: Sink> Shared<'a, 'j, 'p, S> {
 
     /// Shares the whole chunks `range` of the piece between the engines by
     /// their rates.
-    pub(super) fn round(&mut self, bytes: Bytes<'_>, range: Range<usize>) -> Result<(), HashError> {
+    pub(super) fn share_wave(
+        &mut self,
+        bytes: Bytes<'_>,
+        range: Range<usize>,
+    ) -> Result<(), HashError> {
         let chunk_len = self.cx.chunk_len;
         let count = range.len() / chunk_len;
         let counts = self.split.counts(count, self.gpus.len());
@@ -151,7 +155,7 @@ impl<'a, 'j, 'p, S: Sink> Shared<'a, 'j, 'p, S> {
             bounds.push(bounds.last().expect("starts with one") + c * chunk_len);
         }
         let start = Instant::now();
-        // The values ready now are fed to the last node beside this round.
+        // The values ready now are fed to the last node beside this wave.
         let ready = self.take_ready(false)?;
         let (cpu_values, times) = self.absorb_shared(bytes, &bounds, ready)?;
         let sizes: Vec<usize> = bounds.windows(2).map(|w| w[1] - w[0]).collect();
@@ -168,7 +172,7 @@ impl<'a, 'j, 'p, S: Sink> Shared<'a, 'j, 'p, S> {
             }
         }
         self.split.record(&sizes, &times);
-        self.split.record_round(range.len(), start.elapsed());
+        self.split.record_wave(range.len(), start.elapsed());
         self.trace(range.start, &sizes, &times);
         Ok(())
     }
@@ -210,7 +214,7 @@ impl<'a, 'j, 'p, S: Sink> Shared<'a, 'j, 'p, S> {
     /// Hands each GPU its run of the piece (`bounds[k + 1]..bounds[k + 2]`
     /// to GPU k) and hashes the CPU's (`bounds[0]..bounds[1]`) meanwhile,
     /// while a thread of the global pool feeds the values `ready` to the
-    /// last node (on the walk's thread, between rounds, it would hold the
+    /// last node (on the walk's thread, between waves, it would hold the
     /// GPUs' staging back:
     /// docs/decisions/0005-standard-pieces-read-per-task.md): the CPU's
     /// chaining values, and each engine's time.
@@ -323,7 +327,7 @@ impl<'a, 'j, 'p, S: Sink> Shared<'a, 'j, 'p, S> {
         std::iter::once(cpu).chain(gpus).collect()
     }
 
-    /// `TREEHASH_TRACE=1`: each engine's bytes and time in a round.
+    /// `TREEHASH_TRACE=1`: each engine's bytes and time in a wave.
     pub(super) fn trace(&self, at: usize, sizes: &[usize], times: &[Duration]) {
         trace::trace(|| {
             let mut line = format!("chunks from {}:", self.message_len + at as u64);

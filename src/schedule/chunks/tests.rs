@@ -105,11 +105,11 @@ fn any_split_of_the_chunks_gives_the_reference_digest() {
     for (case, params) in cases().into_iter().enumerate() {
         let b = chunk_len(&params);
         let leaf = params.standard().chunk_spec().unwrap();
-        for (round, len) in [0, 1, b, 3 * b - 1, 40 * b + 3, 20_000, 150_000]
+        for (k, len) in [0, 1, b, 3 * b - 1, 40 * b + 3, 20_000, 150_000]
             .into_iter()
             .enumerate()
         {
-            let message = bytes(len, (case * 100 + round) as u64);
+            let message = bytes(len, (case * 100 + k) as u64);
             let want = reference_digest(&params, &message);
             for (lag, join_at) in [(0, 0), (2, 0), (1, 3), (5, 1)] {
                 let seen = Arc::new(Mutex::new(0));
@@ -159,7 +159,7 @@ fn any_split_of_the_chunks_gives_the_reference_digest() {
 }
 
 /// Pieces whose chaining values exceed `MAX_VALUES_LEN` (ParallelHash
-/// with B = 1: 32 bytes a byte) are shared in rounds, the engines
+/// with B = 1: 32 bytes a byte) are shared in waves, the engines
 /// answering late: the reference's digest.
 #[test]
 fn pieces_of_many_small_chunks_are_shared_in_rounds() {
@@ -168,9 +168,9 @@ fn pieces_of_many_small_chunks_are_shared_in_rounds() {
         .with_block_size(1)
         .unwrap();
     let leaf = params.standard().chunk_spec().unwrap();
-    let round = Context::new(&params, &cpu).chunks_per_round();
-    assert_eq!(round, MAX_VALUES_LEN / 32);
-    let message = bytes(3 * round + 1234, 9);
+    let wave = Context::new(&params, &cpu).chunks_per_wave();
+    assert_eq!(wave, MAX_VALUES_LEN / 32);
+    let message = bytes(3 * wave + 1234, 9);
     let seen = Arc::new(Mutex::new(0));
     let mut split = Split::new(true);
     let mut mix = Rng(5);
@@ -194,7 +194,7 @@ fn pieces_of_many_small_chunks_are_shared_in_rounds() {
         &mut input,
         &cpu,
         engines,
-        2 * round + 7,
+        2 * wave + 7,
         &NoProgress,
     )
     .unwrap();
@@ -285,8 +285,8 @@ fn files_shared_or_read_by_the_engines_give_the_reference_digest() {
     }
 }
 
-/// A file's chunks read per task on the CPU, each round's chaining
-/// values fed to the last node beside the next round, in pieces of a
+/// A file's chunks read per task on the CPU, each wave's chaining
+/// values fed to the last node beside the next wave, in pieces of a
 /// few chunks, on the pool and inline: the reference's digest, on
 /// lengths around the chunk and across many pieces.
 #[test]
@@ -297,8 +297,8 @@ fn a_file_read_per_task_gives_the_reference_digest() {
         let b = chunk_len(&params);
         let lens = [1, b - 1, b, b + 1, 3 * b - 1, 40 * b + 3, 300_001];
         // (An empty file is a stream.)
-        for (round, len) in lens.into_iter().filter(|&n| n > 0).enumerate() {
-            let message = bytes(len, (case * 100 + round) as u64);
+        for (k, len) in lens.into_iter().filter(|&n| n > 0).enumerate() {
+            let message = bytes(len, (case * 100 + k) as u64);
             let path = dir.path().join("m");
             std::fs::write(&path, &message).unwrap();
             let want = reference_digest(&params, &message);

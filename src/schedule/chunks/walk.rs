@@ -74,7 +74,7 @@ pub(crate) struct Walk<S = LastNode> {
     pub(super) tail: Vec<u8>,
     /// Chaining values not fed to the last node yet, in order.
     pub(super) pending: Vec<u8>,
-    /// Space for the next round's chaining values.
+    /// Space for the next wave's chaining values.
     pub(super) spare: Vec<u8>,
 }
 
@@ -192,10 +192,10 @@ impl<S: Sink> Walk<S> {
         })
     }
 
-    /// Hashes `count` whole chunks side by side, in rounds whose chaining
+    /// Hashes `count` whole chunks side by side, in waves whose chaining
     /// values fit [`MAX_VALUES_LEN`]: `hash(range, values)` writes the
     /// values of the chunks `range` (counted from the first of them) on the
-    /// workers, while one of them feeds the round before to the last node.
+    /// workers, while one of them feeds the wave before to the last node.
     pub(super) fn absorb_chunks<E: Send>(
         &mut self,
         cx: &Context<'_>,
@@ -205,7 +205,7 @@ impl<S: Sink> Walk<S> {
         let cv_len = cx.params.standard().chaining_len();
         let mut from = 0;
         while from < count {
-            let to = count.min(from + cx.chunks_per_round());
+            let to = count.min(from + cx.chunks_per_wave());
             let mut values = std::mem::take(&mut self.spare);
             values.resize((to - from) * cv_len, 0);
             let (node, pending) = (&mut self.node, &self.pending);
