@@ -68,13 +68,16 @@ use std::fmt;
 use std::ops::Range;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::time::Instant;
 
 use crate::error::HashError;
 use crate::function::Params;
-use crate::hasher::Hasher;
+use crate::hasher::{BackendUsed, Hasher, Resumed};
+use crate::input::InputFile;
 use crate::params::TreeParams;
 use crate::progress::Progress;
 use crate::standard::Family;
+use crate::timings::{Timings, timed};
 use origin::Origin;
 
 pub use format::{FORMAT_VERSION, PartError, read_part};
@@ -251,13 +254,80 @@ impl Hasher {
             return Err(invalid(why));
         }
         let name = part_name(path, index, count)?;
-        match &params {
-            Params::Tree(params) => self.hash_tree_part(params, path, name, index, count, progress),
-            Params::Standard(params) => {
-                self.hash_standard_part(params, path, name, index, count, progress)
-            }
-        }
+        let start = Instant::now();
+        let mut timings = Timings::default();
+        let opened = timed(&mut timings.open, || read::open(path))?;
+        let (file_len, stamp) = opened.stamp()?;
+        let part = PartFile {
+            file: opened.input(),
+            file_len,
+            index,
+            count,
+        };
+        let made = match &params {
+            Params::Tree(params) => self.tree_part(params, part, progress, &mut timings)?,
+            Params::Standard(params) => self.standard_part(params, part, progress, &mut timings)?,
+        };
+        // After the reads: a file changed while they ran gives no part.
+        opened.check_unchanged(&stamp)?;
+        timings.total = start.elapsed();
+        Ok(PartOutput {
+            part: Part {
+                origin: Origin::new(&stamp, file_len, count, index, name),
+                body: made.body,
+            },
+            bytes_read: made.read_len,
+            backend: made.backend,
+            timings,
+            fallback_note: made.note,
+        })
     }
+
+    /// Runs a part's reads on a GPU where `on_gpu` (the policy's answer:
+    /// `auto.rs`), else on the CPU, from a thread that is no rayon worker;
+    /// under `Auto` a GPU that fails is left for a redo on the CPU (a part's
+    /// file can always be read again). With the redo's note, if any.
+    fn part_on_engines<T: Send>(
+        &self,
+        on_gpu: bool,
+        progress: &dyn Progress,
+        timings: &mut Timings,
+        gpu: impl FnOnce(&dyn Progress, &mut Timings) -> Result<T, HashError> + Send,
+        cpu: impl FnOnce(&dyn Progress, &mut Timings) -> Result<T, HashError> + Send,
+    ) -> Result<(T, Option<String>), HashError> {
+        self.cpu().run_pieces(|| {
+            let first_try = Resumed::new(progress, 0);
+            if !on_gpu {
+                return Ok((cpu(&first_try, timings)?, None));
+            }
+            let result = gpu(&first_try, timings);
+            self.or_redo_on_cpu(result, true, &first_try, |redo| {
+                *timings = Timings::default();
+                cpu(redo, timings)
+            })
+        })
+    }
+}
+
+/// Where a part lies in its file.
+#[derive(Clone, Copy)]
+struct PartFile<'f> {
+    /// The file, where it has bytes.
+    file: Option<&'f InputFile>,
+    file_len: u64,
+    /// Part `index` of `count`.
+    index: u64,
+    count: u64,
+}
+
+/// What hashing a part's own bytes made, and how.
+struct Made {
+    body: Body,
+    /// Bytes of the file it read.
+    read_len: u64,
+    backend: BackendUsed,
+    /// Why `auto` redid it on the CPU, if it did.
+    note: Option<String>,
 }
 
 /// Why no part can be made under `params`, if none can: TurboSHAKE is one

@@ -9,16 +9,15 @@ use std::fs::File;
 use std::io::Read;
 use std::ops::Range;
 use std::path::Path;
-use std::time::Instant;
 
 use super::format::key_check;
 use super::nodes::Nodes;
 use super::plan::{Subtrees, bytes_read, head, leaves_per_node, part_leaves, subtrees};
-use super::{Body, Origin, Part, TreePart};
+use super::{Body, Made, Part, PartFile, TreePart};
 use crate::engine::LeafEngine;
 use crate::error::HashError;
 use crate::gpu::CopyMode;
-use crate::hasher::{BackendUsed, Hasher, Resumed};
+use crate::hasher::{BackendUsed, Hasher};
 use crate::input::{InputFile, Source, Stamp};
 use crate::message::{self, Piece};
 use crate::params::TreeParams;
@@ -53,22 +52,23 @@ pub(super) enum Opened {
 }
 
 impl Hasher {
-    /// Part `index` of `count` of an LI tree of the file at `path`, which a
-    /// part records as `name` ([`Hasher::hash_part`]): the outputs of the
-    /// leaves that part owns, read from the file's runs of those leaves alone.
-    pub(super) fn hash_tree_part(
+    /// The leaves part `part.index` of `part.count` owns, of an LI tree
+    /// of `part.file` ([`Hasher::hash_part`]): the outputs of those
+    /// leaves, read from the file's runs of them alone, reduced to the
+    /// roots of the part's whole subtrees.
+    pub(super) fn tree_part(
         &self,
         params: &TreeParams,
-        path: &Path,
-        name: Vec<u8>,
-        index: u64,
-        count: u64,
+        part: PartFile<'_>,
         progress: &dyn Progress,
-    ) -> Result<PartOutput, HashError> {
-        let start = Instant::now();
-        let mut timings = Timings::default();
-        let opened = timed(&mut timings.open, || open(path))?;
-        let (file_len, stamp) = opened.stamp()?;
+        timings: &mut Timings,
+    ) -> Result<Made, HashError> {
+        let PartFile {
+            file,
+            file_len,
+            index,
+            count,
+        } = part;
         let leaves = part_leaves(params.leaf_count(), count, index);
         let message_len = params.prefix().len() as u64 + file_len;
         let holding = Dealing::of(params).leaves_with_blocks(message_len);
@@ -76,18 +76,19 @@ impl Hasher {
         progress.start(Some(read_len));
         let own_holding = holding.clamp(leaves.start, leaves.end) > leaves.start;
         let whole = leaves == (0..params.leaf_count());
-        let input = opened.input();
-        let mut made = Made {
-            leaves: Leaves::Outputs(Vec::new()),
-            backend: BackendUsed::Cpu,
-            note: None,
-        };
+        let (mut made, mut note, mut backend) =
+            (Leaves::Outputs(Vec::new()), None, BackendUsed::Cpu);
         if own_holding || whole {
-            made = self.cpu().run_pieces(|| {
-                self.absorb_part(params, input, &leaves, read_len, progress, &mut timings)
-            })?;
+            let on_gpu = self.li_part_on_gpu(read_len, params.height() > 0);
+            let gpu =
+                |p: &dyn Progress, t: &mut Timings| self.part_on_gpu(params, file, &leaves, p, t);
+            let cpu =
+                |p: &dyn Progress, t: &mut Timings| self.part_on_cpu(params, file, &leaves, p, t);
+            (made, note) = self.part_on_engines(on_gpu, progress, timings, gpu, cpu)?;
+            if on_gpu && note.is_none() {
+                backend = BackendUsed::Gpu;
+            }
         }
-        opened.check_unchanged(&stamp)?;
         let cpu = self.cpu();
         let values = timed(&mut timings.reduce, || {
             // From a thread that is no rayon worker, as every wait on the pool.
@@ -97,12 +98,10 @@ impl Hasher {
                 let nodes = Nodes::with_whole_nodes(params, &whole);
                 let pool = cpu.start_pool()?;
                 Ok::<_, HashError>(
-                    pool.install(|| part_values(params, &nodes, &leaves, holding, made.leaves)),
+                    pool.install(|| part_values(params, &nodes, &leaves, holding, made)),
                 )
             })
         })?;
-        timings.total = start.elapsed();
-        let origin = Origin::new(&stamp, file_len, count, index, name);
         let tree = TreePart {
             params: without_prefix(params)?,
             key_check: params.has_prefix().then(|| key_check(params.prefix())),
@@ -110,51 +109,10 @@ impl Hasher {
             holding,
             values,
         };
-        let part = Part {
-            origin,
-            body: Body::Tree(tree),
-        };
-        Ok(PartOutput {
-            part,
-            bytes_read: read_len,
-            backend: made.backend,
-            timings,
-            fallback_note: made.note,
-        })
-    }
-
-    /// The part's leaves on the engine the options ask for; under `auto`
-    /// a GPU that fails is left for the CPU.
-    fn absorb_part(
-        &self,
-        params: &TreeParams,
-        file: Option<&InputFile>,
-        leaves: &Range<u64>,
-        read_len: u64,
-        progress: &dyn Progress,
-        timings: &mut Timings,
-    ) -> Result<Made, HashError> {
-        let first_try = Resumed::new(progress, 0);
-        if !self.li_part_on_gpu(read_len, params.height() > 0) {
-            let leaves = self.part_on_cpu(params, file, leaves, &first_try, timings)?;
-            return Ok(Made {
-                leaves,
-                backend: BackendUsed::Cpu,
-                note: None,
-            });
-        }
-        let result = self.part_on_gpu(params, file, leaves, &first_try, timings);
-        // A part's file can always be read again.
-        let (leaves, note) = self.or_redo_on_cpu(result, true, &first_try, |redo| {
-            *timings = Timings::default();
-            self.part_on_cpu(params, file, leaves, redo, timings)
-        })?;
         Ok(Made {
-            leaves,
-            backend: match note {
-                None => BackendUsed::Gpu,
-                Some(_) => BackendUsed::Cpu,
-            },
+            body: Body::Tree(tree),
+            read_len,
+            backend,
             note,
         })
     }
@@ -205,13 +163,6 @@ impl Hasher {
         };
         run_engine(params, file, engine, leaves, progress, timings)
     }
-}
-
-/// What the engine gave, and how.
-struct Made {
-    leaves: Leaves,
-    backend: BackendUsed,
-    note: Option<String>,
 }
 
 /// An engine's result for a part.

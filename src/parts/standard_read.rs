@@ -7,12 +7,9 @@
 //! the range's last bytes).
 
 use std::ops::Range;
-use std::path::Path;
-use std::time::Instant;
 
-use super::read::{PartOutput, open};
 use super::standard::{StandardPart, bytes_read, holds_first_chunk, split};
-use super::{Body, Origin, Part};
+use super::{Body, Made, PartFile};
 use crate::error::HashError;
 use crate::gpu::CopyMode;
 use crate::hasher::{BackendUsed, Hasher};
@@ -26,48 +23,40 @@ use crate::standard::StandardParams;
 use crate::timings::{Timings, timed};
 
 impl Hasher {
-    /// Part `index` of `count` of the file at `path` under a standard
-    /// function, which a part records as `name` ([`Hasher::hash_part`]).
-    pub(super) fn hash_standard_part(
+    /// The chunks part `part.index` of `part.count` owns, of a standard
+    /// function's file `part.file` ([`Hasher::hash_part`]): one range of
+    /// the file, walked by the standard functions' own walk, with their
+    /// chaining values (and KT's first chunk, where the part holds it).
+    pub(super) fn standard_part(
         &self,
         params: &StandardParams,
-        path: &Path,
-        name: Vec<u8>,
-        index: u64,
-        count: u64,
+        part: PartFile<'_>,
         progress: &dyn Progress,
-    ) -> Result<PartOutput, HashError> {
-        let start = Instant::now();
+        timings: &mut Timings,
+    ) -> Result<Made, HashError> {
         let Some(spec) = params.standard().chunk_spec() else {
             return Err(HashError::Internal(
                 "a part of a function without chunks".into(),
             ));
         };
-        let mut timings = Timings::default();
-        let opened = timed(&mut timings.open, || open(path))?;
-        let (file_len, stamp) = opened.stamp()?;
-        let (chunks, chunk_count) = split(params, file_len, count, index);
+        let (file, file_len) = (part.file, part.file_len);
+        let (chunks, chunk_count) = split(params, file_len, part.count, part.index);
         let read_len = bytes_read(params, &chunks, file_len);
         progress.start(Some(read_len));
         let on_gpu = self.chunk_part_on_gpu(read_len);
-        let walked = self.cpu().run_pieces(|| {
-            let file = opened.input();
-            let chunks = chunks.clone();
-            if on_gpu {
-                self.part_chunks_on_gpu(params, &spec, file, chunks, progress, &mut timings)
-            } else {
-                self.part_chunks_on_cpu(params, file, chunks, progress, &mut timings)
-            }
-        })?;
-        opened.check_unchanged(&stamp)?;
+        let gpu = |p: &dyn Progress, t: &mut Timings| {
+            self.part_chunks_on_gpu(params, &spec, file, chunks.clone(), p, t)
+        };
+        let cpu = |p: &dyn Progress, t: &mut Timings| {
+            self.part_chunks_on_cpu(params, file, chunks.clone(), p, t)
+        };
+        let (walked, note) = self.part_on_engines(on_gpu, progress, timings, gpu, cpu)?;
         timings.copy_busy += walked.copy_busy;
         timings.kernel_busy += walked.kernel_busy;
-        timings.total = start.elapsed();
         let gpu_used = walked
             .shares
             .iter()
             .any(|s| s.engine.is_gpu() && s.bytes > 0);
-        let origin = Origin::new(&stamp, file_len, count, index, name);
         debug_assert_eq!(
             walked.sink.first_chunk.is_empty(),
             !holds_first_chunk(params, &chunks)
@@ -79,19 +68,15 @@ impl Hasher {
             first_chunk: walked.sink.first_chunk,
             values: walked.sink.values,
         };
-        Ok(PartOutput {
-            part: Part {
-                origin,
-                body: Body::Standard(part),
-            },
-            bytes_read: read_len,
+        Ok(Made {
+            body: Body::Standard(part),
+            read_len,
             backend: if gpu_used {
                 BackendUsed::Gpu
             } else {
                 BackendUsed::Cpu
             },
-            timings,
-            fallback_note: None,
+            note,
         })
     }
 
