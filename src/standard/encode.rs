@@ -1,6 +1,6 @@
 //! The integer and string encodings the standards frame their nodes with
-//! (docs/SPEC.md, "Encodings"). `src/reference/` states them apart, as the
-//! oracle these are tested against.
+//! (docs/SPEC.md, "Encodings"). The reference crate (`reference/`) states
+//! them apart, as the oracle these are tested against.
 
 /// length_encode(x), RFC 9861 §3.3: x in big-endian bytes with no leading
 /// zero (none at all for 0), then the number of those bytes.
@@ -53,7 +53,7 @@ pub(crate) fn bytepad(x: &[u8], w: usize) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reference::{cshake, kangaroo};
+    use treehash_reference::{cshake, kangaroo};
 
     #[test]
     fn encodings_match_the_reference() {
