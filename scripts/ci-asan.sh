@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The library's unit tests under AddressSanitizer (nightly): out-of-bounds
+# The library's unit tests under AddressSanitizer (nightly), with the
+# reference crate's (a default member of the workspace): out-of-bounds
 # access, use-after-free and leaks in the unsafe code (SIMD loads, the file
 # windows, SIGBUS recovery) fail here. Own target folder: instrumented
 # objects never mix with the others. docs/ASSURANCE.md says what it covers.

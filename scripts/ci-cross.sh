@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The other platforms (docs/PLATFORMS.md), checked from this x86-64 host:
 # 1. aarch64 Linux: clippy with warnings denied, then the library's unit
-#    tests and the vector and differential tests cross-built once and run
+#    tests (with the reference crate's, a default member of the workspace)
+#    and the vector and differential tests cross-built once and run
 #    under qemu-user twice: `-cpu max` (ARMv8.2 SHA3: the two-lane kernel)
 #    and `-cpu cortex-a72` (no SHA3: the portable kernel, as on Graviton2).
 # 2. macOS: `cargo check` of the library (every target), the tool's binary

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The library's unit tests that Miri can run, under Miri (nightly): undefined
+# The library's unit tests that Miri can run, and the reference crate's
+# (reference/), under Miri (nightly): undefined
 # behaviour, out-of-bounds access and aliasing violations in the code they
 # reach fail here. docs/ASSURANCE.md lists what is covered, what is not and
 # why. About 6 minutes on a 2-core machine.
@@ -14,22 +15,25 @@ if ! cargo +nightly miri --version >/dev/null 2>&1; then
     rustup component add --toolchain nightly miri rust-src
 fi
 
-# The library (`--lib`; the tool in cli/ has none), without the default
-# features: no CUDA bindings
-# (foreign code, which Miri cannot run). Own target folder.
+# The library (`-p treehash --lib`; the tool in cli/ has none), without
+# the default features: no CUDA bindings (foreign code, which Miri cannot
+# run). The filters below name the library's modules, so the reference
+# crate, a default member of the workspace, is a run of its own (step 1).
+# Own target folder.
 export CARGO_TARGET_DIR="${MIRI_TARGET_DIR:-target/miri-ci}"
 harness_args=("$@")
 miri_test() {
-    cargo +nightly miri test --lib --no-default-features -- "$@" "${harness_args[@]}"
+    cargo +nightly miri test -p treehash --lib --no-default-features -- "$@" "${harness_args[@]}"
 }
 
 # 1. Single-threaded tests under Stacked Borrows, the stricter aliasing
 #    model, with isolation (no files, no clock): the check lines, labels and
 #    parameters, the tree arithmetic, the parts' plan and nodes, the
-#    reference functions, the scalar permutation and sponges, the fast
-#    sponge's portable path, the pure parts of the schedules.
+#    scalar permutation and sponges, the fast sponge's portable path, the
+#    pure parts of the schedules; then every test of the reference crate
+#    (Keccak-p, cSHAKE, KT, ParallelHash, TurboSHAKE).
 MIRIFLAGS="${MIRIFLAGS:-}" miri_test \
-    checkfile:: params:: function:: label:: error:: tree:: sponge:: reference:: \
+    checkfile:: params:: function:: label:: error:: tree:: sponge:: test_reference:: \
     cpu::keccak:: cpu::walk:: cpu::platform::tests::portable \
     cpu::platform::tests::the_portable cpu::chunks::tests::a_short \
     cpu::chunks::tests::no_chunks cpu::chunks::tests::standard_specs \
@@ -41,6 +45,7 @@ MIRIFLAGS="${MIRIFLAGS:-}" miri_test \
     --skip schedule::tests::files_and_streams \
     --skip schedule::chunks::tests::a_ --skip schedule::chunks::tests::any_split \
     --skip schedule::chunks::tests::files_shared --skip schedule::chunks::tests::pieces_of_many
+MIRIFLAGS="${MIRIFLAGS:-}" cargo +nightly miri test -p treehash-reference --lib -- "${harness_args[@]}"
 
 # 2. The AVX2 kernel's permutation and block loads, built with AVX2 on
 #    (under Miri a CPU feature is there only where the build enables it;

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Lists the import cycles between the modules of each crate: the library
-(src/) and the command-line tool (cli/src/), one module per file. Each
+(src/), the command-line tool (cli/src/) and the reference implementation
+(reference/src/), one module per file. Each
 `crate::a::b` or `super::c` path in a file is an edge to the module it
 names (a module naming one of its ancestors is not counted). Exit code 1
 if there is a cycle. Test modules (`#[cfg(test)] mod tests` and
@@ -9,7 +10,11 @@ import os, re, sys
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 # (crate, its source folder): each crate's modules are a graph of their own.
-CRATES = [("treehash", os.path.join(HERE, "src")), ("treehash-cli", os.path.join(HERE, "cli", "src"))]
+CRATES = [
+    ("treehash", os.path.join(HERE, "src")),
+    ("treehash-cli", os.path.join(HERE, "cli", "src")),
+    ("treehash-reference", os.path.join(HERE, "reference", "src")),
+]
 
 def module_of(root, path):
     rel = os.path.relpath(path, root)[:-3].split(os.sep)

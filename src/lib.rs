@@ -61,11 +61,14 @@
 //! | GPUs | [`gpu`]: [`gpu::Devices`], [`gpu::CopyMode`], [`gpu::GpuBackend`], [`gpu::GpuInfo`], [`gpu::driver_present`], `gpu::DeviceBytes` (with the `gpu` feature) |
 //! | a file truncated while mapped | [`sigbus`]: [`sigbus::recover`], [`sigbus::raised_by_an_access`], for a program's SIGBUS handler |
 //!
-//! Modules hidden from this documentation (`checkfile`, `input`, `label`,
-//! `output_file`, `function`'s option parsing, `reference`, `sponge`, …)
-//! are public only for the treehash tool (`cli/`), the Python package, the
-//! tests and the benchmarks: they are no part of the API and may change at
-//! any release (docs/decisions/0027-cli-crate-and-public-api.md).
+//! Modules hidden from this documentation (`checkfile`, `input`,
+//! `label`, `output_file`, `function`'s option parsing, `sponge`, …) are public
+//! only for the treehash tool (`cli/`), the Python package, the tests and
+//! the benchmarks: they are no part of the API and may change at any
+//! release (docs/decisions/0027-cli-crate-and-public-api.md). The reference
+//! implementation, the spec in plain code that the tests, the benchmarks
+//! and the tool's `--verify` hold the library to, is no module of it but a
+//! crate of its own, `treehash-reference` (`reference/`).
 
 // Without the `gpu` feature the code that only the GPU backend calls (the
 // kernels' tables, the leaf level's launch arguments) is unused; the
@@ -107,14 +110,14 @@ pub mod output_file;
 pub mod params;
 pub mod parts;
 mod progress;
-#[doc(hidden)] // the spec in code: for the tests, `--verify` and benchmarks
-pub mod reference;
 mod schedule;
 pub mod sigbus;
 #[doc(hidden)] // for the tests and benchmarks; not part of the API
 pub mod sponge;
 pub mod standard;
 mod stream;
+#[cfg(test)]
+mod test_reference;
 #[cfg(test)]
 mod test_rng;
 mod threads;

@@ -488,15 +488,15 @@ mod tests {
     use crate::cpu::CpuPath;
     use crate::hasher::HasherOptions;
     use crate::params::Algorithm;
-    use crate::reference;
     use crate::standard::Standard;
+    use crate::test_reference::tree;
     use crate::test_rng::{Rng, bytes};
 
-    /// The reference digest (src/reference) of `input`.
+    /// The reference digest (the `treehash-reference` crate) of `input`.
     fn reference_digest(params: &Params, input: &[u8]) -> Vec<u8> {
-        use reference::{kangaroo, parallel_hash, turboshake};
+        use treehash_reference::{kangaroo, parallel_hash, turboshake};
         let p = match params {
-            Params::Tree(p) => return reference::tree_hash(p, input),
+            Params::Tree(p) => return treehash_reference::tree_hash(&tree(p), input),
             Params::Standard(p) => p,
         };
         let (c, n, b) = (p.customization(), p.output_len(), p.block_size());

@@ -33,7 +33,7 @@
 //! | ParallelHash128/256 and the XOF variants | tiny-keccak |
 //!
 //! The RustCrypto crates share the `keccak` crate's permutation, which the
-//! reference's own (src/reference/keccak.rs) is tested against; tiny-keccak
+//! reference's own (reference/src/keccak.rs) is tested against; tiny-keccak
 //! has its own. The known answers of the standards, and pycryptodome's for
 //! TurboSHAKE, KT128 and cSHAKE, are checked in vectors.rs; the LI
 //! reference's, computed outside this crate, there too.
@@ -43,23 +43,21 @@ mod common;
 use std::io::{self, Read};
 
 use common::cases::{edge_cases, file_cases};
-use common::{random_bytes, reference_digest};
+use common::{random_bytes, reference_digest, reference_node, reference_tree};
 use k12::digest::{CustomizedInit, ExtendableOutput, Update, XofReader};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use tiny_keccak::{Hasher as _, IntoXof as _, Xof as _};
-use treehash::reference::cshake::{
+use treehash::{Algorithm, CpuPath, HashError, Hasher, HasherOptions, NoProgress, TreeParams};
+use treehash_reference::cshake::{
     CSHAKE128_RATE, CSHAKE256_RATE, cshake128, cshake256, encode_string, left_encode,
 };
-use treehash::reference::kangaroo::{CHUNK_LEN, kt128, kt256, length_encode};
-use treehash::reference::parallel_hash::{
+use treehash_reference::kangaroo::{CHUNK_LEN, kt128, kt256, length_encode};
+use treehash_reference::parallel_hash::{
     parallel_hash_xof128, parallel_hash_xof256, parallel_hash128, parallel_hash256,
 };
-use treehash::reference::turboshake::{
+use treehash_reference::turboshake::{
     TURBOSHAKE128_RATE, TURBOSHAKE256_RATE, turboshake128, turboshake256,
-};
-use treehash::{
-    Algorithm, CpuPath, HashError, Hasher, HasherOptions, NoProgress, TreeParams, reference,
 };
 
 // ============================================ the CPU's kernels against the reference
@@ -122,7 +120,7 @@ fn cpu_matches_reference_on_random_cases() {
         let params = random_params(&mut rng, 600);
         let size = interesting_size(&mut rng, &params);
         let data = random_bytes(&mut rng, size);
-        let want = reference::tree_hash(&params, &data);
+        let want = treehash_reference::tree_hash(&reference_tree(&params), &data);
         let hasher = &hashers[case % hashers.len()];
         let got = hasher.hash_bytes(&params, &data).unwrap();
         assert_eq!(got.digest, want, "case {case}: {params:?}, {size} bytes");
@@ -164,7 +162,7 @@ fn streams_read_in_odd_pieces_match_reference() {
         assert_eq!(got.bytes, size as u64);
         assert_eq!(
             got.digest,
-            reference::tree_hash(&params, &data),
+            treehash_reference::tree_hash(&reference_tree(&params), &data),
             "case {case}: {params:?}"
         );
     }
@@ -178,7 +176,10 @@ fn inputs_much_smaller_than_a_stripe_leave_most_leaves_empty() {
         for size in [0, 1, 135, 136, 137, 5000] {
             let data = common::spec_input(size);
             let got = hasher.hash_bytes(&params, &data).unwrap();
-            assert_eq!(got.digest, reference::tree_hash(&params, &data));
+            assert_eq!(
+                got.digest,
+                treehash_reference::tree_hash(&reference_tree(&params), &data)
+            );
         }
     }
 }
@@ -196,7 +197,11 @@ fn height_zero_is_plain_sha3_and_shake() {
             let params = TreeParams::new(algorithm, 0, 4).unwrap();
             let got = hasher.hash_bytes(&params, &data).unwrap().digest;
             // The reference's node function is RustCrypto's sha3 / shake, called plainly.
-            let plain = reference::node_function(algorithm, &data, params.output_len());
+            let plain = treehash_reference::node_function(
+                reference_node(algorithm),
+                &data,
+                params.output_len(),
+            );
             assert_eq!(got, plain, "{algorithm}, {size} bytes");
         }
     }
@@ -273,7 +278,11 @@ fn path_agrees_with_portable_and_reference(path: CpuPath, test: &str) {
             .digest;
         assert_eq!(got, want, "{path}, case {case}: {params:?}, {size} bytes");
         if case % 10 == 0 {
-            assert_eq!(want, reference::tree_hash(&params, &data), "case {case}");
+            assert_eq!(
+                want,
+                treehash_reference::tree_hash(&reference_tree(&params), &data),
+                "case {case}"
+            );
         }
     }
 }

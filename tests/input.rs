@@ -4,10 +4,13 @@
 //! src/input.rs, which can wait for the window to be read in; standard-input
 //! offsets and a closed standard input are in cli/tests/cli_io.rs.
 
+mod common;
+
 use std::io::{self, Read};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use common::reference_tree;
 use treehash::{Algorithm, BackendChoice, HashError, Hasher, HasherOptions, Progress, TreeParams};
 
 fn cpu_hasher(piece_bytes: usize) -> Hasher {
@@ -148,7 +151,7 @@ fn files_of_one_piece_read_or_mapped_give_the_reference_digest() {
                     None,
                 )
                 .unwrap();
-                let want = treehash::reference::tree_hash(&params, &data);
+                let want = treehash_reference::tree_hash(&reference_tree(&params), &data);
                 let hash = || {
                     hasher
                         .hash_path(&params, &path, &treehash::NoProgress)
@@ -175,7 +178,10 @@ fn files_of_one_piece_read_or_mapped_give_the_reference_digest() {
         let got = hasher
             .hash_path(&params, &path, &treehash::NoProgress)
             .unwrap();
-        assert_eq!(got.digest, treehash::reference::tree_hash(&params, &data));
+        assert_eq!(
+            got.digest,
+            treehash_reference::tree_hash(&reference_tree(&params), &data)
+        );
     }
 }
 

@@ -2,7 +2,7 @@
 //! standard functions"), for both kinds of function: LI trees and the
 //! standard functions that have a tree (KT128, KT256, ParallelHash128 and
 //! ParallelHash256; TurboSHAKE has none). Any split of any file joins to
-//! the digest of one process, of the reference (`treehash::reference`) and
+//! the digest of one process, of the reference (`treehash_reference`) and
 //! of the known answers; each part owns the leaves or chunks the spec gives
 //! it and a standard part reads only its chunks' bytes; the format is the
 //! one the spec states; and every broken set is refused with the problem
@@ -13,6 +13,7 @@
 mod common;
 
 use common::parts::{hasher, other_files, refused, write};
+use common::reference_node;
 
 use std::ops::Range;
 use std::os::unix::fs::MetadataExt;
@@ -23,12 +24,11 @@ use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use sha3::Digest;
 use treehash::parts::{JoinError, Part, PartError, join, join_bytes, part_leaves};
-use treehash::reference::{kangaroo, node_function, turboshake};
 use treehash::standard::{Family, Standard, StandardParams};
 use treehash::{
     Algorithm, BackendChoice, BackendUsed, Hasher, HasherOptions, NoProgress, Params, TreeParams,
-    reference,
 };
+use treehash_reference::{Node, kangaroo, node_function, turboshake};
 
 // ------------------------------------------------------------------- helpers
 
@@ -717,7 +717,11 @@ fn reference_levels(params: &TreeParams, data: &[u8]) -> Vec<Vec<Vec<u8>>> {
     let m: Vec<u8> = params.prefix().iter().chain(data).copied().collect();
     let leaf_count = params.leaf_count() as usize;
     if params.height() == 0 {
-        return vec![vec![reference::node_function(a, &m, params.output_len())]];
+        return vec![vec![treehash_reference::node_function(
+            reference_node(a),
+            &m,
+            params.output_len(),
+        )]];
     }
     let mut leaves = vec![Vec::new(); leaf_count];
     for (i, block) in m.chunks(params.block_size()).enumerate() {
@@ -727,7 +731,7 @@ fn reference_levels(params: &TreeParams, data: &[u8]) -> Vec<Vec<Vec<u8>>> {
     let mut levels = vec![
         leaves
             .iter()
-            .map(|leaf| reference::node_function(a, leaf, c))
+            .map(|leaf| treehash_reference::node_function(reference_node(a), leaf, c))
             .collect::<Vec<_>>(),
     ];
     for h in (0..params.height()).rev() {
@@ -735,7 +739,9 @@ fn reference_levels(params: &TreeParams, data: &[u8]) -> Vec<Vec<Vec<u8>>> {
         let below = levels.last().unwrap();
         let level = below
             .chunks(params.degree() as usize)
-            .map(|children| reference::node_function(a, &children.concat(), len))
+            .map(|children| {
+                treehash_reference::node_function(reference_node(a), &children.concat(), len)
+            })
             .collect();
         levels.push(level);
     }
@@ -922,8 +928,8 @@ fn a_standard_part_is_laid_out_as_the_spec_states() {
         let cv = |chunk: &[u8]| match standard {
             Standard::Kt128 => turboshake::turboshake128(chunk, 0x0b, 32),
             Standard::Kt256 => turboshake::turboshake256(chunk, 0x0b, 64),
-            Standard::ParallelHash128 => node_function(Algorithm::Shake128, chunk, 32),
-            _ => node_function(Algorithm::Shake256, chunk, 64),
+            Standard::ParallelHash128 => node_function(Node::Shake128, chunk, 32),
+            _ => node_function(Node::Shake256, chunk, 64),
         };
         let set = parts(&hasher, &params.clone().into(), &path, count);
         for (index, bytes) in set.iter().enumerate() {

@@ -2,7 +2,7 @@
 //! vectors of li-v1.json, OpenSSL's plain SHA-3 and SHAKE of
 //! fips202-plain.json, RFC 9861's TurboSHAKE, KT128 and KT256 in
 //! rfc9861.json, SP 800-185's cSHAKE and ParallelHash in sp800-185.json),
-//! on the references of `treehash::reference` and on the CPU's kernels. If
+//! on the references of `treehash_reference` and on the CPU's kernels. If
 //! you add a known-answer test or a vector file, it goes here (the GPU's
 //! are in gpu.rs and gpu_device.rs, the vectors split into parts in
 //! parts.rs).

@@ -13,7 +13,8 @@ use std::path::Path;
 use sha3::Digest;
 use shake::{ExtendableOutput, Update, XofReader};
 use treehash::standard::Standard;
-use treehash::{Algorithm, StandardParams, TreeParams, reference};
+use treehash::{Algorithm, StandardParams, TreeParams};
+use treehash_reference::{kangaroo, parallel_hash, turboshake};
 
 /// Bytes read per call.
 const PIECE: usize = 1 << 20;
@@ -36,26 +37,23 @@ pub fn digest_of_file(params: &TreeParams, path: &Path) -> io::Result<Vec<u8>> {
 }
 
 /// The standard function `params` of the file at `path`, by the project's
-/// reference code (`treehash::reference`), which takes the whole message in
-/// memory: the independent check `--verify` holds a backend's digest to.
+/// reference code (the `treehash-reference` crate), which takes the whole
+/// message in memory: the independent check `--verify` holds a backend's
+/// digest to.
 pub fn reference_of_file(params: &StandardParams, path: &Path) -> io::Result<Vec<u8>> {
     let message = std::fs::read(path)?;
     let (c, n) = (params.customization(), params.output_len());
     Ok(match params.standard() {
-        Standard::Kt128 => reference::kangaroo::kt128(&message, c, n),
-        Standard::Kt256 => reference::kangaroo::kt256(&message, c, n),
+        Standard::Kt128 => kangaroo::kt128(&message, c, n),
+        Standard::Kt256 => kangaroo::kt256(&message, c, n),
         Standard::ParallelHash128 => {
-            reference::parallel_hash::parallel_hash128(&message, params.block_size(), n, c)
+            parallel_hash::parallel_hash128(&message, params.block_size(), n, c)
         }
         Standard::ParallelHash256 => {
-            reference::parallel_hash::parallel_hash256(&message, params.block_size(), n, c)
+            parallel_hash::parallel_hash256(&message, params.block_size(), n, c)
         }
-        Standard::TurboShake128 => {
-            reference::turboshake::turboshake128(&message, params.domain(), n)
-        }
-        Standard::TurboShake256 => {
-            reference::turboshake::turboshake256(&message, params.domain(), n)
-        }
+        Standard::TurboShake128 => turboshake::turboshake128(&message, params.domain(), n),
+        Standard::TurboShake256 => turboshake::turboshake256(&message, params.domain(), n),
         other => unreachable!("{other} has a reference"),
     })
 }

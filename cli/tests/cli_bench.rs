@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use common::cli::{BIN, bench, binary, digest_hex, fixture, stdout_of, treehash};
 use predicates::prelude::*;
 use treehash::standard::Standard;
-use treehash::{Algorithm, TreeParams, reference};
+use treehash::{Algorithm, TreeParams};
 
 #[test]
 fn bench_prints_one_row_per_height_and_verifies_height_zero() {
@@ -717,7 +717,7 @@ fn bench_measures_standard_functions_beside_the_li_rows() {
     assert!(kt["leaves"].is_null() && kt["skipped"].is_null(), "{kt}");
     assert_eq!(kt["label"], "KT128");
     let data = fs::read(&a).unwrap();
-    let reference = hex::encode(reference::kangaroo::kt128(&data, b"", 32));
+    let reference = hex::encode(treehash_reference::kangaroo::kt128(&data, b"", 32));
     assert_eq!(kt["digest"], reference);
     let hashed = stdout_of(treehash().args(["-a", "kt128", "--no-names"]).arg(&a));
     assert_eq!(hashed, format!("{reference}\n"));

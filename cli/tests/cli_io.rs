@@ -11,8 +11,9 @@ use std::fs;
 use std::path::Path;
 
 use common::cli::{BIN, check_file, digest_hex, fixture, stdout_of, treehash};
+use common::reference_tree;
 use sha3::Digest;
-use treehash::{Algorithm, TreeParams, reference};
+use treehash::{Algorithm, TreeParams};
 
 // ---- standard input
 
@@ -20,7 +21,10 @@ use treehash::{Algorithm, TreeParams, reference};
 fn standard_input_is_read_when_named_dash_or_when_no_file_is_given() {
     let data = common::spec_input(5000);
     let params = TreeParams::default();
-    let want = hex::encode(reference::tree_hash(&params, &data));
+    let want = hex::encode(treehash_reference::tree_hash(
+        &reference_tree(&params),
+        &data,
+    ));
     let piped = stdout_of(treehash().write_stdin(data.clone()));
     assert_eq!(piped, format!("{want}  -\n"));
     let dashed = stdout_of(treehash().arg("-").write_stdin(data));
@@ -99,7 +103,7 @@ fn a_closed_standard_input_is_an_error_not_an_empty_input() {
     let empty = stdout_of(treehash().arg("--no-names").write_stdin(Vec::new()));
     assert_eq!(
         empty.trim(),
-        hex::encode(reference::tree_hash(&params, b""))
+        hex::encode(treehash_reference::tree_hash(&reference_tree(&params), b""))
     );
 }
 

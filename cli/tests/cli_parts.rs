@@ -124,8 +124,10 @@ fn a_part_can_go_to_standard_output() {
         .success()
         .stdout(format!(
             "{}  {}\n",
-            hex::encode(treehash::reference::tree_hash(
-                &treehash::TreeParams::new(treehash::Algorithm::Sha3_256, 2, 4).unwrap(),
+            hex::encode(treehash_reference::tree_hash(
+                &common::reference_tree(
+                    &treehash::TreeParams::new(treehash::Algorithm::Sha3_256, 2, 4).unwrap()
+                ),
                 &common::spec_input(30_000)
             )),
             file.display()

@@ -232,8 +232,8 @@ mod tests {
     use super::super::keccak::{RC, absorb_runs_one_by_one, keccak_crate, test_state};
     use super::super::platform::avx512_for_test;
     use super::*;
-    use crate::reference::keccak::keccak_p;
     use crate::sponge::Rounds;
+    use treehash_reference::keccak::keccak_p;
 
     const NEEDS_AVX512: &str = "avx512_for_test fails where this test runs without AVX-512F";
 

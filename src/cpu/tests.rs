@@ -8,10 +8,11 @@ use super::*;
 use crate::message::Piece;
 use crate::params::Algorithm;
 use crate::progress::NoProgress;
-use crate::reference;
+use crate::test_reference::{node, tree};
 use crate::test_rng::{self, Rng};
 use crate::timings::Timings;
 use crate::tree::Dealing;
+use treehash_reference::tree_hash;
 
 /// Parameters that reach every kernel and edge: B < rate and B not a
 /// multiple of the rate (portable sponges on every path), B a multiple of
@@ -58,7 +59,11 @@ fn reference_leaf_outputs(params: &TreeParams, file: &[u8]) -> Vec<u8> {
     leaves[..holding]
         .iter()
         .flat_map(|leaf| {
-            reference::node_function(params.algorithm(), leaf, params.leaf_output_len())
+            treehash_reference::node_function(
+                node(params.algorithm()),
+                leaf,
+                params.leaf_output_len(),
+            )
         })
         .collect()
 }
@@ -159,7 +164,7 @@ fn parent_levels_on_every_kernel_give_the_reference_digest() {
         for leaves in holding {
             // `leaves` leaves hold a block, the last one a short one.
             let file = file((leaves * b).saturating_sub(b / 2), leaves as u64);
-            let want = reference::tree_hash(&params, &file);
+            let want = tree_hash(&tree(&params), &file);
             let outputs = reference_leaf_outputs(&params, &file);
             for &(name, nodes) in &kernels {
                 for workers in [Workers::Pool(&pool), Workers::Inline] {
@@ -604,7 +609,7 @@ fn inline_engines_defer_their_first_piece() {
         for params in cases() {
             for len in sizes(&params) {
                 let file = file(len, len as u64 ^ 0xdefe);
-                let want = reference::tree_hash(&params, &file);
+                let want = tree_hash(&tree(&params), &file);
                 let mut tmp = tempfile::NamedTempFile::new().unwrap();
                 tmp.write_all(&file).unwrap();
                 // An empty file is read as a stream.
@@ -692,7 +697,7 @@ fn engines_over_a_split_give_the_reference_digest() {
                 assert_eq!(outputs, want, "{case}");
                 assert_eq!(
                     digest(&params, low.pool(), outputs),
-                    reference::tree_hash(&params, &file),
+                    tree_hash(&tree(&params), &file),
                     "{case}"
                 );
                 let Some(input) = &input else { continue };
@@ -839,7 +844,7 @@ fn leaves_handed_over_mid_stream_give_the_reference_digest() {
                     at += piece.len();
                 }
                 let case = format!("{}, {len} bytes", params.label());
-                let want = reference::tree_hash(&params, &file);
+                let want = tree_hash(&tree(&params), &file);
                 let Some(mut second) = second else {
                     assert_eq!(first.finish(&mut times).unwrap(), want, "{case}");
                     continue;

@@ -213,7 +213,7 @@ mod tests {
         assert_eq!(out.backend, BackendUsed::Cpu);
         assert_eq!(
             out.digest,
-            crate::reference::tree_hash(&params, &[7u8; 100_000])
+            treehash_reference::tree_hash(&crate::test_reference::tree(&params), &[7u8; 100_000])
         );
         assert!(
             auto.why_no_gpu()

@@ -512,7 +512,7 @@ mod tests {
             let path = dir.path().join(name);
             let bytes: Vec<u8> = (0..len).map(|i| (i * 31 + 7) as u8).collect();
             std::fs::write(&path, &bytes).unwrap();
-            let want = crate::reference::kangaroo::kt128(&bytes, &[], 32);
+            let want = treehash_reference::kangaroo::kt128(&bytes, &[], 32);
             let input = ListInput {
                 params: params.clone(),
                 path,

@@ -143,24 +143,25 @@ impl<'p> Nodes<'p> {
 mod tests {
     use super::*;
     use crate::params::Algorithm;
-    use crate::reference::node_function;
+    use crate::test_reference::node;
+    use treehash_reference::node_function;
 
     #[test]
     fn empty_values_follow_the_spec() {
         for (h, d, alg) in [(2, 3, Algorithm::Sha3_224), (0, 4, Algorithm::Shake256)] {
             let p = TreeParams::new(alg, h, d).unwrap();
             let nodes = Nodes::new(&p);
-            let c = alg.chaining_len();
+            let (a, c) = (node(alg), alg.chaining_len());
             let n = p.output_len();
             if h == 0 {
-                assert_eq!(nodes.empty(0), node_function(alg, &[], n));
+                assert_eq!(nodes.empty(0), node_function(a, &[], n));
                 continue;
             }
-            let leaf = node_function(alg, &[], c);
+            let leaf = node_function(a, &[], c);
             assert_eq!(nodes.empty(h), leaf);
-            let parent = node_function(alg, &leaf.repeat(d as usize), c);
+            let parent = node_function(a, &leaf.repeat(d as usize), c);
             assert_eq!(nodes.empty(h - 1), parent);
-            let root = node_function(alg, &parent.repeat(d as usize), n);
+            let root = node_function(a, &parent.repeat(d as usize), n);
             assert_eq!(nodes.empty(0), root);
         }
     }

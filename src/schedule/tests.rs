@@ -8,7 +8,8 @@ use crate::cpu::{CpuBackend, CpuPath};
 use crate::input::Source;
 use crate::params::Algorithm;
 use crate::progress::{CountingProgress, NoProgress};
-use crate::reference;
+use crate::test_reference::tree;
+use treehash_reference::tree_hash;
 
 /// A small deterministic generator (xorshift64*), so that a failure
 /// can be replayed from its seed.
@@ -173,7 +174,7 @@ fn any_split_and_any_hand_over_give_the_reference_digest() {
     for (c, params) in cases().iter().enumerate() {
         for (s, len) in sizes(params).into_iter().enumerate() {
             let file = data(len, (c * 100 + s) as u64);
-            let want = reference::tree_hash(params, &file);
+            let want = tree_hash(&tree(params), &file);
             for round in 0..3u64 {
                 let seed = (c as u64) << 32 | (s as u64) << 8 | round | 1;
                 let (got, moved) = shared_digest(params, &mut Input::Bytes(&file), &cpus, seed);
@@ -196,7 +197,7 @@ fn files_and_streams_are_shared_the_same_way() {
     let cpus = backends(1000);
     let params = &cases()[3];
     let file = data(150_000, 7);
-    let want = reference::tree_hash(params, &file);
+    let want = tree_hash(&tree(params), &file);
     let mut tmp = tempfile::NamedTempFile::new().unwrap();
     std::io::Write::write_all(&mut tmp, &file).unwrap();
     for seed in 1..6 {
@@ -396,7 +397,7 @@ fn progress_counts_every_byte_once_whatever_the_split() {
     .unwrap();
     assert_eq!(bar.0.into_inner(), 10_000);
     assert_eq!(hashed.bytes, 10_000);
-    assert_eq!(hashed.digest, reference::tree_hash(params, &file));
+    assert_eq!(hashed.digest, tree_hash(&tree(params), &file));
     // Every byte of M was some engine's.
     let shared: u64 = hashed.shares.iter().map(|s| s.bytes).sum();
     assert_eq!(shared, 10_000);
@@ -416,7 +417,7 @@ fn gpus_and_cpus_share_leaves_in_any_split() {
     for (c, params) in cases().iter().enumerate() {
         for (s, len) in sizes(params).into_iter().enumerate() {
             let file = data(len, (c * 100 + s) as u64);
-            let want = reference::tree_hash(params, &file);
+            let want = tree_hash(&tree(params), &file);
             for round in 0..4u64 {
                 let seed = (c as u64) << 32 | (s as u64) << 8 | round | 1;
                 let mut rng = Rng(seed);

@@ -47,7 +47,7 @@ pub(crate) fn final_node_end(chunks: u64) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reference::kangaroo;
+    use treehash_reference::kangaroo;
 
     #[test]
     fn length_encode_matches_the_reference() {

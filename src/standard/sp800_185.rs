@@ -3,8 +3,8 @@
 //! string encodings (§2.3), and the bytes of the last node, a cSHAKE (§3.3)
 //! that takes the blocks' hashes between a start and an end (§6.3). The
 //! blocks' own sponge is `SpongeSpec::PARALLEL_HASH128`/`256`
-//! (`src/sponge.rs`). Pure definitions; `src/reference/` states them apart,
-//! as the oracle these are tested against.
+//! (`src/sponge.rs`). Pure definitions; the reference crate
+//! (`reference/`) states them apart, as the oracle these are tested against.
 
 /// The last node's domain byte: cSHAKE's `04` (§3.3), with N = "ParallelHash".
 pub(crate) const CSHAKE_DOMAIN: u8 = 0x04;
@@ -70,7 +70,7 @@ pub(crate) fn bytepad(x: &[u8], w: usize) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reference::cshake;
+    use treehash_reference::cshake;
 
     #[test]
     fn encodings_match_the_reference() {

@@ -101,7 +101,7 @@ impl ByteSponge {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reference::keccak::sponge;
+    use treehash_reference::keccak::sponge;
 
     /// `kernel`'s sponge against the reference at sizes around the rate
     /// and over many blocks, fed whole, in two parts, or in 32-byte

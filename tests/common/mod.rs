@@ -13,7 +13,7 @@ pub mod vectors;
 
 // Not every test binary uses every one.
 #[allow(unused_imports)]
-pub use inputs::{random_bytes, reference_digest, spec_input};
+pub use inputs::{random_bytes, reference_digest, reference_node, reference_tree, spec_input};
 #[allow(unused_imports)]
 pub use vectors::{KnownAnswer, known_answers, plain_vectors, vectors};
 

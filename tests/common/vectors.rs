@@ -5,14 +5,14 @@
 //! engines ([`known_answers`]).
 
 use serde::Deserialize;
-use treehash::reference::cshake::{cshake128, cshake256};
-use treehash::reference::kangaroo::{kt128, kt256};
-use treehash::reference::parallel_hash::{
-    parallel_hash_xof128, parallel_hash_xof256, parallel_hash128, parallel_hash256,
-};
-use treehash::reference::turboshake::{turboshake128, turboshake256};
 use treehash::standard::{Standard, StandardParams};
 use treehash::{Algorithm, Params, TreeParams};
+use treehash_reference::cshake::{cshake128, cshake256};
+use treehash_reference::kangaroo::{kt128, kt256};
+use treehash_reference::parallel_hash::{
+    parallel_hash_xof128, parallel_hash_xof256, parallel_hash128, parallel_hash256,
+};
+use treehash_reference::turboshake::{turboshake128, turboshake256};
 
 // ------------------------------------------------------------------ li-v1.json
 

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use tempfile::TempDir;
-use treehash::{TreeParams, reference};
+use treehash::TreeParams;
+
+use super::reference_tree;
 
 /// The binary under test.
 pub const BIN: &str = env!("CARGO_BIN_EXE_treehash");
@@ -45,7 +47,10 @@ pub fn fixture() -> (TempDir, PathBuf, PathBuf) {
 
 /// The reference digest of the file at `path`, in hex.
 pub fn digest_hex(params: &TreeParams, path: &Path) -> String {
-    hex::encode(reference::tree_hash(params, &fs::read(path).unwrap()))
+    hex::encode(treehash_reference::tree_hash(
+        &reference_tree(params),
+        &fs::read(path).unwrap(),
+    ))
 }
 
 /// Runs `cmd`, which must succeed, and returns its standard output.

@@ -12,4 +12,4 @@ pub mod parts;
 
 // Not every test binary uses every one.
 #[allow(unused_imports)]
-pub use inputs::{random_bytes, reference_digest, spec_input};
+pub use inputs::{random_bytes, reference_digest, reference_node, reference_tree, spec_input};

@@ -4,8 +4,8 @@ use std::sync::{Arc, Mutex};
 
 use crate::cpu::CpuPath;
 use crate::progress::NoProgress;
-use crate::reference;
 use crate::standard::{Standard, StandardParams, chunk_count};
+use crate::test_reference;
 use crate::test_rng::{Rng, bytes};
 
 /// A chunk engine on the CPU that answers late: a submission's values
@@ -474,17 +474,17 @@ fn a_part_keeps_its_chunks_values_on_any_engines() {
 /// The chaining value of one chunk by the reference: KT's
 /// TurboSHAKE(S_i, 0B, c), ParallelHash's SHAKE of the block.
 fn reference_value(p: &StandardParams, chunk: &[u8]) -> Vec<u8> {
-    use reference::turboshake::{turboshake128, turboshake256};
+    use treehash_reference::turboshake::{turboshake128, turboshake256};
     let c = p.standard().chaining_len();
     match p.standard() {
         Standard::Kt128 => turboshake128(chunk, 0x0b, c),
         Standard::Kt256 => turboshake256(chunk, 0x0b, c),
-        other => reference::node_function(other.shake(), chunk, c),
+        other => treehash_reference::node_function(test_reference::node(other.shake()), chunk, c),
     }
 }
 
 fn reference_digest(p: &StandardParams, message: &[u8]) -> Vec<u8> {
-    use reference::{kangaroo, parallel_hash};
+    use treehash_reference::{kangaroo, parallel_hash};
     let (c, n, b) = (p.customization(), p.output_len(), p.block_size());
     match p.standard() {
         Standard::Kt128 => kangaroo::kt128(message, c, n),

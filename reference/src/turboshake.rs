@@ -1,8 +1,8 @@
 //! TurboSHAKE128 and TurboSHAKE256, RFC 9861 §2: the SHAKE sponges on
 //! Keccak-p[1600, 12] with a domain-separation byte D.
 
-use super::keccak::sponge;
-use crate::params::Algorithm;
+use crate::Node;
+use crate::keccak::sponge;
 
 /// n_r of TurboSHAKE's permutation, Keccak-p[1600, n_r = 12] (RFC 9861 §2.2).
 pub const TURBOSHAKE_ROUNDS: usize = 12;
@@ -11,10 +11,10 @@ pub const TURBOSHAKE_ROUNDS: usize = 12;
 pub const DEFAULT_DOMAIN: u8 = 0x1f;
 
 /// The rate of TurboSHAKE128: SHAKE128's, 168 bytes (RFC 9861 §2.2).
-pub const TURBOSHAKE128_RATE: usize = Algorithm::Shake128.rate();
+pub const TURBOSHAKE128_RATE: usize = Node::Shake128.rate();
 
 /// The rate of TurboSHAKE256: SHAKE256's, 136 bytes (RFC 9861 §2.2).
-pub const TURBOSHAKE256_RATE: usize = Algorithm::Shake256.rate();
+pub const TURBOSHAKE256_RATE: usize = Node::Shake256.rate();
 
 /// TurboSHAKE128(M, D, L), RFC 9861 §2.2: `out_len` (L) bytes of the sponge of
 /// rate 168 over Keccak-p[1600, 12], with M' = M ‖ D padded as in the RFC.

@@ -2,22 +2,22 @@
 //! 800-185 §2.3 and §3. Strings are whole bytes here; lengths given to the
 //! encodings are in bits, as the standard states them.
 
-use super::keccak::{KECCAK_F_ROUNDS, sponge};
-use crate::params::Algorithm;
+use crate::Node;
+use crate::keccak::{KECCAK_F_ROUNDS, sponge};
 
 /// The byte that follows cSHAKE's input: the two bits `00` of
-/// KECCAK[c](… ‖ X ‖ 00, L), then pad10*1's first bit (SP 800-185 §3.3).
+/// KECCAK\[c\](… ‖ X ‖ 00, L), then pad10*1's first bit (SP 800-185 §3.3).
 const CSHAKE_DOMAIN: u8 = 0x04;
 
 /// The byte that follows SHAKE's input (SHAKE128 and SHAKE256 share it):
 /// cSHAKE with N = S = "" is SHAKE.
-const SHAKE_DOMAIN: u8 = Algorithm::Shake128.domain_byte();
+const SHAKE_DOMAIN: u8 = Node::Shake128.domain_byte();
 
 /// The rate of cSHAKE128 (KECCAK\[256\]): SHAKE128's, 168 bytes.
-pub const CSHAKE128_RATE: usize = Algorithm::Shake128.rate();
+pub const CSHAKE128_RATE: usize = Node::Shake128.rate();
 
 /// The rate of cSHAKE256 (KECCAK\[512\]): SHAKE256's, 136 bytes.
-pub const CSHAKE256_RATE: usize = Algorithm::Shake256.rate();
+pub const CSHAKE256_RATE: usize = Node::Shake256.rate();
 
 /// The big-endian bytes x_1 … x_n of x, where n is the smallest *positive*
 /// integer with 2^(8n) > x (so 0 takes one byte, unlike RFC 9861's length_encode).
@@ -118,16 +118,17 @@ mod tests {
         assert_eq!(bytepad(b"", 168).len(), 168);
     }
 
-    /// With N and S empty, cSHAKE is SHAKE (SP 800-185 §3.3 step 1).
+    /// With N and S empty, cSHAKE is SHAKE (SP 800-185 §3.3 step 1): here
+    /// RustCrypto's, through [`crate::node_function`].
     #[test]
     fn empty_name_and_customization_is_shake() {
         assert_eq!(
             cshake128(b"abc", 40, b"", b""),
-            crate::sponge::plain_hash(Algorithm::Shake128, b"abc", 40)
+            crate::node_function(Node::Shake128, b"abc", 40)
         );
         assert_eq!(
             cshake256(b"abc", 40, b"", b""),
-            crate::sponge::plain_hash(Algorithm::Shake256, b"abc", 40)
+            crate::node_function(Node::Shake256, b"abc", 40)
         );
     }
 }

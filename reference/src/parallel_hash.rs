@@ -2,7 +2,7 @@
 //! 800-185 §6: cSHAKE of every B-byte block, then cSHAKE of the chaining
 //! values with the function name "ParallelHash".
 
-use super::cshake::{cshake128, cshake256, left_encode, right_encode};
+use crate::cshake::{cshake128, cshake256, left_encode, right_encode};
 
 /// N of the final cSHAKE (SP 800-185 §6.3).
 const FUNCTION_NAME: &[u8] = b"ParallelHash";

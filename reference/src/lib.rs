@@ -7,27 +7,35 @@
 //! permutation and sponge of FIPS 202 ([`keccak`]), TurboSHAKE and KT128/KT256
 //! of RFC 9861 ([`turboshake`], [`kangaroo`]), cSHAKE and ParallelHash of NIST
 //! SP 800-185 ([`cshake`], [`parallel_hash`]).
+//!
+//! A crate apart from the library that depends on no part of it: the
+//! library's unit tests use it, and through a reference that depended on
+//! treehash they would link a second treehash. A tree is given as this
+//! crate's own [`Tree`] and [`Node`] (docs/decisions/0033-reference-crate.md).
+
+#![warn(missing_docs)]
 
 pub mod cshake;
 pub mod kangaroo;
 pub mod keccak;
 pub mod parallel_hash;
+mod tree;
 pub mod turboshake;
 
 use sha3::Digest;
 use shake::{ExtendableOutput, Update, XofReader};
 
-use crate::params::{Algorithm, TreeParams};
+pub use tree::{Node, Tree};
 
 /// A_k(x): the node function with k bytes of output, straight from RustCrypto.
-pub fn node_function(algorithm: Algorithm, x: &[u8], k: usize) -> Vec<u8> {
-    let fixed = match algorithm {
-        Algorithm::Sha3_224 => sha3::Sha3_224::digest(x).to_vec(),
-        Algorithm::Sha3_256 => sha3::Sha3_256::digest(x).to_vec(),
-        Algorithm::Sha3_384 => sha3::Sha3_384::digest(x).to_vec(),
-        Algorithm::Sha3_512 => sha3::Sha3_512::digest(x).to_vec(),
-        Algorithm::Shake128 => return shake_output(shake::Shake128::default(), x, k),
-        Algorithm::Shake256 => return shake_output(shake::Shake256::default(), x, k),
+pub fn node_function(node: Node, x: &[u8], k: usize) -> Vec<u8> {
+    let fixed = match node {
+        Node::Sha3_224 => sha3::Sha3_224::digest(x).to_vec(),
+        Node::Sha3_256 => sha3::Sha3_256::digest(x).to_vec(),
+        Node::Sha3_384 => sha3::Sha3_384::digest(x).to_vec(),
+        Node::Sha3_512 => sha3::Sha3_512::digest(x).to_vec(),
+        Node::Shake128 => return shake_output(shake::Shake128::default(), x, k),
+        Node::Shake256 => return shake_output(shake::Shake256::default(), x, k),
     };
     assert_eq!(fixed.len(), k, "SHA3-* output length is fixed");
     fixed
@@ -40,24 +48,27 @@ fn shake_output<X: Update + ExtendableOutput>(mut xof: X, x: &[u8], k: usize) ->
     out
 }
 
-/// The tree digest of `file` under `params`, step by step as the spec states it.
-pub fn tree_hash(params: &TreeParams, file: &[u8]) -> Vec<u8> {
-    let a = params.algorithm();
+/// The tree digest of `file` under `tree`, step by step as the spec states it.
+///
+/// # Panics
+/// If H ≥ 1 and D or B is 0, or if the L = D^H leaves do not fit in memory.
+pub fn tree_hash(tree: &Tree, file: &[u8]) -> Vec<u8> {
+    let a = tree.node;
     let c = a.chaining_len();
-    let n = params.output_len();
+    let n = tree.output_len;
 
     // 1. M = P ‖ F
-    let m: Vec<u8> = params.prefix().iter().chain(file).copied().collect();
+    let m: Vec<u8> = tree.prefix.iter().chain(file).copied().collect();
 
     // 6, H = 0: the plain function of M.
-    if params.height() == 0 {
+    if tree.height == 0 {
         return node_function(a, &m, n);
     }
 
     // 2–3. Blocks of B bytes, dealt round-robin onto L leaves.
-    let leaf_count = params.leaf_count() as usize;
+    let leaf_count = tree.leaf_count();
     let mut leaves = vec![Vec::new(); leaf_count];
-    for (i, block) in m.chunks(params.block_size()).enumerate() {
+    for (i, block) in m.chunks(tree.block_size).enumerate() {
         leaves[i % leaf_count].extend_from_slice(block);
     }
 
@@ -68,8 +79,8 @@ pub fn tree_hash(params: &TreeParams, file: &[u8]) -> Vec<u8> {
         .collect();
 
     // 5. V_h[k] = A_c(V_{h+1}[kD] ‖ … ‖ V_{h+1}[kD+D−1]), down to h = 1.
-    let d = params.degree() as usize;
-    for _h in (1..params.height()).rev() {
+    let d = usize::try_from(tree.degree).expect("D fits in memory");
+    for _h in (1..tree.height).rev() {
         level = level
             .chunks(d)
             .map(|children| node_function(a, &children.concat(), c))

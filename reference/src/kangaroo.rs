@@ -1,7 +1,7 @@
 //! KT128 and KT256 (KangarooTwelve), RFC 9861 §3: a Sakura-compatible tree of
 //! TurboSHAKE calls over chunks of 8192 bytes.
 
-use super::turboshake::{turboshake128, turboshake256};
+use crate::turboshake::{turboshake128, turboshake256};
 
 /// The chunk size: S is cut into chunks of 8192 bytes (RFC 9861 §3.2).
 pub const CHUNK_LEN: usize = 8192;

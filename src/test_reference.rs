@@ -1,0 +1,63 @@
+//! The library's parameters as the reference implementation takes them, for
+//! the unit tests.
+//!
+//! The reference is the `treehash-reference` crate, a dev-dependency: it
+//! depends on no part of the library (so that the unit tests link one
+//! treehash, the one under test) and describes a tree by its own plain
+//! [`Tree`] and [`Node`]. The conversion from [`TreeParams`] and
+//! [`Algorithm`] is here, once; the tests call `treehash_reference`'s
+//! functions with what these return.
+
+use treehash_reference::{Node, Tree};
+
+use crate::params::{Algorithm, TreeParams};
+
+/// The reference's node function of `algorithm`.
+pub(crate) fn node(algorithm: Algorithm) -> Node {
+    match algorithm {
+        Algorithm::Sha3_224 => Node::Sha3_224,
+        Algorithm::Sha3_256 => Node::Sha3_256,
+        Algorithm::Sha3_384 => Node::Sha3_384,
+        Algorithm::Sha3_512 => Node::Sha3_512,
+        Algorithm::Shake128 => Node::Shake128,
+        Algorithm::Shake256 => Node::Shake256,
+    }
+}
+
+/// The tree of `params`, for `treehash_reference::tree_hash`.
+pub(crate) fn tree(params: &TreeParams) -> Tree<'_> {
+    Tree {
+        node: node(params.algorithm()),
+        height: params.height(),
+        degree: params.degree(),
+        block_size: params.block_size(),
+        prefix: params.prefix(),
+        output_len: params.output_len(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reference states FIPS 202's numbers apart from `params.rs`: the
+    /// two tables agree for every function, and the leaf count is L = D^H.
+    #[test]
+    fn the_references_tables_are_the_librarys() {
+        for a in Algorithm::ALL {
+            let n = node(a);
+            assert_eq!(n.rate(), a.rate(), "{a}");
+            assert_eq!(n.chaining_len(), a.chaining_len(), "{a}");
+            assert_eq!(n.domain_byte(), a.domain_byte(), "{a}");
+            assert_eq!(n.is_xof(), a.is_xof(), "{a}");
+        }
+        let params =
+            TreeParams::with_options(Algorithm::Shake128, 3, 5, None, vec![9], Some(40)).unwrap();
+        let t = tree(&params);
+        assert_eq!(t.leaf_count() as u64, params.leaf_count());
+        assert_eq!(
+            (t.prefix, t.output_len, t.block_size),
+            (&[9u8][..], 40, 168)
+        );
+    }
+}
