@@ -62,7 +62,9 @@ setup() {
 build() {
     set -e
     cargo build --release --bins --benches --features measure
-    rm -rf .devbin && mkdir -p .devbin
+    # The old build (`build-old`) is kept; everything else is made anew.
+    find .devbin -mindepth 1 -maxdepth 1 ! -name old -exec rm -rf {} + 2>/dev/null || true
+    mkdir -p .devbin
     cp target/release/treehash .devbin/
     # Test and bench executables, under stable names.
     cargo test --release --no-run --message-format=json 2>/dev/null |
@@ -73,7 +75,7 @@ for line in sys.stdin:
     if m.get("reason") == "compiler-artifact" and m.get("executable"):
         if m["target"]["kind"] == ["test"]:
             shutil.copy(m["executable"], ".devbin/test-" + m["target"]["name"])
-        elif m["target"]["kind"] == ["lib"] and m["profile"]["test"]:
+        elif m["target"]["kind"] == ["lib"] and m["profile"]["test"] and m["target"]["name"] == "treehash":
             shutil.copy(m["executable"], ".devbin/test-lib")  # the unit tests (keccak_x8 too)
 '
     cargo bench --features measure --no-run --message-format=json 2>/dev/null |
