@@ -58,10 +58,10 @@ pub(crate) fn holder<'g>(
         .ctx
         .bind_to_thread()
         .context("using the GPU's context")?;
-    let place = Placement::of(bytes)?;
-    let gpu = open(place.ordinal)
-        .map_err(|e| GpuError::new(format!("the input is on GPU {}: {e}", place.ordinal)))?;
-    place.check_context(gpu)?;
+    let residence = Residence::of(bytes)?;
+    let gpu = open(residence.ordinal)
+        .map_err(|e| GpuError::new(format!("the input is on GPU {}: {e}", residence.ordinal)))?;
+    residence.check_context(gpu)?;
     Ok(gpu)
 }
 
@@ -79,18 +79,18 @@ pub(crate) fn bytes_of<S: DevicePtr<u8>>(data: &S) -> DeviceBytes {
 }
 
 /// Where the driver says a device address lies.
-struct Placement {
+struct Residence {
     ordinal: usize,
     /// The context it was allocated in; null for memory of no one context
     /// (stream-ordered pools, virtual memory management).
     context: sys::CUcontext,
 }
 
-impl Placement {
+impl Residence {
     /// Asks the driver about `bytes` (a context must be current): an error
     /// unless they are device or managed memory, all in one allocation
     /// (where the driver tells the allocation's range).
-    fn of(bytes: &DeviceBytes) -> Result<Placement, GpuError> {
+    fn of(bytes: &DeviceBytes) -> Result<Residence, GpuError> {
         use sys::CUpointer_attribute::*;
         let at = format!("address {:#x}", bytes.ptr);
         let memory_type = pointer_attribute(CU_POINTER_ATTRIBUTE_MEMORY_TYPE, bytes.ptr, 0u32)
@@ -124,7 +124,7 @@ impl Placement {
                 )));
             }
         }
-        Ok(Placement {
+        Ok(Residence {
             ordinal: ordinal.max(0) as usize,
             context,
         })
