@@ -8,7 +8,9 @@
 //! The CPU's kernels against the reference: thousands of random LI cases
 //! (every function, heights and degrees, block sizes, prefixes, output
 //! lengths, sizes at stripe boundaries, inputs far smaller than a stripe,
-//! streams read in odd-sized pieces), and one table of both kinds
+//! streams read in odd-sized pieces), 200 random cases of each standard
+//! function (customization strings, block sizes, domain bytes, output
+//! lengths, lengths at chunk boundaries), and one table of both kinds
 //! (`common::cases`) at every boundary (0, 1, the rate ± 1, stripes and
 //! chunks ± 1, large), read from memory, from files and from streams, on
 //! every CPU path.
@@ -48,6 +50,7 @@ use k12::digest::{CustomizedInit, ExtendableOutput, Update, XofReader};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use tiny_keccak::{Hasher as _, IntoXof as _, Xof as _};
+use treehash::standard::{Family, Standard, StandardParams};
 use treehash::{Algorithm, CpuPath, HashError, Hasher, HasherOptions, NoProgress, TreeParams};
 use treehash_reference::cshake::{
     CSHAKE128_RATE, CSHAKE256_RATE, cshake128, cshake256, encode_string, left_encode,
@@ -124,6 +127,79 @@ fn cpu_matches_reference_on_random_cases() {
         let hasher = &hashers[case % hashers.len()];
         let got = hasher.hash_bytes(&params, &data).unwrap();
         assert_eq!(got.digest, want, "case {case}: {params:?}, {size} bytes");
+    }
+}
+
+/// Random parameters of a standard function: a customization string of 0
+/// to 40 bytes (KT, ParallelHash), a block size of 1 to 300 bytes
+/// (ParallelHash), any domain byte (TurboSHAKE), an output of 1 to 100
+/// bytes.
+fn random_standard_params(rng: &mut StdRng, standard: Standard) -> StandardParams {
+    let mut params = StandardParams::new(standard);
+    let customization_len = rng.random_range(0..=40usize);
+    let customization = (0..customization_len).map(|_| rng.random()).collect();
+    params = match standard.family() {
+        Family::Kangaroo => params.with_customization(customization),
+        Family::ParallelHash => params
+            .with_customization(customization)
+            .and_then(|p| p.with_block_size(rng.random_range(1..=300usize))),
+        _ => params.with_domain(rng.random_range(0x01..=0x7fu8)),
+    }
+    .unwrap();
+    params
+        .with_output_len(rng.random_range(1..=100usize))
+        .unwrap()
+}
+
+/// A message length near where a standard function's walk changes course:
+/// none, a byte, KT's chunk boundaries (the suffix counted), ParallelHash's
+/// blocks, TurboSHAKE's rate, or anywhere up to three chunks.
+fn standard_message_len(rng: &mut StdRng, params: &StandardParams) -> usize {
+    let jitter = rng.random_range(0..=4usize);
+    let suffix = match params.standard().family() {
+        Family::Kangaroo => params.customization().len() + 1,
+        _ => 0,
+    };
+    let unit = match params.standard().family() {
+        Family::TurboShake => params.standard().rate(),
+        _ => params.block_size(),
+    };
+    match rng.random_range(0..5) {
+        0 => rng.random_range(0..=1),
+        1 => (unit * rng.random_range(1..=3usize) + jitter).saturating_sub(suffix + 2),
+        2 => rng.random_range(0..=unit * 4),
+        _ => rng.random_range(0..=3 * CHUNK_LEN + 100),
+    }
+}
+
+/// 200 random cases of each standard function, against the reference: the
+/// CPU's kernels (whichever this CPU runs) on pieces of three lengths.
+#[test]
+fn standard_functions_match_reference_on_random_cases() {
+    let mut rng = StdRng::seed_from_u64(0x57a2da4d);
+    let hashers: Vec<Hasher> = [None, Some(256), Some(1000)]
+        .into_iter()
+        .map(|piece_bytes| {
+            let options = HasherOptions::default()
+                .with_piece_bytes(piece_bytes)
+                .with_threads(Some(3));
+            Hasher::new(options).unwrap()
+        })
+        .collect();
+    for standard in Standard::ALL {
+        for case in 0..200 {
+            let params = random_standard_params(&mut rng, standard);
+            let len = standard_message_len(&mut rng, &params);
+            let data = random_bytes(&mut rng, len);
+            let want = reference_digest(&params.clone().into(), &data);
+            let got = hashers[case % hashers.len()]
+                .hash_bytes(&params, &data)
+                .unwrap();
+            assert_eq!(
+                got.digest, want,
+                "{standard} case {case}: {params:?}, {len} bytes"
+            );
+        }
     }
 }
 
