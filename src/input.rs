@@ -138,7 +138,7 @@ impl Source {
         };
         let stamp = Stamp::of(&meta);
         let input = InputFile { file, start, stamp };
-        // The kernel reads ahead further for a file it is told is sequential
+        // The OS kernel reads ahead further for a file it is told is sequential
         // (a file read whole in one call gains nothing from it).
         if input.len() > SMALL_FILE_READ as u64 {
             input.advise(0, input.len(), Hint::Sequential);
@@ -244,7 +244,7 @@ fn widen_pipe(pipe: &File) {
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 fn widen_pipe(_pipe: &File) {}
 
-/// A hint to the kernel about how a range of the input will be read.
+/// A hint to the OS kernel about how a range of the input will be read.
 #[derive(Clone, Copy)]
 enum Hint {
     /// In order, once: read further ahead.
@@ -360,13 +360,13 @@ impl InputFile {
         Ok(map)
     }
 
-    /// Asks the kernel to start reading `len` bytes from `offset` of the
+    /// Asks the OS kernel to start reading `len` bytes from `offset` of the
     /// input into the page cache, without waiting.
     pub(crate) fn prefetch(&self, offset: u64, len: u64) {
         self.advise(offset, len, Hint::WillNeed);
     }
 
-    /// Gives the kernel a hint about a range of the input; a failure, or
+    /// Gives the OS kernel a hint about a range of the input; a failure, or
     /// a system without the call, only means no hint was given.
     fn advise(&self, offset: u64, len: u64, hint: Hint) {
         let (Ok(at), Ok(len)) = (
@@ -475,7 +475,7 @@ impl InputFile {
 /// What tells one version of a file from another: its size, modification
 /// time, change time and inode. A writer can set the modification time back
 /// (`touch -r`, `rsync --inplace -t`), but not the change time, which the
-/// kernel sets on every write and every change of the times; a file
+/// OS kernel sets on every write and every change of the times; a file
 /// replaced by another under its name has another inode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Stamp {

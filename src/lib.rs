@@ -58,7 +58,7 @@
 //! | parts and joins | [`parts`]: [`Part`], [`PartOutput`], [`Joined`], [`parts::join`], [`parts::join_bytes`], [`parts::join_with`], [`parts::join_bytes_with`], [`parts::NameRule`], [`parts::read_part`], [`parts::unsplittable`], [`parts::FORMAT_VERSION`] |
 //! | progress | [`Progress`], [`NoProgress`], [`EngineShare`], [`EngineId`] |
 //! | errors | [`HashError`], [`ParamError`] (a label's too), [`PartError`], [`JoinError`] |
-//! | GPUs | [`gpu`]: [`gpu::Devices`], [`gpu::CopyMode`], [`gpu::GpuBackend`], [`gpu::GpuInfo`], [`gpu::driver_present`], `gpu::DeviceBytes` (with the `gpu` feature) |
+//! | GPUs | [`gpu`]: [`gpu::Devices`], [`gpu::CopyMode`], [`gpu::GpuBackend`], [`gpu::GpuInfo`], [`gpu::driver_present`], [`gpu::DeviceBytes`] |
 //! | a file truncated while mapped | [`sigbus`]: [`sigbus::recover`], [`sigbus::raised_by_an_access`], for a program's SIGBUS handler |
 //!
 //! Modules hidden from this documentation (`checkfile`, `input`,
@@ -70,7 +70,7 @@
 //! and the tool's `--verify` hold the library to, is no module of it but a
 //! crate of its own, `treehash-reference` (`reference/`).
 
-// Without the `gpu` feature the code that only the GPU backend calls (the
+// Without the GPU backend (no `gpu` feature, or not Linux) the code that only the GPU backend calls (the
 // kernels' tables, the leaf level's launch arguments) is unused; the
 // default build, which has it, is the one that finds dead code.
 #![cfg_attr(not(gpu_backend), allow(dead_code))]

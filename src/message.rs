@@ -23,7 +23,7 @@ use crate::threads;
 /// window (how many are mapped at once: `MAPPED_AT_ONCE`); a stream holds two
 /// pieces.
 pub(crate) const MAX_PIECE: usize = 128 << 20;
-/// How far ahead of the backend the kernel is asked to read a file, so that
+/// How far ahead of the backend the OS kernel is asked to read a file, so that
 /// a disk keeps many reads in flight (a file in the page cache costs only
 /// the asking). Asked in steps of `PREFETCH_STEP`. Shorter distances leave
 /// a cold file's disk idle part of the time
@@ -120,7 +120,7 @@ pub(crate) enum Piece<'a> {
     /// Bytes of a read-only mapping of the input file, every page read in:
     /// `bytes` are the file's from `offset`. The mapping covers whole pages
     /// around them (it can be pinned). A backend that copies the bytes
-    /// elsewhere may read them from the file instead: the kernel copies from
+    /// elsewhere may read them from the file instead: the OS kernel copies from
     /// the page cache faster than a copy through the mapping's small pages
     /// (docs/decisions/0011-gpu-staging-ring.md).
     Mapped {
@@ -404,7 +404,7 @@ enum Window {
     Unread(u64, usize),
 }
 
-/// Runs `work` while a helper thread asks the kernel to read the start of
+/// Runs `work` while a helper thread asks the OS kernel to read the start of
 /// `input` (up to [`PREFETCH_AHEAD`] bytes), so that a disk is busy while
 /// `work` (starting the GPUs, a fraction of a second) keeps the hashing from
 /// starting (docs/decisions/0002-read-ahead-1gib.md).
@@ -412,7 +412,7 @@ enum Window {
 pub(crate) fn reading_ahead_during<T>(input: &InputFile, work: impl FnOnce() -> T) -> T {
     let done = AtomicBool::new(false);
     std::thread::scope(|s| {
-        // Without the thread (refused by the system) the kernel reads
+        // Without the thread (refused by the system) the OS kernel reads
         // ahead as it would anyway.
         let _ = threads::spawn_scoped(s, || {
             let target = PREFETCH_AHEAD.min(input.len());
@@ -429,10 +429,10 @@ pub(crate) fn reading_ahead_during<T>(input: &InputFile, work: impl FnOnce() -> 
     })
 }
 
-/// A thread that keeps the kernel reading `input` up to [`PREFETCH_AHEAD`]
+/// A thread that keeps the OS kernel reading `input` up to [`PREFETCH_AHEAD`]
 /// bytes beyond the offset last sent to it; it ends when the sender is
 /// dropped. Where the system refuses the thread, the positions go nowhere
-/// and the kernel reads ahead as it would anyway.
+/// and the OS kernel reads ahead as it would anyway.
 fn prefetcher<'scope>(
     scope: &'scope std::thread::Scope<'scope, '_>,
     input: &'scope InputFile,

@@ -157,7 +157,10 @@ fn random_standard_params(rng: &mut StdRng, standard: Standard) -> StandardParam
 fn standard_message_len(rng: &mut StdRng, params: &StandardParams) -> usize {
     let jitter = rng.random_range(0..=4usize);
     let suffix = match params.standard().family() {
-        Family::Kangaroo => params.customization().len() + 1,
+        Family::Kangaroo => {
+            let c = params.customization().len();
+            c + length_encode(c as u64).len()
+        }
         _ => 0,
     };
     let unit = match params.standard().family() {

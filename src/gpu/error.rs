@@ -1,6 +1,6 @@
 //! A GPU failure as an error with context: every CUDA call's result, and a
-//! panic inside the bindings, which is caught. Without the `gpu` feature
-//! only the error itself is left: why no GPU can be used.
+//! panic inside the bindings, which is caught. Without the GPU backend (no
+//! `gpu` feature, or not Linux) only the error itself is left: why no GPU can be used.
 
 #[cfg(gpu_backend)]
 use std::panic::{AssertUnwindSafe, catch_unwind};

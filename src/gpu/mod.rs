@@ -55,7 +55,11 @@ pub(crate) use absent::Fleet;
 #[cfg(not(gpu_backend))]
 pub(crate) use absent::NO_DRIVER;
 #[cfg(not(gpu_backend))]
-pub use absent::{GpuBackend, KeepCurrentContext, driver_present};
+pub use absent::{GpuBackend, driver_present};
+// For the Python package, which hashes raw device pointers; not part of the API.
+#[cfg(not(gpu_backend))]
+#[doc(hidden)]
+pub use absent::KeepCurrentContext;
 #[cfg(gpu_backend)]
 pub use backend::GpuBackend;
 // For the Python package, which hashes raw device pointers; not part of the API.

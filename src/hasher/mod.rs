@@ -15,6 +15,8 @@
 //!   every function, with every constant of that choice), and the GPUs
 //!   that join an input.
 
+#[cfg(all(test, not(gpu_backend)))]
+mod absent_gpu_tests;
 mod auto;
 #[cfg(gpu_backend)]
 mod device;
@@ -423,7 +425,8 @@ impl Hasher {
     /// and that nothing writes, until this returns. That the address is
     /// memory the driver knows, in that context, and (where the driver tells
     /// the allocation's range) that its allocation holds the whole range is
-    /// checked; that it stays allocated is not.
+    /// checked; that it stays allocated is not. Without the GPU backend
+    /// nothing is read, and any `bytes` is sound.
     ///
     /// # Errors
     ///

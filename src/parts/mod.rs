@@ -286,7 +286,9 @@ impl Hasher {
     /// Runs a part's reads on a GPU where `on_gpu` (the policy's answer:
     /// `auto.rs`), else on the CPU, from a thread that is no rayon worker;
     /// under `Auto` a GPU that fails is left for a redo on the CPU (a part's
-    /// file can always be read again). With the redo's note, if any.
+    /// file can always be read again), which keeps the time the file took to
+    /// open. With the redo's note, if any. (A standard part takes a GPU only
+    /// under `Gpu`, where nothing is redone: `chunk_part_on_gpu`.)
     fn part_on_engines<T: Send>(
         &self,
         on_gpu: bool,
@@ -302,7 +304,11 @@ impl Hasher {
             }
             let result = gpu(&first_try, timings);
             self.or_redo_on_cpu(result, true, &first_try, |redo| {
-                *timings = Timings::default();
+                let open = timings.open;
+                *timings = Timings {
+                    open,
+                    ..Timings::default()
+                };
                 cpu(redo, timings)
             })
         })

@@ -1,7 +1,7 @@
 //! Hashing one part: one engine owns the part's leaves from the first
 //! byte, and every piece of the file reaches it unread, so that it reads
 //! only its own run of each stripe (`Piece::Unread`, `tree::Dealing::owned_runs`).
-//! The kernel is asked to read those runs a few pieces ahead, and nothing
+//! The OS kernel is asked to read those runs a few pieces ahead, and nothing
 //! else. Its leaves' outputs are then reduced to the roots of the part's
 //! whole subtrees.
 
@@ -25,7 +25,7 @@ use crate::progress::Progress;
 use crate::timings::{Timings, timed};
 use crate::tree::Dealing;
 
-/// Pieces whose runs the kernel is asked to read ahead of the engine.
+/// Pieces whose runs the OS kernel is asked to read ahead of the engine.
 const PIECES_AHEAD: u64 = 2;
 
 /// A part and how it was made.

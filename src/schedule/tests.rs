@@ -80,7 +80,7 @@ impl Plan for RandomPlan {
     }
 }
 
-/// The parameter sets of the tests: every engine path's shapes, B below,
+/// The parameter sets of the tests: every kernel's shapes, B below,
 /// at and off the rate, a prefix, few and many leaves.
 fn cases() -> Vec<TreeParams> {
     let p = |a, h, d, b: Option<usize>, prefix: &[u8]| {

@@ -2,8 +2,8 @@
 //! "Standard functions"): the chunk length, what S adds after M, and the
 //! final node's bytes and domain bytes (§3.2, §3.3). The chunks' own sponge
 //! is `SpongeSpec::KT128`/`KT256` (`src/sponge.rs`); TurboSHAKE (§2) is one
-//! sponge with the caller's domain byte. Pure definitions;
-//! `src/reference/` states them apart, as the oracle these are tested
+//! sponge with the caller's domain byte. Pure definitions; the reference
+//! crate (`reference/`) states them apart, as the oracle these are tested
 //! against.
 
 /// KT's chunk length (§3.2).

@@ -517,10 +517,7 @@ pub fn labels(data: &[u8]) {
         assert_eq!(again, label, "{text:?} written as {written:?}");
         assert_eq!(again.to_string(), written);
         let prefix = if label.keyed() { vec![7] } else { Vec::new() };
-        let default_len = match &label {
-            Label::Tree(l) => l.algorithm.default_output_len(),
-            Label::Standard(l) => l.standard.default_output_len(),
-        };
+        let default_len = label.default_output_len();
         for output_len in OUTPUT_LENS.into_iter().chain([default_len]) {
             let Ok(params) = label.to_params(prefix.clone(), output_len) else {
                 continue;

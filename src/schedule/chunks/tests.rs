@@ -162,7 +162,7 @@ fn any_split_of_the_chunks_gives_the_reference_digest() {
 /// with B = 1: 32 bytes a byte) are shared in waves, the engines
 /// answering late: the reference's digest.
 #[test]
-fn pieces_of_many_small_chunks_are_shared_in_rounds() {
+fn pieces_of_many_small_chunks_are_shared_in_waves() {
     let cpu = CpuBackend::new(Some(2), None, CpuPath::Auto).unwrap();
     let params = StandardParams::new(Standard::ParallelHash128)
         .with_block_size(1)
