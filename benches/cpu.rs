@@ -1,6 +1,6 @@
-//! CPU benchmark, one run, same in-memory data for every row: each CPU path
-//! forced (portable, AVX2, AVX-512 where the CPU has them) on one thread and
-//! on all, at H = 8, 6 and 4; the host's memory-read ceiling; height 0 (plain
+//! CPU benchmark, one run, same in-memory data for every row: each CPU kernel
+//! forced (portable, AVX2, AVX-512 where the CPU has them; on aarch64 the
+//! two-lane SHA3 kernel where the CPU has SHA3) on one thread and on all, at H = 8, 6 and 4; the host's memory-read ceiling; height 0 (plain
 //! SHA3-256) against the `sha3` crate; the reference; the chunk kernels of
 //! the standard parallel hashes (KT128/256 leaves, ParallelHash blocks) on
 //! one thread per path, with the `k12` crate's KT128 beside them, and their
@@ -29,6 +29,33 @@ fn rate(bytes: usize, reps: usize, mut f: impl FnMut()) -> f64 {
             bytes as f64 / start.elapsed().as_secs_f64()
         })
         .fold(0.0, f64::max)
+}
+
+/// The kernels measured, each as its name in the tables and the path that
+/// runs it, `None` where this CPU lacks it: the paths a caller names, then
+/// on aarch64 the two-lane SHA3 kernel.
+fn kernels() -> Vec<(&'static str, Option<CpuPath>)> {
+    [CpuPath::Portable, CpuPath::Avx2, CpuPath::Avx512]
+        .map(|path| (path.name(), Some(path)))
+        .into_iter()
+        .chain(sha3_kernel())
+        .collect()
+}
+
+/// The SHA3 kernel's entry, on aarch64 only. No `CpuPath` names that
+/// kernel: `Auto` runs it where the CPU has SHA3 (the library detects it
+/// the same way) and is the portable kernel elsewhere, so a CPU without
+/// SHA3 gets no path for it.
+fn sha3_kernel() -> Option<(&'static str, Option<CpuPath>)> {
+    #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+    {
+        let sha3 = std::arch::is_aarch64_feature_detected!("sha3");
+        Some(("sha3 (auto)", sha3.then_some(CpuPath::Auto)))
+    }
+    #[cfg(not(all(target_arch = "aarch64", target_endian = "little")))]
+    {
+        None
+    }
 }
 
 /// A CPU hasher on `threads` threads forced onto `path`, or `None` when this
@@ -105,10 +132,10 @@ fn main() {
         r,
     );
 
-    for path in [CpuPath::Portable, CpuPath::Avx2, CpuPath::Avx512] {
+    for (name, path) in kernels() {
         for threads in [1, cores] {
-            let Some(hasher) = cpu(Some(threads), path) else {
-                println!("| {path} path: not on this CPU | {threads} | | | |");
+            let Some(hasher) = path.and_then(|path| cpu(Some(threads), path)) else {
+                println!("| {name} path: not on this CPU | {threads} | | | |");
                 continue;
             };
             for height in [8u32, 6, 4] {
@@ -116,7 +143,7 @@ fn main() {
                 let r = rate(data.len(), 3, || {
                     std::hint::black_box(hasher.hash_bytes(&params, &data).unwrap());
                 });
-                row(&format!("{path} path, H={height}, D=4"), threads, r);
+                row(&format!("{name} path, H={height}, D=4"), threads, r);
             }
         }
     }
@@ -140,7 +167,7 @@ fn main() {
 }
 
 /// The chunk kernels (`treehash::cpu::chunks`) on one thread: 8192-byte
-/// chunks of the standard modes on each path (the portable one on a quarter
+/// chunks of the standard modes on each kernel (the portable one on a quarter
 /// of the data), the `k12` crate's whole KT128 beside them; then the
 /// permutations per second, on empty chunks (one padded block each).
 fn chunk_kernels(data: &[u8], row: &dyn Fn(&str, usize, f64)) {
@@ -159,9 +186,13 @@ fn chunk_kernels(data: &[u8], row: &dyn Fn(&str, usize, f64)) {
             SpongeSpec::PARALLEL_HASH256,
         ),
     ];
-    let paths = [CpuPath::Portable, CpuPath::Avx2, CpuPath::Avx512];
+    let kernels = kernels();
     for (name, spec) in specs {
-        for path in paths {
+        for &(kernel, path) in &kernels {
+            let Some(path) = path else {
+                println!("| {name}, {kernel}: not on this CPU | 1 | | | |");
+                continue;
+            };
             let part = if path == CpuPath::Portable {
                 &data[..data.len() / 4]
             } else {
@@ -171,7 +202,7 @@ fn chunk_kernels(data: &[u8], row: &dyn Fn(&str, usize, f64)) {
             let chunks = &part[..count * CHUNK];
             let mut out = vec![0u8; count * spec.output_len()];
             if chaining_values(path, &spec, chunks, CHUNK, &mut out).is_err() {
-                println!("| {name}, {path}: not on this CPU | 1 | | | |");
+                println!("| {name}, {kernel}: not on this CPU | 1 | | | |");
                 continue;
             }
             let r = rate(chunks.len(), 3, || {
@@ -179,7 +210,7 @@ fn chunk_kernels(data: &[u8], row: &dyn Fn(&str, usize, f64)) {
                 std::hint::black_box(&out);
             });
             row(
-                &format!("chunk outputs: {name}, {CHUNK}-byte chunks, {path}"),
+                &format!("chunk outputs: {name}, {CHUNK}-byte chunks, {kernel}"),
                 1,
                 r,
             );
@@ -199,7 +230,8 @@ fn chunk_kernels(data: &[u8], row: &dyn Fn(&str, usize, f64)) {
     println!("|---|---|---:|");
     const EMPTY: usize = 1 << 20;
     for (name, spec) in [specs[0], specs[2]] {
-        for path in paths {
+        for &(kernel, path) in &kernels {
+            let Some(path) = path else { continue };
             let mut out = vec![0u8; EMPTY * spec.output_len()];
             if chaining_values(path, &spec, &[], 0, &mut out).is_err() {
                 continue;
@@ -208,7 +240,7 @@ fn chunk_kernels(data: &[u8], row: &dyn Fn(&str, usize, f64)) {
                 chaining_values(path, &spec, &[], 0, &mut out).unwrap();
                 std::hint::black_box(&out);
             });
-            println!("| {name} | {path} | {:.1} |", r / 1e6);
+            println!("| {name} | {kernel} | {:.1} |", r / 1e6);
         }
     }
 }

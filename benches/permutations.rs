@@ -1,10 +1,11 @@
 //! Keccak-f[1600] permutations a second, with nothing around them: each CPU
 //! path's widest kernel (eight states at once with AVX-512, four with AVX2,
-//! one portable) on one thread, then on every core at once (where the
-//! cores' clocks are lower). The ceiling of the CPU backend: every hash
-//! costs at least one permutation per rate block it absorbs, so an input
-//! that costs P permutations (`scripts/bench-lists.py` counts them from the
-//! spec) takes at least P / (cores × the all-core rate per thread).
+//! two with the ARMv8.2 SHA3 instructions on aarch64, one portable) on one
+//! thread, then on every core at once (where the cores' clocks are lower).
+//! The ceiling of the CPU backend: every hash costs at least one
+//! permutation per rate block it absorbs, so an input that costs P
+//! permutations (`scripts/bench-lists.py` counts them from the spec) takes
+//! at least P / (cores × the all-core rate per thread).
 //!
 //!     cargo bench --features measure --bench permutations
 //!
@@ -69,14 +70,15 @@ fn main() {
          GB/s per thread at one 136-byte block per state |"
     );
     println!("|---|---:|---:|---:|---:|");
-    for path in [CpuPath::Portable, CpuPath::Avx2, CpuPath::Avx512] {
+    for (name, path) in lane_kernels() {
         for threads in [1, cores] {
-            let Some((width, per_thread)) = rate(path, threads, seconds) else {
-                println!("| {path}: not on this CPU | | | | |");
+            let Some((width, per_thread)) = path.and_then(|path| rate(path, threads, seconds))
+            else {
+                println!("| {name}: not on this CPU | | | | |");
                 break;
             };
             println!(
-                "| {path} ({width} states a call) | {threads} | {:.2} | {:.1} | {:.2} |",
+                "| {name} ({width} states a call) | {threads} | {:.2} | {:.1} | {:.2} |",
                 per_thread / 1e6,
                 1e9 / per_thread,
                 per_thread * 136.0 / 1e9
@@ -85,6 +87,33 @@ fn main() {
     }
     one_state(seconds);
     eprintln!("({:.1} s)", start.elapsed().as_secs_f64());
+}
+
+/// The widest kernel of each path, as its name in the table and the path
+/// that runs it, `None` where this CPU lacks it: the paths a caller names,
+/// then on aarch64 the two-lane SHA3 kernel.
+fn lane_kernels() -> Vec<(&'static str, Option<CpuPath>)> {
+    [CpuPath::Portable, CpuPath::Avx2, CpuPath::Avx512]
+        .map(|path| (path.name(), Some(path)))
+        .into_iter()
+        .chain(sha3_kernel())
+        .collect()
+}
+
+/// The SHA3 kernel's entry, on aarch64 only. No `CpuPath` names that
+/// kernel: `Auto` runs it where the CPU has SHA3 (the library detects it
+/// the same way) and is the portable kernel elsewhere, so a CPU without
+/// SHA3 gets no path for it.
+fn sha3_kernel() -> Option<(&'static str, Option<CpuPath>)> {
+    #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+    {
+        let sha3 = std::arch::is_aarch64_feature_detected!("sha3");
+        Some(("sha3 (auto)", sha3.then_some(CpuPath::Auto)))
+    }
+    #[cfg(not(all(target_arch = "aarch64", target_endian = "little")))]
+    {
+        None
+    }
 }
 
 /// The one-state kernels, the baseline first.
