@@ -47,7 +47,8 @@ targets=(aarch64-unknown-linux-gnu s390x-unknown-linux-gnu aarch64-apple-darwin 
 rustup target add "${targets[@]}"
 
 # Absolute: steps 2 and 3 run the tools they build from other folders.
-export CARGO_TARGET_DIR="$(realpath -m "${CROSS_TARGET_DIR:-target/cross}")"
+CARGO_TARGET_DIR="$(realpath -m "${CROSS_TARGET_DIR:-target/cross}")"
+export CARGO_TARGET_DIR
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
 export CARGO_TARGET_S390X_UNKNOWN_LINUX_GNU_LINKER=s390x-linux-gnu-gcc
 export QEMU_LD_PREFIX_AARCH64=/usr/aarch64-linux-gnu
