@@ -40,14 +40,8 @@ impl Params {
         output_len: Option<usize>,
     ) -> Result<Params, ParamError> {
         let read: Label = label.parse()?;
-        if read.keyed() == prefix.is_empty() {
-            return Err(ParamError::LabelPrefix {
-                label: label.to_string(),
-                keyed: read.keyed(),
-            });
-        }
         let output_len = output_len.unwrap_or(read.default_output_len());
-        read.to_params(prefix.to_vec(), output_len)
+        read.to_params(prefix, output_len)
     }
 }
 
@@ -98,11 +92,19 @@ impl Label {
         }
     }
 
-    /// The parameters the label describes, with `prefix` (only for a keyed
-    /// tree label) and `output_len`.
-    pub fn to_params(&self, prefix: Vec<u8>, output_len: usize) -> Result<Params, ParamError> {
+    /// The parameters the label describes, with `prefix` and `output_len`.
+    /// The prefix must be there exactly when the label says one was hashed
+    /// (`,P`): [`ParamError::LabelPrefix`] otherwise, the one place this
+    /// rule is kept (`Params::from_label`, a check line's label).
+    pub fn to_params(&self, prefix: &[u8], output_len: usize) -> Result<Params, ParamError> {
+        if self.keyed() == prefix.is_empty() {
+            return Err(ParamError::LabelPrefix {
+                label: self.to_string(),
+                keyed: self.keyed(),
+            });
+        }
         Ok(match self {
-            Label::Tree(l) => Params::Tree(l.to_params(prefix, output_len)?),
+            Label::Tree(l) => Params::Tree(l.to_params(prefix.to_vec(), output_len)?),
             Label::Standard(l) => Params::Standard(l.to_params(output_len)?),
         })
     }

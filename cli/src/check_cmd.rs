@@ -382,27 +382,28 @@ impl Checker<'_> {
         let malformed = |e: treehash::ParamError| LineProblem::Malformed(e.to_string());
         match &line.label {
             Some(label) => {
-                let prefix = match (label.keyed(), self.params.keyed()) {
-                    (true, true) => self.params.prefix().to_vec(),
-                    (false, false) => Vec::new(),
-                    (true, false) => {
-                        return Err(LineProblem::Refused(
-                            "this digest was made with a prefix; give it with --prefix-hex \
-                             or --prefix-file"
-                                .into(),
-                        ));
-                    }
-                    (false, true) => {
-                        return Err(LineProblem::Refused(
-                            "a prefix was given, but this line's label has no ,P: a keyed \
-                             check needs a line made with the prefix (label ending ,P)"
-                                .into(),
-                        ));
-                    }
-                };
+                // The label's rule, in check mode's words: a keyed line needs
+                // the prefix given, and a prefix needs a keyed line.
+                let prefix = self.params.prefix();
                 label
                     .to_params(prefix, line.digest.len())
-                    .map_err(malformed)
+                    .map_err(|e| match e {
+                        treehash::ParamError::LabelPrefix { keyed: true, .. } => {
+                            LineProblem::Refused(
+                                "this digest was made with a prefix; give it with --prefix-hex \
+                                 or --prefix-file"
+                                    .into(),
+                            )
+                        }
+                        treehash::ParamError::LabelPrefix { keyed: false, .. } => {
+                            LineProblem::Refused(
+                                "a prefix was given, but this line's label has no ,P: a keyed \
+                                 check needs a line made with the prefix (label ending ,P)"
+                                    .into(),
+                            )
+                        }
+                        e => malformed(e),
+                    })
             }
             // A free length not given on the command line is read off the line.
             None if self.params.free_output_len() && self.tree.length.is_none() => self

@@ -519,7 +519,7 @@ pub fn labels(data: &[u8]) {
         let prefix = if label.keyed() { vec![7] } else { Vec::new() };
         let default_len = label.default_output_len();
         for output_len in OUTPUT_LENS.into_iter().chain([default_len]) {
-            let Ok(params) = label.to_params(prefix.clone(), output_len) else {
+            let Ok(params) = label.to_params(&prefix, output_len) else {
                 continue;
             };
             assert_eq!(params.output_len(), output_len);
@@ -528,7 +528,7 @@ pub fn labels(data: &[u8]) {
                 .parse()
                 .unwrap_or_else(|e| panic!("the label of {params:?} is refused: {e}"));
             assert_eq!(from_params, label, "{text:?} gives {params:?}");
-            let params_again = from_params.to_params(prefix.clone(), output_len);
+            let params_again = from_params.to_params(&prefix, output_len);
             assert_eq!(params_again.as_ref(), Ok(&params));
         }
     }
