@@ -22,6 +22,8 @@
 use std::time::{Duration, Instant};
 
 use treehash::CpuPath;
+
+mod common;
 use treehash::cpu::measure::{
     OneStateKernel, Permuted, one_state_permutations, permutations, sponge_absorb,
 };
@@ -70,7 +72,7 @@ fn main() {
          GB/s per thread at one 136-byte block per state |"
     );
     println!("|---|---:|---:|---:|---:|");
-    for (name, path) in lane_kernels() {
+    for (name, path) in common::kernels() {
         for threads in [1, cores] {
             let Some((width, per_thread)) = path.and_then(|path| rate(path, threads, seconds))
             else {
@@ -87,33 +89,6 @@ fn main() {
     }
     one_state(seconds);
     eprintln!("({:.1} s)", start.elapsed().as_secs_f64());
-}
-
-/// The widest kernel of each path, as its name in the table and the path
-/// that runs it, `None` where this CPU lacks it: the paths a caller names,
-/// then on aarch64 the two-lane SHA3 kernel.
-fn lane_kernels() -> Vec<(&'static str, Option<CpuPath>)> {
-    [CpuPath::Portable, CpuPath::Avx2, CpuPath::Avx512]
-        .map(|path| (path.name(), Some(path)))
-        .into_iter()
-        .chain(sha3_kernel())
-        .collect()
-}
-
-/// The SHA3 kernel's entry, on aarch64 only. No `CpuPath` names that
-/// kernel: `Auto` runs it where the CPU has SHA3 (the library detects it
-/// the same way) and is the portable kernel elsewhere, so a CPU without
-/// SHA3 gets no path for it.
-fn sha3_kernel() -> Option<(&'static str, Option<CpuPath>)> {
-    #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
-    {
-        let sha3 = std::arch::is_aarch64_feature_detected!("sha3");
-        Some(("sha3 (auto)", sha3.then_some(CpuPath::Auto)))
-    }
-    #[cfg(not(all(target_arch = "aarch64", target_endian = "little")))]
-    {
-        None
-    }
 }
 
 /// The one-state kernels, the baseline first.
