@@ -336,6 +336,24 @@ pub(crate) fn chunk_count(params: &StandardParams, message_len: u64) -> u64 {
     }
 }
 
+/// Integers the documents' encodings are tested on (`rfc9861`, `sp800_185`):
+/// 0, one byte's edges, two bytes', the chunk length's, and the largest.
+#[cfg(test)]
+const ENCODED_INTEGERS: [u64; 12] = [
+    0,
+    1,
+    12,
+    127,
+    128,
+    255,
+    256,
+    8191,
+    8192,
+    65538,
+    1 << 40,
+    u64::MAX,
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
