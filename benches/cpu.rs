@@ -15,6 +15,7 @@ use rayon::prelude::*;
 use sha3::Digest;
 use treehash::cpu::chunks::chaining_values;
 use treehash::sponge::SpongeSpec;
+use treehash::standard::Standard;
 use treehash::{Algorithm, BackendChoice, CpuPath, Hasher, HasherOptions, TreeParams};
 use treehash_reference::{Node, Tree};
 
@@ -150,20 +151,19 @@ fn chunk_kernels(data: &[u8], row: &dyn Fn(&str, usize, f64)) {
     use k12::digest::{ExtendableOutput, Update, XofReader};
 
     const CHUNK: usize = 8192;
-    let specs = [
-        ("KT128 leaves (TurboSHAKE128, 12 rounds)", SpongeSpec::KT128),
-        ("KT256 leaves (TurboSHAKE256, 12 rounds)", SpongeSpec::KT256),
-        (
-            "ParallelHash128 blocks (SHAKE128, 24 rounds)",
-            SpongeSpec::PARALLEL_HASH128,
-        ),
-        (
-            "ParallelHash256 blocks (SHAKE256, 24 rounds)",
-            SpongeSpec::PARALLEL_HASH256,
-        ),
-    ];
+    let specs = Standard::ALL.into_iter().filter_map(|s| {
+        let spec = s.chunk_spec()?;
+        let name = format!(
+            "{} chunks ({} rounds, rate {})",
+            s.standard_name(),
+            spec.rounds().count(),
+            spec.rate()
+        );
+        Some((name, spec))
+    });
+    let specs: Vec<(String, SpongeSpec)> = specs.collect();
     let kernels = kernels();
-    for (name, spec) in specs {
+    for (name, spec) in &specs {
         for &(kernel, path) in &kernels {
             let Some(path) = path else {
                 println!("| {name}, {kernel}: not on this CPU | 1 | | | |");
@@ -177,12 +177,12 @@ fn chunk_kernels(data: &[u8], row: &dyn Fn(&str, usize, f64)) {
             let count = part.len() / CHUNK;
             let chunks = &part[..count * CHUNK];
             let mut out = vec![0u8; count * spec.output_len()];
-            if chaining_values(path, &spec, chunks, CHUNK, &mut out).is_err() {
+            if chaining_values(path, spec, chunks, CHUNK, &mut out).is_err() {
                 println!("| {name}, {kernel}: not on this CPU | 1 | | | |");
                 continue;
             }
             let r = rate(chunks.len(), 3, || {
-                chaining_values(path, &spec, chunks, CHUNK, &mut out).unwrap();
+                chaining_values(path, spec, chunks, CHUNK, &mut out).unwrap();
                 std::hint::black_box(&out);
             });
             row(
@@ -205,15 +205,15 @@ fn chunk_kernels(data: &[u8], row: &dyn Fn(&str, usize, f64)) {
     println!("\n| permutations on one thread (empty chunks) | path | M states/s |");
     println!("|---|---|---:|");
     const EMPTY: usize = 1 << 20;
-    for (name, spec) in [specs[0], specs[2]] {
+    for (name, spec) in [&specs[0], &specs[2]] {
         for &(kernel, path) in &kernels {
             let Some(path) = path else { continue };
             let mut out = vec![0u8; EMPTY * spec.output_len()];
-            if chaining_values(path, &spec, &[], 0, &mut out).is_err() {
+            if chaining_values(path, spec, &[], 0, &mut out).is_err() {
                 continue;
             }
             let r = rate(EMPTY, 3, || {
-                chaining_values(path, &spec, &[], 0, &mut out).unwrap();
+                chaining_values(path, spec, &[], 0, &mut out).unwrap();
                 std::hint::black_box(&out);
             });
             println!("| {name} | {kernel} | {:.1} |", r / 1e6);

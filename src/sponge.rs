@@ -4,8 +4,9 @@
 //! - [`SpongeSpec`]: the permutation's rounds ([`Rounds`]), the rate, the
 //!   domain byte and the bytes kept of the output. Every kernel takes its
 //!   sponge from one: LI's leaves and nodes from [`Algorithm::sponge_spec`],
-//!   the standard functions' chunks from [`SpongeSpec::KT128`] and its
-//!   siblings. The CPU's permutations and the GPU kernels' `-D` defines read
+//!   the standard functions' chunks from `Standard::chunk_spec`, which
+//!   their documents' modules define (`standard::rfc9861`,
+//!   `standard::sp800_185`). The CPU's permutations and the GPU kernels' `-D` defines read
 //!   their rounds, rate and domain byte from it, and `SpongeSpec::pad` is
 //!   the one padding of a state held as words.
 //! - [`Sponge`]: RustCrypto's `sha3` (SHA3-*) and `shake` (SHAKE*) types, so
@@ -80,20 +81,6 @@ pub struct SpongeSpec {
 }
 
 impl SpongeSpec {
-    /// KT128's chunks: TurboSHAKE128 with domain byte 0x0B, 32-byte
-    /// chaining values (RFC 9861).
-    pub const KT128: SpongeSpec =
-        SpongeSpec::new(Rounds::Turbo12, Algorithm::Shake128.rate(), 0x0B, 32);
-    /// KT256's chunks: TurboSHAKE256 with domain byte 0x0B, 64-byte
-    /// chaining values (RFC 9861).
-    pub const KT256: SpongeSpec =
-        SpongeSpec::new(Rounds::Turbo12, Algorithm::Shake256.rate(), 0x0B, 64);
-    /// ParallelHash128's blocks: cSHAKE128 with empty N and S, which is
-    /// SHAKE128, to 256 bits (SP 800-185).
-    pub const PARALLEL_HASH128: SpongeSpec = Algorithm::Shake128.sponge_spec().keeping(32);
-    /// ParallelHash256's blocks: SHAKE256 to 512 bits.
-    pub const PARALLEL_HASH256: SpongeSpec = Algorithm::Shake256.sponge_spec().keeping(64);
-
     /// A sponge of Keccak-p[1600, `rounds`] with `rate` (one of the FIPS 202
     /// rates, which the lane kernels are built for) and `domain` (the bits
     /// appended to a message before pad10*1, with the padding's first bit:
@@ -295,15 +282,6 @@ pub fn plain_hash(algorithm: Algorithm, data: &[u8], out_len: usize) -> Vec<u8> 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn standard_specs_are_what_the_standards_say() {
-        let spec = |s: SpongeSpec| (s.rounds().count(), s.rate(), s.domain(), s.output_len());
-        assert_eq!(spec(SpongeSpec::KT128), (12, 168, 0x0B, 32));
-        assert_eq!(spec(SpongeSpec::KT256), (12, 136, 0x0B, 64));
-        assert_eq!(spec(SpongeSpec::PARALLEL_HASH128), (24, 168, 0x1F, 32));
-        assert_eq!(spec(SpongeSpec::PARALLEL_HASH256), (24, 136, 0x1F, 64));
-    }
 
     /// LI's sponges are FIPS 202's: Keccak-f, the rate, `01` or `1111`
     /// then pad10*1, c bytes.

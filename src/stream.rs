@@ -489,26 +489,8 @@ mod tests {
     use crate::hasher::HasherOptions;
     use crate::params::Algorithm;
     use crate::standard::Standard;
-    use crate::test_reference::tree;
+    use crate::test_reference::digest as reference_digest;
     use crate::test_rng::{Rng, bytes};
-
-    /// The reference digest (the `treehash-reference` crate) of `input`.
-    fn reference_digest(params: &Params, input: &[u8]) -> Vec<u8> {
-        use treehash_reference::{kangaroo, parallel_hash, turboshake};
-        let p = match params {
-            Params::Tree(p) => return treehash_reference::tree_hash(&tree(p), input),
-            Params::Standard(p) => p,
-        };
-        let (c, n, b) = (p.customization(), p.output_len(), p.block_size());
-        match p.standard() {
-            Standard::Kt128 => kangaroo::kt128(input, c, n),
-            Standard::Kt256 => kangaroo::kt256(input, c, n),
-            Standard::ParallelHash128 => parallel_hash::parallel_hash128(input, b, n, c),
-            Standard::ParallelHash256 => parallel_hash::parallel_hash256(input, b, n, c),
-            Standard::TurboShake128 => turboshake::turboshake128(input, p.domain(), n),
-            Standard::TurboShake256 => turboshake::turboshake256(input, p.domain(), n),
-        }
-    }
 
     /// Pieces of `piece_bytes` (the shortest that the parameters allow for
     /// 1: a short input crosses many), two threads.

@@ -8,9 +8,11 @@
 //! [`Algorithm`] is here, once; the tests call `treehash_reference`'s
 //! functions with what these return.
 
-use treehash_reference::{Node, Tree};
+use treehash_reference::{Node, StandardArgs, Tree};
 
+use crate::Params;
 use crate::params::{Algorithm, TreeParams};
+use crate::standard::StandardParams;
 
 /// The reference's node function of `algorithm`.
 pub(crate) fn node(algorithm: Algorithm) -> Node {
@@ -33,6 +35,27 @@ pub(crate) fn tree(params: &TreeParams) -> Tree<'_> {
         block_size: params.block_size(),
         prefix: params.prefix(),
         output_len: params.output_len(),
+    }
+}
+
+/// The reference's digest of `message` under the standard function `params`.
+pub(crate) fn standard(params: &StandardParams, message: &[u8]) -> Vec<u8> {
+    let name = params.standard().standard_name();
+    let args = StandardArgs {
+        customization: params.customization(),
+        block_size: params.block_size(),
+        domain: params.domain(),
+        output_len: params.output_len(),
+    };
+    treehash_reference::standard_digest(name, message, args)
+        .unwrap_or_else(|| panic!("the reference has {name}"))
+}
+
+/// The reference's digest of `message` under `params`, of either kind.
+pub(crate) fn digest(params: &Params, message: &[u8]) -> Vec<u8> {
+    match params {
+        Params::Tree(p) => treehash_reference::tree_hash(&tree(p), message),
+        Params::Standard(p) => standard(p, message),
     }
 }
 

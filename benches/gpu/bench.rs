@@ -32,17 +32,19 @@ fn hasher(backend: BackendChoice, piece_bytes: Option<usize>, copy_mode: CopyMod
 /// device memory: KT's 8192-byte chunks, ParallelHash's B of 8192, 1000 (not
 /// whole words) and 1 MiB (few chunks, one thread each).
 fn chunk_kernels(gpu: &treehash::gpu::GpuBackend) {
-    use treehash::sponge::SpongeSpec;
+    use treehash::standard::Standard;
+    let spec = |s: Standard| s.chunk_spec().expect("a function with chunks");
     println!("## Chunk kernels (standard functions), 2 GiB on the device, median of 3\n");
     println!("| function | chunk bytes | GB/s |\n|---|---:|---:|");
-    for (name, spec, chunk) in [
-        ("KT128", SpongeSpec::KT128, 8192),
-        ("KT256", SpongeSpec::KT256, 8192),
-        ("ParallelHash128", SpongeSpec::PARALLEL_HASH128, 8192),
-        ("ParallelHash256", SpongeSpec::PARALLEL_HASH256, 8192),
-        ("ParallelHash128", SpongeSpec::PARALLEL_HASH128, 1000),
-        ("ParallelHash128", SpongeSpec::PARALLEL_HASH128, 1 << 20),
+    for (s, chunk) in [
+        (Standard::Kt128, 8192),
+        (Standard::Kt256, 8192),
+        (Standard::ParallelHash128, 8192),
+        (Standard::ParallelHash256, 8192),
+        (Standard::ParallelHash128, 1000),
+        (Standard::ParallelHash128, 1 << 20),
     ] {
+        let (name, spec) = (s.standard_name(), spec(s));
         let rate = measure::chunk_kernel_rate(gpu, &spec, chunk, 2 << 30, 3).expect("kernel rate");
         println!("| {name} | {chunk} | {:.0} |", rate / GB);
     }

@@ -12,9 +12,8 @@ use std::path::Path;
 
 use sha3::Digest;
 use shake::{ExtendableOutput, Update, XofReader};
-use treehash::standard::Standard;
 use treehash::{Algorithm, StandardParams, TreeParams};
-use treehash_reference::{kangaroo, parallel_hash, turboshake};
+use treehash_reference::{StandardArgs, standard_digest};
 
 /// Bytes read per call.
 const PIECE: usize = 1 << 20;
@@ -42,20 +41,15 @@ pub fn digest_of_file(params: &TreeParams, path: &Path) -> io::Result<Vec<u8>> {
 /// digest to.
 pub fn reference_of_file(params: &StandardParams, path: &Path) -> io::Result<Vec<u8>> {
     let message = std::fs::read(path)?;
-    let (c, n) = (params.customization(), params.output_len());
-    Ok(match params.standard() {
-        Standard::Kt128 => kangaroo::kt128(&message, c, n),
-        Standard::Kt256 => kangaroo::kt256(&message, c, n),
-        Standard::ParallelHash128 => {
-            parallel_hash::parallel_hash128(&message, params.block_size(), n, c)
-        }
-        Standard::ParallelHash256 => {
-            parallel_hash::parallel_hash256(&message, params.block_size(), n, c)
-        }
-        Standard::TurboShake128 => turboshake::turboshake128(&message, params.domain(), n),
-        Standard::TurboShake256 => turboshake::turboshake256(&message, params.domain(), n),
-        other => unreachable!("{other} has a reference"),
-    })
+    let name = params.standard().standard_name();
+    let args = StandardArgs {
+        customization: params.customization(),
+        block_size: params.block_size(),
+        domain: params.domain(),
+        output_len: params.output_len(),
+    };
+    standard_digest(name, &message, args)
+        .ok_or_else(|| io::Error::other(format!("the reference has no {name}")))
 }
 
 fn fixed<D: Digest>(prefix: &[u8], reader: &mut dyn Read) -> io::Result<Vec<u8>> {

@@ -27,6 +27,41 @@ use shake::{ExtendableOutput, Update, XofReader};
 
 pub use tree::{Node, Tree};
 
+/// The parameters of a standard function, each used by the functions that
+/// have it: KT's C or ParallelHash's S, ParallelHash's B, TurboSHAKE's D.
+#[derive(Clone, Copy, Debug)]
+pub struct StandardArgs<'a> {
+    /// KT's customization string C, or ParallelHash's S.
+    pub customization: &'a [u8],
+    /// ParallelHash's block size B in bytes.
+    pub block_size: usize,
+    /// TurboSHAKE's domain byte D.
+    pub domain: u8,
+    /// The digest length in bytes.
+    pub output_len: usize,
+}
+
+/// The standard function named `name` as its document writes it (`KT128`,
+/// `KT256`, `ParallelHash128`, `ParallelHash256`, `TurboSHAKE128`,
+/// `TurboSHAKE256`) of `message`; `None` for a name it does not know.
+pub fn standard_digest(name: &str, message: &[u8], args: StandardArgs<'_>) -> Option<Vec<u8>> {
+    let StandardArgs {
+        customization: c,
+        block_size: b,
+        domain: d,
+        output_len: n,
+    } = args;
+    Some(match name {
+        "KT128" => kangaroo::kt128(message, c, n),
+        "KT256" => kangaroo::kt256(message, c, n),
+        "ParallelHash128" => parallel_hash::parallel_hash128(message, b, n, c),
+        "ParallelHash256" => parallel_hash::parallel_hash256(message, b, n, c),
+        "TurboSHAKE128" => turboshake::turboshake128(message, d, n),
+        "TurboSHAKE256" => turboshake::turboshake256(message, d, n),
+        _ => return None,
+    })
+}
+
 /// A_k(x): the node function with k bytes of output, straight from RustCrypto.
 pub fn node_function(node: Node, x: &[u8], k: usize) -> Vec<u8> {
     let fixed = match node {

@@ -236,6 +236,9 @@ fn squeeze(lane: impl Fn(usize) -> u64, out: &mut [u8]) {
 mod tests {
     use super::*;
     use crate::sponge::Rounds;
+    use crate::standard::Standard;
+
+    const KT128: SpongeSpec = Standard::Kt128.chunk_spec().unwrap();
     use shake::{ExtendableOutput, Shake128, Shake256};
     use turboshake::{CTurboShake128, CTurboShake256};
 
@@ -277,15 +280,14 @@ mod tests {
     /// The standard specs, custom domain bytes (the lowest, the highest)
     /// and outputs shorter than a word or as long as the rate.
     fn specs() -> Vec<SpongeSpec> {
-        vec![
-            SpongeSpec::KT128,
-            SpongeSpec::KT256,
-            SpongeSpec::PARALLEL_HASH128,
-            SpongeSpec::PARALLEL_HASH256,
-            SpongeSpec::new(Rounds::Turbo12, 168, 0x01, 5),
-            SpongeSpec::new(Rounds::Turbo12, 136, 0x7F, 136),
-            SpongeSpec::new(Rounds::Turbo12, 168, 0x1F, 168),
-        ]
+        let standard = Standard::ALL.iter().filter_map(|s| s.chunk_spec());
+        standard
+            .chain([
+                SpongeSpec::new(Rounds::Turbo12, 168, 0x01, 5),
+                SpongeSpec::new(Rounds::Turbo12, 136, 0x7F, 136),
+                SpongeSpec::new(Rounds::Turbo12, 168, 0x1F, 168),
+            ])
+            .collect()
     }
 
     /// splitmix64 bytes, so that each chunk differs.
@@ -336,11 +338,9 @@ mod tests {
         for spec in specs() {
             check(path, &spec, &short_lens(&spec));
         }
-        for spec in [
-            SpongeSpec::KT128,
-            SpongeSpec::KT256,
-            SpongeSpec::PARALLEL_HASH256,
-        ] {
+        for spec in [Standard::Kt128, Standard::Kt256, Standard::ParallelHash256]
+            .map(|s| s.chunk_spec().unwrap())
+        {
             check(path, &spec, &[8191, 8192, 8193, 20000]);
         }
     }
@@ -398,8 +398,8 @@ mod tests {
     fn no_chunks_no_output() {
         for path in paths() {
             let mut out = [];
-            chaining_values(path, &SpongeSpec::KT128, &[], 8192, &mut out).unwrap();
-            chaining_values(path, &SpongeSpec::KT128, &[], 0, &mut out).unwrap();
+            chaining_values(path, &KT128, &[], 8192, &mut out).unwrap();
+            chaining_values(path, &KT128, &[], 0, &mut out).unwrap();
         }
     }
 
@@ -407,12 +407,6 @@ mod tests {
     #[should_panic(expected = "whole chunks")]
     fn a_short_run_is_refused() {
         let mut out = [0u8; 64];
-        let _ = chaining_values(
-            CpuPath::Portable,
-            &SpongeSpec::KT128,
-            &[0; 99],
-            50,
-            &mut out,
-        );
+        let _ = chaining_values(CpuPath::Portable, &KT128, &[0; 99], 50, &mut out);
     }
 }

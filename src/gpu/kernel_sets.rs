@@ -4,17 +4,37 @@
 
 use crate::params::Algorithm;
 use crate::sponge::SpongeSpec;
+use crate::standard::Standard;
+
+/// How many standard functions have chunks.
+const CHUNKED: usize = {
+    let mut count = 0;
+    let mut i = 0;
+    while i < Standard::ALL.len() {
+        if Standard::ALL[i].chunk_spec().is_some() {
+            count += 1;
+        }
+        i += 1;
+    }
+    count
+};
 
 /// The chunk sponges the GPU runs: those of the standard functions that
-/// have chunks (KT128, KT256, ParallelHash128, ParallelHash256).
+/// have chunks, in [`Standard::ALL`]'s order.
 // Reached through the hidden `gpu::kernels`, which only the `gpu` feature builds.
 #[cfg_attr(not(gpu_backend), allow(unreachable_pub))]
-pub const CHUNK_SPECS: [SpongeSpec; 4] = [
-    SpongeSpec::KT128,
-    SpongeSpec::KT256,
-    SpongeSpec::PARALLEL_HASH128,
-    SpongeSpec::PARALLEL_HASH256,
-];
+pub const CHUNK_SPECS: [SpongeSpec; CHUNKED] = {
+    let mut specs = [Algorithm::Sha3_256.sponge_spec(); CHUNKED];
+    let (mut i, mut k) = (0, 0);
+    while i < Standard::ALL.len() {
+        if let Some(spec) = Standard::ALL[i].chunk_spec() {
+            specs[k] = spec;
+            k += 1;
+        }
+        i += 1;
+    }
+    specs
+};
 
 /// What a GPU is readied for: an LI tree's kernels, or a standard
 /// function's chunk kernel.
@@ -68,4 +88,27 @@ pub(crate) fn chunk_name(spec: &SpongeSpec) -> String {
         spec.domain(),
         spec.output_len()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every function with chunks has its kernel, each a set of its own.
+    #[test]
+    fn each_chunked_function_has_a_kernel_set_of_its_own() {
+        let chunked: Vec<SpongeSpec> = Standard::ALL
+            .iter()
+            .filter_map(|s| s.chunk_spec())
+            .collect();
+        assert_eq!(chunked.len(), 4);
+        assert_eq!(CHUNK_SPECS.to_vec(), chunked);
+        let mut indices: Vec<usize> = CHUNK_SPECS
+            .iter()
+            .map(|s| KernelSet::Chunks(*s).index().unwrap())
+            .chain(Algorithm::ALL.map(|a| KernelSet::Tree(a).index().unwrap()))
+            .collect();
+        indices.sort_unstable();
+        assert_eq!(indices, (0..KernelSet::COUNT).collect::<Vec<_>>());
+    }
 }

@@ -435,23 +435,31 @@ impl TreePart {
 
 /// Bytes of the header of modes 2 and 3, up to the name.
 const STANDARD_HEADER_LEN: usize = 118;
-/// The functions of each mode, by their code in the format.
-const FUNCTION_CODES: [(Standard, u8, u8); 4] = [
-    (Standard::Kt128, MODE_KT, 1),
-    (Standard::Kt256, MODE_KT, 2),
-    (Standard::ParallelHash128, MODE_PARALLEL_HASH, 1),
-    (Standard::ParallelHash256, MODE_PARALLEL_HASH, 2),
-];
+/// A standard function's mode and code in the format: the mode is its
+/// family's (2 KT, 3 ParallelHash), the code its strength's (1 for the
+/// 128-bit function, 2 for the 256-bit one); `None` for a function that
+/// has no parts (TurboSHAKE: one sponge, no chunks).
+fn function_code(standard: Standard) -> Option<(u8, u8)> {
+    let mode = match standard.family() {
+        Family::Kangaroo => MODE_KT,
+        Family::ParallelHash => MODE_PARALLEL_HASH,
+        Family::TurboShake => return None,
+    };
+    let code = match standard.shake() {
+        Algorithm::Shake128 => 1,
+        Algorithm::Shake256 => 2,
+        _ => return None,
+    };
+    Some((mode, code))
+}
 
 impl StandardPart {
     /// The fields of mode 2 (KT) or 3 (ParallelHash), from the mode byte to
     /// the values.
     fn write(&self, origin: &Origin, out: &mut Vec<u8>) {
         let p = &self.params;
-        let (_, mode, code) = FUNCTION_CODES
-            .into_iter()
-            .find(|(s, _, _)| *s == p.standard())
-            .expect("parts are made of the functions with a code");
+        let (mode, code) =
+            function_code(p.standard()).expect("parts are made of the functions with a code");
         out.push(mode);
         out.push(code);
         out.push(origin.flags());
@@ -485,10 +493,9 @@ impl StandardPart {
             )));
         }
         let code = r.u8();
-        let standard = FUNCTION_CODES
-            .iter()
-            .find(|(_, m, c)| *m == mode && *c == code)
-            .map(|(s, _, _)| *s)
+        let standard = Standard::ALL
+            .into_iter()
+            .find(|s| function_code(*s) == Some((mode, code)))
             .ok_or_else(|| inconsistent(format!("unknown function code {code} of mode {mode}")))?;
         let flags = r.u8();
         if flags & !ORIGIN_FLAGS != 0 {
@@ -633,5 +640,32 @@ impl Reader<'_> {
     }
     fn i64(&mut self) -> i64 {
         i64::from_le_bytes(self.array())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The codes parts already on disk carry: a function keeps its code,
+    /// and no two functions share one.
+    #[test]
+    fn each_function_keeps_a_code_of_its_own() {
+        let codes = Standard::ALL.map(function_code);
+        let mut given: Vec<_> = codes.iter().flatten().collect();
+        given.sort_unstable();
+        given.dedup();
+        assert_eq!(given.len(), codes.iter().flatten().count());
+        assert_eq!(
+            codes,
+            [
+                Some((MODE_KT, 1)),
+                Some((MODE_KT, 2)),
+                Some((MODE_PARALLEL_HASH, 1)),
+                Some((MODE_PARALLEL_HASH, 2)),
+                None,
+                None,
+            ]
+        );
     }
 }

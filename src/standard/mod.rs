@@ -67,38 +67,125 @@ pub enum Family {
     TurboShake,
 }
 
+/// One row per standard function, in [`Standard`]'s order: what tells it
+/// from the others. The rest follows from its family and its strength: the
+/// rounds and framing are its family's (its document's module), the rate,
+/// chaining values and default output its FIPS 202 SHAKE's, its chunks'
+/// sponge both together, and its code in a part the two again
+/// (`parts::format`). A new function is a variant of [`Standard`] and a
+/// row here (docs/ARCHITECTURE.md, "To change X, open Y").
+struct Row {
+    standard: Standard,
+    /// The lower-case name the command line takes.
+    name: &'static str,
+    /// The name as the standards write it, the start of its label.
+    standard_name: &'static str,
+    family: Family,
+    /// The SHAKE whose rate, chaining-value size and default output length
+    /// it shares: SHAKE128 for the 128-bit functions, SHAKE256 for the
+    /// 256-bit ones.
+    shake: Algorithm,
+}
+
+const ROWS: [Row; 6] = [
+    row(
+        Standard::Kt128,
+        "kt128",
+        "KT128",
+        Family::Kangaroo,
+        Algorithm::Shake128,
+    ),
+    row(
+        Standard::Kt256,
+        "kt256",
+        "KT256",
+        Family::Kangaroo,
+        Algorithm::Shake256,
+    ),
+    row(
+        Standard::ParallelHash128,
+        "parallelhash128",
+        "ParallelHash128",
+        Family::ParallelHash,
+        Algorithm::Shake128,
+    ),
+    row(
+        Standard::ParallelHash256,
+        "parallelhash256",
+        "ParallelHash256",
+        Family::ParallelHash,
+        Algorithm::Shake256,
+    ),
+    row(
+        Standard::TurboShake128,
+        "turboshake128",
+        "TurboSHAKE128",
+        Family::TurboShake,
+        Algorithm::Shake128,
+    ),
+    row(
+        Standard::TurboShake256,
+        "turboshake256",
+        "TurboSHAKE256",
+        Family::TurboShake,
+        Algorithm::Shake256,
+    ),
+];
+
+const fn row(
+    standard: Standard,
+    name: &'static str,
+    standard_name: &'static str,
+    family: Family,
+    shake: Algorithm,
+) -> Row {
+    Row {
+        standard,
+        name,
+        standard_name,
+        family,
+        shake,
+    }
+}
+
+// Each row sits at its variant's index, which `Standard::row` reads.
+const _: () = {
+    let mut i = 0;
+    while i < ROWS.len() {
+        assert!(
+            ROWS[i].standard as usize == i,
+            "ROWS is in Standard's order"
+        );
+        i += 1;
+    }
+};
+
 impl Standard {
     /// Every standard function, in the order of docs/SPEC.md.
-    pub const ALL: [Standard; 6] = [
-        Standard::Kt128,
-        Standard::Kt256,
-        Standard::ParallelHash128,
-        Standard::ParallelHash256,
-        Standard::TurboShake128,
-        Standard::TurboShake256,
-    ];
+    pub const ALL: [Standard; ROWS.len()] = {
+        let mut all = [Standard::Kt128; ROWS.len()];
+        let mut i = 0;
+        while i < ROWS.len() {
+            all[i] = ROWS[i].standard;
+            i += 1;
+        }
+        all
+    };
+
+    const fn row(self) -> &'static Row {
+        &ROWS[self as usize]
+    }
 
     /// Its kind: KT, ParallelHash or TurboSHAKE.
     pub const fn family(self) -> Family {
-        match self {
-            Standard::Kt128 | Standard::Kt256 => Family::Kangaroo,
-            Standard::ParallelHash128 | Standard::ParallelHash256 => Family::ParallelHash,
-            Standard::TurboShake128 | Standard::TurboShake256 => Family::TurboShake,
-        }
+        self.row().family
     }
 
     /// The FIPS 202 function whose rate, chaining-value size (the chunks'
     /// outputs) and default output length this one shares: SHAKE128 for the
     /// 128-bit functions, SHAKE256 for the 256-bit ones.
     pub const fn shake(self) -> Algorithm {
-        match self {
-            Standard::Kt128 | Standard::ParallelHash128 | Standard::TurboShake128 => {
-                Algorithm::Shake128
-            }
-            Standard::Kt256 | Standard::ParallelHash256 | Standard::TurboShake256 => {
-                Algorithm::Shake256
-            }
-        }
+        self.row().shake
     }
 
     /// The sponge rate in bytes.
@@ -116,14 +203,14 @@ impl Standard {
     }
 
     /// The sponge each chunk goes through (KT's chunks, which RFC 9861
-    /// calls leaves, and ParallelHash's blocks); TurboSHAKE has no chunks.
-    pub(crate) const fn chunk_spec(self) -> Option<SpongeSpec> {
-        match self {
-            Standard::Kt128 => Some(SpongeSpec::KT128),
-            Standard::Kt256 => Some(SpongeSpec::KT256),
-            Standard::ParallelHash128 => Some(SpongeSpec::PARALLEL_HASH128),
-            Standard::ParallelHash256 => Some(SpongeSpec::PARALLEL_HASH256),
-            Standard::TurboShake128 | Standard::TurboShake256 => None,
+    /// calls leaves, and ParallelHash's blocks), as its document defines
+    /// it; TurboSHAKE has no chunks. Public for the benchmarks only.
+    #[doc(hidden)]
+    pub const fn chunk_spec(self) -> Option<SpongeSpec> {
+        match self.family() {
+            Family::Kangaroo => Some(rfc9861::chunk_spec(self.shake())),
+            Family::ParallelHash => Some(sp800_185::chunk_spec(self.shake())),
+            Family::TurboShake => None,
         }
     }
 
@@ -139,27 +226,13 @@ impl Standard {
 
     /// The lower-case name the command line takes: `kt128`, `parallelhash256`.
     pub const fn name(self) -> &'static str {
-        match self {
-            Standard::Kt128 => "kt128",
-            Standard::Kt256 => "kt256",
-            Standard::ParallelHash128 => "parallelhash128",
-            Standard::ParallelHash256 => "parallelhash256",
-            Standard::TurboShake128 => "turboshake128",
-            Standard::TurboShake256 => "turboshake256",
-        }
+        self.row().name
     }
 
     /// The name as the standards write it, the start of its label: `KT128`,
     /// `ParallelHash256`, `TurboSHAKE128`.
     pub const fn standard_name(self) -> &'static str {
-        match self {
-            Standard::Kt128 => "KT128",
-            Standard::Kt256 => "KT256",
-            Standard::ParallelHash128 => "ParallelHash128",
-            Standard::ParallelHash256 => "ParallelHash256",
-            Standard::TurboShake128 => "TurboSHAKE128",
-            Standard::TurboShake256 => "TurboSHAKE256",
-        }
+        self.row().standard_name
     }
 
     /// The document that defines it.
@@ -357,6 +430,46 @@ const ENCODED_INTEGERS: [u64; 12] = [
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The rows and the documents' modules give what RFC 9861 and SP 800-185
+    /// say, written out here apart from both.
+    #[test]
+    fn each_function_is_what_its_document_says() {
+        let spec = |s: SpongeSpec| (s.rounds().count(), s.rate(), s.domain(), s.output_len());
+        let chunks = |s: Standard| s.chunk_spec().map(spec);
+        assert_eq!(chunks(Standard::Kt128), Some((12, 168, 0x0B, 32)));
+        assert_eq!(chunks(Standard::Kt256), Some((12, 136, 0x0B, 64)));
+        assert_eq!(chunks(Standard::ParallelHash128), Some((24, 168, 0x1F, 32)));
+        assert_eq!(chunks(Standard::ParallelHash256), Some((24, 136, 0x1F, 64)));
+        assert_eq!(chunks(Standard::TurboShake128), None);
+        assert_eq!(chunks(Standard::TurboShake256), None);
+        let facts = |s: Standard| {
+            (
+                s.name(),
+                s.standard_name(),
+                s.rounds().count(),
+                s.rate(),
+                s.chaining_len(),
+                s.default_output_len(),
+            )
+        };
+        let want = [
+            ("kt128", "KT128", 12, 168, 32, 32),
+            ("kt256", "KT256", 12, 136, 64, 64),
+            ("parallelhash128", "ParallelHash128", 24, 168, 32, 32),
+            ("parallelhash256", "ParallelHash256", 24, 136, 64, 64),
+            ("turboshake128", "TurboSHAKE128", 12, 168, 32, 32),
+            ("turboshake256", "TurboSHAKE256", 12, 136, 64, 64),
+        ];
+        assert_eq!(Standard::ALL.map(facts), want);
+        for s in Standard::ALL {
+            assert_eq!(Standard::from_name(s.name()), Some(s));
+            assert_eq!(
+                Standard::from_name(&s.standard_name().to_uppercase()),
+                Some(s)
+            );
+        }
+    }
 
     #[test]
     fn out_of_range_parameters_are_refused() {

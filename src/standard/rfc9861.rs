@@ -1,23 +1,39 @@
 //! RFC 9861's framing of KT128 and KT256 over TurboSHAKE (docs/SPEC.md,
 //! "Standard functions"): the chunk length, what S adds after M, and the
-//! final node's bytes and domain bytes (§3.2, §3.3). The chunks' own sponge
-//! is `SpongeSpec::KT128`/`KT256` (`src/sponge.rs`); TurboSHAKE (§2) is one
-//! sponge with the caller's domain byte. Pure definitions; the reference
+//! final node's bytes and domain bytes (§3.2, §3.3), and the chunks' own
+//! sponge; TurboSHAKE (§2) is one sponge with the caller's domain byte. Pure definitions; the reference
 //! crate (`reference/`) states them apart, as the oracle these are tested
 //! against.
+
+use crate::params::Algorithm;
+use crate::sponge::{Rounds, SpongeSpec};
 
 /// KT's chunk length (§3.2).
 pub const KT_CHUNK_LEN: usize = 8192;
 /// TurboSHAKE's default domain byte D (§2.1).
 pub const DEFAULT_TURBOSHAKE_DOMAIN: u8 = 0x1f;
+/// D of KT's chunks after the first, which RFC 9861 calls leaves (§3.2).
+const CHUNK_DOMAIN: u8 = 0x0b;
 /// D of KT's single node, where |S| ≤ 8192 (§3.2).
 pub(crate) const SINGLE_NODE_DOMAIN: u8 = 0x07;
-/// D of KT's final node (§3.2); the chunks' own D is in their sponge spec.
+/// D of KT's final node (§3.2).
 pub(crate) const FINAL_NODE_DOMAIN: u8 = 0x06;
 /// What follows S_0 in KT's final node, before the chaining values (§3.2).
 pub(crate) const SEPARATOR: [u8; 8] = [0x03, 0, 0, 0, 0, 0, 0, 0];
 /// The final node's last bytes (§3.2).
 const END: [u8; 2] = [0xff, 0xff];
+
+/// The sponge of KT's chunks after the first (§3.2): TurboSHAKE, 12
+/// rounds, at `shake`'s rate (KT128's SHAKE128, KT256's SHAKE256) with D =
+/// 0x0B, whose chaining value is 32 or 64 bytes.
+pub(crate) const fn chunk_spec(shake: Algorithm) -> SpongeSpec {
+    SpongeSpec::new(
+        Rounds::Turbo12,
+        shake.rate(),
+        CHUNK_DOMAIN,
+        shake.chaining_len(),
+    )
+}
 
 /// length_encode(x), RFC 9861 §3.3: x in big-endian bytes with no leading
 /// zero (none at all for 0), then the number of those bytes.

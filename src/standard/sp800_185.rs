@@ -1,10 +1,19 @@
 //! NIST SP 800-185's framing of ParallelHash128 and ParallelHash256
 //! (docs/SPEC.md, "Standard functions", "Encodings"): the integer and
 //! string encodings (§2.3), and the bytes of the last node, a cSHAKE (§3.3)
-//! that takes the blocks' hashes between a start and an end (§6.3). The
-//! blocks' own sponge is `SpongeSpec::PARALLEL_HASH128`/`256`
-//! (`src/sponge.rs`). Pure definitions; the reference crate
+//! that takes the blocks' hashes between a start and an end (§6.3), and the
+//! blocks' own sponge. Pure definitions; the reference crate
 //! (`reference/`) states them apart, as the oracle these are tested against.
+
+use crate::params::Algorithm;
+use crate::sponge::SpongeSpec;
+
+/// The sponge of ParallelHash's blocks (§6.3): cSHAKE with empty N and S,
+/// which is `shake` itself (ParallelHash128's SHAKE128, ParallelHash256's
+/// SHAKE256), to 256 or 512 bits.
+pub(crate) const fn chunk_spec(shake: Algorithm) -> SpongeSpec {
+    shake.sponge_spec().keeping(shake.chaining_len())
+}
 
 /// The last node's domain byte: cSHAKE's `04` (§3.3), with N = "ParallelHash".
 pub(crate) const CSHAKE_DOMAIN: u8 = 0x04;

@@ -49,20 +49,22 @@ pub fn reference_tree(params: &TreeParams) -> Tree<'_> {
 
 /// The reference digest of `message` with parameters of either kind.
 pub fn reference_digest(params: &treehash::Params, message: &[u8]) -> Vec<u8> {
-    use treehash::standard::Standard;
-    use treehash_reference::{kangaroo, parallel_hash, turboshake};
     let p = match params {
         treehash::Params::Tree(p) => return tree_hash(&reference_tree(p), message),
         treehash::Params::Standard(p) => p,
     };
-    let (c, n) = (p.customization(), p.output_len());
-    match p.standard() {
-        Standard::Kt128 => kangaroo::kt128(message, c, n),
-        Standard::Kt256 => kangaroo::kt256(message, c, n),
-        Standard::ParallelHash128 => parallel_hash::parallel_hash128(message, p.block_size(), n, c),
-        Standard::ParallelHash256 => parallel_hash::parallel_hash256(message, p.block_size(), n, c),
-        Standard::TurboShake128 => turboshake::turboshake128(message, p.domain(), n),
-        Standard::TurboShake256 => turboshake::turboshake256(message, p.domain(), n),
-        other => unreachable!("{other} has a reference"),
-    }
+    reference_standard(p, message)
+}
+
+/// The reference digest of `message` under the standard function `params`.
+pub fn reference_standard(params: &treehash::StandardParams, message: &[u8]) -> Vec<u8> {
+    let name = params.standard().standard_name();
+    let args = treehash_reference::StandardArgs {
+        customization: params.customization(),
+        block_size: params.block_size(),
+        domain: params.domain(),
+        output_len: params.output_len(),
+    };
+    treehash_reference::standard_digest(name, message, args)
+        .unwrap_or_else(|| panic!("the reference has {name}"))
 }

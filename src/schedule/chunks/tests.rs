@@ -110,7 +110,7 @@ fn any_split_of_the_chunks_gives_the_reference_digest() {
             .enumerate()
         {
             let message = bytes(len, (case * 100 + k) as u64);
-            let want = reference_digest(&params, &message);
+            let want = test_reference::standard(&params, &message);
             for (lag, join_at) in [(0, 0), (2, 0), (1, 3), (5, 1)] {
                 let seen = Arc::new(Mutex::new(0));
                 let late = |lag| -> Box<dyn ChunkEngine> {
@@ -198,7 +198,7 @@ fn pieces_of_many_small_chunks_are_shared_in_waves() {
         &NoProgress,
     )
     .unwrap();
-    assert_eq!(out.digest, reference_digest(&params, &message));
+    assert_eq!(out.digest, test_reference::standard(&params, &message));
     assert!(*seen.lock().unwrap() > 0);
 }
 
@@ -225,7 +225,7 @@ fn a_split_without_the_cpu_gives_it_no_chunk() {
         };
         let mut input = Input::Bytes(&message);
         let out = hash(&params, &mut input, &cpu, engines, 16384, &NoProgress).unwrap();
-        assert_eq!(out.digest, reference_digest(&params, &message));
+        assert_eq!(out.digest, test_reference::standard(&params, &message));
         let first = if params.standard().family() == Family::Kangaroo {
             b
         } else {
@@ -254,7 +254,7 @@ fn files_shared_or_read_by_the_engines_give_the_reference_digest() {
             let message = bytes(len, len as u64);
             let path = dir.path().join("m");
             std::fs::write(&path, &message).unwrap();
-            let want = reference_digest(&params, &message);
+            let want = test_reference::standard(&params, &message);
             for cpu_takes_chunks in [true, false] {
                 let Source::File(file) = Source::open(&path).unwrap() else {
                     // An empty file is a stream.
@@ -301,7 +301,7 @@ fn a_file_read_per_task_gives_the_reference_digest() {
             let message = bytes(len, (case * 100 + k) as u64);
             let path = dir.path().join("m");
             std::fs::write(&path, &message).unwrap();
-            let want = reference_digest(&params, &message);
+            let want = test_reference::standard(&params, &message);
             for (piece, inline) in [(3 * 8192, false), (5 * b, false), (3 * 8192, true)] {
                 let cpu = CpuBackend::new(Some(2), Some(piece), CpuPath::Auto).unwrap();
                 let Source::File(file) = Source::open(&path).unwrap() else {
@@ -480,17 +480,5 @@ fn reference_value(p: &StandardParams, chunk: &[u8]) -> Vec<u8> {
         Standard::Kt128 => turboshake128(chunk, 0x0b, c),
         Standard::Kt256 => turboshake256(chunk, 0x0b, c),
         other => treehash_reference::node_function(test_reference::node(other.shake()), chunk, c),
-    }
-}
-
-fn reference_digest(p: &StandardParams, message: &[u8]) -> Vec<u8> {
-    use treehash_reference::{kangaroo, parallel_hash};
-    let (c, n, b) = (p.customization(), p.output_len(), p.block_size());
-    match p.standard() {
-        Standard::Kt128 => kangaroo::kt128(message, c, n),
-        Standard::Kt256 => kangaroo::kt256(message, c, n),
-        Standard::ParallelHash128 => parallel_hash::parallel_hash128(message, b, n, c),
-        Standard::ParallelHash256 => parallel_hash::parallel_hash256(message, b, n, c),
-        other => unreachable!("{other} has no chunks"),
     }
 }
