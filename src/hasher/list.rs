@@ -78,8 +78,8 @@ const WAITING_PER_THREAD: usize = 4 * BATCH_INPUTS;
 enum Route {
     /// In a batch on one worker thread, inline.
     Alone,
-    /// On every CPU core (and, for a list's only long input, the GPUs that
-    /// join it), one such input at a time.
+    /// On every CPU core (and, for a list's only long input, its
+    /// latecomers), one such input at a time.
     Engines,
     /// On the GPU of this ordinal alone, one input at a time.
     Gpu(usize),

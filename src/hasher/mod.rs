@@ -12,8 +12,8 @@
 //! - `engines`: where one input of either kind runs (CPU, GPUs, both,
 //!   alone), and its digest;
 //! - `auto`: when GPUs are worth starting (for files, lists and parts of
-//!   every function, with every constant of that choice), and the GPUs
-//!   that join an input.
+//!   every function, with every constant of that choice), and the
+//!   latecomers, GPUs that join an input under way.
 
 #[cfg(all(test, not(gpu_backend)))]
 mod absent_gpu_tests;
