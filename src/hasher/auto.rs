@@ -1,9 +1,9 @@
-//! When a GPU is worth starting, and the latecomers (GPUs that join an
-//! input under way): the one answer for files, streams, lists and parts of
-//! every function, with every constant of that choice (each with its
-//! reason; its measurements are in the decision record it names). Also
-//! what `-v` says when no GPU took part, and the progress of an input
-//! redone on the CPU after a GPU failed.
+//! When a GPU is worth starting, and the latecomers (GPUs that join an input
+//! under way): the one answer for files, sequential inputs, lists and parts
+//! of every function, with every constant of that choice (each with its
+//! reason; its measurements are in the decision record it names). Also what
+//! `-v` says when no GPU took part, and the progress of an input redone on
+//! the CPU after a GPU failed.
 //!
 //! The rule: a GPU starts once the rest of the work, at the CPU's rate
 //! measured so far, would take the CPU longer than [`Payoff`] times the
@@ -164,7 +164,7 @@ impl Hasher {
 
     /// Under `Gpu`, the most GPUs that begin an input of `len` bytes side by
     /// side ([`TRANSFERS_PER_SHARING_GPU`]); `None`, every GPU asked for,
-    /// where the length is not known (a stream).
+    /// where the length is not known (a sequential input).
     pub(super) fn gpus_sharing(&self, len: Option<u64>) -> Option<usize> {
         let transfer = self
             .options
@@ -249,7 +249,8 @@ impl<'h, W: Work<'h>> GpuLatecomers<'h, W> {
         let payoff = Payoff::of(W::KIND);
         match now.remaining {
             Some(left) => payoff.repaid_by(left, bytes as f64 / time.as_secs_f64(), startup),
-            // A stream of unknown length: once it has lasted that long.
+            // A sequential input of unknown length: once it has lasted that
+            // long.
             None => now.elapsed > startup.max(payoff.floor),
         }
     }

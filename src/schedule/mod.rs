@@ -233,7 +233,7 @@ pub(crate) fn run<'a>(
             )?;
             Ok(file.len())
         }
-        Input::Stream(reader) => message::for_each_piece_of_stream::<HashError>(
+        Input::Sequential(reader) => message::for_each_piece_of_sequential::<HashError>(
             params,
             *reader,
             piece_len,

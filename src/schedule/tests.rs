@@ -193,7 +193,7 @@ fn any_split_and_any_hand_over_give_the_reference_digest() {
 }
 
 #[test]
-fn files_and_streams_are_shared_the_same_way() {
+fn files_and_sequential_inputs_are_shared_the_same_way() {
     let cpus = backends(1000);
     let params = &cases()[3];
     let file = data(150_000, 7);
@@ -202,13 +202,13 @@ fn files_and_streams_are_shared_the_same_way() {
     std::io::Write::write_all(&mut tmp, &file).unwrap();
     for seed in 1..6 {
         let Source::File(input) = Source::open(tmp.path()).unwrap() else {
-            panic!("a regular file is not a stream");
+            panic!("a regular file is not a sequential input");
         };
         let (got, _) = shared_digest(params, &mut Input::File(&input), &cpus, seed);
         assert_eq!(got, want, "file, seed {seed}");
         let mut reader = std::io::Cursor::new(file.clone());
-        let (got, _) = shared_digest(params, &mut Input::Stream(&mut reader), &cpus, seed);
-        assert_eq!(got, want, "stream, seed {seed}");
+        let (got, _) = shared_digest(params, &mut Input::Sequential(&mut reader), &cpus, seed);
+        assert_eq!(got, want, "sequential, seed {seed}");
     }
 }
 

@@ -224,7 +224,7 @@ pub(crate) fn hash<'a>(
             )?;
             file.len()
         }
-        Input::Stream(reader) => message::for_each_piece_of_stream::<HashError>(
+        Input::Sequential(reader) => message::for_each_piece_of_sequential::<HashError>(
             &framing,
             *reader,
             piece_len,

@@ -257,7 +257,7 @@ fn files_shared_or_read_by_the_engines_give_the_reference_digest() {
             let want = reference_digest(&params, &message);
             for cpu_takes_chunks in [true, false] {
                 let Source::File(file) = Source::open(&path).unwrap() else {
-                    // An empty file is a stream.
+                    // An empty file is a sequential input.
                     assert_eq!(len, 0);
                     continue;
                 };
@@ -296,7 +296,7 @@ fn a_file_read_per_task_gives_the_reference_digest() {
     for (case, params) in cases().into_iter().enumerate() {
         let b = chunk_len(&params);
         let lens = [1, b - 1, b, b + 1, 3 * b - 1, 40 * b + 3, 300_001];
-        // (An empty file is a stream.)
+        // (An empty file is a sequential input.)
         for (k, len) in lens.into_iter().filter(|&n| n > 0).enumerate() {
             let message = bytes(len, (case * 100 + k) as u64);
             let path = dir.path().join("m");
@@ -395,11 +395,12 @@ fn a_part_keeps_its_chunks_values_on_any_engines() {
             let message = bytes(len, (case * 10 + len) as u64);
             let path = dir.path().join("m");
             std::fs::write(&path, &message).unwrap();
-            // An empty file is a stream: a part has nothing to read.
+            // An empty file is a sequential input: a part has nothing to
+            // read.
             let opened = Source::open(&path).unwrap();
             let file = match &opened {
                 Source::File(file) => Some(file),
-                Source::Stream(_) => None,
+                Source::Sequential(_) => None,
             };
             let s = [&message[..], &suffix(&params)].concat();
             let n = chunk_count(&params, len as u64);
