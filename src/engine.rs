@@ -50,7 +50,7 @@ pub(crate) trait LeafEngine: Send {
     fn give_leaves(&mut self, leaves: Range<u64>, states: LeafStates) -> Result<(), HashError>;
 
     /// A second engine whose leaves hold what this one's hold, which goes
-    /// on apart from it: a stream's digest midway finishes such a copy. An
+    /// on apart from it: a `Stream`'s digest midway finishes such a copy. An
     /// error for an engine whose states it cannot copy in place (a GPU's);
     /// its leaves can still be taken out and given to two engines.
     fn fork(&self) -> Result<Box<dyn LeafEngine + '_>, HashError> {

@@ -2,7 +2,7 @@
 //! read from where its offset stands to its end, by ranges: mapped a window
 //! at a time or read with pread, never mapped whole. Everything else (pipes,
 //! terminals, character devices, files that report size 0 such as those of
-//! /proc) is read as a stream.
+//! /proc) is a sequential input: read in order, once, to its end.
 //!
 //! Mapping stays inside the crate: a mapping handed out as `&[u8]` could
 //! change under its reader (see `InputFile::map`).
@@ -89,8 +89,9 @@ fn stdin_closed_at_start() -> bool {
 pub(crate) enum Source {
     /// A regular file, read by ranges.
     File(InputFile),
-    /// Bytes read in order until the end, in constant memory.
-    Stream(File),
+    /// A sequential input: bytes read in order until the end, in constant
+    /// memory.
+    Sequential(File),
 }
 
 impl Source {
@@ -115,10 +116,11 @@ impl Source {
             return Err(io::Error::from_raw_os_error(libc::EISDIR));
         }
         // Files of /sys and /proc report a size that is not their content's:
-        // those are read as streams, to their end. A file that will be
-        // mapped is asked whether it can be (sysfs refuses); one that will
-        // be read whole, which file system it is on: a trial mapping costs
-        // system calls and the process's mapping lock, per file of a list.
+        // those are sequential inputs, read to their end. A file that will
+        // be mapped is asked whether it can be (sysfs refuses); one that
+        // will be read whole, which file system it is on: a trial mapping
+        // costs system calls and the process's mapping lock, per file of a
+        // list.
         let len = meta.len();
         let pseudo = || match usize::try_from(len) {
             Ok(len) if len <= SMALL_FILE_READ => on_a_pseudo_file_system(&file),
@@ -128,7 +130,7 @@ impl Source {
             if meta.file_type().is_fifo() {
                 widen_pipe(&file);
             }
-            return Ok(Source::Stream(file));
+            return Ok(Source::Sequential(file));
         }
         // Standard input may have been partly read already (`{ head -c 100
         // >/dev/null; treehash -; } < file`): hash what is left, as coreutils do.
@@ -150,7 +152,7 @@ impl Source {
     pub(crate) fn known_len(&self) -> Option<u64> {
         match self {
             Source::File(f) => Some(f.len()),
-            Source::Stream(_) => None,
+            Source::Sequential(_) => None,
         }
     }
 }

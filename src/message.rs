@@ -5,8 +5,9 @@
 //!
 //! A file is never mapped whole: its pieces are mapped one window at a time
 //! on helper threads, read in ahead of the backend and unmapped behind it,
-//! so that memory stays bounded and the disk stays busy. A stream is read on
-//! a helper thread into one buffer while the backend absorbs the other.
+//! so that memory stays bounded and the disk stays busy. A sequential input
+//! (a pipe, a reader) is read on a helper thread into one buffer while the
+//! backend absorbs the other.
 
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,8 +21,8 @@ use crate::sigbus;
 use crate::threads;
 
 /// The largest piece any backend is handed, and so the largest mapped
-/// window (how many are mapped at once: `MAPPED_AT_ONCE`); a stream holds two
-/// pieces.
+/// window (how many are mapped at once: `MAPPED_AT_ONCE`); a sequential
+/// input holds two pieces.
 pub(crate) const MAX_PIECE: usize = 128 << 20;
 /// How far ahead of the backend the OS kernel is asked to read a file, so that
 /// a disk keeps many reads in flight (a file in the page cache costs only
@@ -45,13 +46,14 @@ const WINDOWS_NOT_AHEAD: usize = 1 + UNMAPPERS;
 /// Helper threads that unmap the windows hashed, taking turns.
 const UNMAPPERS: usize = 2;
 const PREFETCH_STEP: u64 = 8 << 20;
-/// A stream's first bytes, up to about this many, are read on the calling
-/// thread: one that ends within them is hashed without a helper thread.
-const SMALL_STREAM_READ: usize = 64 << 10;
+/// A sequential input's first bytes, up to about this many, are read on the
+/// calling thread: one that ends within them is hashed without a helper
+/// thread.
+const SMALL_SEQUENTIAL_READ: usize = 64 << 10;
 
 /// A piece length near `target` bytes (at most [`MAX_PIECE`], whatever the
 /// caller asks) that is a whole number of blocks and longer than any prefix
-/// (so a stream's first piece holds the whole prefix).
+/// (so a sequential input's first piece holds the whole prefix).
 pub(crate) fn piece_len(block_size: usize, target: usize) -> usize {
     // Whole blocks, rounded down below the largest piece (B ≤ 16 MiB).
     let most = MAX_PIECE - MAX_PIECE % block_size;
@@ -90,11 +92,13 @@ impl Framing for Blocks {
     }
 }
 
-/// One input, as the input path reads it.
+/// One input, as the input path reads it: bytes in memory, a regular file
+/// read by ranges, or a sequential input (a pipe, a reader), read in order
+/// to its end.
 pub(crate) enum Input<'i> {
     Bytes(&'i [u8]),
     File(&'i InputFile),
-    Stream(&'i mut (dyn Read + Send)),
+    Sequential(&'i mut (dyn Read + Send)),
 }
 
 impl Input<'_> {
@@ -102,13 +106,13 @@ impl Input<'_> {
         match self {
             Input::Bytes(b) => Some(b.len() as u64),
             Input::File(f) => Some(f.len()),
-            Input::Stream(_) => None,
+            Input::Sequential(_) => None,
         }
     }
 
     /// True when the input can be hashed again from its start.
     pub(crate) fn can_reread(&self) -> bool {
-        !matches!(self, Input::Stream(_))
+        !matches!(self, Input::Sequential(_))
     }
 }
 
@@ -458,10 +462,10 @@ fn prefetcher<'scope>(
 /// `piece_len` bytes (a multiple of the block size), the last one shorter.
 /// Past its first few kilobytes, a helper thread reads the next piece while
 /// `absorb` takes this one, so memory use is two pieces whatever the
-/// stream's length. `progress` is told
-/// the stream bytes of each piece once it is absorbed. Returns the number of
+/// input's length. `progress` is told the input's bytes of each piece once
+/// it is absorbed. Returns the number of
 /// bytes read from `reader` (the prefix not counted).
-pub(crate) fn for_each_piece_of_stream<E: From<io::Error>>(
+pub(crate) fn for_each_piece_of_sequential<E: From<io::Error>>(
     params: &dyn Framing,
     reader: &mut (dyn Read + Send),
     piece_len: usize,
@@ -469,10 +473,10 @@ pub(crate) fn for_each_piece_of_stream<E: From<io::Error>>(
     mut absorb: impl FnMut(&[u8]) -> Result<(), E>,
 ) -> Result<u64, E> {
     let prefix = params.prefix();
-    // The first bytes are read here: a stream that ends within them (an
+    // The first bytes are read here: an input that ends within them (an
     // empty file, a short pipe) needs no helper thread and no large buffers.
     let mut first =
-        vec![0u8; self::piece_len(params.block_size(), SMALL_STREAM_READ).min(piece_len)];
+        vec![0u8; self::piece_len(params.block_size(), SMALL_SEQUENTIAL_READ).min(piece_len)];
     first[..prefix.len()].copy_from_slice(prefix);
     let filled = fill(reader, &mut first, prefix.len())?;
     let mut total = (filled - prefix.len()) as u64;
@@ -665,11 +669,11 @@ mod tests {
     }
 
     #[test]
-    fn stream_pieces_are_full_until_the_last() {
+    fn sequential_pieces_are_full_until_the_last() {
         let data: Vec<u8> = (0..300u32).map(|i| i as u8).collect();
         for len in [0usize, 1, 61, 64, 300] {
             let mut pieces = Vec::new();
-            let read = for_each_piece_of_stream::<io::Error>(
+            let read = for_each_piece_of_sequential::<io::Error>(
                 &params(&[9, 9, 9], 8),
                 &mut &data[..len],
                 64,
@@ -704,9 +708,9 @@ mod tests {
     }
 
     #[test]
-    fn a_stream_error_part_way_is_returned_and_nothing_after_it_is_absorbed() {
+    fn a_sequential_read_error_part_way_is_returned_and_nothing_after_it_is_absorbed() {
         let mut absorbed = 0;
-        let err = for_each_piece_of_stream::<io::Error>(
+        let err = for_each_piece_of_sequential::<io::Error>(
             &params(&[], 8),
             &mut Failing { good: 1000 },
             256,
@@ -733,7 +737,7 @@ mod tests {
             for_each_piece_of_slice::<()>(&p, &file, 512, &count, |_| Ok(())).unwrap();
             assert_eq!(count.0.into_inner(), 5000);
             let count = Count::default();
-            for_each_piece_of_stream::<io::Error>(&p, &mut &file[..], 512, &count, |_| Ok(()))
+            for_each_piece_of_sequential::<io::Error>(&p, &mut &file[..], 512, &count, |_| Ok(()))
                 .unwrap();
             assert_eq!(count.0.into_inner(), 5000);
         }

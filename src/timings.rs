@@ -15,8 +15,8 @@ pub struct Timings {
     pub gpu_init: Duration,
     /// Kernel compilation and module load (GPU, once per process).
     pub compile: Duration,
-    /// Leaf hashing: absorbing every block (reading a stream and, on the
-    /// GPU, copying to the device included).
+    /// Leaf hashing: absorbing every block (reading a sequential input and,
+    /// on the GPU, copying to the device included).
     pub leaves: Duration,
     /// GPU: time the copy engine spent on host-to-device copies (overlaps
     /// the kernels; part of `leaves`).

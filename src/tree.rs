@@ -19,7 +19,7 @@ use crate::params::TreeParams;
 /// The blocks of a range of leaves, packed one stripe after the other, are
 /// dealt the same way to a tree of that many leaves: leaf lo + j is leaf j
 /// there, with the same blocks and the same short last block. A GPU that
-/// owns some of the leaves absorbs that packed stream
+/// owns some of the leaves absorbs that packed message
 /// ([`packed_len`](Dealing::packed_len), [`owned_runs`](Dealing::owned_runs)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Dealing {
@@ -93,7 +93,7 @@ impl Dealing {
     }
 
     /// The bytes of M that are blocks of `leaves` once `message_len` bytes
-    /// of M are dealt: the length of their packed stream.
+    /// of M are dealt: the length of their packed message.
     pub(crate) fn packed_len(self, leaves: &Range<u64>, message_len: u64) -> u64 {
         self.leaf_lengths(message_len).sum(leaves)
     }
@@ -199,7 +199,7 @@ mod tests {
     }
 
     /// Packing, checked against the definition: the owned blocks of M in
-    /// order, one run per stripe, the packed stream's length their sum.
+    /// order, one run per stripe, the packed message's length their sum.
     #[test]
     fn runs_and_packed_lengths_follow_the_blocks() {
         let d = small();
@@ -226,10 +226,10 @@ mod tests {
         }
     }
 
-    /// A range's packed stream is the LI stream of a tree of that many
+    /// A range's packed message is the message of an LI tree of that many
     /// leaves: its leaves' lengths are those of the range's leaves in M.
     #[test]
-    fn a_packed_stream_is_dealt_like_a_smaller_tree() {
+    fn a_packed_message_is_dealt_like_a_smaller_tree() {
         let d = small();
         for message in [0u64, 1, 8, 39, 40, 41, 83, 200] {
             for (lo, hi) in [(0, 5), (0, 2), (2, 5), (1, 4), (4, 5), (0, 1)] {

@@ -8,12 +8,12 @@
 //! The CPU's kernels against the reference: thousands of random LI cases
 //! (every function, heights and degrees, block sizes, prefixes, output
 //! lengths, sizes at stripe boundaries, inputs far smaller than a stripe,
-//! streams read in odd-sized pieces), 200 random cases of each standard
-//! function (customization strings, block sizes, domain bytes, output
-//! lengths, lengths at chunk boundaries), and one table of both kinds
+//! sequential inputs read in odd-sized pieces), 200 random cases of each
+//! standard function (customization strings, block sizes, domain bytes,
+//! output lengths, lengths at chunk boundaries), and one table of both kinds
 //! (`common::cases`) at every boundary (0, 1, the rate ± 1, stripes and
-//! chunks ± 1, large), read from memory, from files and from streams, on
-//! every CPU path.
+//! chunks ± 1, large), read from memory, from files and from sequential
+//! inputs, on every CPU path.
 //!
 //! The tests of a SIMD path (`avx2_*`, `avx512_*`) run where build.rs set
 //! `treehash_test_avx2` / `treehash_test_avx512`: the CPU that built them has
@@ -226,7 +226,7 @@ impl Read for OddReader<'_> {
 }
 
 #[test]
-fn streams_read_in_odd_pieces_match_reference() {
+fn sequential_inputs_read_in_odd_pieces_match_reference() {
     let mut rng = StdRng::seed_from_u64(0x57ea);
     let hasher = Hasher::new(HasherOptions::default().with_piece_bytes(Some(1 << 12))).unwrap();
     for case in 0..500 {
@@ -446,10 +446,10 @@ fn avx512_path_matches_reference_at_edges() {
 
 /// Every case of `common::cases::file_cases` (LI trees of 1 to 65,536
 /// leaves, every standard function with its options) read from a file
-/// (mapped or read in several pieces) and from a stream, on every CPU path
-/// this build tests: the reference's digest.
+/// (mapped or read in several pieces) and as a sequential input, on every
+/// CPU path this build tests: the reference's digest.
 #[test]
-fn files_and_streams_on_every_path_match_the_reference() {
+fn files_and_sequential_inputs_on_every_path_match_the_reference() {
     let hashers = common::cpu_hashers_of_every_path(&[Some(8192)]);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m");
@@ -463,10 +463,10 @@ fn files_and_streams_on_every_path_match_the_reference() {
                 let from_file = hasher.hash_path(&case.params, &path, &NoProgress).unwrap();
                 assert_eq!(from_file.digest, want, "{what}, file");
                 assert_eq!(from_file.bytes, len as u64, "{what}, file");
-                let from_stream = hasher
+                let sequential = hasher
                     .hash_reader(&case.params, &mut std::io::Cursor::new(&data))
                     .unwrap();
-                assert_eq!(from_stream.digest, want, "{what}, stream");
+                assert_eq!(sequential.digest, want, "{what}, sequential");
             }
         }
     }

@@ -71,10 +71,10 @@ fn wide_trees_with_empty_leaves_match_the_reference() {
             for hasher in &hashers {
                 let got = hasher.hash_bytes(&params, &data).unwrap();
                 assert_eq!(got.digest, want, "{params:?}, {size} bytes");
-                let streamed = hasher.hash_reader(&params, &mut &data[..]).unwrap();
+                let sequential = hasher.hash_reader(&params, &mut &data[..]).unwrap();
                 assert_eq!(
-                    streamed.digest, want,
-                    "{params:?}, {size} bytes as a stream"
+                    sequential.digest, want,
+                    "{params:?}, {size} bytes as a sequential input"
                 );
             }
         });
@@ -119,7 +119,11 @@ fn the_widest_tree_of_nothing_is_cheap() {
             let out = hasher.hash_bytes(v.params(), &v.input()).unwrap();
             assert_eq!(hex::encode(&out.digest), v.digest, "{v:?}");
             let out = hasher.hash_reader(v.params(), &mut &v.input()[..]).unwrap();
-            assert_eq!(hex::encode(&out.digest), v.digest, "{v:?} as a stream");
+            assert_eq!(
+                hex::encode(&out.digest),
+                v.digest,
+                "{v:?} as a sequential input"
+            );
         }
         let params = TreeParams::new(Algorithm::Sha3_256, 24, 2).unwrap();
         let empty = hasher.hash_bytes(&params, b"").unwrap().digest;

@@ -2,11 +2,12 @@
 //! ParallelHash128/256, whose chunks go to the GPU; TurboSHAKE, which stays
 //! on the CPU): `--backend gpu` and `auto` with the GPUs there from the
 //! first piece (the leaves and chunks shared with the CPU), against the
-//! known answers of tests/vectors/, the reference at every boundary, the
-//! CPU backend and plain SHA-3; files, streams and a file of gigabytes;
-//! failures part-way. If you add a test of the GPU backend on host memory,
-//! it goes here (inputs already in GPU memory are in gpu_device.rs, lists
-//! that share the GPU in gpu_list.rs, parts made on the GPU in parts.rs).
+//! known answers of tests/vectors/, the reference at every boundary, the CPU
+//! backend and plain SHA-3; files, sequential inputs and a file of
+//! gigabytes; failures part-way. If you add a test of the GPU backend on
+//! host memory, it goes here (inputs already in GPU memory are in
+//! gpu_device.rs, lists that share the GPU in gpu_list.rs, parts made on the
+//! GPU in parts.rs).
 //!
 //! These need a CUDA GPU, so CI skips them (they are `#[ignore]`d);
 //! `scripts/gpu-check.sh` runs them on the device machine with `--ignored`,
@@ -254,13 +255,13 @@ fn auto_shares_leaves_and_chunks_between_the_cpu_and_the_gpus() {
 }
 
 /// `common::cases::file_cases` (LI trees of 1 to 65,536 leaves, every
-/// standard function with its options) from files (read with pread into
-/// the GPU's buffers, in pieces, or by readers straight to the device)
-/// and from streams, under `--backend gpu` and `auto`: the reference's
+/// standard function with its options) from files (read with pread into the
+/// GPU's buffers, in pieces, or by readers straight to the device) and as
+/// sequential inputs, under `--backend gpu` and `auto`: the reference's
 /// digest, the shares covering the input.
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn files_and_streams_on_the_gpu_match_the_reference() {
+fn files_and_sequential_inputs_on_the_gpu_match_the_reference() {
     let hashers = [
         gpu_hasher(Some(8192), CopyMode::Staging),
         gpu_hasher(Some(1 << 16), CopyMode::Staging),
@@ -280,10 +281,10 @@ fn files_and_streams_on_the_gpu_match_the_reference() {
                 let what = format!("{}, {len} bytes, hasher {k}", case.params.label());
                 let from_file = hasher.hash_path(&case.params, &path, &NoProgress).unwrap();
                 check(&from_file, &want, len, &format!("{what}, file"));
-                let from_stream = hasher
+                let sequential = hasher
                     .hash_reader(&case.params, &mut std::io::Cursor::new(&message))
                     .unwrap();
-                check(&from_stream, &want, len, &format!("{what}, stream"));
+                check(&sequential, &want, len, &format!("{what}, sequential"));
             }
         }
     }

@@ -3,7 +3,7 @@
 //! lie; TurboSHAKE copied to the host and hashed there), against the same
 //! bytes hashed from the host, the known answers of tests/vectors/ and the
 //! reference; and what the entry point refuses or keeps (host memory, a
-//! range past its allocation, the producer's stream, the caller's
+//! range past its allocation, the producer's CUDA stream, the caller's
 //! context). If you add a test of `hash_device`, it goes here. These need a
 //! CUDA GPU, so CI skips them (they are `#[ignore]`d); on the device
 //! machine: `cargo test --release --test gpu_device -- --ignored`.
@@ -36,8 +36,8 @@ fn cpu_hasher() -> Hasher {
     Hasher::new(HasherOptions::default().with_backend(BackendChoice::Cpu)).unwrap()
 }
 
-/// A stream of device 0's primary context, as a producer (CuPy, PyTorch)
-/// would have one.
+/// A CUDA stream of device 0's primary context, as a producer (CuPy,
+/// PyTorch) would have one.
 fn producer() -> Arc<CudaStream> {
     CudaContext::new(0).unwrap().new_stream().unwrap()
 }
@@ -172,7 +172,7 @@ fn device_inputs_equal_the_host_digest() {
     );
 }
 
-/// The producer's stream is waited for: bytes still being copied on it
+/// The producer's CUDA stream is waited for: bytes still being copied on it
 /// when the call is made are hashed as they will be, not as they were.
 #[test]
 #[ignore = "needs a CUDA GPU"]
@@ -187,7 +187,8 @@ fn the_producers_stream_is_waited_for() {
     for round in 0..5 {
         let mut slice = stream.alloc_zeros::<u8>(len).unwrap();
         stream.synchronize().unwrap();
-        // The copy is queued on the producer's stream; the host does not wait.
+        // The copy is queued on the producer's CUDA stream; the host does not
+        // wait.
         stream.memcpy_htod(&data, &mut slice).unwrap();
         let (ptr, _) = cudarc::driver::DevicePtr::device_ptr(&slice, &stream);
         let bytes = DeviceBytes {

@@ -1,7 +1,7 @@
 //! Wide trees on the CPU (issue 21): leaf states that grow piece by piece,
-//! as streams and slices, in pieces of a few blocks, on every CPU path this
-//! machine has, against the shared vectors (L = 2^24, computed by the
-//! spec's reference outside this crate) and the reference.
+//! as sequential inputs and slices, in pieces of a few blocks, on every CPU
+//! path this machine has, against the shared vectors (L = 2^24, computed by
+//! the spec's reference outside this crate) and the reference.
 
 mod common;
 
@@ -37,9 +37,9 @@ fn hasher(path: CpuPath, piece_bytes: Option<usize>) -> Option<Hasher> {
 const PATHS: [CpuPath; 3] = [CpuPath::Portable, CpuPath::Avx2, CpuPath::Avx512];
 
 /// The vectors of 2^24 leaves (H = 12 with 1000 bytes and with 1 MiB, a
-/// prefix and SHAKE256; H = 24, D = 2), as streams and as slices, in pieces
-/// of the default size and of a few blocks (1 MiB in 1,000 pieces: the
-/// states grow at every one), on every path.
+/// prefix and SHAKE256; H = 24, D = 2), as sequential inputs and as slices,
+/// in pieces of the default size and of a few blocks (1 MiB in 1,000 pieces:
+/// the states grow at every one), on every path.
 #[test]
 fn wide_trees_match_the_vectors_on_every_path_in_pieces_of_any_size() {
     let wide: Vec<_> = vectors()
@@ -59,8 +59,12 @@ fn wide_trees_match_the_vectors_on_every_path_in_pieces_of_any_size() {
             for v in &wide {
                 let (params, input) = (v.params(), v.input());
                 let case = format!("{path}, pieces {piece_bytes:?}, {v:?}");
-                let stream = hasher.hash_reader(&params, &mut &input[..]).unwrap();
-                assert_eq!(hex::encode(&stream.digest), v.digest, "stream: {case}");
+                let sequential = hasher.hash_reader(&params, &mut &input[..]).unwrap();
+                assert_eq!(
+                    hex::encode(&sequential.digest),
+                    v.digest,
+                    "sequential: {case}"
+                );
                 let slice = hasher.hash_bytes(&params, &input).unwrap();
                 assert_eq!(hex::encode(&slice.digest), v.digest, "slice: {case}");
                 checked += 1;
@@ -72,7 +76,8 @@ fn wide_trees_match_the_vectors_on_every_path_in_pieces_of_any_size() {
 
 /// Leaves that absorb one block in each of many pieces (pieces of one
 /// block, a few, and not a whole number of lane groups), and many leaves
-/// per piece: every path against the reference, as streams and slices.
+/// per piece: every path against the reference, as sequential inputs and
+/// slices.
 #[test]
 fn states_kept_across_tiny_pieces_match_the_reference_on_every_path() {
     let p = |a, h, d, b| TreeParams::with_options(a, h, d, b, vec![], None).unwrap();
@@ -93,8 +98,8 @@ fn states_kept_across_tiny_pieces_match_the_reference_on_every_path() {
                     continue;
                 };
                 let case = format!("{path}, {}, pieces of {piece_bytes}", params.label());
-                let stream = hasher.hash_reader(&params, &mut &data[..]).unwrap();
-                assert_eq!(stream.digest, want, "stream: {case}");
+                let sequential = hasher.hash_reader(&params, &mut &data[..]).unwrap();
+                assert_eq!(sequential.digest, want, "sequential: {case}");
                 let slice = hasher.hash_bytes(&params, &data).unwrap();
                 assert_eq!(slice.digest, want, "slice: {case}");
             }

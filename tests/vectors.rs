@@ -111,7 +111,7 @@ fn the_vector_files_keep_their_standards_answers() {
 /// Every known answer that treehash computes, of either kind (the wide
 /// LI trees included), on the default hasher and on every CPU path this
 /// build tests in pieces of several sizes, from memory (with the byte
-/// count); and on the default hasher as a stream.
+/// count); and on the default hasher as a sequential input.
 #[test]
 fn every_cpu_path_reproduces_every_vector() {
     let mut hashers = vec![Hasher::new(HasherOptions::default()).unwrap()];
@@ -136,7 +136,7 @@ fn every_cpu_path_reproduces_every_vector() {
             .hash_reader(&answer.params, &mut &answer.message[..])
             .unwrap();
         let got = hex::encode(&out.digest[answer.skip..]);
-        assert_eq!(got, answer.output, "{what}, as a stream");
+        assert_eq!(got, answer.output, "{what}, as a sequential input");
     }
     let standard = answers
         .iter()

@@ -162,8 +162,8 @@ fn reader_sweep(gpus: &[&GpuBackend], file: &File, path: &std::path::Path, len: 
         );
     }
     println!(
-        "- staging by reader threads, each with two small pinned buffers and its own stream, \
-         {} GPU(s) at once, GB/s in all (best of 2):\n",
+        "- staging by reader threads, each with two small pinned buffers and its own \
+         CUDA stream, {} GPU(s) at once, GB/s in all (best of 2):\n",
         gpus.len()
     );
     println!("| transfer | 4 readers per GPU | 8 | 12 | 16 |");

@@ -229,7 +229,7 @@ pub struct Startup {
     pub compile_ms: Option<f64>,
 }
 
-/// The reference row of `--vs-plain`: plain single-stream SHA-3 / SHAKE of
+/// The reference row of `--vs-plain`: plain SHA-3 / SHAKE (one sponge) of
 /// each file by RustCrypto's sha3 crate on one thread, the first LI
 /// function's (slower than treehash's own H = 0, which no row's speed-up is
 /// taken over).

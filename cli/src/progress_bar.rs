@@ -11,7 +11,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use treehash::Progress;
 
 /// Inputs smaller than this finish before a bar would be worth drawing; a
-/// stream, whose length is unknown, shows its spinner once it has passed it.
+/// sequential input, whose length is unknown, shows its spinner once it has
+/// passed it.
 const MIN_BAR_BYTES: u64 = 256 << 20;
 
 /// One input's progress bar, hidden until the input proves large enough.
@@ -19,7 +20,7 @@ pub struct InputProgress {
     bar: ProgressBar,
     name: String,
     enabled: bool,
-    /// A stream's spinner is waiting for [`MIN_BAR_BYTES`].
+    /// A sequential input's spinner is waiting for [`MIN_BAR_BYTES`].
     waiting: AtomicBool,
 }
 
@@ -62,7 +63,8 @@ impl Progress for InputProgress {
                 )
             }
             Some(_) => return,
-            // A stream: its length is unknown, so a spinner with the bytes so far.
+            // A sequential input: its length is unknown, so a spinner with the
+            // bytes so far.
             None => ProgressStyle::with_template(
                 "{spinner} {wide_msg:.bold} {bytes} {binary_bytes_per_sec} {elapsed}",
             ),

@@ -18,17 +18,17 @@ use crate::errors::hash_error;
 use crate::objects::Digest;
 use crate::options::{Args, hasher};
 
-/// The digest of an object in GPU memory, computed on the GPU that holds
-/// it without copying it to the host: any object with ``__dlpack__`` (a
-/// CUDA device) or ``__cuda_array_interface__``. Its bytes must be
-/// contiguous (C order); their item type does not matter (the raw bytes
-/// are hashed). Work queued on the producer's stream is waited for on the
-/// device: DLPack is handed the hashing stream, and the interface's
+/// The digest of an object in GPU memory, computed on the GPU that holds it
+/// without copying it to the host: any object with ``__dlpack__`` (a CUDA
+/// device) or ``__cuda_array_interface__``. Its bytes must be contiguous (C
+/// order); their item type does not matter (the raw bytes are hashed). Work
+/// queued on the producer's CUDA stream is waited for on the device: DLPack
+/// is handed the CUDA stream the hashing runs on, and the interface's
 /// ``stream`` is waited for. Returns a :class:`Digest`, equal to the digest
 /// of the same bytes hashed from the host. ``backend`` may be ``"auto"`` or
 /// ``"gpu"`` (the same here). The object must not be written while it is
-/// hashed. Raises ``ValueError`` for an object that is not contiguous or
-/// not on a CUDA GPU, ``treehash.GpuError`` when the GPU fails. KT and
+/// hashed. Raises ``ValueError`` for an object that is not contiguous or not
+/// on a CUDA GPU, ``treehash.GpuError`` when the GPU fails. KT and
 /// ParallelHash hash their chunks on the GPU in place; TurboSHAKE, one
 /// sponge, is copied to the host in pieces and hashed there.
 #[pyfunction]
@@ -147,7 +147,7 @@ fn interface_bytes(interface: &Bound<'_, PyAny>) -> PyResult<DeviceBytes> {
             }
             Some(stream)
         }
-        // Version 2 has no stream; None means nothing to wait for.
+        // Version 2 has no CUDA stream; None means nothing to wait for.
         _ => None,
     };
     let len = contiguous_len(&shape, strides.as_deref(), itemsize as i64, 1)?;
@@ -220,9 +220,9 @@ fn device_type_name(device_type: i32) -> &'static str {
 const KDL_CUDA: i32 = 2;
 const KDL_CUDA_MANAGED: i32 = 13;
 
-/// Hashes an object through DLPack: asks for its capsule with the hashing
-/// stream (the producer orders its work before it), hashes the tensor's
-/// bytes, then gives the tensor back (its deleter).
+/// Hashes an object through DLPack: asks for its capsule with the CUDA
+/// stream the hashing runs on (the producer orders its work before it),
+/// hashes the tensor's bytes, then gives the tensor back (its deleter).
 fn dlpack_digest(
     py: Python<'_>,
     obj: &Bound<'_, PyAny>,

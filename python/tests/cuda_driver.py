@@ -181,8 +181,8 @@ _NAMES = {False: b"dltensor", True: b"dltensor_versioned"}
 class DLPackBuffer:
     """Memory at ``ptr`` described through DLPack: ``__dlpack_device__``
     says ``device``; ``__dlpack__`` returns a capsule (versioned when the
-    caller asks for version 1) and notes the stream the caller passed; the
-    deleter notes that it was called."""
+    caller asks for version 1) and notes the CUDA stream the caller passed;
+    the deleter notes that it was called."""
 
     def __init__(self, ptr, shape, bits=8, strides=None, byte_offset=0, device=(KDL_CUDA, 0),
                  versioned=True):

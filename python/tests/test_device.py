@@ -133,7 +133,7 @@ def test_dlpack_objects_are_hashed_and_given_back(rng):
             assert treehash.device_digest(tensor, height=6).hexdigest() == want
             assert tensor.deleted == 1, "the deleter was called once"
             assert len(tensor.streams) == 1 and isinstance(tensor.streams[0], int)
-            assert tensor.streams[0] not in (0, None), "the hashing stream was passed"
+            assert tensor.streams[0] not in (0, None), "the hashing's CUDA stream was passed"
         wide = DLPackBuffer(ptr + 16, (len(data) // 4,), bits=32)
         assert treehash.device_digest(wide, height=6).hexdigest() == want
 
@@ -154,7 +154,7 @@ def test_dlpack_objects_are_hashed_and_given_back(rng):
 
 @needs_gpu
 def test_the_producers_stream_is_waited_for(rng):
-    """A copy still queued on the producer's stream when device_digest is
+    """A copy still queued on the producer's CUDA stream when device_digest is
     called is hashed as it will be, not as the memory was."""
     length = 256 << 20
     data = random_bytes(rng, length)

@@ -75,7 +75,7 @@ def test_an_unreadable_file_is_permission_error(tmp_path):
         treehash.file_digest(path)
 
 
-def test_a_pipe_is_hashed_as_a_stream(rng):
+def test_a_pipe_is_hashed_as_a_sequential_input(rng):
     data = random_bytes(rng, 300_000)
     read, write = os.pipe()
 

@@ -112,7 +112,7 @@ struct Runs<'a> {
 }
 
 /// How far ahead within its run each state's block is prefetched: a few
-/// blocks, the distance that gains most on runs streamed from memory
+/// blocks, the distance that gains most on runs read from memory
 /// (docs/decisions/0022-lane-loads-and-prefetch.md). Runs of one block (the
 /// trees' default B) prefetch nothing.
 const PREFETCH_AHEAD: usize = 512;
@@ -128,8 +128,8 @@ fn absorb_rate<const RATE: usize>(group: &mut Group8, runs: Runs<'_>, rounds: Ro
     assert!(stride.checked_mul(7).and_then(|s| s.checked_add(len)) <= Some(data.len()));
     let mut a = load(group);
     for start in (0..len).step_by(RATE) {
-        // Eight streams at once outrun the hardware prefetchers: ask for the
-        // lines of the block PREFETCH_AHEAD bytes on in each run.
+        // Eight runs read at once outrun the hardware prefetchers: ask for
+        // the lines of the block PREFETCH_AHEAD bytes on in each run.
         let ahead = start + PREFETCH_AHEAD;
         if ahead < len {
             for j in 0..8 {

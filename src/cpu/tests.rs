@@ -612,7 +612,7 @@ fn inline_engines_defer_their_first_piece() {
                 let want = tree_hash(&tree(&params), &file);
                 let mut tmp = tempfile::NamedTempFile::new().unwrap();
                 tmp.write_all(&file).unwrap();
-                // An empty file is read as a stream.
+                // An empty file is read as a sequential input.
                 let Source::File(input) = Source::open(tmp.path()).unwrap() else {
                     continue;
                 };
@@ -678,10 +678,10 @@ fn engines_over_a_split_give_the_reference_digest() {
             let want = reference_leaf_outputs(&params, &file);
             let mut tmp = tempfile::NamedTempFile::new().unwrap();
             tmp.write_all(&file).unwrap();
-            // An empty file is read as a stream: memory only.
+            // An empty file is read as a sequential input: memory only.
             let input = match crate::input::Source::open(tmp.path()).unwrap() {
                 crate::input::Source::File(input) => Some(input),
-                crate::input::Source::Stream(_) => None,
+                crate::input::Source::Sequential(_) => None,
             };
             for &k in &splits {
                 let case = format!("{}, {len} bytes, split at {k}", params.label());
@@ -792,17 +792,16 @@ fn hand_over(
 
 /// Leaves move both ways between an engine on the portable kernel and one on
 /// the best SIMD kernel at random piece boundaries (the second engine starts
-/// mid-stream, with no leaves); the leaves' outputs and the digest are the
-/// reference's.
+/// midway through the message, with no leaves); the leaves' outputs and the
+/// digest are the reference's.
 #[test]
 #[cfg_attr(
     all(target_arch = "x86_64", not(treehash_test_avx2)),
     ignore = "the CPU that built this test has no AVX2 (build.rs)"
 )]
-fn leaves_handed_over_mid_stream_give_the_reference_digest() {
+fn leaves_handed_over_midway_give_the_reference_digest() {
     #[cfg(target_arch = "x86_64")]
-    if platform::avx2_for_test("leaves_handed_over_mid_stream_give_the_reference_digest").is_none()
-    {
+    if platform::avx2_for_test("leaves_handed_over_midway_give_the_reference_digest").is_none() {
         return;
     }
     let (portable, simd) = (backend(CpuPath::Portable, 1), backend(CpuPath::Auto, 1));

@@ -1,5 +1,5 @@
-//! One GPU: its context and streams, its kernels, and the ring of transfer
-//! buffers it lends to one message at a time.
+//! One GPU: its context and CUDA streams, its kernels, and the ring of
+//! transfer buffers it lends to one message at a time.
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -50,14 +50,14 @@ impl GpuBackend {
         let start = Instant::now();
         check_device(ordinal)?;
         let ctx = CudaContext::new(ordinal).context("creating a CUDA context")?;
-        // This backend orders its streams with its own events.
+        // This backend orders its CUDA streams with its own events.
         // SAFETY: called before any allocation in this context.
         unsafe { ctx.disable_event_tracking() };
         let (major, minor) = ctx.compute_capability().context("reading the device")?;
         let name = ctx.name().context("reading the device name")?;
         let memory_bytes = ctx.total_mem().context("reading the device memory")?;
-        let compute = ctx.new_stream().context("creating a stream")?;
-        let copy = ctx.new_stream().context("creating a stream")?;
+        let compute = ctx.new_stream().context("creating a CUDA stream")?;
+        let copy = ctx.new_stream().context("creating a CUDA stream")?;
         let arch = format!("sm_{major}{minor}");
         let kernels = Kernels::new(ctx.clone(), arch.clone());
         Ok(GpuBackend {
@@ -78,7 +78,8 @@ impl GpuBackend {
         })
     }
 
-    /// The stream (a `CUstream`) inputs on this GPU are hashed on.
+    /// The CUDA stream (a `CUstream`) inputs on this GPU are hashed on: the
+    /// compute stream.
     pub(crate) fn stream_handle(&self) -> u64 {
         self.compute.cu_stream() as u64
     }

@@ -4,7 +4,7 @@
 //! span of up to [`LAUNCH_BYTES`], then the tree is reduced on the device as
 //! for any other input (`reduce.rs`). Nothing is copied to the host but the
 //! digest. The standard functions are device_standard.rs's, which takes
-//! [`DeviceBytes`] and the stream wait from here.
+//! [`DeviceBytes`] and the wait for the producer's CUDA stream from here.
 //!
 //! Two cases copy on the device, never to the host: the blocks that hold
 //! prefix bytes (the prefix comes from the host; the file's first bytes
@@ -65,9 +65,9 @@ pub(crate) fn holder<'g>(
     Ok(gpu)
 }
 
-/// The address, length and stream of a cudarc slice or view, as
-/// [`DeviceBytes`]: the slice's stream is made to wait for its last write,
-/// where cudarc tracks them.
+/// The address, length and CUDA stream of a cudarc slice or view, as
+/// [`DeviceBytes`]: the slice's CUDA stream is made to wait for its last
+/// write, where cudarc tracks them.
 pub(crate) fn bytes_of<S: DevicePtr<u8>>(data: &S) -> DeviceBytes {
     let stream = data.stream();
     let (ptr, _read) = data.device_ptr(stream);
@@ -82,7 +82,7 @@ pub(crate) fn bytes_of<S: DevicePtr<u8>>(data: &S) -> DeviceBytes {
 struct Residence {
     ordinal: usize,
     /// The context it was allocated in; null for memory of no one context
-    /// (stream-ordered pools, virtual memory management).
+    /// (CUDA's stream-ordered pools, virtual memory management).
     context: sys::CUcontext,
 }
 
@@ -203,7 +203,8 @@ pub(crate) fn hash_tree(
     gpu.ctx
         .bind_to_thread()
         .context("using the GPU's context")?;
-    // First, on the calling thread: a per-thread default stream is its own.
+    // First, on the calling thread: a per-thread default CUDA stream is its
+    // own.
     if let Some(stream) = bytes.stream {
         wait_for(gpu, stream)?;
     }
@@ -221,13 +222,13 @@ pub(crate) fn hash_tree(
     })
 }
 
-/// Makes the hashing stream wait, on the device, for the work queued on
-/// `producer` so far.
+/// Makes the compute stream wait, on the device, for the work queued on
+/// the CUDA stream `producer` so far.
 pub(super) fn wait_for(gpu: &GpuBackend, producer: u64) -> Result<(), GpuError> {
     let event = result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
         .context("creating an event")?;
     // SAFETY: `event` was just created in the current context, and
-    // `producer` is a stream of that context (or one of the special
+    // `producer` is a CUDA stream of that context (or one of the special
     // handles) as the caller said.
     let waited = unsafe {
         result::event::record(event, producer as sys::CUstream).and_then(|()| {
@@ -241,7 +242,7 @@ pub(super) fn wait_for(gpu: &GpuBackend, producer: u64) -> Result<(), GpuError> 
     // SAFETY: created above; a destroyed event still orders the waits
     // already queued on it.
     let _ = unsafe { result::event::destroy(event) };
-    waited.context("waiting for the producer's stream")
+    waited.context("waiting for the producer's CUDA stream")
 }
 
 /// The leaves of one tree on the device while the input's spans are
@@ -316,8 +317,8 @@ impl<'a> DeviceLeaves<'a> {
         Ok(())
     }
 
-    /// A device buffer of `len` bytes (at least one), freed in stream order
-    /// when dropped.
+    /// A device buffer of `len` bytes (at least one), freed in the compute
+    /// stream's order when dropped.
     fn buffer(&self, len: usize) -> Result<CudaSlice<u8>, GpuError> {
         // SAFETY: every byte the kernels read is written first.
         unsafe { self.gpu.compute.alloc::<u8>(len.max(1)) }
@@ -347,8 +348,8 @@ impl<'a> DeviceLeaves<'a> {
         let dealing = Dealing::of(self.params);
         // SAFETY: `span` holds `len` readable bytes, 8-byte aligned: the
         // caller's input, valid for the whole call (which waits for the
-        // digest), or a buffer of this message's, freed in stream order
-        // after the launch; the states hold 25·L words.
+        // digest), or a buffer of this message's, freed in the compute
+        // stream's order after the launch; the states hold 25·L words.
         unsafe {
             self.kernels.absorb_span(
                 stream,

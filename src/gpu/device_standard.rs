@@ -45,7 +45,8 @@ pub(crate) fn hash_standard(
     gpu.ctx
         .bind_to_thread()
         .context("using the GPU's context")?;
-    // First, on the calling thread: a per-thread default stream is its own.
+    // First, on the calling thread: a per-thread default CUDA stream is its
+    // own.
     if let Some(stream) = bytes.stream {
         wait_for(gpu, stream)?;
     }
@@ -92,8 +93,8 @@ fn copy_to_host(gpu: &GpuBackend, ptr: u64, len: usize) -> Result<Vec<u8>, GpuEr
     if len > 0 {
         let stream = &gpu.compute;
         // SAFETY: `ptr` holds `len` readable bytes (the caller's input), and
-        // the host buffer is `len` bytes long; the stream is synchronised
-        // before the buffer is read.
+        // the host buffer is `len` bytes long; the compute stream is
+        // synchronised before the buffer is read.
         unsafe { result::memcpy_dtoh_async(&mut host[..], ptr, stream.cu_stream()) }
             .and_then(|()| stream.synchronize())
             .context("copying input bytes to the host")?;

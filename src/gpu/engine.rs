@@ -4,9 +4,9 @@
 //!
 //! The engine owns a range [lo, hi) of the leaves. In every stripe of M its
 //! blocks are one run of bytes; packed one after the other, those runs are
-//! the LI stream of a tree of hi − lo leaves ([`Dealing`]). That packed
-//! stream is what the device absorbs, so the kernels know nothing of
-//! sharing. Owning every leaf, the packed stream is M itself.
+//! the message of an LI tree of hi − lo leaves ([`Dealing`]). That packed
+//! message is what the device absorbs, so the kernels know nothing of
+//! sharing. Owning every leaf, the packed message is M itself.
 
 use std::ops::Range;
 
@@ -24,8 +24,9 @@ use super::{CopyMode, GpuBackend, GpuError, SideBySide, guard, reduce};
 
 impl GpuBackend {
     /// The leaves of one message of about `len_hint` bytes (unknown for a
-    /// stream), ready to absorb its pieces, with the leaf kernel given or
-    /// else the one for the tree's leaf count; `pool` copies staged transfers.
+    /// sequential input), ready to absorb its pieces, with the leaf kernel
+    /// given or else the one for the tree's leaf count; `pool` copies staged
+    /// transfers.
     pub(crate) fn begin<'a>(
         &'a self,
         params: &'a TreeParams,

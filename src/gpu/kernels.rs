@@ -190,11 +190,12 @@ impl TreeKernels {
         }
     }
 
-    /// Enqueues the leaf kernel `kernel` on `stream` over the span of `len`
-    /// bytes at device address `span` (a transfer, or input already on the
-    /// device): the next bytes of a stream that `dealing` deals to its
-    /// leaves, `message_len` bytes of which (a whole number of blocks) the
-    /// lane-major leaf states at device address `states` have absorbed.
+    /// Enqueues the leaf kernel `kernel` on the CUDA stream `stream` over
+    /// the span of `len` bytes at device address `span` (a transfer, or
+    /// input already on the device): the next bytes of a message that
+    /// `dealing` deals to its leaves, `message_len` bytes of which (a whole
+    /// number of blocks) the lane-major leaf states at device address
+    /// `states` have absorbed.
     ///
     /// # Safety
     /// `span` must hold `len` readable bytes, 8-byte aligned, and `states`

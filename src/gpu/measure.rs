@@ -63,8 +63,8 @@ pub fn pinned_copy_rate(gpu: &GpuBackend, bytes: usize, reps: usize) -> Result<f
     let timed = (|| {
         for _ in 0..reps.max(1) + 1 {
             start.record(&gpu.copy).context("recording an event")?;
-            // SAFETY: both buffers hold `bytes` bytes, and the stream is
-            // synchronised below before either is freed.
+            // SAFETY: both buffers hold `bytes` bytes, and the copy stream
+            // is synchronised below before either is freed.
             unsafe { result::memcpy_htod_async(dst, src, gpu.copy.cu_stream()) }
                 .context("copying to the device")?;
             end.record(&gpu.copy).context("recording an event")?;
@@ -115,8 +115,8 @@ pub fn leaf_kernel_rate(
         start.record(stream).context("recording an event")?;
         // The same first span of M every time, on the same states.
         // SAFETY: `data` holds `len` bytes (an allocation, 8-byte aligned)
-        // and `states` 25·L words, both kept until after the stream's
-        // events below are waited for.
+        // and `states` 25·L words, both kept until after the compute
+        // stream's events below are waited for.
         unsafe { kernels.absorb_span(stream, kernel, dealing, states_ptr, (data_ptr, len), 0) }?;
         end.record(stream).context("recording an event")?;
         let ms = start.elapsed_ms(&end).context("timing the kernel")?;
@@ -219,14 +219,15 @@ pub fn register_copy_unregister(
     Ok([registered, copied, start.elapsed()])
 }
 
-/// The rate, in bytes per second, at which the GPU copies `bytes` (a span
-/// of a read-only file mapping, every page read in) straight from the page
+/// The rate, in bytes per second, at which the GPU copies `bytes` (a span of
+/// a read-only file mapping, every page read in) straight from the page
 /// cache, with no CPU copy: `threads` threads each take windows of `window`
 /// bytes (rounded up to whole pages) round-robin, pin one
-/// (cuMemHostRegister, read-only), queue its copy on their own stream, and
-/// unpin the window before it once its copy is done. It is what the staging
-/// pipeline's three crossings of host memory would become with one. `bytes`
-/// must start on a page (a mapping does), so that no two windows share one.
+/// (cuMemHostRegister, read-only), queue its copy on their own CUDA stream,
+/// and unpin the window before it once its copy is done. It is what the
+/// staging pipeline's three crossings of host memory would become with one.
+/// `bytes` must start on a page (a mapping does), so that no two windows
+/// share one.
 pub fn registered_windows_copy_rate(
     gpu: &GpuBackend,
     bytes: &[u8],
@@ -458,7 +459,7 @@ fn split_file(
         |e: &dyn std::fmt::Display| GpuError::new(format!("reading {}: {e}", path.display()));
     let input = match Source::open(path).map_err(|e| failed(&e))? {
         Source::File(input) => input,
-        Source::Stream(_) => return Err(failed(&"not a regular file with bytes")),
+        Source::Sequential(_) => return Err(failed(&"not a regular file with bytes")),
     };
     let len = input.len();
     let part_len = len
@@ -503,7 +504,8 @@ impl Staging {
     }
 
     /// Once the buffer's last copy is done: `read` fills its first `n`
-    /// bytes, which are then copied to device address `dst` on `stream`.
+    /// bytes, which are then copied to device address `dst` on the CUDA
+    /// stream `stream`.
     fn fill_and_copy(
         &mut self,
         n: usize,
@@ -582,11 +584,12 @@ fn staged_part(
 
 /// Another shape of staging, without kernels: `readers` threads per GPU,
 /// each reading whole transfers of `transfer` bytes (one pread each) into
-/// its own two pinned buffers and copying them on its own stream. With small
-/// transfers the buffers stay in the CPU's cache, so a byte crosses memory
-/// once (read from the page cache) instead of three times (read, written to
-/// a pinned buffer, read by the copy engine). The file is split as in
-/// [`staged_copy_rate_together`]; bytes per second in all, and each GPU's.
+/// its own two pinned buffers and copying them on its own CUDA stream. With
+/// small transfers the buffers stay in the CPU's cache, so a byte crosses
+/// memory once (read from the page cache) instead of three times (read,
+/// written to a pinned buffer, read by the copy engine). The file is split
+/// as in [`staged_copy_rate_together`]; bytes per second in all, and each
+/// GPU's.
 pub fn reader_staged_copy_rate(
     gpus: &[&GpuBackend],
     path: &std::path::Path,

@@ -1,6 +1,7 @@
 //! The GPU backend (CUDA through cudarc, loaded at run time): leaves
-//! absorbed transfer by transfer as the input streams to the device, parent
-//! levels and root reduced on the device, only the digest copied back.
+//! absorbed transfer by transfer as the input is copied to the device,
+//! parent levels and root reduced on the device, only the digest copied
+//! back.
 //!
 //! Nothing here may panic or abort whatever the driver does: every CUDA call's
 //! error becomes a [`GpuError`] with context, and a missing driver or device is

@@ -17,17 +17,18 @@ pub struct DeviceBytes {
     pub ptr: u64,
     /// Their number.
     pub len: usize,
-    /// The stream (a `CUstream`) whose work so far must end before they
-    /// are read: the producer's. `None` when they are ready. As in
-    /// `__cuda_array_interface__` v3, 1 is the legacy default stream and
-    /// 2 the calling thread's per-thread default stream (the driver's
-    /// `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD`); 0 is the default
-    /// stream too.
+    /// The CUDA stream (a `CUstream`) whose work so far must end before
+    /// they are read: the producer's. `None` when they are ready. As in
+    /// `__cuda_array_interface__` v3, 1 is the legacy default CUDA stream
+    /// and 2 the calling thread's per-thread default CUDA stream (the
+    /// driver's `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD`); 0 is the
+    /// default CUDA stream too.
     pub stream: Option<u64>,
 }
 
-/// How a file's bytes reach the device. Bytes in memory (a slice, a stream)
-/// are always staged, and so are parts: the mode is for a file's digest.
+/// How a file's bytes reach the device. Bytes in memory (a slice, a
+/// [`Stream`](crate::Stream)'s updates, a sequential input's pieces) are
+/// always staged, and so are parts: the mode is for a file's digest.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum CopyMode {
@@ -39,8 +40,8 @@ pub enum CopyMode {
     /// one GPU owns every leaf of an LI tree; otherwise it is staged.
     Register,
     /// CPU threads read a file's runs into small pinned buffers of their
-    /// own, each copied to the device at once on the thread's own stream;
-    /// bytes in memory are staged.
+    /// own, each copied to the device at once on the thread's own CUDA
+    /// stream; bytes in memory are staged.
     Readers,
 }
 

@@ -1,8 +1,8 @@
-//! Streaming the message to the device: transfers travel through a ring of
+//! The message copied to the device: transfers travel through a ring of
 //! slots (a pinned host buffer, a device buffer and their events), so that
 //! while the GPU hashes transfer k it copies transfer k+1 and the CPU
-//! prepares transfer k+2. Two streams: copies on one, kernels on the other, ordered by
-//! each slot's events.
+//! prepares transfer k+2. Two CUDA streams, the copy stream for the copies
+//! and the compute stream for the kernels, ordered by each slot's events.
 
 use std::collections::VecDeque;
 use std::ffi::c_void;
@@ -84,12 +84,12 @@ pub(super) struct Slots {
 /// the read and the copy.
 const READ_BUFFER_BYTES: usize = 2 << 20;
 
-/// Under [`CopyMode::Readers`], small pinned memory with a stream of its
-/// own. A task of the CPU pool reads a run of the file into it and queues
-/// its copy to the device at once, while the bytes are still in the CPU's
-/// cache, so that a byte crosses host memory once (read from the page
-/// cache) rather than three times (read, written to a slot, read by the
-/// copy engine), as in the host's fastest probe for two GPUs
+/// Under [`CopyMode::Readers`], small pinned memory with a CUDA stream of
+/// its own. A task of the CPU pool reads a run of the file into it and
+/// queues its copy to the device at once, while the bytes are still in the
+/// CPU's cache, so that a byte crosses host memory once (read from the page
+/// cache) rather than three times (read, written to a slot, read by the copy
+/// engine), as in the host's fastest probe for two GPUs
 /// (docs/decisions/0032-gpu-readers-opt-in.md).
 struct ReadBuffer {
     pinned: PinnedHostSlice<u8>,
@@ -411,7 +411,7 @@ impl<'a> Ring<'a> {
         for buffer in buffers.iter().filter(|b| b.in_flight) {
             gpu.copy
                 .wait(&buffer.copied)
-                .context("ordering the streams")?;
+                .context("ordering the CUDA streams")?;
         }
         Ok(())
     }
@@ -469,7 +469,7 @@ impl<'a> Ring<'a> {
             .context("recording an event")?;
         gpu.compute
             .wait(&slot.copied)
-            .context("ordering the streams")?;
+            .context("ordering the CUDA streams")?;
         slot.hash_start
             .record(&gpu.compute)
             .context("recording an event")?;
@@ -516,24 +516,24 @@ impl Drop for Ring<'_> {
     }
 }
 
-/// The leaves of one tree while its message streams in through the ring.
+/// The leaves of one tree while its message comes in through the ring.
 pub(super) struct GpuLeaves<'a> {
     ring: Ring<'a>,
     params: &'a TreeParams,
     kernels: &'a TreeKernels,
     leaf_kernel: LeafKernel,
-    /// The leaves of the stream these states absorb: all of M's, or the
+    /// The leaves of the message these states absorb: all of M's, or the
     /// packed blocks of a range of them (see `GpuMessage`).
     leaf_count: u64,
     /// Lane-major leaf states: lane w of leaf j at `w * leaf_count + j`.
     states: CudaSlice<u64>,
-    /// Bytes of that stream absorbed so far (a whole number of blocks until
+    /// Bytes of that message absorbed so far (a whole number of blocks until
     /// the last transfer).
     message_len: u64,
 }
 
 impl<'a> GpuLeaves<'a> {
-    /// The leaves of a stream through `ring` (which goes back to the
+    /// The leaves of a message through `ring` (which goes back to the
     /// backend if the states cannot be had).
     pub(super) fn new(
         ring: Ring<'a>,
@@ -563,12 +563,12 @@ impl<'a> GpuLeaves<'a> {
         &self.states
     }
 
-    /// Bytes of its stream absorbed so far.
+    /// Bytes of its message absorbed so far.
     pub(super) fn message_len(&self) -> u64 {
         self.message_len
     }
 
-    /// The leaves of its stream.
+    /// The leaves of its message.
     pub(super) fn leaf_count(&self) -> u64 {
         self.leaf_count
     }
@@ -603,7 +603,7 @@ impl<'a> GpuLeaves<'a> {
         Ok(host)
     }
 
-    /// Starts over on a stream of `leaf_count` leaves of which `message_len`
+    /// Starts over on a tree of `leaf_count` leaves of which `message_len`
     /// bytes were absorbed, whose states are `lane_major` (25 words a leaf).
     pub(super) fn upload_states(
         &mut self,

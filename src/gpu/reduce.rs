@@ -38,7 +38,7 @@ pub(super) fn finish_tree(
     copy_back(gpu, &level, params.output_len(), "the digest")
 }
 
-/// The outputs of the first `count` leaves of a stream of `leaf_count`
+/// The outputs of the first `count` leaves of a tree of `leaf_count`
 /// leaves that absorbed `message_len` bytes, copied back (the host reduces
 /// a tree shared between engines).
 pub(super) fn leaf_outputs(

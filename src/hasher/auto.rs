@@ -1,8 +1,9 @@
-//! When a GPU is worth starting, and the GPUs that join an input: the one
-//! answer for files, streams, lists and parts of every function, with every
-//! constant of that choice (each with its reason; its measurements are in
-//! the decision record it names). Also what `-v` says when no GPU took
-//! part, and the progress of an input redone on the CPU after a GPU failed.
+//! When a GPU is worth starting, and the latecomers (GPUs that join an input
+//! under way): the one answer for files, sequential inputs, lists and parts
+//! of every function, with every constant of that choice (each with its
+//! reason; its measurements are in the decision record it names). Also what
+//! `-v` says when no GPU took part, and the progress of an input redone on
+//! the CPU after a GPU failed.
 //!
 //! The rule: a GPU starts once the rest of the work, at the CPU's rate
 //! measured so far, would take the CPU longer than [`Payoff`] times the
@@ -19,7 +20,7 @@ use super::{BackendChoice, Hasher};
 use crate::error::HashError;
 use crate::gpu::{self, GpuBackend};
 use crate::progress::{EngineShare, Progress};
-use crate::schedule::{Joiners, Standing};
+use crate::schedule::{Latecomers, Standing};
 use crate::timings::Timings;
 use crate::trace;
 
@@ -163,7 +164,7 @@ impl Hasher {
 
     /// Under `Gpu`, the most GPUs that begin an input of `len` bytes side by
     /// side ([`TRANSFERS_PER_SHARING_GPU`]); `None`, every GPU asked for,
-    /// where the length is not known (a stream).
+    /// where the length is not known (a sequential input).
     pub(super) fn gpus_sharing(&self, len: Option<u64>) -> Option<usize> {
         let transfer = self
             .options
@@ -185,10 +186,11 @@ impl Hasher {
     }
 }
 
-/// The GPUs that become ready while an input of `W` is hashed under `Auto`
-/// and join it, once the rest of the input repays their start-up. One that
-/// fails to start or to begin stays out; the others go on.
-pub(super) struct GpuJoiners<'h, W: Work<'h>> {
+/// The latecomers of an input of `W` hashed under `Auto`: the GPUs that
+/// become ready while it is hashed and join it, once the rest of the input
+/// repays their start-up. One that fails to start or to begin stays out;
+/// the others go on.
+pub(super) struct GpuLatecomers<'h, W: Work<'h>> {
     work: W,
     /// The pieces of the input.
     piece_len: usize,
@@ -204,10 +206,10 @@ pub(super) struct GpuJoiners<'h, W: Work<'h>> {
     _hasher: std::marker::PhantomData<&'h Hasher>,
 }
 
-impl<'h, W: Work<'h>> GpuJoiners<'h, W> {
-    /// Joiners of `work` in pieces of `piece_len` bytes.
+impl<'h, W: Work<'h>> GpuLatecomers<'h, W> {
+    /// The latecomers of `work`, in pieces of `piece_len` bytes.
     pub(super) fn new(work: W, piece_len: usize) -> Self {
-        GpuJoiners {
+        GpuLatecomers {
             work,
             piece_len,
             started: false,
@@ -218,7 +220,7 @@ impl<'h, W: Work<'h>> GpuJoiners<'h, W> {
         }
     }
 
-    /// After the input: the joiners' start-up added to `timings`.
+    /// After the input: the latecomers' start-up added to `timings`.
     pub(super) fn finish(&self, timings: &mut Timings) {
         timings.gpu_init += self.startup.gpu_init;
         timings.compile += self.startup.compile;
@@ -247,13 +249,14 @@ impl<'h, W: Work<'h>> GpuJoiners<'h, W> {
         let payoff = Payoff::of(W::KIND);
         match now.remaining {
             Some(left) => payoff.repaid_by(left, bytes as f64 / time.as_secs_f64(), startup),
-            // A stream of unknown length: once it has lasted that long.
+            // A sequential input of unknown length: once it has lasted that
+            // long.
             None => now.elapsed > startup.max(payoff.floor),
         }
     }
 }
 
-impl<'h, W: Work<'h>> Joiners<W::Engine> for GpuJoiners<'h, W> {
+impl<'h, W: Work<'h>> Latecomers<W::Engine> for GpuLatecomers<'h, W> {
     fn poll(&mut self, now: &Standing) -> Result<Vec<W::Engine>, HashError> {
         let hasher = self.work.hasher();
         let Some(kernels) = self.work.kernels() else {
@@ -280,7 +283,7 @@ impl<'h, W: Work<'h>> Joiners<W::Engine> for GpuJoiners<'h, W> {
             hasher.charge_startup(gpu, &mut self.startup);
             let engine =
                 self.work
-                    .begin_joining(gpu, now.message_len, self.piece_len, &mut self.startup);
+                    .begin_latecomer(gpu, now.message_len, self.piece_len, &mut self.startup);
             trace::trace(|| match &engine {
                 Ok(_) => format!("GPU {ordinal} joins at {:?}", now.elapsed),
                 Err(e) => format!("GPU {ordinal} cannot begin: {e}"),

@@ -1,12 +1,12 @@
 //! Where one input runs, for either kind of work (`work`): on the CPU's
-//! pool, inline on one thread, on the GPUs, or on the CPU with the GPUs
-//! joining it; the redo on the CPU after a GPU fails; and the backend the
+//! pool, inline on one thread, on the GPUs, or on the CPU with GPUs as
+//! latecomers; the redo on the CPU after a GPU fails; and the backend the
 //! digest is reported as.
 
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use super::auto::{GpuJoiners, Resumed};
+use super::auto::{GpuLatecomers, Resumed};
 use super::work::Work;
 use super::{BackendChoice, BackendUsed, HashOutput, Hasher, Placement};
 use crate::error::HashError;
@@ -207,16 +207,16 @@ impl Hasher {
         if self.options.testing.wait_for_gpus {
             self.gpus.prepare_now(kernels, work.piece_len());
         }
-        let mut joiners = GpuJoiners::new(work, work.piece_len());
+        let mut latecomers = GpuLatecomers::new(work, work.piece_len());
         let hashed = work.run(
             input,
             true,
             Vec::new(),
-            Some(&mut joiners),
+            Some(&mut latecomers),
             progress,
             timings,
         )?;
-        joiners.finish(timings);
+        latecomers.finish(timings);
         Ok(hashed)
     }
 }

@@ -73,13 +73,14 @@ const ALONE_BYTES: u64 = 256 << 20;
 /// holds back those after it, and this bounds how many.
 const WAITING_PER_THREAD: usize = 4 * BATCH_INPUTS;
 
-/// Where one item runs.
+/// An item's allotment: where it runs, which the list turns into a
+/// [`Placement`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Route {
+enum Allotment {
     /// In a batch on one worker thread, inline.
     Alone,
-    /// On every CPU core (and, for a list's only long input, the GPUs that
-    /// join it), one such input at a time.
+    /// On every CPU core (and, for a list's only long input, its
+    /// latecomers), one such input at a time.
     Engines,
     /// On the GPU of this ordinal alone, one input at a time.
     Gpu(usize),
@@ -99,8 +100,8 @@ type Finished = Vec<(usize, Result<HashOutput, HashError>)>;
 /// the driver waits for every input it started.
 struct Reply {
     indices: Vec<usize>,
-    to: mpsc::Sender<(Route, u64, Finished)>,
-    route: Route,
+    to: mpsc::Sender<(Allotment, u64, Finished)>,
+    allotment: Allotment,
     /// The inputs' bytes (those counted against [`ALONE_BYTES`]).
     bytes: u64,
     results: Finished,
@@ -125,7 +126,7 @@ impl Drop for Reply {
             self.results.push((index, Err((self.lost)())));
         }
         let results = std::mem::take(&mut self.results);
-        let _ = self.to.send((self.route, self.bytes, results));
+        let _ = self.to.send((self.allotment, self.bytes, results));
     }
 }
 
@@ -136,7 +137,7 @@ struct Batch {
     bytes: u64,
 }
 
-/// A long input waiting for a route.
+/// A long input waiting to be allotted.
 struct Long {
     index: usize,
     input: ListInput,
@@ -152,7 +153,7 @@ struct Driver<T> {
     /// Batches hashed alone now, and their bytes.
     alone: (usize, u64),
     batch: Batch,
-    /// Long inputs, waiting for a route in the list's order.
+    /// Long inputs, waiting to be allotted in the list's order.
     long: VecDeque<Long>,
     /// A long input is on every CPU core now.
     cpu_busy: bool,
@@ -178,10 +179,10 @@ impl<T> Driver<T> {
     }
 
     /// Takes in finished results.
-    fn finished(&mut self, route: Route, bytes: u64, results: Finished) {
-        match route {
-            Route::Alone => self.alone = (self.alone.0 - 1, self.alone.1 - bytes),
-            Route::Engines => {
+    fn finished(&mut self, allotment: Allotment, bytes: u64, results: Finished) {
+        match allotment {
+            Allotment::Alone => self.alone = (self.alone.0 - 1, self.alone.1 - bytes),
+            Allotment::Engines => {
                 self.cpu_busy = false;
                 if let [(_, Ok(out))] = results.as_slice() {
                     let secs = out.timings.total.as_secs_f64();
@@ -190,7 +191,7 @@ impl<T> Driver<T> {
                     }
                 }
             }
-            Route::Gpu(ordinal) => self.gpus_busy.retain(|&o| o != ordinal),
+            Allotment::Gpu(ordinal) => self.gpus_busy.retain(|&o| o != ordinal),
         }
         for (index, out) in results {
             if let Some(item) = self.waiting.get_mut(index - self.first) {
@@ -242,11 +243,11 @@ impl Hasher {
                 let (to_driver, results) = mpsc::channel();
                 std::thread::scope(|long_threads| {
                     self.cpu().pool().in_place_scope(|workers| {
-                        let reply = |indices: Vec<usize>, route: Route, bytes: u64| Reply {
+                        let reply = |indices: Vec<usize>, allotment: Allotment, bytes: u64| Reply {
                             results: Vec::with_capacity(indices.len()),
                             indices,
                             to: to_driver.clone(),
-                            route,
+                            allotment,
                             bytes,
                             lost: panicked,
                         };
@@ -262,26 +263,27 @@ impl Hasher {
                             }
                             list.alone = (list.alone.0 + 1, list.alone.1 + bytes);
                             let indices = inputs.iter().map(|(i, _)| *i).collect();
-                            let mut reply = reply(indices, Route::Alone, bytes);
+                            let mut reply = reply(indices, Allotment::Alone, bytes);
                             workers.spawn(move |_| {
                                 for (index, input) in inputs {
                                     reply.results.push((index, hash(&input, Placement::Alone)));
                                 }
                             });
                         };
-                        // Starts a long input on a route: where the system
-                        // refuses the thread, the reply drops unrun and gives
-                        // the input that error.
-                        let start_long = |long: Long, route: Route, placement: Placement| {
-                            let mut reply = reply(vec![long.index], route, 0);
-                            reply.lost = no_thread;
-                            let _ = threads::spawn_scoped(long_threads, move || {
-                                reply.lost = panicked;
-                                reply
-                                    .results
-                                    .push((long.index, hash(&long.input, placement)));
-                            });
-                        };
+                        // Starts a long input on its allotment: where the
+                        // system refuses the thread, the reply drops unrun and
+                        // gives the input that error.
+                        let start_long =
+                            |long: Long, allotment: Allotment, placement: Placement| {
+                                let mut reply = reply(vec![long.index], allotment, 0);
+                                reply.lost = no_thread;
+                                let _ = threads::spawn_scoped(long_threads, move || {
+                                    reply.lost = panicked;
+                                    reply
+                                        .results
+                                        .push((long.index, hash(&long.input, placement)));
+                                });
+                            };
                         loop {
                             // Take items while the bounds allow.
                             while failure.is_none() && list.room(threads) {
@@ -291,9 +293,9 @@ impl Hasher {
                                 };
                                 let index = list.first + list.waiting.len();
                                 let mut item = Waiting { tag, result: None };
-                                match input.map(|input| (self.route_of(&input), input)) {
+                                match input.map(|input| (self.allotment_of(&input), input)) {
                                     None => item.result = Some(None),
-                                    Some(((Route::Alone, Some(len)), input)) => {
+                                    Some(((Allotment::Alone, Some(len)), input)) => {
                                         list.batch.inputs.push((index, input));
                                         list.batch.bytes += len;
                                         if list.batch.inputs.len() >= BATCH_INPUTS
@@ -325,7 +327,11 @@ impl Hasher {
                                     && let Some(long) = list.long.remove(at)
                                 {
                                     list.gpus_busy.push(ordinal);
-                                    start_long(long, Route::Gpu(ordinal), Placement::Gpu(ordinal));
+                                    start_long(
+                                        long,
+                                        Allotment::Gpu(ordinal),
+                                        Placement::Gpu(ordinal),
+                                    );
                                 }
                             }
                             if !list.cpu_busy
@@ -338,7 +344,7 @@ impl Hasher {
                                     true => Placement::Cpu,
                                     false => Placement::Engines,
                                 };
-                                start_long(long, Route::Engines, placement);
+                                start_long(long, Allotment::Engines, placement);
                             }
                             // Give back, in order, what is done.
                             while list.waiting.front().is_some_and(|w| w.result.is_some()) {
@@ -363,7 +369,9 @@ impl Hasher {
                                 continue;
                             }
                             match results.recv() {
-                                Ok((route, bytes, results)) => list.finished(route, bytes, results),
+                                Ok((allotment, bytes, results)) => {
+                                    list.finished(allotment, bytes, results)
+                                }
                                 Err(_) => unreachable!("the driver holds a sender"),
                             }
                         }
@@ -383,19 +391,19 @@ impl Hasher {
         failure.map_or(Ok(()), Err)
     }
 
-    /// Where an input runs, and its length when known (alone, the bytes it
+    /// An input's allotment, and its length when known (alone, the bytes it
     /// holds in memory, as [`ALONE_BYTES`] counts them): alone when it
     /// would not fill the engines.
-    fn route_of(&self, input: &ListInput) -> (Route, Option<u64>) {
+    fn allotment_of(&self, input: &ListInput) -> (Allotment, Option<u64>) {
         if is_stdin_name(&input.path) {
-            return (Route::Engines, None);
+            return (Allotment::Engines, None);
         }
         // A name that cannot be looked up fails the same way when opened.
         let Ok(meta) = std::fs::metadata(&input.path) else {
-            return (Route::Alone, Some(0));
+            return (Allotment::Alone, Some(0));
         };
         if !meta.is_file() {
-            return (Route::Alone, Some(0));
+            return (Allotment::Alone, Some(0));
         }
         let len = meta.len();
         let (piece, alone_piece) = match &input.params {
@@ -407,9 +415,9 @@ impl Hasher {
         };
         if self.hashes_alone() && (len <= piece as u64 || input.one_sponge()) {
             // Charged what it holds in memory: its piece buffer at most.
-            (Route::Alone, Some(len.min(alone_piece as u64)))
+            (Allotment::Alone, Some(len.min(alone_piece as u64)))
         } else {
-            (Route::Engines, Some(len))
+            (Allotment::Engines, Some(len))
         }
     }
 

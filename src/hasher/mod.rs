@@ -12,8 +12,8 @@
 //! - `engines`: where one input of either kind runs (CPU, GPUs, both,
 //!   alone), and its digest;
 //! - `auto`: when GPUs are worth starting (for files, lists and parts of
-//!   every function, with every constant of that choice), and the GPUs
-//!   that join an input.
+//!   every function, with every constant of that choice), and the
+//!   latecomers, GPUs that join an input under way.
 
 #[cfg(all(test, not(gpu_backend)))]
 mod absent_gpu_tests;
@@ -347,28 +347,30 @@ impl Hasher {
         self.hash_any(&params.into(), input, &NoProgress, Placement::Engines)
     }
 
-    /// The digest of everything `reader` yields, read in pieces (constant
-    /// memory) on a helper thread while earlier pieces are hashed.
+    /// The digest of everything `reader` yields, a sequential input: read in
+    /// pieces (constant memory) on a helper thread while earlier pieces are
+    /// hashed.
     pub fn hash_reader(
         &self,
         params: impl Into<Params>,
         reader: &mut (dyn Read + Send),
     ) -> Result<HashOutput, HashError> {
-        let input = Input::Stream(reader);
+        let input = Input::Sequential(reader);
         self.hash_any(&params.into(), input, &NoProgress, Placement::Engines)
     }
 
     /// The digest of the file at `path`, with `progress` told the bytes
     /// done as they are hashed. A regular file is hashed from its start; a
-    /// pipe, terminal or character device is read to its end as a stream.
+    /// pipe, terminal or character device is a sequential input, read in
+    /// order to its end.
     ///
     /// # Standard input
     ///
     /// The name `-` means standard input, not a file of that name (write
     /// `./-` for one). Where standard input is a regular file it is hashed
     /// from its current offset and left at its end, as coreutils leave it;
-    /// else it is read as a stream. A standard input that was closed when
-    /// the process started is an error, not an empty input.
+    /// else it is read as a sequential input. A standard input that was
+    /// closed when the process started is an error, not an empty input.
     ///
     /// # Errors
     ///
@@ -405,9 +407,10 @@ impl Hasher {
 
     /// The digest of bytes in GPU memory, hashed on the GPU that holds them
     /// (one of the devices this hasher was asked for), with no copy to the
-    /// host. The work queued on `bytes.stream` so far is waited for on the
-    /// device, not on the host. The calling thread's current CUDA context is
-    /// the same afterwards. Empty input is hashed on the first GPU.
+    /// host. The work queued on the CUDA stream `bytes.stream` so far is
+    /// waited for on the device, not on the host. The calling thread's
+    /// current CUDA context is the same afterwards. Empty input is hashed on
+    /// the first GPU.
     ///
     /// At height 0 the whole input is one sponge, absorbed by one warp,
     /// thousands of times slower than a tree's leaves, so large inputs want
@@ -447,8 +450,8 @@ impl Hasher {
         }
     }
 
-    /// [`Hasher::hash_device`] of a cudarc slice or view: the work queued
-    /// on its stream so far is waited for, and the borrow keeps it alive
+    /// [`Hasher::hash_device`] of a cudarc slice or view: the work queued on
+    /// its CUDA stream so far is waited for, and the borrow keeps it alive
     /// and unwritten while it is hashed.
     #[cfg(gpu_backend)]
     pub fn hash_device_slice<S: cudarc::driver::DevicePtr<u8>>(
@@ -464,7 +467,7 @@ impl Hasher {
         unsafe { self.hash_device(params, bytes) }
     }
 
-    /// The stream (a `CUstream`) on which inputs on GPU `ordinal` are
+    /// The CUDA stream (a `CUstream`) on which inputs on GPU `ordinal` are
     /// hashed: a producer that orders its work before it (DLPack's
     /// `__dlpack__(stream=…)`) needs no other wait. Starts the GPU.
     pub fn device_stream(&self, ordinal: usize) -> Result<u64, HashError> {
@@ -496,7 +499,7 @@ impl Hasher {
                 }
                 out
             }
-            Source::Stream(mut file) => hash(Input::Stream(&mut file))?,
+            Source::Sequential(mut file) => hash(Input::Sequential(&mut file))?,
         };
         out.timings.open = open_time;
         out.timings.total = start.elapsed();

@@ -1,5 +1,5 @@
 //! The two kinds of work an input can be, as the dispatch (`engines`) and
-//! the GPUs that join (`auto`) see them:
+//! the latecomers (`auto`) see them:
 //!
 //! - [`Leaves`]: an LI tree's leaves, whose states move between engines at
 //!   a piece boundary (`schedule::run`, which climbs on throughput);
@@ -21,7 +21,7 @@ use crate::message::{self, Input};
 use crate::params::TreeParams;
 use crate::progress::{EngineId, Progress};
 use crate::schedule::chunks::{self, Engines, Split};
-use crate::schedule::{self, Balance, Hashed, Joiners, Member, NoJoiners};
+use crate::schedule::{self, Balance, Hashed, Latecomers, Member, NoLatecomers};
 use crate::sponge::SpongeSpec;
 use crate::standard::{self, StandardParams};
 use crate::timings::{Timings, timed};
@@ -77,9 +77,10 @@ pub(super) trait Work<'h>: Copy + Send + Sync {
         timings: &mut Timings,
     ) -> Result<Self::Engine, HashError>;
 
-    /// The engine of a GPU that joins `message_len` bytes into the input,
-    /// in pieces of `piece_len` bytes (taking no work until given some).
-    fn begin_joining(
+    /// The engine of a latecomer: a GPU that joins `message_len` bytes into
+    /// the input, in pieces of `piece_len` bytes (taking no work until given
+    /// some).
+    fn begin_latecomer(
         &self,
         gpu: &'h GpuBackend,
         message_len: u64,
@@ -88,13 +89,13 @@ pub(super) trait Work<'h>: Copy + Send + Sync {
     ) -> Result<Self::Engine, HashError>;
 
     /// Hashes `input` on the CPU (if `cpu`), on `gpus`, and on those that
-    /// `joiners` bring while it runs.
+    /// `latecomers` bring while it runs.
     fn run(
         &self,
         input: &mut Input<'_>,
         cpu: bool,
         gpus: Vec<Self::Engine>,
-        joiners: Option<&mut dyn Joiners<Self::Engine>>,
+        latecomers: Option<&mut dyn Latecomers<Self::Engine>>,
         progress: &dyn Progress,
         timings: &mut Timings,
     ) -> Result<Hashed, HashError>;
@@ -152,7 +153,7 @@ impl<'h> Work<'h> for Leaves<'h> {
         Ok(Member::new(gpu.info().engine_id(), engine))
     }
 
-    fn begin_joining(
+    fn begin_latecomer(
         &self,
         gpu: &'h GpuBackend,
         message_len: u64,
@@ -179,7 +180,7 @@ impl<'h> Work<'h> for Leaves<'h> {
         input: &mut Input<'_>,
         cpu: bool,
         gpus: Vec<Member<'h>>,
-        joiners: Option<&mut dyn Joiners<Member<'h>>>,
+        latecomers: Option<&mut dyn Latecomers<Member<'h>>>,
         progress: &dyn Progress,
         timings: &mut Timings,
     ) -> Result<Hashed, HashError> {
@@ -196,11 +197,11 @@ impl<'h> Work<'h> for Leaves<'h> {
         } else {
             Balance::even()
         };
-        let mut none = NoJoiners;
-        let joiners = joiners.unwrap_or(&mut none);
+        let mut none = NoLatecomers;
+        let latecomers = latecomers.unwrap_or(&mut none);
         let reduce = |outputs: Vec<u8>| hasher.cpu.reduce_leaf_outputs(params, outputs);
         schedule::run(
-            params, input, members, joiners, &mut plan, &reduce, progress, timings,
+            params, input, members, latecomers, &mut plan, &reduce, progress, timings,
         )
     }
 }
@@ -273,10 +274,10 @@ impl<'h> Work<'h> for Chunks<'h> {
         _place: SideBySide,
         timings: &mut Timings,
     ) -> Result<Self::Engine, HashError> {
-        self.begin_joining(gpu, 0, self.piece_len, timings)
+        self.begin_latecomer(gpu, 0, self.piece_len, timings)
     }
 
-    fn begin_joining(
+    fn begin_latecomer(
         &self,
         gpu: &'h GpuBackend,
         _message_len: u64,
@@ -300,14 +301,14 @@ impl<'h> Work<'h> for Chunks<'h> {
         input: &mut Input<'_>,
         cpu: bool,
         gpus: Vec<Self::Engine>,
-        joiners: Option<&mut dyn Joiners<Self::Engine>>,
+        latecomers: Option<&mut dyn Latecomers<Self::Engine>>,
         progress: &dyn Progress,
         timings: &mut Timings,
     ) -> Result<Hashed, HashError> {
-        let mut none = NoJoiners;
+        let mut none = NoLatecomers;
         let engines = Engines {
             gpus,
-            joiners: joiners.unwrap_or(&mut none),
+            latecomers: latecomers.unwrap_or(&mut none),
             split: Split::new(cpu),
         };
         let (params, cpu) = (self.params, &self.hasher.cpu);

@@ -20,7 +20,7 @@ pub(super) static WINDOW_READ_IN: Mutex<Option<WindowHook>> = Mutex::new(None);
 fn input_file(path: &Path) -> InputFile {
     match Source::open(path).unwrap() {
         Source::File(f) => f,
-        Source::Stream(_) => panic!("a regular file with bytes is read by ranges"),
+        Source::Sequential(_) => panic!("a regular file with bytes is read by ranges"),
     }
 }
 
@@ -116,21 +116,24 @@ fn a_read_error_names_its_offset_and_a_short_read_is_a_shrink() {
 }
 
 #[test]
-fn empty_and_special_files_are_streams_and_directories_are_errors() {
+fn empty_and_special_files_are_sequential_and_directories_are_errors() {
     let dir = tempfile::tempdir().unwrap();
     let empty = dir.path().join("empty");
     std::fs::write(&empty, b"").unwrap();
-    assert!(matches!(Source::open(&empty).unwrap(), Source::Stream(_)));
+    assert!(matches!(
+        Source::open(&empty).unwrap(),
+        Source::Sequential(_)
+    ));
     assert!(matches!(
         Source::open(Path::new("/dev/null")).unwrap(),
-        Source::Stream(_)
+        Source::Sequential(_)
     ));
     let err = Source::open(dir.path()).err().unwrap();
     assert_eq!(err.raw_os_error(), Some(libc::EISDIR));
-    // sysfs files claim 4096 bytes and refuse to be mapped: streams.
+    // sysfs files claim 4096 bytes and refuse to be mapped: sequential.
     let sys = Path::new("/sys/kernel/mm/transparent_hugepage/enabled");
     if sys.exists() {
-        assert!(matches!(Source::open(sys).unwrap(), Source::Stream(_)));
+        assert!(matches!(Source::open(sys).unwrap(), Source::Sequential(_)));
     }
 }
 

@@ -161,7 +161,7 @@ impl Part {
 
 /// Reads one part's bytes from `reader`: the signature, version and mode
 /// first, then the mode's fixed header, then at most the bytes its fields
-/// allow, so that a stream that is no part (a device, the data file itself,
+/// allow, so that an input that is no part (a device, the data file itself,
 /// a pipe that never ends) is given up after a few bytes, not read whole.
 /// What it returns is for [`Part::from_bytes`] to judge: bytes that are no
 /// part's, or a part cut short or longer than its fields, come back as read

@@ -47,7 +47,7 @@ pub struct PartOutput {
 pub(super) enum Opened {
     File(InputFile),
     /// A regular file that is empty: nothing to read (the input path takes
-    /// such files for streams, as /proc's report size 0).
+    /// such files for sequential inputs, as /proc's report size 0).
     Empty(File),
 }
 
@@ -326,7 +326,7 @@ impl Opened {
 pub(super) fn open(path: &Path) -> Result<Opened, HashError> {
     match Source::open(path)? {
         Source::File(file) => Ok(Opened::File(file)),
-        Source::Stream(mut file) => {
+        Source::Sequential(mut file) => {
             let meta = file.metadata()?;
             // A regular file of size 0 that still yields bytes is one of
             // /proc's: its size says nothing.

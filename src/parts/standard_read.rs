@@ -15,7 +15,7 @@ use crate::gpu::CopyMode;
 use crate::hasher::{BackendUsed, Hasher};
 use crate::input::InputFile;
 use crate::progress::Progress;
-use crate::schedule::NoJoiners;
+use crate::schedule::NoLatecomers;
 use crate::schedule::chunks::{self, Engines, PartWalked, Split};
 use crate::sponge::SpongeSpec;
 use crate::standard;
@@ -90,7 +90,7 @@ impl Hasher {
         timings: &mut Timings,
     ) -> Result<PartWalked, HashError> {
         let cpu = self.cpu();
-        let mut none = NoJoiners;
+        let mut none = NoLatecomers;
         let engines = Engines::cpu_only(&mut none);
         let piece_len = chunks::file_piece_len(params, cpu);
         timed(&mut timings.leaves, || {
@@ -122,10 +122,10 @@ impl Hasher {
             cpu.pool(),
             timings,
         )?;
-        let mut none = NoJoiners;
+        let mut none = NoLatecomers;
         let engines = Engines {
             gpus: vec![engine],
-            joiners: &mut none,
+            latecomers: &mut none,
             split: Split::new(false),
         };
         timed(&mut timings.leaves, || {

@@ -16,7 +16,7 @@
 //! them by the engines' rates (`proportional`) rather than by a search.
 //!
 //! - this module: the run over the pieces and what each engine did;
-//! - `balance`: where the split goes (the plan, `Balance`: where joiners
+//! - `balance`: where the split goes (the plan, `Balance`: where latecomers
 //!   start, how the search steps and when it ends);
 //! - `migrate`: moving leaves and their states between engines.
 
@@ -105,7 +105,7 @@ impl<'a> Member<'a> {
     }
 }
 
-/// Where an input stands before a piece, for the engines that may join.
+/// Where an input stands before a piece, for the latecomers.
 pub(crate) struct Standing {
     /// Bytes of M absorbed so far, and still to come if known.
     pub message_len: u64,
@@ -114,19 +114,19 @@ pub(crate) struct Standing {
     pub elapsed: Duration,
 }
 
-/// Engines that may join while an input is hashed (GPUs starting up), of
-/// either kind of work: `E` is a [`Member`] for an LI tree's leaves, a
+/// Latecomers: engines that may join an input under way (GPUs starting
+/// up), of either kind of work: `E` is a [`Member`] for an LI tree's leaves, a
 /// chunk engine for a standard function's chunks.
-pub(crate) trait Joiners<E> {
+pub(crate) trait Latecomers<E> {
     /// Engines ready to join now (an LI engine owning no leaf); an error
     /// where one that had to join cannot.
     fn poll(&mut self, now: &Standing) -> Result<Vec<E>, HashError>;
 }
 
-/// No engine joins.
-pub(crate) struct NoJoiners;
+/// No latecomer.
+pub(crate) struct NoLatecomers;
 
-impl<E> Joiners<E> for NoJoiners {
+impl<E> Latecomers<E> for NoLatecomers {
     fn poll(&mut self, _now: &Standing) -> Result<Vec<E>, HashError> {
         Ok(Vec::new())
     }
@@ -142,7 +142,7 @@ pub(crate) struct Hashed {
 }
 
 /// Hashes `input` on `members` (together they own every leaf) and on any
-/// engine `joiners` bring, splitting the leaves as `plan` says. `reduce`
+/// engine `latecomers` bring, splitting the leaves as `plan` says. `reduce`
 /// turns the leaves' outputs into the digest when more than one engine owns
 /// leaves at the end.
 #[allow(clippy::too_many_arguments)]
@@ -150,7 +150,7 @@ pub(crate) fn run<'a>(
     params: &TreeParams,
     input: &mut Input<'_>,
     mut members: Vec<Member<'a>>,
-    joiners: &mut dyn Joiners<Member<'a>>,
+    latecomers: &mut dyn Latecomers<Member<'a>>,
     plan: &mut dyn Plan,
     reduce: &(dyn Fn(Vec<u8>) -> Vec<u8> + Sync),
     progress: &dyn Progress,
@@ -177,7 +177,7 @@ pub(crate) fn run<'a>(
             remaining,
             elapsed: started.elapsed(),
         };
-        let joined = joiners.poll(&standing)?;
+        let joined = latecomers.poll(&standing)?;
         let someone_joined = !joined.is_empty();
         members.extend(joined);
         let now = Moment {
@@ -205,7 +205,7 @@ pub(crate) fn run<'a>(
             unmapped.store(readers_only, Ordering::Relaxed);
             since_change = Span::default();
         } else if someone_joined {
-            // A joiner that took no leaf (yet) still changes what the next
+            // A latecomer that took no leaf (yet) still changes what the next
             // pieces measure: its start ran beside them.
             since_change = Span::default();
         }
@@ -233,7 +233,7 @@ pub(crate) fn run<'a>(
             )?;
             Ok(file.len())
         }
-        Input::Stream(reader) => message::for_each_piece_of_stream::<HashError>(
+        Input::Sequential(reader) => message::for_each_piece_of_sequential::<HashError>(
             params,
             *reader,
             piece_len,

@@ -1,4 +1,4 @@
-//! The scheduler against the reference: random splits, engines joining at
+//! The scheduler against the reference: random splits, latecomers at
 //! random pieces, and GPUs where there are some.
 
 use super::migrate::{difference, gather};
@@ -31,19 +31,19 @@ impl Rng {
 /// Makes an engine that joins `message_len` bytes into M.
 type Begin<'a> = Box<dyn Fn(u64) -> Box<dyn LeafEngine + 'a> + 'a>;
 
-/// Engines (CPU ones standing in for GPUs, or GPUs) that each join
+/// Latecomers (CPU engines standing in for GPUs, or GPUs) that each join
 /// before a given piece.
 struct Scripted<'a> {
     /// (piece index, name, how it begins), in order of the pieces.
-    joins: Vec<(u64, EngineId, Begin<'a>)>,
+    arrivals: Vec<(u64, EngineId, Begin<'a>)>,
     piece: u64,
 }
 
-impl<'a> Joiners<Member<'a>> for Scripted<'a> {
+impl<'a> Latecomers<Member<'a>> for Scripted<'a> {
     fn poll(&mut self, now: &Standing) -> Result<Vec<Member<'a>>, HashError> {
         let mut ready = Vec::new();
-        while self.joins.first().is_some_and(|j| j.0 <= self.piece) {
-            let (_, name, begin) = self.joins.remove(0);
+        while self.arrivals.first().is_some_and(|j| j.0 <= self.piece) {
+            let (_, name, begin) = self.arrivals.remove(0);
             ready.push(Member::new(name, begin(now.message_len)));
         }
         self.piece += 1;
@@ -51,8 +51,8 @@ impl<'a> Joiners<Member<'a>> for Scripted<'a> {
     }
 }
 
-/// A CPU engine joining as a stand-in.
-fn cpu_joins<'a>(cpu: &'a CpuBackend, params: &'a TreeParams) -> Begin<'a> {
+/// A CPU engine as a latecomer, standing in for a GPU.
+fn cpu_latecomer<'a>(cpu: &'a CpuBackend, params: &'a TreeParams) -> Begin<'a> {
     Box::new(move |at| cpu.begin_at(params, at))
 }
 
@@ -124,8 +124,8 @@ fn backends(piece: usize) -> Vec<CpuBackend> {
         .collect()
 }
 
-/// Runs the scheduler over `input` with a random plan and engines
-/// joining at random pieces: the digest.
+/// Runs the scheduler over `input` with a random plan and latecomers at
+/// random pieces: the digest.
 fn shared_digest(
     params: &TreeParams,
     input: &mut Input<'_>,
@@ -135,18 +135,18 @@ fn shared_digest(
     let mut rng = Rng(seed);
     let first = &cpus[rng.below(cpus.len() as u64) as usize];
     let members = vec![Member::new(EngineId::Cpu, first.begin(params))];
-    let mut joins: Vec<(u64, EngineId, Begin<'_>)> = (0..1 + rng.below(3))
+    let mut arrivals: Vec<(u64, EngineId, Begin<'_>)> = (0..1 + rng.below(3))
         .map(|k| {
             let cpu = &cpus[rng.below(cpus.len() as u64) as usize];
             (
                 rng.below(6),
                 EngineId::Gpu(k as usize),
-                cpu_joins(cpu, params),
+                cpu_latecomer(cpu, params),
             )
         })
         .collect();
-    joins.sort_by_key(|j| j.0);
-    let mut joiners = Scripted { joins, piece: 0 };
+    arrivals.sort_by_key(|j| j.0);
+    let mut latecomers = Scripted { arrivals, piece: 0 };
     let mut plan = RandomPlan {
         rng: Rng(rng.next() | 1),
         moves: 0,
@@ -157,7 +157,7 @@ fn shared_digest(
         params,
         input,
         members,
-        &mut joiners,
+        &mut latecomers,
         &mut plan,
         &reduce,
         &NoProgress,
@@ -193,7 +193,7 @@ fn any_split_and_any_hand_over_give_the_reference_digest() {
 }
 
 #[test]
-fn files_and_streams_are_shared_the_same_way() {
+fn files_and_sequential_inputs_are_shared_the_same_way() {
     let cpus = backends(1000);
     let params = &cases()[3];
     let file = data(150_000, 7);
@@ -202,13 +202,13 @@ fn files_and_streams_are_shared_the_same_way() {
     std::io::Write::write_all(&mut tmp, &file).unwrap();
     for seed in 1..6 {
         let Source::File(input) = Source::open(tmp.path()).unwrap() else {
-            panic!("a regular file is not a stream");
+            panic!("a regular file is not a sequential input");
         };
         let (got, _) = shared_digest(params, &mut Input::File(&input), &cpus, seed);
         assert_eq!(got, want, "file, seed {seed}");
         let mut reader = std::io::Cursor::new(file.clone());
-        let (got, _) = shared_digest(params, &mut Input::Stream(&mut reader), &cpus, seed);
-        assert_eq!(got, want, "stream, seed {seed}");
+        let (got, _) = shared_digest(params, &mut Input::Sequential(&mut reader), &cpus, seed);
+        assert_eq!(got, want, "sequential, seed {seed}");
     }
 }
 
@@ -267,7 +267,7 @@ fn balance_climbs_to_the_fastest_split() {
         // Settled: no more moves.
         assert_eq!(plan.boundaries(&moment(&ranges, 50, Some(1.0))), None);
     }
-    // Joiners at least as fast as the first engine alone keep every
+    // Latecomers at least as fast as the first engine alone keep every
     // leaf; slower ones are searched as above.
     for (joined, moves) in [(25.0, false), (10.0, false), (8.0, true)] {
         let mut plan = Balance::default();
@@ -276,7 +276,7 @@ fn balance_climbs_to_the_fastest_split() {
         let all_to_it = plan.boundaries(&moment(vec![0..64, 64..64], 9, Some(10.0)));
         assert_eq!(all_to_it, Some(vec![0, 0, 64]));
         let next = plan.boundaries(&moment(vec![0..0, 0..64], 9, Some(joined)));
-        assert_eq!(next.is_some(), moves, "joiners at {joined}");
+        assert_eq!(next.is_some(), moves, "latecomers at {joined}");
         if !moves {
             let later = moment(vec![0..0, 0..64], 50, Some(1.0));
             assert_eq!(plan.boundaries(&later), None);
@@ -375,8 +375,8 @@ fn progress_counts_every_byte_once_whatever_the_split() {
     let bar = CountingProgress::default();
     let first = &cpus[0];
     let members = vec![Member::new(EngineId::Cpu, first.begin(params))];
-    let mut joiners = Scripted {
-        joins: vec![(1, EngineId::Gpu(1), cpu_joins(&cpus[1], params))],
+    let mut latecomers = Scripted {
+        arrivals: vec![(1, EngineId::Gpu(1), cpu_latecomer(&cpus[1], params))],
         piece: 0,
     };
     let mut plan = RandomPlan {
@@ -388,7 +388,7 @@ fn progress_counts_every_byte_once_whatever_the_split() {
         params,
         &mut Input::Bytes(&file),
         members,
-        &mut joiners,
+        &mut latecomers,
         &mut plan,
         &reduce,
         &bar,
@@ -442,7 +442,7 @@ fn gpus_and_cpus_share_leaves_in_any_split() {
                     cpus[0].begin(params)
                 };
                 let piece_len = first.piece_len();
-                let gpu_joins: Begin<'_> = Box::new(|at| {
+                let gpu_latecomer: Begin<'_> = Box::new(|at| {
                     let staging = crate::gpu::CopyMode::Staging;
                     gpu.begin_at(
                         params,
@@ -456,22 +456,22 @@ fn gpus_and_cpus_share_leaves_in_any_split() {
                     .unwrap()
                 });
                 let other = if gpu_first {
-                    cpu_joins(&cpus[1], params)
+                    cpu_latecomer(&cpus[1], params)
                 } else {
-                    gpu_joins
+                    gpu_latecomer
                 };
-                let mut joiners = Scripted {
-                    joins: vec![
+                let mut latecomers = Scripted {
+                    arrivals: vec![
                         (rng.below(4), EngineId::Gpu(1), other),
                         (
                             rng.below(8),
                             EngineId::Gpu(2),
-                            cpu_joins(&cpus[2 % cpus.len()], params),
+                            cpu_latecomer(&cpus[2 % cpus.len()], params),
                         ),
                     ],
                     piece: 0,
                 };
-                joiners.joins.sort_by_key(|j| j.0);
+                latecomers.arrivals.sort_by_key(|j| j.0);
                 let mut plan = RandomPlan {
                     rng: Rng(rng.next() | 1),
                     moves: 0,
@@ -481,7 +481,7 @@ fn gpus_and_cpus_share_leaves_in_any_split() {
                     params,
                     &mut Input::Bytes(&file),
                     vec![Member::new(EngineId::Cpu, first)],
-                    &mut joiners,
+                    &mut latecomers,
                     &mut plan,
                     &reduce,
                     &NoProgress,
@@ -514,8 +514,8 @@ fn a_gpu_failing_midway_is_an_error_not_a_digest() {
     let params = &cases()[1];
     let file = data(1 << 20, 9);
     let pool = cpus[0].pool();
-    let mut joiners = Scripted {
-        joins: vec![(
+    let mut latecomers = Scripted {
+        arrivals: vec![(
             1,
             EngineId::Gpu(0),
             Box::new(|at| {
@@ -540,7 +540,7 @@ fn a_gpu_failing_midway_is_an_error_not_a_digest() {
         params,
         &mut Input::Bytes(&file),
         vec![Member::new(EngineId::Cpu, cpus[0].begin(params))],
-        &mut joiners,
+        &mut latecomers,
         &mut Balance::default(),
         &reduce,
         &NoProgress,

@@ -120,11 +120,11 @@ pub fn edge_cases(multiples: &[usize]) -> Vec<Case> {
         .collect()
 }
 
-/// Inputs to read from files (in several pieces) and from streams: LI
-/// trees of one leaf to 65,536 (H = 8) and of degree 64, and every
-/// case of [`standard_cases`]; each at 0 bytes, a piece of 8192 ± 1, five
-/// pieces or units and 17 bytes, and 300,001 bytes, and the trees at a
-/// length of their own too (up to 5 MB).
+/// Inputs to read from files (in several pieces) and as sequential inputs:
+/// LI trees of one leaf to 65,536 (H = 8) and of degree 64, and every case
+/// of [`standard_cases`]; each at 0 bytes, a piece of 8192 ± 1, five pieces
+/// or units and 17 bytes, and 300,001 bytes, and the trees at a length of
+/// their own too (up to 5 MB).
 pub fn file_cases() -> Vec<Case> {
     let mut cases = Vec::new();
     let lens = |params: &Params, own: &[usize]| {

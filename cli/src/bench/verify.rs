@@ -76,7 +76,7 @@ pub(super) fn verify(
     v
 }
 
-/// Plain single-stream SHA-3 / SHAKE of prefix ‖ file ([`plain`]) for each
+/// Plain SHA-3 / SHAKE (one sponge) of prefix ‖ file ([`plain`]) for each
 /// file, and the spread of `runs` of them all.
 pub(super) fn plain_digests(
     params: &TreeParams,

@@ -38,7 +38,7 @@ use crate::error::HashError;
 use crate::input::{InputFile, with_read_buffer};
 use crate::message::{self, Access, Blocks, Input, Piece};
 use crate::progress::{EngineId, EngineShare, Progress};
-use crate::schedule::{Joiners, NoJoiners, Standing};
+use crate::schedule::{Latecomers, NoLatecomers, Standing};
 use crate::sponge::SpongeSpec;
 use crate::standard::node::LastNode;
 use crate::standard::{Family, StandardParams, chunk_len, suffix};
@@ -121,19 +121,19 @@ impl<'a> Bytes<'a> {
 }
 
 /// The engines besides the CPU's workers that take chunks: GPUs there from
-/// the first piece, and those that join later.
+/// the first piece, and the latecomers, which join later.
 pub(crate) struct Engines<'a, 'j> {
     pub(crate) gpus: Vec<Box<dyn ChunkEngine + 'a>>,
-    pub(crate) joiners: &'j mut dyn Joiners<Box<dyn ChunkEngine + 'a>>,
+    pub(crate) latecomers: &'j mut dyn Latecomers<Box<dyn ChunkEngine + 'a>>,
     pub(crate) split: Split,
 }
 
 impl<'a, 'j> Engines<'a, 'j> {
     /// The CPU's workers alone.
-    pub(crate) fn cpu_only(joiners: &'j mut NoJoiners) -> Engines<'a, 'j> {
+    pub(crate) fn cpu_only(latecomers: &'j mut NoLatecomers) -> Engines<'a, 'j> {
         Engines {
             gpus: Vec::new(),
-            joiners,
+            latecomers,
             split: Split::new(true),
         }
     }
@@ -224,7 +224,7 @@ pub(crate) fn hash<'a>(
             )?;
             file.len()
         }
-        Input::Stream(reader) => message::for_each_piece_of_stream::<HashError>(
+        Input::Sequential(reader) => message::for_each_piece_of_sequential::<HashError>(
             &framing,
             *reader,
             piece_len,

@@ -31,7 +31,7 @@ pub(super) struct Shared<'a, 'j, 'p, S: Sink> {
     pub(super) cx: Context<'p>,
     pub(super) walk: Walk<S>,
     pub(super) gpus: Vec<Gpu<'a>>,
-    pub(super) joiners: &'j mut dyn Joiners<Box<dyn ChunkEngine + 'a>>,
+    pub(super) latecomers: &'j mut dyn Latecomers<Box<dyn ChunkEngine + 'a>>,
     pub(super) split: Split,
     pub(super) cpu_tally: Tally,
     /// Values waiting for a GPU's before them.
@@ -64,7 +64,7 @@ impl<'a, 'j, 'p, S: Sink> Shared<'a, 'j, 'p, S> {
             walk,
             cx,
             gpus,
-            joiners: engines.joiners,
+            latecomers: engines.latecomers,
             split: engines.split,
             cpu_tally: Tally::default(),
             pending: VecDeque::new(),
@@ -80,7 +80,7 @@ impl<'a, 'j, 'p, S: Sink> Shared<'a, 'j, 'p, S> {
     pub(super) fn piece(&mut self, piece: Piece<'_>) -> Result<(), HashError> {
         let len = piece.len();
         if self.cx.leaf.is_some() {
-            self.poll_joiners()?;
+            self.poll_latecomers()?;
         }
         let start = Instant::now();
         if self.gpus.is_empty() {
@@ -194,14 +194,14 @@ impl<'a, 'j, 'p, S: Sink> Shared<'a, 'j, 'p, S> {
         Ok(ready)
     }
 
-    /// Adds the engines that are ready to join.
-    pub(super) fn poll_joiners(&mut self) -> Result<(), HashError> {
+    /// Adds the latecomers that are ready.
+    pub(super) fn poll_latecomers(&mut self) -> Result<(), HashError> {
         let standing = Standing {
             message_len: self.message_len,
             remaining: self.total_len.map(|t| t.saturating_sub(self.message_len)),
             elapsed: self.started.elapsed(),
         };
-        for engine in self.joiners.poll(&standing)? {
+        for engine in self.latecomers.poll(&standing)? {
             trace::trace(|| format!("{} joins at {}", engine.id(), self.message_len));
             self.gpus.push(Gpu {
                 engine,

@@ -57,14 +57,14 @@ impl ChunkEngine for LateEngine {
     }
 }
 
-/// Joins one engine at a given piece.
-struct JoinAt {
+/// One latecomer, which joins at a given piece.
+struct LatecomerAt {
     at_piece: u32,
     polls: u32,
     engine: Option<Box<dyn ChunkEngine>>,
 }
 
-impl<'a> Joiners<Box<dyn ChunkEngine + 'a>> for JoinAt {
+impl<'a> Latecomers<Box<dyn ChunkEngine + 'a>> for LatecomerAt {
     fn poll(&mut self, _now: &Standing) -> Result<Vec<Box<dyn ChunkEngine + 'a>>, HashError> {
         self.polls += 1;
         if self.polls > self.at_piece
@@ -111,7 +111,7 @@ fn any_split_of_the_chunks_gives_the_reference_digest() {
         {
             let message = bytes(len, (case * 100 + k) as u64);
             let want = test_reference::standard(&params, &message);
-            for (lag, join_at) in [(0, 0), (2, 0), (1, 3), (5, 1)] {
+            for (lag, arrives_at) in [(0, 0), (2, 0), (1, 3), (5, 1)] {
                 let seen = Arc::new(Mutex::new(0));
                 let late = |lag| -> Box<dyn ChunkEngine> {
                     Box::new(LateEngine {
@@ -122,13 +122,13 @@ fn any_split_of_the_chunks_gives_the_reference_digest() {
                         seen: seen.clone(),
                     })
                 };
-                let mut joiners = JoinAt {
-                    at_piece: join_at,
+                let mut latecomers = LatecomerAt {
+                    at_piece: arrives_at,
                     polls: 0,
                     engine: Some(late(lag + 1)),
                 };
                 let mut split = Split::new(true);
-                let mut mix = Rng((lag * 10) as u64 + u64::from(join_at) + len as u64);
+                let mut mix = Rng((lag * 10) as u64 + u64::from(arrives_at) + len as u64);
                 split.script = Some(Box::new(move |n| {
                     (0..n)
                         .map(|_| [0.0, 0.0, 1.0, 3.0, 0.5][(mix.next() % 5) as usize])
@@ -136,7 +136,7 @@ fn any_split_of_the_chunks_gives_the_reference_digest() {
                 }));
                 let engines = Engines {
                     gpus: vec![late(lag)],
-                    joiners: &mut joiners,
+                    latecomers: &mut latecomers,
                     split,
                 };
                 let mut input = Input::Bytes(&message);
@@ -185,7 +185,7 @@ fn pieces_of_many_small_chunks_are_shared_in_waves() {
             queue: VecDeque::new(),
             seen: seen.clone(),
         })],
-        joiners: &mut NoJoiners,
+        latecomers: &mut NoLatecomers,
         split,
     };
     let mut input = Input::Bytes(&message);
@@ -220,7 +220,7 @@ fn a_split_without_the_cpu_gives_it_no_chunk() {
                 queue: VecDeque::new(),
                 seen: seen.clone(),
             })],
-            joiners: &mut NoJoiners,
+            latecomers: &mut NoLatecomers,
             split: Split::new(false),
         };
         let mut input = Input::Bytes(&message);
@@ -257,7 +257,7 @@ fn files_shared_or_read_by_the_engines_give_the_reference_digest() {
             let want = test_reference::standard(&params, &message);
             for cpu_takes_chunks in [true, false] {
                 let Source::File(file) = Source::open(&path).unwrap() else {
-                    // An empty file is a stream.
+                    // An empty file is a sequential input.
                     assert_eq!(len, 0);
                     continue;
                 };
@@ -270,7 +270,7 @@ fn files_shared_or_read_by_the_engines_give_the_reference_digest() {
                         queue: VecDeque::new(),
                         seen: seen.clone(),
                     })],
-                    joiners: &mut NoJoiners,
+                    latecomers: &mut NoLatecomers,
                     split: Split::new(cpu_takes_chunks),
                 };
                 let mut input = Input::File(&file);
@@ -296,7 +296,7 @@ fn a_file_read_per_task_gives_the_reference_digest() {
     for (case, params) in cases().into_iter().enumerate() {
         let b = chunk_len(&params);
         let lens = [1, b - 1, b, b + 1, 3 * b - 1, 40 * b + 3, 300_001];
-        // (An empty file is a stream.)
+        // (An empty file is a sequential input.)
         for (k, len) in lens.into_iter().filter(|&n| n > 0).enumerate() {
             let message = bytes(len, (case * 100 + k) as u64);
             let path = dir.path().join("m");
@@ -309,7 +309,7 @@ fn a_file_read_per_task_gives_the_reference_digest() {
                 };
                 let run = || {
                     let mut input = Input::File(&file);
-                    let mut none = NoJoiners;
+                    let mut none = NoLatecomers;
                     let engines = Engines::cpu_only(&mut none);
                     hash(&params, &mut input, &cpu, engines, piece, &NoProgress)
                 };
@@ -367,7 +367,7 @@ fn a_file_cut_while_its_chunks_are_hashed_gets_an_error() {
         done: std::sync::atomic::AtomicBool::new(false),
     };
     let mut input = Input::File(&file);
-    let mut none = NoJoiners;
+    let mut none = NoLatecomers;
     let engines = Engines::cpu_only(&mut none);
     let result = hash(&params, &mut input, &cpu, engines, piece, &progress);
     let err = result.err().expect("an error, not a digest");
@@ -395,11 +395,12 @@ fn a_part_keeps_its_chunks_values_on_any_engines() {
             let message = bytes(len, (case * 10 + len) as u64);
             let path = dir.path().join("m");
             std::fs::write(&path, &message).unwrap();
-            // An empty file is a stream: a part has nothing to read.
+            // An empty file is a sequential input: a part has nothing to
+            // read.
             let opened = Source::open(&path).unwrap();
             let file = match &opened {
                 Source::File(file) => Some(file),
-                Source::Stream(_) => None,
+                Source::Sequential(_) => None,
             };
             let s = [&message[..], &suffix(&params)].concat();
             let n = chunk_count(&params, len as u64);
@@ -436,7 +437,7 @@ fn a_part_keeps_its_chunks_values_on_any_engines() {
                     };
                     let engines = Engines {
                         gpus,
-                        joiners: &mut NoJoiners,
+                        latecomers: &mut NoLatecomers,
                         split,
                     };
                     let walked = hash_part_chunks(

@@ -64,7 +64,7 @@ impl Sink for PartSink {
 /// One message under way, from piece to piece: its last node (or a part's
 /// store), the bytes of an unfinished last chunk, and the chaining values
 /// of the chunks hashed last, which the last node takes while the workers
-/// hash the next ones. It borrows nothing, so that a stream keeps it
+/// hash the next ones. It borrows nothing, so that a `Stream` keeps it
 /// between updates; a clone (the last node's sponge, the tail and those
 /// values) finishes a digest while the original goes on.
 pub(crate) struct Walk<S = LastNode> {
