@@ -177,10 +177,10 @@ pub type OptionBytes<'a> = Box<dyn FnOnce() -> Result<Vec<u8>, String> + 'a>;
 
 /// The options of one digest as an interface gathers them, each `None`
 /// where it was not given: then the function's default applies (an LI
-/// tree's height [`DEFAULT_HEIGHT`] and degree [`DEFAULT_DEGREE`], the
-/// rate as B, no prefix; a standard function's as [`StandardParams::new`]
-/// has them). An option given to a function that does not take it is an
-/// error, whatever its value.
+/// tree's height [`TreeParams::DEFAULT_HEIGHT`] and degree
+/// [`TreeParams::DEFAULT_DEGREE`], the rate as B, no prefix; a standard
+/// function's as [`StandardParams::new`] has them). An option given to a
+/// function that does not take it is an error, whatever its value.
 ///
 /// ```
 /// use treehash::function::{OptionNames, ParamOptions};

@@ -8,9 +8,9 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use treehash::TreeParams;
 use treehash::checkfile::{CheckLine, LineReader, digests_equal};
 use treehash::input::is_stdin_name;
-use treehash::params::MIN_KEYED_DIGEST_LEN;
 use treehash::parts::{JoinError, Joined, NameRule, join_bytes_with, read_part};
 
 use super::args::JoinArgs;
@@ -220,10 +220,11 @@ fn refusal(joined: &Joined, line: &CheckLine) -> Option<String> {
             line.digest.len()
         ));
     }
-    if joined.keyed && n < MIN_KEYED_DIGEST_LEN {
+    let shortest = TreeParams::MIN_KEYED_DIGEST_LEN;
+    if joined.keyed && n < shortest {
         return Some(format!(
             "a keyed digest of {n} bytes is refused: a keyed check needs at least \
-             {MIN_KEYED_DIGEST_LEN} bytes"
+             {shortest} bytes"
         ));
     }
     None

@@ -80,7 +80,7 @@ use crate::standard::Family;
 use crate::timings::{Timings, timed};
 use origin::Origin;
 
-pub use format::{FORMAT_VERSION, PartError, read_part};
+pub use format::{PartError, read_part};
 pub use join::{JoinError, Joined, NameRule, join, join_bytes, join_bytes_with, join_with};
 pub use read::PartOutput;
 // What a split reads and whether its runs are short: for the treehash tool
