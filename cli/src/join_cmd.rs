@@ -11,7 +11,7 @@ use std::time::Instant;
 use treehash::TreeParams;
 use treehash::checkfile::{CheckLine, LineReader, digests_equal};
 use treehash::input::is_stdin_name;
-use treehash::parts::{JoinError, Joined, NameRule, join_bytes_with, read_part};
+use treehash::parts::{JoinError, Joined, NameRule, join_bytes, read_part};
 
 use super::args::JoinArgs;
 use super::check_cmd::say_verdict;
@@ -43,7 +43,7 @@ pub fn run(args: &JoinArgs) -> Result<i32, Fatal> {
     } else {
         NameRule::BaseName
     };
-    let joined = match join_bytes_with(&parts, names) {
+    let joined = match join_bytes(&parts, names) {
         Ok(joined) => joined,
         Err(e) => {
             let name = |at: usize| args.parts[at].display().to_string();

@@ -8,7 +8,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use treehash::gpu::KeepCurrentContext;
-use treehash::parts::{self, MIN_RUN_BYTES, NameRule, Part, join_bytes_with, unsplittable};
+use treehash::parts::{self, MIN_RUN_BYTES, NameRule, Part, join_bytes, unsplittable};
 use treehash::{BackendChoice, NoProgress, Params, TreeParams};
 
 use crate::buffer::ReadBuffer;
@@ -151,7 +151,7 @@ pub fn join_parts(py: Python<'_>, parts: &Bound<'_, PyAny>, any_name: bool) -> P
     } else {
         NameRule::BaseName
     };
-    let joined = py.detach(|| join_bytes_with(&all, names)).map_err(|e| {
+    let joined = py.detach(|| join_bytes(&all, names)).map_err(|e| {
         // Name a part by its position, and by its place in the split where
         // it can be read (a refused part may be unreadable).
         let reason = e.reason(&|at| format!("parts[{at}]"));
