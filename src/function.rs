@@ -124,6 +124,20 @@ impl Params {
             Params::Standard(_) => true,
         }
     }
+
+    /// Why no part can be made under these parameters, if none can:
+    /// TurboSHAKE is one sponge, with no tree to split. Every other function
+    /// has parts ([`Hasher::hash_part`](crate::Hasher::hash_part)).
+    pub fn unsplittable(&self) -> Option<String> {
+        match self {
+            Params::Standard(p) if p.standard().family() == Family::TurboShake => Some(format!(
+                "{} is one sponge, with no tree to split into parts (the LI trees, kt128, kt256, \
+                 parallelhash128 and parallelhash256 have parts)",
+                p.standard()
+            )),
+            _ => None,
+        }
+    }
 }
 
 impl From<TreeParams> for Params {

@@ -43,8 +43,8 @@
 //!
 //! # The API
 //!
-//! 41 items, as rustdoc lists them with the default features: 34 types,
-//! traits and aliases and 7 functions, at the root and in five modules.
+//! 40 items, as rustdoc lists them with the default features: 34 types,
+//! traits and aliases and 6 functions, at the root and in five modules.
 //! The parameters' defaults and limits are associated constants of the type
 //! they limit, as `u32::MAX` is (`TreeParams::MAX_LEAVES`,
 //! `HasherOptions::MAX_THREADS`): rustdoc lists them on the type's page.
@@ -59,7 +59,7 @@
 //! | a message in parts | [`Stream`] |
 //! | many files | [`ListInput`], [`ListResult`] |
 //! | parameters | [`Params`] (tree or standard; every entry point takes `impl Into<Params>`, and labels parse into it: `"KT128".parse()`, [`Params::from_label`]), [`Function`]; [`params`]: [`TreeParams`] (the LI defaults and limits: [`TreeParams::DEFAULT_HEIGHT`], [`TreeParams::MAX_LEAVES`], …), [`Algorithm`], [`ParamError`]; [`standard`]: [`StandardParams`] (the standard functions' defaults and limits: [`StandardParams::DEFAULT_BLOCK_SIZE`], [`StandardParams::MAX_CUSTOMIZATION_LEN`], …), [`Standard`], [`standard::Family`] |
-//! | parts and joins | [`parts`]: [`Part`] ([`Part::FORMAT_VERSION`]), [`PartOutput`], [`Joined`], [`parts::join`], [`parts::join_bytes`], [`parts::NameRule`], [`parts::read_part`], [`parts::unsplittable`] |
+//! | parts and joins | [`parts`]: [`Part`] ([`Part::FORMAT_VERSION`]), [`PartOutput`], [`Joined`], [`parts::join`], [`parts::join_bytes`], [`parts::NameRule`], [`parts::read_part`]; [`Params::unsplittable`] |
 //! | progress | [`Progress`], [`NoProgress`], [`EngineShare`], [`EngineId`] |
 //! | errors | [`HashError`], [`ParamError`] (a label's too), [`PartError`], [`JoinError`] |
 //! | GPUs | [`gpu`]: [`gpu::Devices`], [`gpu::CopyMode`], [`gpu::GpuBackend`], [`gpu::GpuInfo`], [`gpu::driver_present`], [`gpu::DeviceBytes`] |

@@ -385,7 +385,7 @@ fn split_known_answers_join_to_their_digests() {
     let hasher = hasher(1 << 12);
     let mut checked = 0;
     for (k, answer) in common::known_answers().iter().enumerate() {
-        if treehash::parts::unsplittable(&answer.params).is_some() {
+        if answer.params.unsplittable().is_some() {
             continue; // TurboSHAKE
         }
         let path = write(dir.path(), &format!("v{k}"), &answer.message);
@@ -653,9 +653,13 @@ fn turboshake_has_no_parts() {
                 .contains(&format!("{standard} is one sponge, with no tree to split")),
             "{e}"
         );
-        assert!(treehash::parts::unsplittable(&params.clone().into()).is_some());
+        assert!(Params::from(&params).unsplittable().is_some());
     }
-    assert!(treehash::parts::unsplittable(&StandardParams::new(Standard::Kt128).into()).is_none());
+    assert!(
+        Params::from(StandardParams::new(Standard::Kt128))
+            .unsplittable()
+            .is_none()
+    );
 }
 
 #[test]

@@ -8,7 +8,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use treehash::gpu::KeepCurrentContext;
-use treehash::parts::{self, MIN_RUN_BYTES, NameRule, Part, join_bytes, unsplittable};
+use treehash::parts::{self, MIN_RUN_BYTES, NameRule, Part, join_bytes};
 use treehash::{BackendChoice, NoProgress, Params, TreeParams};
 
 use crate::buffer::ReadBuffer;
@@ -20,7 +20,7 @@ use crate::options::{Args, hasher};
 /// Parameters that have parts: TurboSHAKE, one sponge, is refused with the
 /// command line's words.
 fn split_params(params: Params) -> PyResult<Params> {
-    match unsplittable(&params) {
+    match params.unsplittable() {
         Some(why) => Err(PyValueError::new_err(why)),
         None => Ok(params),
     }

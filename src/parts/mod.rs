@@ -77,7 +77,6 @@ use crate::hasher::{BackendUsed, Hasher, Resumed};
 use crate::input::InputFile;
 use crate::params::TreeParams;
 use crate::progress::Progress;
-use crate::standard::Family;
 use crate::timings::{Timings, timed};
 use origin::Origin;
 
@@ -251,7 +250,7 @@ impl Hasher {
         progress: &dyn Progress,
     ) -> Result<PartOutput, HashError> {
         let params = params.into();
-        if let Some(why) = unsplittable(&params) {
+        if let Some(why) = params.unsplittable() {
             return Err(invalid(why));
         }
         let name = part_name(path, index, count)?;
@@ -335,19 +334,6 @@ struct Made {
     backend: BackendUsed,
     /// Why `auto` redid it on the CPU, if it did.
     note: Option<String>,
-}
-
-/// Why no part can be made under `params`, if none can: TurboSHAKE is one
-/// sponge, with no tree to split. Every other function has parts.
-pub fn unsplittable(params: &Params) -> Option<String> {
-    match params {
-        Params::Standard(p) if p.standard().family() == Family::TurboShake => Some(format!(
-            "{} is one sponge, with no tree to split into parts (the LI trees, kt128, kt256, \
-             parallelhash128 and parallelhash256 have parts)",
-            p.standard()
-        )),
-        _ => None,
-    }
 }
 
 /// An error that a part cannot be made, for a reason of the caller's.

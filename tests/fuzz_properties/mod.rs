@@ -247,7 +247,7 @@ pub fn part_set(data: &[u8], scratch: &Path) {
 
     let path = scratch.join("a");
     std::fs::write(&path, &file).expect("the file is written");
-    if let Some(why) = treehash::parts::unsplittable(&params) {
+    if let Some(why) = params.unsplittable() {
         let made = hasher().hash_part(&params, &path, 0, 1, &NoProgress);
         assert!(
             made.is_err(),
