@@ -51,7 +51,7 @@
 //! (134 before the tool moved to a crate of its own: docs/decisions/0027;
 //! 64 before the parameter types became one `Params`: docs/decisions/0034;
 //! 59 before the limits moved onto their types and the joins became two
-//! functions.)
+//! functions: docs/decisions/0036.)
 //!
 //! | for | items |
 //! |---|---|
