@@ -124,6 +124,20 @@ impl Params {
             Params::Standard(_) => true,
         }
     }
+
+    /// Why no part can be made under these parameters, if none can:
+    /// TurboSHAKE is one sponge, with no tree to split. Every other function
+    /// has parts ([`Hasher::hash_part`](crate::Hasher::hash_part)).
+    pub fn unsplittable(&self) -> Option<String> {
+        match self {
+            Params::Standard(p) if p.standard().family() == Family::TurboShake => Some(format!(
+                "{} is one sponge, with no tree to split into parts (the LI trees, kt128, kt256, \
+                 parallelhash128 and parallelhash256 have parts)",
+                p.standard()
+            )),
+            _ => None,
+        }
+    }
 }
 
 impl From<TreeParams> for Params {
@@ -177,10 +191,10 @@ pub type OptionBytes<'a> = Box<dyn FnOnce() -> Result<Vec<u8>, String> + 'a>;
 
 /// The options of one digest as an interface gathers them, each `None`
 /// where it was not given: then the function's default applies (an LI
-/// tree's height [`DEFAULT_HEIGHT`] and degree [`DEFAULT_DEGREE`], the
-/// rate as B, no prefix; a standard function's as [`StandardParams::new`]
-/// has them). An option given to a function that does not take it is an
-/// error, whatever its value.
+/// tree's height [`TreeParams::DEFAULT_HEIGHT`] and degree
+/// [`TreeParams::DEFAULT_DEGREE`], the rate as B, no prefix; a standard
+/// function's as [`StandardParams::new`] has them). An option given to a
+/// function that does not take it is an error, whatever its value.
 ///
 /// ```
 /// use treehash::function::{OptionNames, ParamOptions};

@@ -43,19 +43,23 @@
 //!
 //! # The API
 //!
-//! 59 items, as rustdoc lists them with the default features: 34 types,
-//! traits and aliases, 9 functions and 16 constants (the parameters'
-//! defaults and limits), at the root and in five modules. (134 before the
-//! tool moved to a crate of its own: docs/decisions/0027; 64 before the
-//! parameter types became one `Params`: docs/decisions/0034.)
+//! 40 items, as rustdoc lists them with the default features: 34 types,
+//! traits and aliases and 6 functions, at the root and in five modules.
+//! The parameters' defaults and limits are associated constants of the type
+//! they limit, as `u32::MAX` is (`TreeParams::MAX_LEAVES`,
+//! `HasherOptions::MAX_THREADS`): rustdoc lists them on the type's page.
+//! (134 before the tool moved to a crate of its own: docs/decisions/0027;
+//! 64 before the parameter types became one `Params`: docs/decisions/0034;
+//! 59 before the limits moved onto their types and the joins became two
+//! functions: docs/decisions/0036.)
 //!
 //! | for | items |
 //! |---|---|
-//! | hashing | [`Hasher`], [`HasherOptions`], [`BackendChoice`], [`CpuPath`], [`MAX_THREADS`], [`MAX_PIECE_BYTES`]; what came out: [`HashOutput`], [`BackendUsed`], [`Timings`] |
+//! | hashing | [`Hasher`], [`HasherOptions`] (its limits [`HasherOptions::MAX_THREADS`], [`HasherOptions::MAX_PIECE_BYTES`]), [`BackendChoice`], [`CpuPath`]; what came out: [`HashOutput`], [`BackendUsed`], [`Timings`] |
 //! | a message in parts | [`Stream`] |
 //! | many files | [`ListInput`], [`ListResult`] |
-//! | parameters | [`Params`] (tree or standard; every entry point takes `impl Into<Params>`, and labels parse into it: `"KT128".parse()`, [`Params::from_label`]), [`Function`]; [`params`]: [`TreeParams`], [`Algorithm`], [`ParamError`] and the LI limits; [`standard`]: [`StandardParams`], [`Standard`], [`standard::Family`] and the standard functions' limits |
-//! | parts and joins | [`parts`]: [`Part`], [`PartOutput`], [`Joined`], [`parts::join`], [`parts::join_bytes`], [`parts::join_with`], [`parts::join_bytes_with`], [`parts::NameRule`], [`parts::read_part`], [`parts::unsplittable`], [`parts::FORMAT_VERSION`] |
+//! | parameters | [`Params`] (tree or standard; every entry point takes `impl Into<Params>`, and labels parse into it: `"KT128".parse()`, [`Params::from_label`]), [`Function`]; [`params`]: [`TreeParams`] (the LI defaults and limits: [`TreeParams::DEFAULT_HEIGHT`], [`TreeParams::MAX_LEAVES`], …), [`Algorithm`], [`ParamError`]; [`standard`]: [`StandardParams`] (the standard functions' defaults and limits: [`StandardParams::DEFAULT_BLOCK_SIZE`], [`StandardParams::MAX_CUSTOMIZATION_LEN`], …), [`Standard`], [`standard::Family`] |
+//! | parts and joins | [`parts`]: [`Part`] ([`Part::FORMAT_VERSION`]), [`PartOutput`], [`Joined`], [`parts::join`], [`parts::join_bytes`], [`parts::NameRule`], [`parts::read_part`]; [`Params::unsplittable`] |
 //! | progress | [`Progress`], [`NoProgress`], [`EngineShare`], [`EngineId`] |
 //! | errors | [`HashError`], [`ParamError`] (a label's too), [`PartError`], [`JoinError`] |
 //! | GPUs | [`gpu`]: [`gpu::Devices`], [`gpu::CopyMode`], [`gpu::GpuBackend`], [`gpu::GpuInfo`], [`gpu::driver_present`], [`gpu::DeviceBytes`] |
@@ -128,7 +132,7 @@ mod tree;
 pub use cpu::CpuPath;
 pub use error::HashError;
 pub use function::{Function, Params};
-pub use hasher::{BackendChoice, BackendUsed, HashOutput, Hasher, HasherOptions, MAX_THREADS};
+pub use hasher::{BackendChoice, BackendUsed, HashOutput, Hasher, HasherOptions};
 pub use hasher::{ListInput, ListResult};
 pub use params::{Algorithm, ParamError, TreeParams};
 pub use parts::{JoinError, Joined, Part, PartError, PartOutput};
@@ -136,10 +140,6 @@ pub use progress::{EngineId, EngineShare, NoProgress, Progress};
 pub use standard::{Standard, StandardParams};
 pub use stream::Stream;
 pub use timings::Timings;
-
-/// The largest piece of input handed to a backend at once; larger
-/// [`HasherOptions::piece_bytes`] are taken as this.
-pub const MAX_PIECE_BYTES: usize = message::MAX_PIECE;
 
 /// Sizes where the input path changes course, for tests that straddle them.
 #[doc(hidden)]

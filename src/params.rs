@@ -4,23 +4,16 @@
 use std::fmt;
 use std::str::FromStr;
 
-/// The spec's default height H.
-pub const DEFAULT_HEIGHT: u32 = 8;
-/// The spec's default degree D.
-pub const DEFAULT_DEGREE: u64 = 4;
-/// The most leaves a tree may have (2^24).
-pub const MAX_LEAVES: u64 = 1 << 24;
-/// The largest degree (2^24).
-pub const MAX_DEGREE: u64 = 1 << 24;
-/// The largest leaf block size in bytes (2^24).
-pub const MAX_BLOCK_SIZE: usize = 1 << 24;
-/// The longest prefix in bytes.
-pub const MAX_PREFIX_LEN: usize = 255;
-/// The shortest keyed digest (a MAC) that a check accepts, in bytes
-/// (the spec's "Checking keyed lines").
-pub const MIN_KEYED_DIGEST_LEN: usize = 16;
-/// The longest SHAKE output in bytes (2^16).
-pub const MAX_XOF_OUTPUT_LEN: usize = 1 << 16;
+// An LI tree's defaults and limits, for this crate's code. The API names
+// them as `TreeParams`'s associated constants (`TreeParams::MAX_LEAVES`,
+// …), whose documentation says what each one is.
+pub(crate) const DEFAULT_HEIGHT: u32 = 8;
+pub(crate) const DEFAULT_DEGREE: u64 = 4;
+pub(crate) const MAX_LEAVES: u64 = 1 << 24;
+pub(crate) const MAX_DEGREE: u64 = 1 << 24;
+pub(crate) const MAX_BLOCK_SIZE: usize = 1 << 24;
+pub(crate) const MAX_PREFIX_LEN: usize = 255;
+pub(crate) const MAX_XOF_OUTPUT_LEN: usize = 1 << 16;
 
 /// The node function A: one of the six FIPS 202 functions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -164,7 +157,7 @@ pub enum ParamError {
     /// A tree degree D outside 2 to 2^24.
     #[error("degree {0} is out of range (2 to 2^24)")]
     Degree(u64),
-    /// D^H over [`MAX_LEAVES`].
+    /// D^H over [`TreeParams::MAX_LEAVES`].
     #[error("degree {degree} and height {height} give more than 2^24 leaves")]
     TooManyLeaves {
         /// D.
@@ -175,7 +168,7 @@ pub enum ParamError {
     /// A leaf block size B that is no multiple of 8 from 8 to 2^24.
     #[error("block size {0} is out of range (a multiple of 8 from 8 to 2^24)")]
     BlockSize(usize),
-    /// A prefix longer than [`MAX_PREFIX_LEN`].
+    /// A prefix longer than [`TreeParams::MAX_PREFIX_LEN`].
     #[error("prefix of {0} bytes is too long (at most 255)")]
     PrefixLen(usize),
     /// An output length the function cannot give.
@@ -267,8 +260,8 @@ impl fmt::Debug for TreeParams {
 }
 
 impl Default for TreeParams {
-    /// The spec's defaults: SHA3-256, H = [`DEFAULT_HEIGHT`], D = [`DEFAULT_DEGREE`],
-    /// B = rate, no prefix.
+    /// The spec's defaults: SHA3-256, H = [`TreeParams::DEFAULT_HEIGHT`],
+    /// D = [`TreeParams::DEFAULT_DEGREE`], B = rate, no prefix.
     fn default() -> Self {
         TreeParams::new(Algorithm::Sha3_256, DEFAULT_HEIGHT, DEFAULT_DEGREE)
             .expect("the spec's defaults are valid")
@@ -276,6 +269,24 @@ impl Default for TreeParams {
 }
 
 impl TreeParams {
+    /// The spec's default height H.
+    pub const DEFAULT_HEIGHT: u32 = DEFAULT_HEIGHT;
+    /// The spec's default degree D.
+    pub const DEFAULT_DEGREE: u64 = DEFAULT_DEGREE;
+    /// The most leaves a tree may have (2^24).
+    pub const MAX_LEAVES: u64 = MAX_LEAVES;
+    /// The largest degree (2^24).
+    pub const MAX_DEGREE: u64 = MAX_DEGREE;
+    /// The largest leaf block size in bytes (2^24).
+    pub const MAX_BLOCK_SIZE: usize = MAX_BLOCK_SIZE;
+    /// The longest prefix in bytes.
+    pub const MAX_PREFIX_LEN: usize = MAX_PREFIX_LEN;
+    /// The shortest keyed digest (a MAC) that a check accepts, in bytes
+    /// (the spec's "Checking keyed lines").
+    pub const MIN_KEYED_DIGEST_LEN: usize = 16;
+    /// The longest SHAKE output in bytes (2^16).
+    pub const MAX_OUTPUT_LEN: usize = MAX_XOF_OUTPUT_LEN;
+
     /// Parameters with the default block size (the rate), no prefix and the
     /// default output length.
     pub fn new(algorithm: Algorithm, height: u32, degree: u64) -> Result<Self, ParamError> {

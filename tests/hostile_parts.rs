@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::parts::{hasher, resealed, seal as sealed, write};
-use treehash::parts::{JoinError, Part, PartError, join_bytes};
+use treehash::parts::{JoinError, NameRule, Part, PartError, join_bytes};
 use treehash::standard::{Standard, StandardParams};
 use treehash::{Algorithm, Params, TreeParams};
 
@@ -200,7 +200,7 @@ fn parts_of_two_versions_of_a_file_are_refused() {
         let rewritten = parts_around(&params, &path, 3, 2, &|| {
             rewrite_keeping_the_time(&path, &[6; 50_000]);
         });
-        match join_bytes(&rewritten) {
+        match join_bytes(&rewritten, NameRule::default()) {
             Err(JoinError::OtherVersion {
                 at: 2,
                 other: 0,
@@ -220,7 +220,7 @@ fn parts_of_two_versions_of_a_file_are_refused() {
                 .unwrap();
             std::fs::rename(&copy, &path).unwrap();
         });
-        let refused = join_bytes(&replaced).unwrap_err();
+        let refused = join_bytes(&replaced, NameRule::default()).unwrap_err();
         assert!(
             matches!(
                 refused,
@@ -251,7 +251,7 @@ fn identities_of_different_hosts_are_not_compared() {
     let params = Params::Tree(TreeParams::new(Algorithm::Sha3_256, 2, 4).unwrap());
     let path = write(dir.path(), "data", &data);
     let set = parts_around(&params, &path, 3, 3, &|| {});
-    let want = join_bytes(&set).unwrap().digest;
+    let want = join_bytes(&set, NameRule::default()).unwrap().digest;
     // Part 1 "made on another host": another tag, inode and change time.
     let mut elsewhere = set.clone();
     let moved = resealed(&set[1], &|b| {
@@ -261,20 +261,26 @@ fn identities_of_different_hosts_are_not_compared() {
     })
     .unwrap();
     elsewhere[1] = moved.to_bytes();
-    assert_eq!(join_bytes(&elsewhere).unwrap().digest, want);
+    assert_eq!(
+        join_bytes(&elsewhere, NameRule::default()).unwrap().digest,
+        want
+    );
     // Part 2's identity unknown.
     let mut unknown = set.clone();
     let mut bare = set[2][..set[2].len() - 16].to_vec();
     bare[11] &= !4;
     bare[80..104].fill(0);
     unknown[2] = sealed(bare);
-    assert_eq!(join_bytes(&unknown).unwrap().digest, want);
+    assert_eq!(
+        join_bytes(&unknown, NameRule::default()).unwrap().digest,
+        want
+    );
     // The same host's part with another change time is still refused,
     // whatever part of the set is first.
     let mut mixed = vec![elsewhere[1].clone(), set[0].clone(), set[2].clone()];
     mixed[2] = resealed(&set[2], &|b| b[96] ^= 1).unwrap().to_bytes();
     assert!(matches!(
-        join_bytes(&mixed),
+        join_bytes(&mixed, NameRule::default()),
         Err(JoinError::OtherVersion {
             at: 2,
             other: 1,

@@ -23,7 +23,7 @@ use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use sha3::Digest;
-use treehash::parts::{JoinError, Part, PartError, join, join_bytes, part_leaves};
+use treehash::parts::{JoinError, NameRule, Part, PartError, join, join_bytes, part_leaves};
 use treehash::standard::{Family, Standard, StandardParams};
 use treehash::{
     Algorithm, BackendChoice, BackendUsed, Hasher, HasherOptions, NoProgress, Params, TreeParams,
@@ -345,7 +345,8 @@ fn join_every_split(splits: &[Split], hasher: Option<&Hasher>, what: &str) -> us
             let label = format!("{what}: {}, {len} bytes, {count} parts", params.label());
             let mut set = parts(hasher, params, &path, count);
             set.shuffle(&mut rng);
-            let joined = join_bytes(&set).unwrap_or_else(|e| panic!("{label}: {e}"));
+            let joined =
+                join_bytes(&set, NameRule::default()).unwrap_or_else(|e| panic!("{label}: {e}"));
             assert_eq!(hex::encode(&joined.digest), hex::encode(&want), "{label}");
             assert_eq!(joined.params, without_prefix(params), "{label}");
             assert_eq!(joined.label().to_string(), params.label(), "{label}");
@@ -384,7 +385,7 @@ fn split_known_answers_join_to_their_digests() {
     let hasher = hasher(1 << 12);
     let mut checked = 0;
     for (k, answer) in common::known_answers().iter().enumerate() {
-        if treehash::parts::unsplittable(&answer.params).is_some() {
+        if answer.params.unsplittable().is_some() {
             continue; // TurboSHAKE
         }
         let path = write(dir.path(), &format!("v{k}"), &answer.message);
@@ -394,7 +395,11 @@ fn split_known_answers_join_to_their_digests() {
             counts.push(units + 1);
         }
         for count in counts {
-            let joined = join_bytes(&parts(&hasher, &answer.params, &path, count)).unwrap();
+            let joined = join_bytes(
+                &parts(&hasher, &answer.params, &path, count),
+                NameRule::default(),
+            )
+            .unwrap();
             assert_eq!(
                 hex::encode(&joined.digest[answer.skip..]),
                 answer.output,
@@ -451,7 +456,8 @@ fn large_files_split_many_ways() {
         let path = write(dir.path(), "big", &data);
         let want = common::reference_digest(&params, &data);
         for count in counts {
-            let joined = join_bytes(&parts(&hasher, &params, &path, count)).unwrap();
+            let joined =
+                join_bytes(&parts(&hasher, &params, &path, count), NameRule::default()).unwrap();
             assert_eq!(joined.digest, want, "{}, {count} parts", params.label());
         }
     }
@@ -500,7 +506,7 @@ fn more_parts_than_leaves_or_chunks_and_short_files() {
         let read: u64 = outs.iter().map(|o| o.bytes_read).sum();
         assert_eq!(read, len as u64, "{what}");
         let set: Vec<Part> = outs.into_iter().map(|o| o.part).collect();
-        let joined = join(&set).unwrap();
+        let joined = join(&set, NameRule::default()).unwrap();
         assert_eq!(
             joined.digest,
             common::reference_digest(&params, &data),
@@ -627,7 +633,7 @@ fn gpu_parts_join_to_the_reference() {
                 }
                 set.push(out.part);
             }
-            let joined = join(&set).unwrap_or_else(|e| panic!("{label}: {e}"));
+            let joined = join(&set, NameRule::default()).unwrap_or_else(|e| panic!("{label}: {e}"));
             assert_eq!(hex::encode(joined.digest), hex::encode(&want), "{label}");
         }
     }
@@ -647,9 +653,13 @@ fn turboshake_has_no_parts() {
                 .contains(&format!("{standard} is one sponge, with no tree to split")),
             "{e}"
         );
-        assert!(treehash::parts::unsplittable(&params.clone().into()).is_some());
+        assert!(Params::from(&params).unsplittable().is_some());
     }
-    assert!(treehash::parts::unsplittable(&StandardParams::new(Standard::Kt128).into()).is_none());
+    assert!(
+        Params::from(StandardParams::new(Standard::Kt128))
+            .unsplittable()
+            .is_none()
+    );
 }
 
 #[test]

@@ -281,7 +281,7 @@ const MAX_REPEAT: i64 = 1000;
 /// The most heights one bench measures.
 const MAX_HEIGHTS: usize = 64;
 /// The most CPU worker threads `--threads` takes.
-const MAX_THREADS: i64 = treehash::MAX_THREADS as i64;
+const MAX_THREADS: i64 = treehash::HasherOptions::MAX_THREADS as i64;
 
 /// A list of heights.
 #[derive(Clone, Debug)]
@@ -592,7 +592,7 @@ fn parse_domain(s: &str) -> Result<u8, String> {
 }
 
 fn parse_piece_bytes(s: &str) -> Result<usize, String> {
-    let most = treehash::MAX_PIECE_BYTES;
+    let most = treehash::HasherOptions::MAX_PIECE_BYTES;
     s.parse::<usize>()
         .ok()
         .filter(|n| (1..=most).contains(n))

@@ -12,8 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use treehash::checkfile::{
     CheckLine, LineError, LineReader, digests_equal, escape_name, parse_line,
 };
-use treehash::params::MIN_KEYED_DIGEST_LEN;
-use treehash::{HashError, Hasher, ListInput, ListResult, Params};
+use treehash::{HashError, Hasher, ListInput, ListResult, Params, TreeParams};
 
 use super::args::{CheckArgs, Cli, OutputArgs, TreeArgs};
 use super::check_read::{LineRead, MAX_LINE_BYTES, is_comment_or_empty, open_list, read_line};
@@ -366,12 +365,13 @@ impl Checker<'_> {
     /// the keyed-check rules.
     fn line_params(&self, line: &CheckLine) -> Result<Params, LineProblem> {
         let params = self.unkeyed_line_params(line)?;
-        if params.keyed() && line.digest.len() < MIN_KEYED_DIGEST_LEN {
+        let shortest = TreeParams::MIN_KEYED_DIGEST_LEN;
+        if params.keyed() && line.digest.len() < shortest {
             return Err(LineProblem::Refused(format!(
                 "a keyed digest of {} bytes is refused: a keyed check needs at least \
-                 {MIN_KEYED_DIGEST_LEN} bytes ({} hex digits)",
+                 {shortest} bytes ({} hex digits)",
                 line.digest.len(),
-                2 * MIN_KEYED_DIGEST_LEN
+                2 * shortest
             )));
         }
         Ok(params)

@@ -4,7 +4,6 @@ use std::path::Path;
 
 use treehash::checkfile::{tagged_line, untagged_line};
 use treehash::input::is_stdin_name;
-use treehash::params::MIN_KEYED_DIGEST_LEN;
 use treehash::{
     HashError, HashOutput, Hasher, ListInput, NoProgress, Params, StandardParams, TreeParams,
 };
@@ -27,9 +26,10 @@ pub fn run(cli: &Cli) -> Result<i32, Fatal> {
             "--verify reads each file twice; it cannot take standard input",
         ));
     }
-    if params.keyed() && params.output_len() < MIN_KEYED_DIGEST_LEN {
+    let shortest = TreeParams::MIN_KEYED_DIGEST_LEN;
+    if params.keyed() && params.output_len() < shortest {
         report(format!(
-            "warning: a keyed digest of {} bytes is shorter than the {MIN_KEYED_DIGEST_LEN} \
+            "warning: a keyed digest of {} bytes is shorter than the {shortest} \
              that --check accepts for a keyed line",
             params.output_len()
         ));

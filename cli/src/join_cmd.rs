@@ -8,10 +8,10 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use treehash::TreeParams;
 use treehash::checkfile::{CheckLine, LineReader, digests_equal};
 use treehash::input::is_stdin_name;
-use treehash::params::MIN_KEYED_DIGEST_LEN;
-use treehash::parts::{JoinError, Joined, NameRule, join_bytes_with, read_part};
+use treehash::parts::{JoinError, Joined, NameRule, join_bytes, read_part};
 
 use super::args::JoinArgs;
 use super::check_cmd::say_verdict;
@@ -43,7 +43,7 @@ pub fn run(args: &JoinArgs) -> Result<i32, Fatal> {
     } else {
         NameRule::BaseName
     };
-    let joined = match join_bytes_with(&parts, names) {
+    let joined = match join_bytes(&parts, names) {
         Ok(joined) => joined,
         Err(e) => {
             let name = |at: usize| args.parts[at].display().to_string();
@@ -220,10 +220,11 @@ fn refusal(joined: &Joined, line: &CheckLine) -> Option<String> {
             line.digest.len()
         ));
     }
-    if joined.keyed && n < MIN_KEYED_DIGEST_LEN {
+    let shortest = TreeParams::MIN_KEYED_DIGEST_LEN;
+    if joined.keyed && n < shortest {
         return Some(format!(
             "a keyed digest of {n} bytes is refused: a keyed check needs at least \
-             {MIN_KEYED_DIGEST_LEN} bytes"
+             {shortest} bytes"
         ));
     }
     None

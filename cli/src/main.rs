@@ -21,11 +21,9 @@ mod stdout;
 use std::io::{self, IsTerminal, Read, Write};
 use std::path::Path;
 
-use treehash::Params;
 use treehash::function::{OptionBytes, OptionNames, ParamOptions};
 use treehash::input::is_stdin_name;
-use treehash::params::MAX_PREFIX_LEN;
-use treehash::standard::MAX_CUSTOMIZATION_LEN;
+use treehash::{Params, StandardParams, TreeParams};
 
 use args::TreeArgs;
 use clap::error::ErrorKind;
@@ -208,7 +206,8 @@ fn options<'a>(
         })),
         (None, None, Some(path)) => Some(Box::new(move || {
             let what = ("--customization-file", "customization string");
-            read_option_file(what, path, inputs, MAX_CUSTOMIZATION_LEN).map_err(usage)
+            read_option_file(what, path, inputs, StandardParams::MAX_CUSTOMIZATION_LEN)
+                .map_err(usage)
         })),
         (None, None, None) => None,
     };
@@ -238,10 +237,11 @@ fn prefix_from_hex(text: &str) -> Result<Vec<u8>, Fatal> {
     }
     let bytes = hex::decode(text)
         .map_err(|_| refuse("an odd number of hex digits; each byte takes two"))?;
-    if bytes.len() > MAX_PREFIX_LEN {
+    if bytes.len() > TreeParams::MAX_PREFIX_LEN {
         return Err(refuse(&format!(
-            "{} bytes; a prefix is at most {MAX_PREFIX_LEN}",
-            bytes.len()
+            "{} bytes; a prefix is at most {}",
+            bytes.len(),
+            TreeParams::MAX_PREFIX_LEN
         )));
     }
     Ok(bytes)
@@ -251,7 +251,12 @@ fn prefix_from_hex(text: &str) -> Result<Vec<u8>, Fatal> {
 /// [`read_option_file`] reads it; an empty file is refused like an empty
 /// key.
 fn read_prefix_file(path: &Path, inputs: &[std::path::PathBuf]) -> Result<Vec<u8>, Fatal> {
-    let bytes = read_option_file(("--prefix-file", "prefix"), path, inputs, MAX_PREFIX_LEN)?;
+    let bytes = read_option_file(
+        ("--prefix-file", "prefix"),
+        path,
+        inputs,
+        TreeParams::MAX_PREFIX_LEN,
+    )?;
     if bytes.is_empty() {
         return Err(Fatal::usage(format!(
             "--prefix-file {}: the file is empty; a key or salt needs at least one byte",

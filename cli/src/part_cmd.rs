@@ -7,7 +7,7 @@ use std::path::Path;
 use treehash::input::is_stdin_name;
 use treehash::label::StandardLabel;
 use treehash::output_file::{self, Access};
-use treehash::parts::{self, MIN_RUN_BYTES, PartOutput, plan, standard_plan, unsplittable};
+use treehash::parts::{self, MIN_RUN_BYTES, PartOutput, plan, standard_plan};
 use treehash::{Params, StandardParams, TreeParams};
 
 use super::args::PartArgs;
@@ -17,7 +17,7 @@ use super::{Fatal, exit, failure_code, hasher, params, report, stdout};
 pub fn run(args: &PartArgs) -> Result<i32, Fatal> {
     let files: Vec<_> = args.file.iter().cloned().collect();
     let params = params(&args.tree, args.height, &files)?;
-    if let Some(why) = unsplittable(&params) {
+    if let Some(why) = params.unsplittable() {
         return Err(Fatal::usage(why));
     }
     if args.plan {

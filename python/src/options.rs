@@ -29,7 +29,7 @@ const OPTION_NAMES: OptionNames = OptionNames {
 };
 
 /// The most CPU worker threads `threads=` takes, as `--threads` does.
-const MAX_THREADS: i64 = treehash::MAX_THREADS as i64;
+const MAX_THREADS: i64 = treehash::HasherOptions::MAX_THREADS as i64;
 
 /// What one call asks for.
 pub struct Options {

@@ -8,7 +8,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use treehash::gpu::KeepCurrentContext;
-use treehash::parts::{self, MIN_RUN_BYTES, NameRule, Part, join_bytes_with, unsplittable};
+use treehash::parts::{self, MIN_RUN_BYTES, NameRule, Part, join_bytes};
 use treehash::{BackendChoice, NoProgress, Params, TreeParams};
 
 use crate::buffer::ReadBuffer;
@@ -20,7 +20,7 @@ use crate::options::{Args, hasher};
 /// Parameters that have parts: TurboSHAKE, one sponge, is refused with the
 /// command line's words.
 fn split_params(params: Params) -> PyResult<Params> {
-    match unsplittable(&params) {
+    match params.unsplittable() {
         Some(why) => Err(PyValueError::new_err(why)),
         None => Ok(params),
     }
@@ -151,7 +151,7 @@ pub fn join_parts(py: Python<'_>, parts: &Bound<'_, PyAny>, any_name: bool) -> P
     } else {
         NameRule::BaseName
     };
-    let joined = py.detach(|| join_bytes_with(&all, names)).map_err(|e| {
+    let joined = py.detach(|| join_bytes(&all, names)).map_err(|e| {
         // Name a part by its position, and by its place in the split where
         // it can be read (a refused part may be unreadable).
         let reason = e.reason(&|at| format!("parts[{at}]"));

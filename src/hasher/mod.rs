@@ -114,8 +114,8 @@ pub struct HasherOptions {
     pub threads: Option<usize>,
     /// Bytes of input per piece handed to a backend (per transfer copied to
     /// the GPU); `None` for the tuned default. Small values make tests cross
-    /// piece boundaries often; values above [`crate::MAX_PIECE_BYTES`] are
-    /// taken as that.
+    /// piece boundaries often; values above
+    /// [`HasherOptions::MAX_PIECE_BYTES`] are taken as that.
     pub piece_bytes: Option<usize>,
     /// The CUDA devices to use.
     pub devices: Devices,
@@ -142,12 +142,16 @@ pub(crate) struct TestKnobs {
     pub(crate) gpu_fail_after_transfers: Option<usize>,
 }
 
-/// The largest thread count the command line (`--threads`) and the Python
-/// package (`threads=`) accept; a hasher starts at most one worker per CPU
-/// whatever the count.
-pub const MAX_THREADS: usize = 1024;
-
 impl HasherOptions {
+    /// The largest thread count the command line (`--threads`) and the Python
+    /// package (`threads=`) accept; a hasher starts at most one worker per CPU
+    /// whatever the count.
+    pub const MAX_THREADS: usize = 1024;
+
+    /// The largest piece of input handed to a backend at once; larger
+    /// [`HasherOptions::piece_bytes`] are taken as this.
+    pub const MAX_PIECE_BYTES: usize = crate::message::MAX_PIECE;
+
     /// These options with `backend`.
     pub fn with_backend(mut self, backend: BackendChoice) -> Self {
         self.backend = backend;

@@ -21,10 +21,9 @@ use crate::tree::Dealing;
 /// The first bytes of every part (as PNG's, the first is not ASCII and a
 /// line feed ends them, so a text transfer that mangles them shows).
 const MAGIC: [u8; 8] = *b"\x89THPART\n";
-/// The format version this treehash writes and reads. A new tree mode is
-/// no new version: readers refuse a mode they do not know by its number.
-/// Version 2 added the file's identity (host, inode, change time).
-pub const FORMAT_VERSION: u8 = 2;
+/// The format version: `Part::FORMAT_VERSION` in the API, whose
+/// documentation says what it is.
+const FORMAT_VERSION: u8 = 2;
 /// The tree modes a part can belong to; the fields after the mode byte are
 /// the mode's own (docs/SPEC.md).
 const MODE_LI: u8 = 1;
@@ -70,7 +69,7 @@ pub enum PartError {
         "part format version {0}, which this treehash cannot read (it reads version \
          {FORMAT_VERSION}): make every part of the set with one treehash"
     )]
-    /// A format version other than [`FORMAT_VERSION`] (the version read).
+    /// A format version other than [`Part::FORMAT_VERSION`] (the version read).
     Version(u8),
     #[error(
         "a part of tree mode {0}, which this treehash does not know (it knows 1, LI; 2, KT; \
@@ -110,6 +109,11 @@ fn check_value(bytes: &[u8]) -> [u8; CHECK_LEN] {
 }
 
 impl Part {
+    /// The format version this treehash writes and reads. A new tree mode is
+    /// no new version: readers refuse a mode they do not know by its number.
+    /// Version 2 added the file's identity (host, inode, change time).
+    pub const FORMAT_VERSION: u8 = FORMAT_VERSION;
+
     /// The part in the format of docs/SPEC.md.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(HEADER_LEN + self.origin.name.len() + CHECK_LEN);

@@ -59,7 +59,9 @@ impl Joined {
 }
 
 /// How a join holds the file names the parts recorded against each other.
-/// Size and modification time must agree whatever the rule.
+/// Size and modification time must agree whatever the rule. The default is
+/// [`NameRule::BaseName`], the rule of `treehash join` without `--any-name`:
+/// `join(&parts, NameRule::default())`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum NameRule {
@@ -207,16 +209,12 @@ impl std::fmt::Display for JoinError {
 
 impl std::error::Error for JoinError {}
 
-/// Reads every part of `parts` ([`Part::from_bytes`]) and joins them. The
-/// parts are read side by side (their check values are a hash of every
-/// byte: as much work as the join itself for a standard function's many
-/// chaining values); the first one that cannot be read is the one named.
-pub fn join_bytes<B: AsRef<[u8]> + Sync>(parts: &[B]) -> Result<Joined, JoinError> {
-    join_bytes_with(parts, NameRule::default())
-}
-
-/// [`join_bytes`], the file names held to `names`.
-pub fn join_bytes_with<B: AsRef<[u8]> + Sync>(
+/// Reads every part of `parts` ([`Part::from_bytes`]) and joins them
+/// ([`join`], the file names held to `names`). The parts are read side by
+/// side (their check values are a hash of every byte: as much work as the
+/// join itself for a standard function's many chaining values); the first
+/// one that cannot be read is the one named.
+pub fn join_bytes<B: AsRef<[u8]> + Sync>(
     parts: &[B],
     names: NameRule,
 ) -> Result<Joined, JoinError> {
@@ -229,19 +227,15 @@ pub fn join_bytes_with<B: AsRef<[u8]> + Sync>(
         .enumerate()
         .map(|(at, part)| part.map_err(|error| JoinError::Unreadable { at, error }))
         .collect::<Result<Vec<_>, _>>()?;
-    join_with(&parts, names)
+    join(&parts, names)
 }
 
 /// The digest of the file that `parts` were made from, in any order. The
 /// set must be whole: parts of one file (size, modification time, and the
-/// last component of its name: [`NameRule::BaseName`]), made with the same
-/// function, parameters and prefix, each part of the split once.
-pub fn join(parts: &[Part]) -> Result<Joined, JoinError> {
-    join_with(parts, NameRule::default())
-}
-
-/// [`join`], the file names held to `names`.
-pub fn join_with(parts: &[Part], names: NameRule) -> Result<Joined, JoinError> {
+/// name as `names` holds it: under [`NameRule::default`], the last
+/// component), made with the same function, parameters and prefix, each
+/// part of the split once.
+pub fn join(parts: &[Part], names: NameRule) -> Result<Joined, JoinError> {
     let Some(first) = parts.first() else {
         return Err(JoinError::NoParts);
     };

@@ -21,7 +21,7 @@
 //! them to the function's final node. TurboSHAKE, one sponge, has no parts.
 //!
 //! ```
-//! use treehash::parts::join;
+//! use treehash::parts::{join, NameRule};
 //! use treehash::standard::{Standard, StandardParams};
 //! use treehash::{Hasher, HasherOptions, NoProgress};
 //!
@@ -33,12 +33,13 @@
 //! let parts: Vec<_> = (0..4)
 //!     .map(|i| hasher.hash_part(&kt, &path, i, 4, &NoProgress).map(|p| p.part))
 //!     .collect::<Result<_, _>>()?;
-//! assert_eq!(join(&parts)?.digest, hasher.hash_path(&kt, &path, &NoProgress)?.digest);
+//! let joined = join(&parts, NameRule::default())?;
+//! assert_eq!(joined.digest, hasher.hash_path(&kt, &path, &NoProgress)?.digest);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! ```
-//! use treehash::parts::{join_bytes, Part};
+//! use treehash::parts::{join_bytes, NameRule};
 //! use treehash::{Algorithm, Hasher, HasherOptions, NoProgress, TreeParams};
 //!
 //! let dir = tempfile::tempdir()?;
@@ -50,7 +51,7 @@
 //! let parts: Vec<Vec<u8>> = (0..3)
 //!     .map(|i| hasher.hash_part(&params, &path, i, 3, &NoProgress).map(|p| p.part.to_bytes()))
 //!     .collect::<Result<_, _>>()?;
-//! let joined = join_bytes(&parts)?;
+//! let joined = join_bytes(&parts, NameRule::default())?;
 //! assert_eq!(joined.digest, hasher.hash_path(&params, &path, &NoProgress)?.digest);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -76,12 +77,11 @@ use crate::hasher::{BackendUsed, Hasher, Resumed};
 use crate::input::InputFile;
 use crate::params::TreeParams;
 use crate::progress::Progress;
-use crate::standard::Family;
 use crate::timings::{Timings, timed};
 use origin::Origin;
 
-pub use format::{FORMAT_VERSION, PartError, read_part};
-pub use join::{JoinError, Joined, NameRule, join, join_bytes, join_bytes_with, join_with};
+pub use format::{PartError, read_part};
+pub use join::{JoinError, Joined, NameRule, join, join_bytes};
 pub use read::PartOutput;
 // What a split reads and whether its runs are short: for the treehash tool
 // (`part --plan`, its warning), the Python package and the tests; not part
@@ -250,7 +250,7 @@ impl Hasher {
         progress: &dyn Progress,
     ) -> Result<PartOutput, HashError> {
         let params = params.into();
-        if let Some(why) = unsplittable(&params) {
+        if let Some(why) = params.unsplittable() {
             return Err(invalid(why));
         }
         let name = part_name(path, index, count)?;
@@ -334,19 +334,6 @@ struct Made {
     backend: BackendUsed,
     /// Why `auto` redid it on the CPU, if it did.
     note: Option<String>,
-}
-
-/// Why no part can be made under `params`, if none can: TurboSHAKE is one
-/// sponge, with no tree to split. Every other function has parts.
-pub fn unsplittable(params: &Params) -> Option<String> {
-    match params {
-        Params::Standard(p) if p.standard().family() == Family::TurboShake => Some(format!(
-            "{} is one sponge, with no tree to split into parts (the LI trees, kt128, kt256, \
-             parallelhash128 and parallelhash256 have parts)",
-            p.standard()
-        )),
-        _ => None,
-    }
 }
 
 /// An error that a part cannot be made, for a reason of the caller's.

@@ -25,17 +25,15 @@ use std::fmt;
 use crate::params::{Algorithm, MAX_XOF_OUTPUT_LEN, ParamError};
 use crate::sponge::{Rounds, SpongeSpec};
 
-pub use rfc9861::{DEFAULT_TURBOSHAKE_DOMAIN, KT_CHUNK_LEN};
+pub(crate) use rfc9861::{DEFAULT_TURBOSHAKE_DOMAIN, KT_CHUNK_LEN};
 
-/// ParallelHash's default block size B in bytes.
-pub const DEFAULT_PARALLEL_HASH_BLOCK: usize = 8192;
-/// The largest ParallelHash block size B (2^24 bytes, as LI's B).
-pub const MAX_PARALLEL_HASH_BLOCK: usize = 1 << 24;
-/// The longest customization string (KT's C, ParallelHash's S) in bytes:
-/// 256 KiB, whose hex in a tagged line's label still fits the longest line
-/// a check reads (1 MiB). The standards allow any length; RFC 9861's
-/// longest test C is 68,921 bytes.
-pub const MAX_CUSTOMIZATION_LEN: usize = 256 << 10;
+// The standard functions' defaults and limits, for this crate's code. The
+// API names them as `StandardParams`'s associated constants
+// (`StandardParams::MAX_BLOCK_SIZE`, …), whose documentation says what each
+// one is.
+pub(crate) const DEFAULT_PARALLEL_HASH_BLOCK: usize = 8192;
+pub(crate) const MAX_PARALLEL_HASH_BLOCK: usize = 1 << 24;
+pub(crate) const MAX_CUSTOMIZATION_LEN: usize = 256 << 10;
 
 /// The standard functions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -280,6 +278,23 @@ pub struct StandardParams {
 }
 
 impl StandardParams {
+    /// ParallelHash's default block size B in bytes.
+    pub const DEFAULT_BLOCK_SIZE: usize = DEFAULT_PARALLEL_HASH_BLOCK;
+    /// The largest ParallelHash block size B (2^24 bytes, as LI's B).
+    pub const MAX_BLOCK_SIZE: usize = MAX_PARALLEL_HASH_BLOCK;
+    /// The longest customization string (KT's C, ParallelHash's S) in bytes:
+    /// 256 KiB, whose hex in a tagged line's label still fits the longest line
+    /// a check reads (1 MiB). The standards allow any length; RFC 9861's
+    /// longest test C is 68,921 bytes.
+    pub const MAX_CUSTOMIZATION_LEN: usize = MAX_CUSTOMIZATION_LEN;
+    /// KT's chunk length (RFC 9861, §3.2).
+    pub const KT_CHUNK_LEN: usize = KT_CHUNK_LEN;
+    /// TurboSHAKE's default domain byte D (RFC 9861, §2.1).
+    pub const DEFAULT_DOMAIN: u8 = DEFAULT_TURBOSHAKE_DOMAIN;
+    /// The longest output in bytes (2^16), as an LI tree's
+    /// ([`TreeParams::MAX_OUTPUT_LEN`](crate::TreeParams::MAX_OUTPUT_LEN)).
+    pub const MAX_OUTPUT_LEN: usize = MAX_XOF_OUTPUT_LEN;
+
     /// The function with its defaults: no customization, B = 8192, D = 0x1F,
     /// 32 or 64 bytes of output.
     pub fn new(standard: Standard) -> StandardParams {
@@ -296,8 +311,8 @@ impl StandardParams {
         }
     }
 
-    /// With KT's C or ParallelHash's S (at most [`MAX_CUSTOMIZATION_LEN`]
-    /// bytes; TurboSHAKE has none).
+    /// With KT's C or ParallelHash's S (at most
+    /// [`StandardParams::MAX_CUSTOMIZATION_LEN`] bytes; TurboSHAKE has none).
     pub fn with_customization(self, customization: Vec<u8>) -> Result<Self, ParamError> {
         if !customization.is_empty() && self.standard.family() == Family::TurboShake {
             return Err(ParamError::NotFor {

@@ -8,10 +8,11 @@
 use crate::params::Algorithm;
 use crate::sponge::{Rounds, SpongeSpec};
 
-/// KT's chunk length (§3.2).
-pub const KT_CHUNK_LEN: usize = 8192;
-/// TurboSHAKE's default domain byte D (§2.1).
-pub const DEFAULT_TURBOSHAKE_DOMAIN: u8 = 0x1f;
+/// KT's chunk length (§3.2): `StandardParams::KT_CHUNK_LEN` in the API.
+pub(crate) const KT_CHUNK_LEN: usize = 8192;
+/// TurboSHAKE's default domain byte D (§2.1):
+/// `StandardParams::DEFAULT_DOMAIN` in the API.
+pub(crate) const DEFAULT_TURBOSHAKE_DOMAIN: u8 = 0x1f;
 /// D of KT's chunks after the first, which RFC 9861 calls leaves (§3.2).
 const CHUNK_DOMAIN: u8 = 0x0b;
 /// D of KT's single node, where |S| ≤ 8192 (§3.2).

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use sha3::Digest;
-use treehash::parts::{JoinError, Part, PartError, join_bytes};
+use treehash::parts::{JoinError, NameRule, Part, PartError, join_bytes};
 use treehash::{BackendChoice, Hasher, HasherOptions};
 
 /// A CPU hasher of two threads cutting pieces of `piece_bytes`, so that
@@ -30,7 +30,7 @@ pub fn write(dir: &Path, name: &str, data: &[u8]) -> PathBuf {
 
 /// Why the join refuses `set` (which it must).
 pub fn refused(set: &[Vec<u8>]) -> JoinError {
-    match join_bytes(set) {
+    match join_bytes(set, NameRule::default()) {
         Ok(_) => panic!("a broken set was joined"),
         Err(e) => e,
     }

@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 use sha3::{Digest, Sha3_256};
 use treehash::checkfile::{digests_equal, parse_line, tagged_line, untagged_line};
 use treehash::label::{Label, StandardLabel, TreeLabel};
-use treehash::parts::{JoinError, Part, join, join_bytes};
+use treehash::parts::{JoinError, NameRule, Part, join, join_bytes};
 use treehash::standard::{Standard, StandardParams};
 use treehash::{
     Algorithm, BackendChoice, Function, Hasher, HasherOptions, NoProgress, Params, TreeParams,
@@ -51,7 +51,7 @@ fn read_back(bytes: &[u8]) {
         "a part read back writes other bytes"
     );
     assert!(part.index() < part.count(), "{part:?}");
-    let joined = join(std::slice::from_ref(&part));
+    let joined = join(std::slice::from_ref(&part), NameRule::default());
     match (part.count(), joined) {
         (1, Ok(joined)) => {
             assert_eq!(joined.file_len, part.file_len());
@@ -247,7 +247,7 @@ pub fn part_set(data: &[u8], scratch: &Path) {
 
     let path = scratch.join("a");
     std::fs::write(&path, &file).expect("the file is written");
-    if let Some(why) = treehash::parts::unsplittable(&params) {
+    if let Some(why) = params.unsplittable() {
         let made = hasher().hash_part(&params, &path, 0, 1, &NoProgress);
         assert!(
             made.is_err(),
@@ -314,7 +314,7 @@ pub fn part_set(data: &[u8], scratch: &Path) {
         }
     }
 
-    let joined = join_bytes(&parts);
+    let joined = join_bytes(&parts, NameRule::default());
     // The same set read first, then joined, comes to the same.
     let read: Result<Vec<Part>, _> = parts.iter().map(|b| Part::from_bytes(b)).collect();
     if let Ok(read) = &read {
@@ -325,7 +325,7 @@ pub fn part_set(data: &[u8], scratch: &Path) {
                 "a part read back writes other bytes"
             );
         }
-        let again = join(read);
+        let again = join(read, NameRule::default());
         assert_eq!(
             again.as_ref().map(|j| &j.digest).ok(),
             joined.as_ref().map(|j| &j.digest).ok(),
