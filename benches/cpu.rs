@@ -104,7 +104,7 @@ fn main() {
         std::hint::black_box(digests);
     });
     row(
-        "ceiling: independent plain SHA3-256 streams, one per thread",
+        "ceiling: independent plain SHA3-256 hashes, one per thread",
         cores,
         r,
     );

@@ -44,7 +44,7 @@ echo "## Peers on $(basename "$file") ($size bytes), median of $repeat, $(nproc)
 echo
 echo "| tool | ms | GB/s | command |"
 echo "|---|---:|---:|---|"
-command -v openssl >/dev/null && row "openssl SHA3-256 (1 stream)" openssl dgst -sha3-256 "$file"
+command -v openssl >/dev/null && row "openssl SHA3-256 (one process)" openssl dgst -sha3-256 "$file"
 command -v sha3sum >/dev/null && row "sha3sum -a 256" sha3sum -a 256 "$file"
 command -v sha256sum >/dev/null && row "sha256sum (SHA-256)" sha256sum "$file"
 command -v b3sum >/dev/null && row "b3sum (BLAKE3, all cores)" b3sum "$file"

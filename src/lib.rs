@@ -47,11 +47,8 @@
 //! traits and aliases and 6 functions, at the root and in five modules.
 //! The parameters' defaults and limits are associated constants of the type
 //! they limit, as `u32::MAX` is (`TreeParams::MAX_LEAVES`,
-//! `HasherOptions::MAX_THREADS`): rustdoc lists them on the type's page.
-//! (134 before the tool moved to a crate of its own: docs/decisions/0027;
-//! 64 before the parameter types became one `Params`: docs/decisions/0034;
-//! 59 before the limits moved onto their types and the joins became two
-//! functions: docs/decisions/0036.)
+//! `HasherOptions::MAX_THREADS`): rustdoc lists them on the type's page
+//! (docs/decisions/0027, 0034 and 0036 say how the API came to this).
 //!
 //! | for | items |
 //! |---|---|

@@ -6,9 +6,9 @@
 //!   sponge from one: LI's leaves and nodes from [`Algorithm::sponge_spec`],
 //!   the standard functions' chunks from `Standard::chunk_spec`, which
 //!   their documents' modules define (`standard::rfc9861`,
-//!   `standard::sp800_185`). The CPU's permutations and the GPU kernels' `-D` defines read
-//!   their rounds, rate and domain byte from it, and `SpongeSpec::pad` is
-//!   the one padding of a state held as words.
+//!   `standard::sp800_185`). The CPU's permutations and the GPU kernels'
+//!   `-D` defines read their rounds, rate and domain byte from it, and
+//!   `SpongeSpec::pad` is the one padding of a state held as words.
 //! - [`Sponge`]: RustCrypto's `sha3` (SHA3-*) and `shake` (SHAKE*) types, so
 //!   that tree code is written once and monomorphised per function by the
 //!   crate-internal `with_sponge!` macro.

@@ -1,12 +1,13 @@
-//! The library's parameters as the reference implementation takes them, for
+//! The reference implementation's digests of the library's parameters, for
 //! the unit tests.
 //!
 //! The reference is the `treehash-reference` crate, a dev-dependency: it
 //! depends on no part of the library (so that the unit tests link one
-//! treehash, the one under test) and describes a tree by its own plain
-//! [`Tree`] and [`Node`]. The conversion from [`TreeParams`] and
-//! [`Algorithm`] is here, once; the tests call `treehash_reference`'s
-//! functions with what these return.
+//! treehash, the one under test), describes a tree by its own plain
+//! [`Tree`] and [`Node`], and names a standard function by its name. The
+//! conversion from [`TreeParams`], [`Algorithm`] and `StandardParams` is
+//! here, once for the unit tests; `tests/common/inputs.rs` holds the
+//! integration tests' and `cli/src/plain.rs` the tool's.
 
 use treehash_reference::{Node, StandardArgs, Tree};
 

@@ -23,7 +23,7 @@ const GIL_RELEASE_MIN: usize = 2048;
 
 /// The longest digest of a function whose output length is free (SHAKE,
 /// the standard functions): 65536 bytes.
-const MAX_LENGTH: usize = treehash::TreeParams::MAX_OUTPUT_LEN;
+const MAX_LENGTH: usize = treehash::StandardParams::MAX_OUTPUT_LEN;
 
 /// What a hash object tells about itself, from its parameters.
 #[derive(Clone)]

@@ -237,10 +237,10 @@ mod tests {
     use super::*;
     use crate::sponge::Rounds;
     use crate::standard::Standard;
-
-    const KT128: SpongeSpec = Standard::Kt128.chunk_spec().unwrap();
     use shake::{ExtendableOutput, Shake128, Shake256};
     use turboshake::{CTurboShake128, CTurboShake256};
+
+    const KT128: SpongeSpec = Standard::Kt128.chunk_spec().unwrap();
 
     /// Every path this CPU can run (on x86-64 CI, AVX2 and AVX-512 must be
     /// there: see `require`).

@@ -7,7 +7,7 @@ use crate::sponge::SpongeSpec;
 use crate::standard::Standard;
 
 /// How many standard functions have chunks.
-const CHUNKED: usize = {
+const CHUNKED_COUNT: usize = {
     let mut count = 0;
     let mut i = 0;
     while i < Standard::ALL.len() {
@@ -23,8 +23,8 @@ const CHUNKED: usize = {
 /// have chunks, in [`Standard::ALL`]'s order.
 // Reached through the hidden `gpu::kernels`, which only the `gpu` feature builds.
 #[cfg_attr(not(gpu_backend), allow(unreachable_pub))]
-pub const CHUNK_SPECS: [SpongeSpec; CHUNKED] = {
-    let mut specs = [Algorithm::Sha3_256.sponge_spec(); CHUNKED];
+pub const CHUNK_SPECS: [SpongeSpec; CHUNKED_COUNT] = {
+    let mut specs = [Algorithm::Sha3_256.sponge_spec(); CHUNKED_COUNT];
     let (mut i, mut k) = (0, 0);
     while i < Standard::ALL.len() {
         if let Some(spec) = Standard::ALL[i].chunk_spec() {

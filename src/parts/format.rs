@@ -663,10 +663,10 @@ mod tests {
         assert_eq!(
             codes,
             [
-                Some((MODE_KT, 1)),
-                Some((MODE_KT, 2)),
-                Some((MODE_PARALLEL_HASH, 1)),
-                Some((MODE_PARALLEL_HASH, 2)),
+                Some((2, 1)),
+                Some((2, 2)),
+                Some((3, 1)),
+                Some((3, 2)),
                 None,
                 None,
             ]

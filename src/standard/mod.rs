@@ -71,7 +71,9 @@ pub enum Family {
 /// chaining values and default output its FIPS 202 SHAKE's, its chunks'
 /// sponge both together, and its code in a part the two again
 /// (`parts::format`). A new function is a variant of [`Standard`] and a
-/// row here (docs/ARCHITECTURE.md, "To change X, open Y").
+/// row here (docs/ARCHITECTURE.md, "To change X, open Y"). No two rows share
+/// a family and a SHAKE: that pair is a function's part code, and its chunk
+/// sponge.
 struct Row {
     standard: Standard,
     /// The lower-case name the command line takes.
@@ -85,7 +87,7 @@ struct Row {
     shake: Algorithm,
 }
 
-const ROWS: [Row; 6] = [
+const ROWS: &[Row] = &[
     row(
         Standard::Kt128,
         "kt128",
@@ -146,7 +148,8 @@ const fn row(
     }
 }
 
-// Each row sits at its variant's index, which `Standard::row` reads.
+// Each row sits at its variant's index, which `Standard::row` reads, and
+// names a SHAKE, whose rate, chaining values and strength it takes.
 const _: () = {
     let mut i = 0;
     while i < ROWS.len() {
@@ -154,6 +157,7 @@ const _: () = {
             ROWS[i].standard as usize == i,
             "ROWS is in Standard's order"
         );
+        assert!(ROWS[i].shake.is_xof(), "a row names SHAKE128 or SHAKE256");
         i += 1;
     }
 };
@@ -202,7 +206,8 @@ impl Standard {
 
     /// The sponge each chunk goes through (KT's chunks, which RFC 9861
     /// calls leaves, and ParallelHash's blocks), as its document defines
-    /// it; TurboSHAKE has no chunks. Public for the benchmarks only.
+    /// it; TurboSHAKE has no chunks. Public for the benchmarks and the
+    /// tests only.
     #[doc(hidden)]
     pub const fn chunk_spec(self) -> Option<SpongeSpec> {
         match self.family() {

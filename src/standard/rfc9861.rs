@@ -1,9 +1,9 @@
 //! RFC 9861's framing of KT128 and KT256 over TurboSHAKE (docs/SPEC.md,
-//! "Standard functions"): the chunk length, what S adds after M, and the
-//! final node's bytes and domain bytes (§3.2, §3.3), and the chunks' own
-//! sponge; TurboSHAKE (§2) is one sponge with the caller's domain byte. Pure definitions; the reference
-//! crate (`reference/`) states them apart, as the oracle these are tested
-//! against.
+//! "Standard functions"): the chunk length, what S adds after M, the final
+//! node's bytes and domain bytes (§3.2, §3.3), and the chunks' own sponge;
+//! TurboSHAKE (§2) is one sponge with the caller's domain byte. Pure
+//! definitions; the reference crate (`reference/`) states them apart, as
+//! the oracle these are tested against.
 
 use crate::params::Algorithm;
 use crate::sponge::{Rounds, SpongeSpec};
