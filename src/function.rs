@@ -7,7 +7,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::params::{Algorithm, DEFAULT_DEGREE, DEFAULT_HEIGHT, ParamError, TreeParams};
+use crate::params::{Algorithm, ParamError, TreeParams};
 use crate::standard::{Family, Standard, StandardParams};
 
 /// A function by the name the command line, the labels and the Python
@@ -259,8 +259,8 @@ impl ParamOptions<'_> {
         };
         Ok(TreeParams::with_options(
             algorithm,
-            self.height.unwrap_or(DEFAULT_HEIGHT),
-            self.degree.unwrap_or(DEFAULT_DEGREE),
+            self.height.unwrap_or(TreeParams::DEFAULT_HEIGHT),
+            self.degree.unwrap_or(TreeParams::DEFAULT_DEGREE),
             self.block_size,
             prefix,
             self.length,

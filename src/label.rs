@@ -11,7 +11,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::function::Params;
-use crate::params::{Algorithm, DEFAULT_DEGREE, ParamError, TreeParams};
+use crate::params::{Algorithm, ParamError, TreeParams};
 use crate::standard::{Family, Standard, StandardParams};
 
 impl Params {
@@ -178,7 +178,7 @@ impl TreeLabel {
         TreeParams::with_options(
             self.algorithm,
             self.height,
-            self.degree.unwrap_or(DEFAULT_DEGREE),
+            self.degree.unwrap_or(TreeParams::DEFAULT_DEGREE),
             self.block_size,
             prefix,
             Some(output_len),

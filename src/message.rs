@@ -60,7 +60,7 @@ pub(crate) fn piece_len(block_size: usize, target: usize) -> usize {
     target
         .min(most)
         .max(block_size)
-        .max(crate::params::MAX_PREFIX_LEN + 1)
+        .max(crate::params::TreeParams::MAX_PREFIX_LEN + 1)
         .next_multiple_of(block_size)
 }
 
@@ -657,7 +657,7 @@ mod tests {
         for target in [0, 1, 255, 4096, MAX_PIECE, MAX_PIECE + 1, usize::MAX] {
             for b in [8, 136, 1 << 24] {
                 let len = piece_len(b, target);
-                assert!(len.is_multiple_of(b) && len > crate::params::MAX_PREFIX_LEN);
+                assert!(len.is_multiple_of(b) && len > crate::params::TreeParams::MAX_PREFIX_LEN);
                 assert!(len <= MAX_PIECE, "{target} {b}");
             }
         }

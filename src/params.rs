@@ -4,17 +4,6 @@
 use std::fmt;
 use std::str::FromStr;
 
-// An LI tree's defaults and limits, for this crate's code. The API names
-// them as `TreeParams`'s associated constants (`TreeParams::MAX_LEAVES`,
-// …), whose documentation says what each one is.
-pub(crate) const DEFAULT_HEIGHT: u32 = 8;
-pub(crate) const DEFAULT_DEGREE: u64 = 4;
-pub(crate) const MAX_LEAVES: u64 = 1 << 24;
-pub(crate) const MAX_DEGREE: u64 = 1 << 24;
-pub(crate) const MAX_BLOCK_SIZE: usize = 1 << 24;
-pub(crate) const MAX_PREFIX_LEN: usize = 255;
-pub(crate) const MAX_XOF_OUTPUT_LEN: usize = 1 << 16;
-
 /// The node function A: one of the six FIPS 202 functions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Algorithm {
@@ -263,29 +252,33 @@ impl Default for TreeParams {
     /// The spec's defaults: SHA3-256, H = [`TreeParams::DEFAULT_HEIGHT`],
     /// D = [`TreeParams::DEFAULT_DEGREE`], B = rate, no prefix.
     fn default() -> Self {
-        TreeParams::new(Algorithm::Sha3_256, DEFAULT_HEIGHT, DEFAULT_DEGREE)
-            .expect("the spec's defaults are valid")
+        TreeParams::new(
+            Algorithm::Sha3_256,
+            TreeParams::DEFAULT_HEIGHT,
+            TreeParams::DEFAULT_DEGREE,
+        )
+        .expect("the spec's defaults are valid")
     }
 }
 
 impl TreeParams {
     /// The spec's default height H.
-    pub const DEFAULT_HEIGHT: u32 = DEFAULT_HEIGHT;
+    pub const DEFAULT_HEIGHT: u32 = 8;
     /// The spec's default degree D.
-    pub const DEFAULT_DEGREE: u64 = DEFAULT_DEGREE;
+    pub const DEFAULT_DEGREE: u64 = 4;
     /// The most leaves a tree may have (2^24).
-    pub const MAX_LEAVES: u64 = MAX_LEAVES;
+    pub const MAX_LEAVES: u64 = 1 << 24;
     /// The largest degree (2^24).
-    pub const MAX_DEGREE: u64 = MAX_DEGREE;
+    pub const MAX_DEGREE: u64 = 1 << 24;
     /// The largest leaf block size in bytes (2^24).
-    pub const MAX_BLOCK_SIZE: usize = MAX_BLOCK_SIZE;
+    pub const MAX_BLOCK_SIZE: usize = 1 << 24;
     /// The longest prefix in bytes.
-    pub const MAX_PREFIX_LEN: usize = MAX_PREFIX_LEN;
+    pub const MAX_PREFIX_LEN: usize = 255;
     /// The shortest keyed digest (a MAC) that a check accepts, in bytes
     /// (the spec's "Checking keyed lines").
     pub const MIN_KEYED_DIGEST_LEN: usize = 16;
     /// The longest SHAKE output in bytes (2^16).
-    pub const MAX_OUTPUT_LEN: usize = MAX_XOF_OUTPUT_LEN;
+    pub const MAX_OUTPUT_LEN: usize = 1 << 16;
 
     /// Parameters with the default block size (the rate), no prefix and the
     /// default output length.
@@ -302,18 +295,21 @@ impl TreeParams {
         prefix: Vec<u8>,
         output_len: Option<usize>,
     ) -> Result<Self, ParamError> {
-        if !(2..=MAX_DEGREE).contains(&degree) {
+        if !(2..=TreeParams::MAX_DEGREE).contains(&degree) {
             return Err(ParamError::Degree(degree));
         }
         let leaf_count = degree
             .checked_pow(height)
-            .filter(|&l| l <= MAX_LEAVES)
+            .filter(|&l| l <= TreeParams::MAX_LEAVES)
             .ok_or(ParamError::TooManyLeaves { degree, height })?;
         let block_size = block_size.unwrap_or(algorithm.rate());
-        if block_size == 0 || !block_size.is_multiple_of(8) || block_size > MAX_BLOCK_SIZE {
+        if block_size == 0
+            || !block_size.is_multiple_of(8)
+            || block_size > TreeParams::MAX_BLOCK_SIZE
+        {
             return Err(ParamError::BlockSize(block_size));
         }
-        if prefix.len() > MAX_PREFIX_LEN {
+        if prefix.len() > TreeParams::MAX_PREFIX_LEN {
             return Err(ParamError::PrefixLen(prefix.len()));
         }
         let output_len = output_len.unwrap_or(algorithm.default_output_len());
@@ -400,7 +396,7 @@ impl TreeParams {
 fn check_output_len(algorithm: Algorithm, len: usize) -> Result<(), ParamError> {
     let (ok, allowed) = if algorithm.is_xof() {
         (
-            (1..=MAX_XOF_OUTPUT_LEN).contains(&len),
+            (1..=TreeParams::MAX_OUTPUT_LEN).contains(&len),
             "1 to 65536 bytes".to_string(),
         )
     } else {
@@ -450,13 +446,13 @@ mod tests {
             })
         );
         assert!(opts(12, 4, None, 0, None).is_ok());
-        assert!(opts(1, MAX_DEGREE, None, 0, None).is_ok());
+        assert!(opts(1, TreeParams::MAX_DEGREE, None, 0, None).is_ok());
         assert!(opts(u32::MAX, 2, None, 0, None).is_err());
-        assert!(opts(0, MAX_DEGREE + 1, None, 0, None).is_err());
+        assert!(opts(0, TreeParams::MAX_DEGREE + 1, None, 0, None).is_err());
         assert!(opts(0, 2, Some(12), 0, None).is_err());
         assert!(opts(0, 2, Some(0), 0, None).is_err());
         assert!(opts(0, 2, Some(8), 0, None).is_ok());
-        assert!(opts(0, 2, Some(MAX_BLOCK_SIZE + 8), 0, None).is_err());
+        assert!(opts(0, 2, Some(TreeParams::MAX_BLOCK_SIZE + 8), 0, None).is_err());
         assert!(opts(0, 2, None, 255, None).is_ok());
         assert_eq!(opts(0, 2, None, 256, None), Err(ParamError::PrefixLen(256)));
         assert!(opts(0, 2, None, 0, Some(31)).is_err());

@@ -737,7 +737,7 @@ mod tests {
                 let own = reference_digest(&params, &input[..cut]);
                 assert_eq!(stream.finalize().unwrap(), own, "{label}, {cut} bytes");
             }
-            let too_long = stream.finalize_with_len(crate::params::MAX_XOF_OUTPUT_LEN + 1);
+            let too_long = stream.finalize_with_len(crate::params::TreeParams::MAX_OUTPUT_LEN + 1);
             assert!(matches!(too_long, Err(HashError::Params(_))), "{label}");
         }
     }

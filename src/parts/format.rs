@@ -15,7 +15,7 @@ use super::plan::{Subtrees, part_leaves, stored, subtrees, value_len};
 use super::standard::{StandardPart, first_chunk_len, holds_first_chunk, split, values_stored};
 use super::{Body, KeyCheck, Part, TreePart};
 use crate::params::{Algorithm, TreeParams};
-use crate::standard::{Family, KT_CHUNK_LEN, MAX_CUSTOMIZATION_LEN, Standard, StandardParams};
+use crate::standard::{Family, KT_CHUNK_LEN, Standard, StandardParams};
 use crate::tree::Dealing;
 
 /// The first bytes of every part (as PNG's, the first is not ASCII and a
@@ -429,7 +429,7 @@ impl TreePart {
         let dealing = Dealing::of(&self.params);
         let leaves = |message_len: u64| dealing.leaves_with_blocks(message_len);
         let prefix = if self.key_check.is_some() {
-            1..=crate::params::MAX_PREFIX_LEN as u64
+            1..=TreeParams::MAX_PREFIX_LEN as u64
         } else {
             0..=0
         };
@@ -508,10 +508,11 @@ impl StandardPart {
         let block_size = r.u32() as usize;
         let output_len = r.u32() as usize;
         let customization_len = r.u32() as usize;
-        if customization_len > MAX_CUSTOMIZATION_LEN {
+        if customization_len > StandardParams::MAX_CUSTOMIZATION_LEN {
             return Err(inconsistent(format!(
                 "a customization string of {customization_len} bytes (at most \
-                 {MAX_CUSTOMIZATION_LEN})"
+                 {})",
+                StandardParams::MAX_CUSTOMIZATION_LEN
             )));
         }
         let origin = Origin::read_numbers(&mut r, flags)?;

@@ -3,7 +3,7 @@
 
 use std::ops::Range;
 
-use crate::params::{MAX_BLOCK_SIZE, MAX_LEAVES, TreeParams};
+use crate::params::TreeParams;
 use crate::tree::Dealing;
 
 /// The shortest run per stripe that a part should read. Each run is one
@@ -210,7 +210,10 @@ fn longer_runs(params: &TreeParams, count: u64) -> (Option<u32>, Option<usize>) 
     let degree = params.degree();
     let mut height = None;
     let (mut h, mut leaves) = (params.height(), params.leaf_count());
-    while let Some(more) = leaves.checked_mul(degree).filter(|&l| l <= MAX_LEAVES) {
+    while let Some(more) = leaves
+        .checked_mul(degree)
+        .filter(|&l| l <= TreeParams::MAX_LEAVES)
+    {
         (h, leaves) = (h + 1, more);
         if runs_long(leaves, block) {
             height = Some(h);
@@ -221,7 +224,7 @@ fn longer_runs(params: &TreeParams, count: u64) -> (Option<u32>, Option<usize>) 
     let rate = params.algorithm().rate() as u64;
     let block_size = (per_part > 0)
         .then(|| MIN_RUN_BYTES.div_ceil(per_part).next_multiple_of(rate))
-        .filter(|&b| b <= MAX_BLOCK_SIZE as u64 && b > block)
+        .filter(|&b| b <= TreeParams::MAX_BLOCK_SIZE as u64 && b > block)
         .map(|b| b as usize);
     (height, block_size)
 }

@@ -22,18 +22,10 @@ pub(crate) mod sponge;
 
 use std::fmt;
 
-use crate::params::{Algorithm, MAX_XOF_OUTPUT_LEN, ParamError};
+use crate::params::{Algorithm, ParamError, TreeParams};
 use crate::sponge::{Rounds, SpongeSpec};
 
 pub(crate) use rfc9861::{DEFAULT_TURBOSHAKE_DOMAIN, KT_CHUNK_LEN};
-
-// The standard functions' defaults and limits, for this crate's code. The
-// API names them as `StandardParams`'s associated constants
-// (`StandardParams::MAX_BLOCK_SIZE`, …), whose documentation says what each
-// one is.
-pub(crate) const DEFAULT_PARALLEL_HASH_BLOCK: usize = 8192;
-pub(crate) const MAX_PARALLEL_HASH_BLOCK: usize = 1 << 24;
-pub(crate) const MAX_CUSTOMIZATION_LEN: usize = 256 << 10;
 
 /// The standard functions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -284,28 +276,28 @@ pub struct StandardParams {
 
 impl StandardParams {
     /// ParallelHash's default block size B in bytes.
-    pub const DEFAULT_BLOCK_SIZE: usize = DEFAULT_PARALLEL_HASH_BLOCK;
+    pub const DEFAULT_BLOCK_SIZE: usize = 8192;
     /// The largest ParallelHash block size B (2^24 bytes, as LI's B).
-    pub const MAX_BLOCK_SIZE: usize = MAX_PARALLEL_HASH_BLOCK;
+    pub const MAX_BLOCK_SIZE: usize = 1 << 24;
     /// The longest customization string (KT's C, ParallelHash's S) in bytes:
     /// 256 KiB, whose hex in a tagged line's label still fits the longest line
     /// a check reads (1 MiB). The standards allow any length; RFC 9861's
     /// longest test C is 68,921 bytes.
-    pub const MAX_CUSTOMIZATION_LEN: usize = MAX_CUSTOMIZATION_LEN;
+    pub const MAX_CUSTOMIZATION_LEN: usize = 256 << 10;
     /// KT's chunk length (RFC 9861, §3.2).
     pub const KT_CHUNK_LEN: usize = KT_CHUNK_LEN;
     /// TurboSHAKE's default domain byte D (RFC 9861, §2.1).
     pub const DEFAULT_DOMAIN: u8 = DEFAULT_TURBOSHAKE_DOMAIN;
     /// The longest output in bytes (2^16), as an LI tree's
     /// ([`TreeParams::MAX_OUTPUT_LEN`](crate::TreeParams::MAX_OUTPUT_LEN)).
-    pub const MAX_OUTPUT_LEN: usize = MAX_XOF_OUTPUT_LEN;
+    pub const MAX_OUTPUT_LEN: usize = TreeParams::MAX_OUTPUT_LEN;
 
     /// The function with its defaults: no customization, B = 8192, D = 0x1F,
     /// 32 or 64 bytes of output.
     pub fn new(standard: Standard) -> StandardParams {
         let block_size = match standard.family() {
             Family::Kangaroo => KT_CHUNK_LEN,
-            Family::ParallelHash | Family::TurboShake => DEFAULT_PARALLEL_HASH_BLOCK,
+            Family::ParallelHash | Family::TurboShake => StandardParams::DEFAULT_BLOCK_SIZE,
         };
         StandardParams {
             standard,
@@ -325,7 +317,7 @@ impl StandardParams {
                 function: self.standard.name(),
             });
         }
-        if customization.len() > MAX_CUSTOMIZATION_LEN {
+        if customization.len() > StandardParams::MAX_CUSTOMIZATION_LEN {
             return Err(ParamError::CustomizationLen(customization.len()));
         }
         Ok(StandardParams {
@@ -342,7 +334,7 @@ impl StandardParams {
                 function: self.standard.name(),
             });
         }
-        if !(1..=MAX_PARALLEL_HASH_BLOCK).contains(&block_size) {
+        if !(1..=StandardParams::MAX_BLOCK_SIZE).contains(&block_size) {
             return Err(ParamError::StandardBlockSize(block_size));
         }
         Ok(StandardParams { block_size, ..self })
@@ -364,7 +356,7 @@ impl StandardParams {
 
     /// With an output length of 1 to 65536 bytes.
     pub fn with_output_len(self, output_len: usize) -> Result<Self, ParamError> {
-        if !(1..=MAX_XOF_OUTPUT_LEN).contains(&output_len) {
+        if !(1..=TreeParams::MAX_OUTPUT_LEN).contains(&output_len) {
             return Err(ParamError::StandardOutputLen {
                 function: self.standard.name(),
                 len: output_len,
@@ -494,9 +486,9 @@ mod tests {
     #[test]
     fn out_of_range_parameters_are_refused() {
         let kt = StandardParams::new(Standard::Kt128);
-        let longest = vec![0; MAX_CUSTOMIZATION_LEN];
+        let longest = vec![0; StandardParams::MAX_CUSTOMIZATION_LEN];
         assert!(kt.clone().with_customization(longest).is_ok());
-        let too_long = vec![0; MAX_CUSTOMIZATION_LEN + 1];
+        let too_long = vec![0; StandardParams::MAX_CUSTOMIZATION_LEN + 1];
         assert!(kt.clone().with_customization(too_long).is_err());
         assert!(kt.clone().with_block_size(8192).is_err());
         assert!(kt.clone().with_domain(0x1f).is_err());
@@ -510,6 +502,9 @@ mod tests {
         let ph = StandardParams::new(Standard::ParallelHash256);
         assert!(ph.clone().with_block_size(0).is_err());
         assert!(ph.clone().with_block_size(1).is_ok());
-        assert!(ph.with_block_size(MAX_PARALLEL_HASH_BLOCK + 1).is_err());
+        assert!(
+            ph.with_block_size(StandardParams::MAX_BLOCK_SIZE + 1)
+                .is_err()
+        );
     }
 }
