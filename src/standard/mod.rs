@@ -80,65 +80,49 @@ struct Row {
 }
 
 const ROWS: &[Row] = &[
-    row(
-        Standard::Kt128,
-        "kt128",
-        "KT128",
-        Family::Kangaroo,
-        Algorithm::Shake128,
-    ),
-    row(
-        Standard::Kt256,
-        "kt256",
-        "KT256",
-        Family::Kangaroo,
-        Algorithm::Shake256,
-    ),
-    row(
-        Standard::ParallelHash128,
-        "parallelhash128",
-        "ParallelHash128",
-        Family::ParallelHash,
-        Algorithm::Shake128,
-    ),
-    row(
-        Standard::ParallelHash256,
-        "parallelhash256",
-        "ParallelHash256",
-        Family::ParallelHash,
-        Algorithm::Shake256,
-    ),
-    row(
-        Standard::TurboShake128,
-        "turboshake128",
-        "TurboSHAKE128",
-        Family::TurboShake,
-        Algorithm::Shake128,
-    ),
-    row(
-        Standard::TurboShake256,
-        "turboshake256",
-        "TurboSHAKE256",
-        Family::TurboShake,
-        Algorithm::Shake256,
-    ),
-];
-
-const fn row(
-    standard: Standard,
-    name: &'static str,
-    standard_name: &'static str,
-    family: Family,
-    shake: Algorithm,
-) -> Row {
     Row {
-        standard,
-        name,
-        standard_name,
-        family,
-        shake,
-    }
-}
+        standard: Standard::Kt128,
+        name: "kt128",
+        standard_name: "KT128",
+        family: Family::Kangaroo,
+        shake: Algorithm::Shake128,
+    },
+    Row {
+        standard: Standard::Kt256,
+        name: "kt256",
+        standard_name: "KT256",
+        family: Family::Kangaroo,
+        shake: Algorithm::Shake256,
+    },
+    Row {
+        standard: Standard::ParallelHash128,
+        name: "parallelhash128",
+        standard_name: "ParallelHash128",
+        family: Family::ParallelHash,
+        shake: Algorithm::Shake128,
+    },
+    Row {
+        standard: Standard::ParallelHash256,
+        name: "parallelhash256",
+        standard_name: "ParallelHash256",
+        family: Family::ParallelHash,
+        shake: Algorithm::Shake256,
+    },
+    Row {
+        standard: Standard::TurboShake128,
+        name: "turboshake128",
+        standard_name: "TurboSHAKE128",
+        family: Family::TurboShake,
+        shake: Algorithm::Shake128,
+    },
+    Row {
+        standard: Standard::TurboShake256,
+        name: "turboshake256",
+        standard_name: "TurboSHAKE256",
+        family: Family::TurboShake,
+        shake: Algorithm::Shake256,
+    },
+];
 
 // Each row sits at its variant's index, which `Standard::row` reads, and
 // names a SHAKE, whose rate, chaining values and strength it takes.
