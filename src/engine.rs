@@ -68,6 +68,21 @@ pub(crate) trait LeafEngine: Send {
     fn finish(self: Box<Self>, times: &mut Timings) -> Result<Vec<u8>, HashError>;
 }
 
+/// The boundaries b₀ = 0 ≤ b₁ ≤ … ≤ bₙ = L (engine i owns [bᵢ, bᵢ₊₁))
+/// that give the first of `n` engines `first_share` of the `leaf_count`
+/// leaves and the others equal parts of the rest. Engines begun side by side
+/// start from `split_leaves(1/n, n, L)`, the split the schedule's balance
+/// asks for at the first piece, so that nothing moves there.
+pub(crate) fn split_leaves(first_share: f64, n: usize, leaf_count: u64) -> Vec<u64> {
+    let first = ((first_share * leaf_count as f64).round() as u64).min(leaf_count);
+    let rest = leaf_count - first;
+    let mut bounds = vec![0, first];
+    for k in 1..n {
+        bounds.push(first + rest * k as u64 / (n as u64 - 1));
+    }
+    bounds
+}
+
 /// The leaves an engine that owns `own` keeps when it gives up `taken`,
 /// which must be an end of `own` (or all of it); `None` otherwise.
 pub(crate) fn kept_after_taking(own: &Range<u64>, taken: &Range<u64>) -> Option<Range<u64>> {

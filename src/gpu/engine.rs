@@ -10,7 +10,7 @@
 
 use std::ops::Range;
 
-use crate::engine::{LeafEngine, LeafStates, kept_after_taking, owned_after_giving};
+use crate::engine::{LeafEngine, LeafStates, kept_after_taking, owned_after_giving, split_leaves};
 use crate::error::HashError;
 use crate::message::{self, Access, Piece};
 use crate::params::TreeParams;
@@ -59,8 +59,10 @@ impl GpuBackend {
     }
 
     /// The engine of one of `count` GPUs that begin one message side by
-    /// side: the first (`place.index` 0) owns every leaf until the schedule
-    /// splits them at the first piece. Pieces are `count` times one GPU's
+    /// side: each owns its part of an even split from the first piece
+    /// ([`split_leaves`]), the split the schedule's balance asks for there,
+    /// so that no leaf state moves before the first piece (a move drains
+    /// both pipelines: tens of milliseconds). Pieces are `count` times one GPU's
     /// own (at most `message::MAX_PIECE`), so that a GPU's share of a piece
     /// is about what it stages from a piece alone: a share half a buffer
     /// long would cost a whole turn of the ring
@@ -101,10 +103,9 @@ impl GpuBackend {
                 mode => mode,
             },
             leaf_kernel,
-            owned: if index == 0 {
-                0..params.leaf_count()
-            } else {
-                0..0
+            owned: {
+                let bounds = split_leaves(1.0 / count as f64, count, leaves);
+                bounds[index]..bounds[index + 1]
             },
             message_len: 0,
             piece_len,

@@ -212,14 +212,34 @@ impl Fleet {
     }
 
     /// The first device asked for, opened now (the driver started); the
-    /// others are not opened yet, but one that does not exist is an error.
+    /// others open on background threads meanwhile, where a digest that
+    /// shares an input finds them (or waits for them), and one that does not
+    /// exist is an error. Opened one after the other, the second device's
+    /// context would wait for the whole of the first's start (the driver's
+    /// own, about half a second) before its own began.
     pub(crate) fn open_first(&self) -> Result<&GpuBackend, GpuError> {
         let list = self.0.list().as_ref().map_err(Clone::clone)?;
+        for index in 1..list.len() {
+            self.open_in_background(index);
+        }
         let first = list[0].open(&self.0.start).as_ref().map_err(Clone::clone)?;
         for device in &list[1..] {
             super::check_device(device.ordinal)?;
         }
         Ok(first)
+    }
+
+    /// Opens the device at `index` of the list on a thread of its own. A
+    /// thread the system refuses leaves the device to open when first used.
+    fn open_in_background(&self, index: usize) {
+        let shared = Arc::clone(&self.0);
+        let _refused_is_fine = std::thread::Builder::new()
+            .name("treehash-gpu-open".into())
+            .spawn(move || {
+                if let Ok(list) = shared.list() {
+                    let _kept_for_first_use = list[index].open(&shared.start);
+                }
+            });
     }
 
     /// Device `ordinal`, opened now if it was not: an error unless it is

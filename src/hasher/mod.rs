@@ -297,8 +297,8 @@ impl Hasher {
         })
     }
 
-    /// The first GPU asked for, started if it was not (the others are
-    /// not): its description, or why there is none.
+    /// The first GPU asked for, started if it was not (the others start
+    /// in the background): its description, or why there is none.
     pub fn gpu(&self) -> Result<&GpuBackend, HashError> {
         Ok(self.gpus.open_first()?)
     }

@@ -105,13 +105,7 @@ impl Balance {
     /// Boundaries that give the first engine `share` of the leaves and the
     /// others equal parts of the rest.
     fn split(&self, n: usize, leaf_count: u64) -> Vec<u64> {
-        let first = (self.share * leaf_count as f64).round() as u64;
-        let rest = leaf_count - first.min(leaf_count);
-        let mut bounds = vec![0, first.min(leaf_count)];
-        for k in 1..n {
-            bounds.push(first + rest * k as u64 / (n as u64 - 1));
-        }
-        bounds
+        crate::engine::split_leaves(self.share, n, leaf_count)
     }
 }
 

@@ -334,6 +334,41 @@ fn gpus_begun_side_by_side_keep_an_even_split() {
     assert_eq!(first, Some(vec![0, 21, 42, 64]));
 }
 
+/// GPUs begun side by side own `split_leaves(1/n, n, L)` from the start
+/// (`GpuBackend::begin_side_by_side`): the split `even` asks for at the
+/// first piece, so that no state moves there; and no share is longer than
+/// ⌈L / n⌉ leaves, which their transfer buffers are sized for.
+#[test]
+fn gpus_begun_side_by_side_start_from_the_first_split() {
+    use crate::engine::split_leaves;
+    assert_eq!(split_leaves(0.5, 2, 64), vec![0, 32, 64]);
+    assert_eq!(split_leaves(1.0 / 3.0, 3, 64), vec![0, 21, 42, 64]);
+    for n in 2..=8usize {
+        for leaf_count in [1u64, 2, 3, 7, 64, 65, 4096, 65_536, 1_000_003] {
+            let begun = split_leaves(1.0 / n as f64, n, leaf_count);
+            let ranges = begun.windows(2).map(|w| w[0]..w[1]).collect();
+            let first = Moment {
+                leaf_count,
+                remaining: None,
+                piece_len: 1 << 20,
+                ranges,
+                pieces: 0,
+                throughput: None,
+            };
+            let asked = Balance::even().boundaries(&first);
+            assert_eq!(
+                asked.as_ref(),
+                Some(&begun),
+                "{n} GPUs, {leaf_count} leaves"
+            );
+            assert_eq!((begun[0], begun[n]), (0, leaf_count));
+            for w in begun.windows(2) {
+                assert!(w[0] <= w[1] && w[1] - w[0] <= leaf_count.div_ceil(n as u64));
+            }
+        }
+    }
+}
+
 #[test]
 fn a_splits_throughput_leaves_out_the_warm_up_pieces() {
     let mut span = Span::default();
