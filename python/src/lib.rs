@@ -10,6 +10,7 @@ mod buffer;
 mod device;
 mod errors;
 mod files;
+mod immutable;
 mod names;
 mod objects;
 mod options;
@@ -31,6 +32,9 @@ fn _treehash(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add_class::<objects::Hash>()?;
     m.add_class::<objects::Digest>()?;
+    // Immutable types, as CPython's own hash types are (immutable.rs).
+    immutable::make_immutable(&py.get_type::<objects::Hash>())?;
+    immutable::make_immutable(&py.get_type::<objects::Digest>())?;
     m.add_function(wrap_pyfunction!(objects::new, m)?)?;
     m.add_function(wrap_pyfunction!(files::file_digest, m)?)?;
     m.add_function(wrap_pyfunction!(device::device_digest, m)?)?;

@@ -4,6 +4,7 @@ input, copies, threads, every kind of buffer."""
 import array
 import hashlib
 import io
+import pickle
 import sys
 import threading
 import time
@@ -208,3 +209,37 @@ def test_parts_longer_than_a_piece_are_absorbed_where_they_lie(rng):
     mid = h.copy()
     mid.update(b"tail")
     assert mid.digest() == treehash.new(data=data + b"tail").digest()
+
+
+def test_the_objects_behave_as_before_their_types_were_made_immutable(tmp_path):
+    """Hash and Digest objects on every Python (their types are immutable
+    on CPython 3.10 on, test_cpython_hashlib's test_readonly_types): no
+    ``__dict__``, no new attributes, read-only properties, no subclasses,
+    no direct construction; a digest pickles and compares as it did."""
+    path = tmp_path / "data"
+    path.write_bytes(b"abc")
+    h = treehash.new("sha3-256", b"abc", height=0)
+    d = treehash.file_digest(path, "sha3-256", height=0)
+    for obj in (h, d):
+        cls = type(obj)
+        assert not hasattr(obj, "__dict__")
+        with pytest.raises(AttributeError):
+            obj.value = 1
+        with pytest.raises(AttributeError):
+            obj.name = "sha3_512"
+        with pytest.raises(AttributeError):
+            del obj.name
+        with pytest.raises(TypeError, match="not an acceptable base type"):
+            type("Sub", (cls,), {})
+        with pytest.raises(TypeError):
+            cls()
+        assert obj.name == "sha3_256"
+        assert obj.digest() == hashlib.sha3_256(b"abc").digest()
+    back = pickle.loads(pickle.dumps(d))
+    assert back == d and hash(back) == hash(d) and type(back) is treehash.Digest
+    assert back.backend == d.backend and back.nbytes == d.nbytes == 3
+    # The module's other names are as they were: the exception stays a
+    # class that can be subclassed; the names and the version are there.
+    assert issubclass(type("MyGpuError", (treehash.GpuError,), {}), RuntimeError)
+    assert "sha3-256" in treehash.algorithms
+    assert isinstance(treehash.__version__, str)
