@@ -92,6 +92,12 @@ const ALONE_SPONGE_PIECE: usize = 1 << 20;
 /// piece). Beyond 128 MiB the gain is within a host's noise
 /// (docs/decisions/0005-standard-pieces-read-per-task.md).
 const STANDARD_FILE_PIECE_TARGET: usize = 128 << 20;
+/// Bytes an LI piece on the pool holds at least for each worker: the
+/// workers wait for each other at the end of every piece, and a piece
+/// shared by more workers ends sooner, so the piece grows with them to keep
+/// that wait a small part of its time (64 MiB at 32 workers, the longest
+/// piece from 64; docs/decisions/0040-li-pieces-grow-with-the-workers.md).
+const PIECE_BYTES_PER_WORKER: usize = 2 << 20;
 /// A piece spans at least this many stripes (up to `message::MAX_PIECE`
 /// bytes), so that each leaf absorbs several blocks while its state is cached.
 const STRIPES_PER_PIECE: u64 = 4;
@@ -318,14 +324,23 @@ impl CpuBackend {
             None if params.leaf_count() == 1 => {
                 message::piece_len(params.block_size(), ALONE_SPONGE_PIECE)
             }
-            _ => self.piece_len(params),
+            _ => self.tree_piece_len(params, PIECE_TARGET),
         }
     }
 
-    /// The piece length for `params`: a mapped piece costs nothing to hand
-    /// out, so it spans a few stripes, more where each thread owns more
-    /// leaves than its cache keeps.
+    /// The piece length for `params` on the pool: at least
+    /// [`PIECE_BYTES_PER_WORKER`] for each worker, else as
+    /// [`tree_piece_len`](Self::tree_piece_len).
     pub(crate) fn piece_len(&self, params: &TreeParams) -> usize {
+        let per_worker = PIECE_BYTES_PER_WORKER.saturating_mul(self.threads());
+        self.tree_piece_len(params, PIECE_TARGET.max(per_worker))
+    }
+
+    /// The piece length for `params`, at least `least` bytes (up to the
+    /// longest piece): a mapped piece costs nothing to hand out, so it spans
+    /// a few stripes, more where each thread owns more leaves than its cache
+    /// keeps.
+    fn tree_piece_len(&self, params: &TreeParams, least: usize) -> usize {
         let target = self.piece_bytes.unwrap_or_else(|| {
             if params.stripe_len() > message::MAX_PIECE as u64 {
                 return ONE_BLOCK_PER_LEAF_PIECE;
@@ -335,7 +350,7 @@ impl CpuBackend {
             let stripes = params
                 .stripe_len()
                 .saturating_mul(STRIPES_PER_PIECE.saturating_mul(shares));
-            PIECE_TARGET.max(stripes.min(message::MAX_PIECE as u64) as usize)
+            least.max(stripes.min(message::MAX_PIECE as u64) as usize)
         });
         message::piece_len(params.block_size(), target)
     }

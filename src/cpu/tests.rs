@@ -489,6 +489,20 @@ fn pieces_grow_where_a_thread_owns_more_leaves_than_it_caches() {
     assert_eq!(pieces(3), 71_303_168);
     // One thread: as long as a piece may be, whole blocks below 128 MiB.
     assert_eq!(pieces(1), 134_217_720);
+    // More than 16 workers: 2 MiB a worker (64 MiB rounded up to whole
+    // blocks at 32), up to the longest piece from 64.
+    assert_eq!(pieces(24), 50_331_696);
+    assert_eq!(pieces(32), 67_108_928);
+    assert_eq!(pieces(64), 134_217_720);
+    // An input hashed alone on one thread keeps the pool's stripes, not
+    // the pool's share.
+    let alone = |threads| {
+        CpuBackend::with_exact_threads(threads, None, CpuPath::Portable)
+            .unwrap()
+            .alone_piece_len(&h8)
+    };
+    assert_eq!(alone(32), 35_651_584);
+    assert_eq!(alone(16), 35_651_584);
     // Few leaves: unchanged whatever the threads.
     let h4 = TreeParams::new(Algorithm::Sha3_256, 4, 4).unwrap();
     let one = CpuBackend::new(Some(1), None, CpuPath::Portable).unwrap();
