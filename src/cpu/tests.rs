@@ -476,11 +476,9 @@ fn workers_are_one_per_cpu_at_most() {
 fn pieces_grow_where_a_thread_owns_more_leaves_than_it_caches() {
     // A stripe of H = 8, D = 4: 65,536 blocks of 136 bytes, 8,912,896 bytes.
     let h8 = TreeParams::new(Algorithm::Sha3_256, 8, 4).unwrap();
-    let pieces = |threads| {
-        CpuBackend::with_exact_threads(threads, None, CpuPath::Portable)
-            .unwrap()
-            .piece_len(&h8)
-    };
+    let backend =
+        |threads| CpuBackend::with_exact_threads(threads, None, CpuPath::Portable).unwrap();
+    let pieces = |threads| backend(threads).piece_len(&h8);
     // 65,536 leaves: four threads or more, four stripes a piece.
     assert_eq!(pieces(4), 35_651_584);
     assert_eq!(pieces(16), 35_651_584);
@@ -496,11 +494,7 @@ fn pieces_grow_where_a_thread_owns_more_leaves_than_it_caches() {
     assert_eq!(pieces(64), 134_217_720);
     // An input hashed alone on one thread keeps the pool's stripes, not
     // the pool's share.
-    let alone = |threads| {
-        CpuBackend::with_exact_threads(threads, None, CpuPath::Portable)
-            .unwrap()
-            .alone_piece_len(&h8)
-    };
+    let alone = |threads| backend(threads).alone_piece_len(&h8);
     assert_eq!(alone(32), 35_651_584);
     assert_eq!(alone(16), 35_651_584);
     // Few leaves: unchanged whatever the threads.
