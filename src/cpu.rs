@@ -92,12 +92,17 @@ const ALONE_SPONGE_PIECE: usize = 1 << 20;
 /// piece). Beyond 128 MiB the gain is within a host's noise
 /// (docs/decisions/0005-standard-pieces-read-per-task.md).
 const STANDARD_FILE_PIECE_TARGET: usize = 128 << 20;
-/// Bytes an LI piece on the pool holds at least for each worker: the
-/// workers wait for each other at the end of every piece, and a piece
-/// shared by more workers ends sooner, so the piece grows with them to keep
-/// that wait a small part of its time (64 MiB at 32 workers, the longest
-/// piece from 64; docs/decisions/0040-li-pieces-grow-with-the-workers.md).
+/// Bytes an LI piece of the pool's engine holds at least for each worker,
+/// up to [`POOL_PIECE_MOST`]: the workers wait for each other at the end of
+/// every piece, and a piece shared by more workers ends sooner, so the
+/// piece grows with them to keep that wait a small part of its time
+/// (docs/decisions/0040-li-pieces-grow-with-the-workers.md).
 const PIECE_BYTES_PER_WORKER: usize = 2 << 20;
+/// The longest piece [`PIECE_BYTES_PER_WORKER`] asks for, reached at 32
+/// workers: 128 MiB ran no faster there, and a piece of up to two GPU
+/// transfers is one transfer buffer for a GPU that joins the input (longer
+/// ones are cut into transfers with a short last one).
+const POOL_PIECE_MOST: usize = 2 * PIECE_TARGET;
 /// A piece spans at least this many stripes (up to `message::MAX_PIECE`
 /// bytes), so that each leaf absorbs several blocks while its state is cached.
 const STRIPES_PER_PIECE: u64 = 4;
@@ -324,21 +329,30 @@ impl CpuBackend {
             None if params.leaf_count() == 1 => {
                 message::piece_len(params.block_size(), ALONE_SPONGE_PIECE)
             }
-            _ => self.tree_piece_len(params, PIECE_TARGET),
+            _ => self.piece_len(params),
         }
     }
 
-    /// The piece length for `params` on the pool: at least
-    /// [`PIECE_BYTES_PER_WORKER`] for each worker, else as
-    /// [`tree_piece_len`](Self::tree_piece_len).
-    pub(crate) fn piece_len(&self, params: &TreeParams) -> usize {
+    /// The pieces of an input the pool's engine hashes (a file's, or bytes',
+    /// under `cpu` or `auto`, a part's on the CPU, and what a GPU that joins
+    /// such an input is given): at least [`PIECE_BYTES_PER_WORKER`] for each
+    /// worker up to [`POOL_PIECE_MOST`], else as [`piece_len`](Self::piece_len).
+    /// Lists and streams size their choices and buffers by `piece_len`.
+    pub(crate) fn pool_piece_len(&self, params: &TreeParams) -> usize {
         let per_worker = PIECE_BYTES_PER_WORKER.saturating_mul(self.threads());
-        self.tree_piece_len(params, PIECE_TARGET.max(per_worker))
+        self.tree_piece_len(params, per_worker.clamp(PIECE_TARGET, POOL_PIECE_MOST))
+    }
+
+    /// The piece length for `params` ([`tree_piece_len`](Self::tree_piece_len)
+    /// from [`PIECE_TARGET`]).
+    pub(crate) fn piece_len(&self, params: &TreeParams) -> usize {
+        self.tree_piece_len(params, PIECE_TARGET)
     }
 
     /// The piece length for `params`, at least `least` bytes (up to the
-    /// longest piece): a mapped piece costs nothing to hand out, so it spans
-    /// a few stripes, more where each thread owns more leaves than its cache
+    /// longest piece), except where one stripe is longer than the longest
+    /// piece: a mapped piece costs nothing to hand out, so it spans a few
+    /// stripes, more where each thread owns more leaves than its cache
     /// keeps.
     fn tree_piece_len(&self, params: &TreeParams, least: usize) -> usize {
         let target = self.piece_bytes.unwrap_or_else(|| {
@@ -364,7 +378,7 @@ impl CpuBackend {
     ) -> Box<dyn LeafEngine + 'a> {
         let piece_len = match self.workers() {
             workers::Workers::Inline => self.alone_piece_len(params),
-            workers::Workers::Pool(_) => self.piece_len(params),
+            workers::Workers::Pool(_) => self.pool_piece_len(params),
         };
         let at = Position {
             owned,

@@ -647,6 +647,50 @@ fn gpus_begun_side_by_side_share_the_work_from_the_first_piece() {
     }
 }
 
+/// A sequential input (its length unknown) under `--backend gpu` on every
+/// GPU: they begin side by side, each owning its even share of the leaves
+/// from the start, so that an empty or short input ends with several
+/// owners, each finishing its leaves, and the host reducing them. The
+/// digests are the reference's at 0, 1, rate ± 1, KT's chunk boundaries and
+/// long inputs; the longest is shared by every GPU.
+#[test]
+#[ignore = "needs two CUDA GPUs"]
+fn sequential_inputs_on_several_gpus_give_the_reference_digest() {
+    let gpus = two_or_more(&every_gpu_hasher()).len();
+    let hasher = every_gpu_hasher();
+    let mut rng = StdRng::seed_from_u64(19);
+    let all: [Params; 4] = [
+        TreeParams::new(Algorithm::Sha3_256, 1, 4).unwrap().into(),
+        TreeParams::new(Algorithm::Sha3_256, 8, 4).unwrap().into(),
+        TreeParams::new(Algorithm::Shake128, 3, 2).unwrap().into(),
+        StandardParams::new(Standard::Kt128).into(),
+    ];
+    let lens = [
+        0,
+        1,
+        135,
+        136,
+        137,
+        8191,
+        8193,
+        (3 << 20) + 7,
+        (24 << 20) + 1,
+    ];
+    for params in all {
+        for len in lens {
+            let data = random_bytes(&mut rng, len);
+            let out = hasher
+                .hash_reader(&params, &mut std::io::Cursor::new(&data))
+                .unwrap();
+            let what = format!("{}, {len} bytes", params.label());
+            assert_eq!(out.digest, reference_digest(&params, &data), "{what}");
+            if len == lens[lens.len() - 1] {
+                assert_eq!(busy_gpus(&out).len(), gpus, "{what}: {:?}", out.shares);
+            }
+        }
+    }
+}
+
 /// Every visible GPU under `--backend gpu` shares the leaves when the
 /// hasher waits for them all.
 #[test]

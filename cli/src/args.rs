@@ -515,6 +515,8 @@ impl CheckArgs {
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
     /// CUDA devices: `all` (every visible one) or numbers, e.g. `0` or `0,1`.
+    /// With `--backend gpu` every device asked for starts at once, before
+    /// the first input.
     #[arg(long, default_value = "all", value_parser = Devices::from_str)]
     pub device: Devices,
 

@@ -392,8 +392,9 @@ pub fn name_bytes(path: &Path) -> &[u8] {
     path.as_os_str().as_bytes()
 }
 
-/// The hasher for the whole run. With `--backend gpu` the GPU is started
-/// here, so that a missing one is one error, not one per input. It lives
+/// The hasher for the whole run. With `--backend gpu` every GPU asked for
+/// is started here, side by side, so that a missing one is one error, not
+/// one per input, and an input shared by several finds them all ready. It lives
 /// until the process exits: leaking it lets the exit skip tearing down the
 /// CUDA context and pinned buffers one by one.
 pub fn hasher(
@@ -414,7 +415,7 @@ pub fn hasher(
             }
         })?));
     if backend == args::BackendArg::Gpu {
-        hasher.gpu().map_err(|e| Fatal {
+        hasher.gpus().map_err(|e| Fatal {
             message: format!("--backend gpu: {e}"),
             code: exit::GPU,
         })?;

@@ -31,8 +31,8 @@ const HEAP_TYPE: c_ulong = 1 << 9;
 /// (Include/cpython/object.h, the same from 3.8 to 3.14): after
 /// `PyObject_VAR_HEAD`'s three words (`ob_refcnt`, `ob_type`, `ob_size`)
 /// and 18 fields of one word each, `tp_name` … `tp_as_buffer`. A build with
-/// `Py_TRACE_REFS` has two more words in the head; `set_immutable_flag`
-/// finds another value there and writes nothing.
+/// `Py_TRACE_REFS` (up to 3.12) has two more words in the head;
+/// `set_immutable_flag` finds another value there and writes nothing.
 const TP_FLAGS_OFFSET: usize = 21 * size_of::<*const c_void>();
 
 /// `int PyType_Freeze(PyTypeObject *type)`.
@@ -48,19 +48,27 @@ pub fn make_immutable(ty: &Bound<'_, PyType>) -> PyResult<()> {
     if !implementation.getattr("name")?.eq("cpython")? {
         return Ok(());
     }
-    if let Some(freeze) = type_freeze() {
-        // SAFETY: `freeze` is CPython's `PyType_Freeze` (`type_freeze`),
-        // called with the GIL held (`Bound`) on a live type object.
-        if unsafe { freeze(ty.as_type_ptr()) } < 0 {
-            return Err(PyErr::fetch(py));
+    let version = py.version_info();
+    if version >= (3, 14) {
+        // An interpreter whose symbols are not global (libpython loaded
+        // with RTLD_LOCAL by an embedding program) shows none: its types
+        // stay mutable, as on 3.9.
+        if let Some(freeze) = type_freeze() {
+            // SAFETY: `freeze` is the running CPython's `PyType_Freeze`
+            // (`type_freeze`, looked up on 3.14 and later only), called with
+            // the GIL held (`Bound`) on a live type object.
+            if unsafe { freeze(ty.as_type_ptr()) } < 0 {
+                return Err(PyErr::fetch(py));
+            }
         }
-    } else if py.version_info() >= (3, 10) && py.version_info() < (3, 14) {
+    } else if version >= (3, 10) {
         set_immutable_flag(ty)?;
     }
     Ok(())
 }
 
-/// CPython's `PyType_Freeze`, where the running interpreter exports it.
+/// CPython's `PyType_Freeze`, where the running interpreter (3.14 or
+/// later) exports it.
 fn type_freeze() -> Option<TypeFreeze> {
     // SAFETY: dlsym(3) with RTLD_DEFAULT and a NUL-terminated name only
     // looks the name up among the process's global symbols.

@@ -478,7 +478,7 @@ fn pieces_grow_where_a_thread_owns_more_leaves_than_it_caches() {
     let h8 = TreeParams::new(Algorithm::Sha3_256, 8, 4).unwrap();
     let backend =
         |threads| CpuBackend::with_exact_threads(threads, None, CpuPath::Portable).unwrap();
-    let pieces = |threads| backend(threads).piece_len(&h8);
+    let pieces = |threads| backend(threads).pool_piece_len(&h8);
     // 65,536 leaves: four threads or more, four stripes a piece.
     assert_eq!(pieces(4), 35_651_584);
     assert_eq!(pieces(16), 35_651_584);
@@ -487,17 +487,21 @@ fn pieces_grow_where_a_thread_owns_more_leaves_than_it_caches() {
     assert_eq!(pieces(3), 71_303_168);
     // One thread: as long as a piece may be, whole blocks below 128 MiB.
     assert_eq!(pieces(1), 134_217_720);
-    // More than 16 workers: 2 MiB a worker (64 MiB rounded up to whole
-    // blocks at 32), up to the longest piece from 64.
+    // More than 16 workers: 2 MiB a worker, rounded up to whole blocks, up
+    // to 64 MiB from 32 workers.
     assert_eq!(pieces(24), 50_331_696);
     assert_eq!(pieces(32), 67_108_928);
-    assert_eq!(pieces(64), 134_217_720);
-    // An input hashed alone on one thread keeps the pool's stripes, not
-    // the pool's share.
+    assert_eq!(pieces(64), 67_108_928);
+    // Lists, streams, parts and an input hashed alone keep the stripes,
+    // not the pool's share.
+    let plain = |threads| backend(threads).piece_len(&h8);
     let alone = |threads| backend(threads).alone_piece_len(&h8);
-    assert_eq!(alone(32), 35_651_584);
-    assert_eq!(alone(16), 35_651_584);
-    // Few leaves: unchanged whatever the threads.
+    assert_eq!((plain(32), alone(32)), (35_651_584, 35_651_584));
+    assert_eq!((plain(64), alone(64)), (35_651_584, 35_651_584));
+    // One stripe longer than the longest piece: 64 MiB whatever the workers.
+    let h10 = TreeParams::new(Algorithm::Sha3_256, 10, 4).unwrap();
+    assert_eq!(backend(64).pool_piece_len(&h10), 67_108_928);
+    // Few leaves, one thread: 32 MiB.
     let h4 = TreeParams::new(Algorithm::Sha3_256, 4, 4).unwrap();
     let one = CpuBackend::new(Some(1), None, CpuPath::Portable).unwrap();
     // 32 MiB rounded up to whole blocks of 136 bytes.

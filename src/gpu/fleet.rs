@@ -212,34 +212,14 @@ impl Fleet {
     }
 
     /// The first device asked for, opened now (the driver started); the
-    /// others open on background threads meanwhile, where a digest that
-    /// shares an input finds them (or waits for them), and one that does not
-    /// exist is an error. Opened one after the other, the second device's
-    /// context would wait for the whole of the first's start (the driver's
-    /// own, about half a second) before its own began.
+    /// others are not opened yet, but one that does not exist is an error.
     pub(crate) fn open_first(&self) -> Result<&GpuBackend, GpuError> {
         let list = self.0.list().as_ref().map_err(Clone::clone)?;
-        for index in 1..list.len() {
-            self.open_in_background(index);
-        }
         let first = list[0].open(&self.0.start).as_ref().map_err(Clone::clone)?;
         for device in &list[1..] {
             super::check_device(device.ordinal)?;
         }
         Ok(first)
-    }
-
-    /// Opens the device at `index` of the list on a thread of its own. A
-    /// thread the system refuses leaves the device to open when first used.
-    fn open_in_background(&self, index: usize) {
-        let shared = Arc::clone(&self.0);
-        let _refused_is_fine = std::thread::Builder::new()
-            .name("treehash-gpu-open".into())
-            .spawn(move || {
-                if let Ok(list) = shared.list() {
-                    let _kept_for_first_use = list[index].open(&shared.start);
-                }
-            });
     }
 
     /// Device `ordinal`, opened now if it was not: an error unless it is
@@ -438,12 +418,37 @@ impl Fleet {
     }
 
     /// Every device asked for, started now (waiting for any start already
-    /// under way): all of them, or the first error.
+    /// under way): all of them, or the first error. The devices after the
+    /// first open each on a thread of its own while the first opens on this
+    /// one: opened in turn, the second device's context would wait for the
+    /// whole of the first's start, the driver's own included (about half a
+    /// second; docs/decisions/0039-gpus-open-together.md). A thread the
+    /// system refuses leaves its device to open here, after the first.
     pub(crate) fn open_now(&self) -> Result<Vec<&GpuBackend>, GpuError> {
         let list = self.0.list().as_ref().map_err(Clone::clone)?;
-        list.iter()
-            .map(|d| d.open(&self.0.start).as_ref().map_err(Clone::clone))
-            .collect()
+        let start = &self.0.start;
+        std::thread::scope(|s| {
+            let others: Vec<_> = list[1..]
+                .iter()
+                .map(|device| {
+                    let opening = std::thread::Builder::new()
+                        .name("treehash-gpu-open".into())
+                        .spawn_scoped(s, move || device.open(start).is_ok());
+                    (device, opening)
+                })
+                .collect();
+            let first = list[0].open(start).as_ref().map_err(Clone::clone);
+            let mut opened = vec![first?];
+            for (device, opening) in others {
+                // Joined before any device is read: a thread that panicked
+                // left its device for this thread to open (or to report).
+                if let Ok(handle) = opening {
+                    let _opened_or_kept_failure = handle.join();
+                }
+                opened.push(device.open(start).as_ref().map_err(Clone::clone)?);
+            }
+            Ok(opened)
+        })
     }
 
     /// Starts every device and readies `kernels` on it now (waiting for

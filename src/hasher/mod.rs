@@ -297,13 +297,14 @@ impl Hasher {
         })
     }
 
-    /// The first GPU asked for, started if it was not (the others start
-    /// in the background): its description, or why there is none.
+    /// The first GPU asked for, started if it was not (the others are
+    /// not): its description, or why there is none.
     pub fn gpu(&self) -> Result<&GpuBackend, HashError> {
         Ok(self.gpus.open_first()?)
     }
 
-    /// Every GPU asked for, started if they were not, or why one is missing.
+    /// Every GPU asked for, started if they were not (side by side, on a
+    /// thread each), or why one is missing.
     pub fn gpus(&self) -> Result<Vec<&GpuBackend>, HashError> {
         Ok(self.gpus.open_now()?)
     }

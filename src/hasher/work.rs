@@ -130,7 +130,7 @@ impl<'h> Work<'h> for Leaves<'h> {
     }
 
     fn piece_len(&self) -> usize {
-        self.hasher.cpu.piece_len(self.params)
+        self.hasher.cpu.pool_piece_len(self.params)
     }
 
     fn begin(

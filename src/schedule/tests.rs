@@ -343,6 +343,9 @@ fn gpus_begun_side_by_side_start_from_the_first_split() {
     use crate::engine::split_leaves;
     assert_eq!(split_leaves(0.5, 2, 64), vec![0, 32, 64]);
     assert_eq!(split_leaves(1.0 / 3.0, 3, 64), vec![0, 21, 42, 64]);
+    assert_eq!(split_leaves(0.5, 2, 7), vec![0, 4, 7]);
+    assert_eq!(split_leaves(1.0 / 3.0, 3, 7), vec![0, 2, 4, 7]);
+    assert_eq!(split_leaves(0.5, 2, 1), vec![0, 1, 1]);
     for n in 2..=8usize {
         for leaf_count in [1u64, 2, 3, 7, 64, 65, 4096, 65_536, 1_000_003] {
             let begun = split_leaves(1.0 / n as f64, n, leaf_count);
