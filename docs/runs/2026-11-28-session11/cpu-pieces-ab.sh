@@ -5,7 +5,15 @@ f=/tmp/two.bin gb=16 rounds=${ROUNDS:-7}
 [ -f $f ] || { head -c $((1<<30)) /dev/urandom >/tmp/one.bin; for _ in $(seq $gb); do cat /tmp/one.bin; done >$f; rm /tmp/one.bin; }
 cat $f >/dev/null; cat $f >/dev/null
 { date -u; nproc; uptime; } >"$out/env.txt"
-configs=("cpu32|--backend cpu --threads 32" "cpu16|--backend cpu --threads 16")
+# The 7-round run (ROUNDS=7) had these configurations and wrote
+# auto-timings.txt after the rounds; the 15-round run (ROUNDS=15) CONFIGS=cpu
+# (cpu32 and cpu16 only) and no auto-timings.txt. Build "pieces" was 283d308's
+# tree (2 MiB a worker, no cap), "old" 940c38b.
+if [ "${CONFIGS:-}" = cpu ]; then
+  configs=("cpu32|--backend cpu --threads 32" "cpu16|--backend cpu --threads 16")
+else
+  configs=("cpu16|--backend cpu --threads 16" "cpu32|--backend cpu --threads 32" "auto|" "auto-gpu0|--device 0")
+fi
 log=$out/runs.tsv; echo -e "round\tconfig\tbuild\tms\tdigest" >$log
 for r in $(seq $rounds); do
   for c in "${configs[@]}"; do n=${c%%|*}; a=${c#*|}
@@ -18,7 +26,7 @@ for r in $(seq $rounds); do
   done
   uptime >>"$out/env.txt"
 done
-true
+[ "${CONFIGS:-}" = cpu ] || for b in old pieces; do echo "== $b auto --timings"; .devx/$b/treehash -H 8 --timings --no-names $f 2>&1 | tail -12; done >"$out/auto-timings.txt" 2>&1
 python3 - "$log" <<'PY' | tee "$out/summary.md"
 import sys,statistics,collections
 rows=[l.rstrip('\n').split('\t') for l in open(sys.argv[1])][1:]
