@@ -340,7 +340,13 @@ impl CpuBackend {
     /// Lists and streams size their choices and buffers by `piece_len`.
     pub(crate) fn pool_piece_len(&self, params: &TreeParams) -> usize {
         let per_worker = PIECE_BYTES_PER_WORKER.saturating_mul(self.threads());
-        self.tree_piece_len(params, per_worker.clamp(PIECE_TARGET, POOL_PIECE_MOST))
+        if per_worker <= PIECE_TARGET {
+            return self.piece_len(params);
+        }
+        // Whole blocks rounded down, not up: a piece of 64 MiB and a few
+        // bytes would leave a GPU that joins a last transfer of those bytes.
+        let least = per_worker.min(POOL_PIECE_MOST);
+        self.tree_piece_len(params, least - least % params.block_size())
     }
 
     /// The piece length for `params` ([`tree_piece_len`](Self::tree_piece_len)
