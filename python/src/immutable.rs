@@ -81,14 +81,14 @@ fn type_freeze() -> Option<TypeFreeze> {
 /// Sets `Py_TPFLAGS_IMMUTABLETYPE` in the `tp_flags` of `ty` (a heap type)
 /// and tells CPython the type changed, as PyO3 does for a non-abi3 build on
 /// 3.10 to 3.13; where the word at `TP_FLAGS_OFFSET` is not `ty`'s flags,
-/// writes nothing. Returns whether it set the flag.
-fn set_immutable_flag(ty: &Bound<'_, PyType>) -> PyResult<bool> {
+/// writes nothing.
+fn set_immutable_flag(ty: &Bound<'_, PyType>) -> PyResult<()> {
     // Every object is at least its type's `tp_basicsize` bytes (CPython
     // allocates `tp_basicsize` plus the items): here the type's metatype,
     // `type` (`sizeof(PyHeapTypeObject)`) or a subclass of it.
     let object_size: usize = ty.get_type().getattr("__basicsize__")?.extract()?;
     if object_size < TP_FLAGS_OFFSET + size_of::<c_ulong>() {
-        return Ok(false);
+        return Ok(());
     }
     let object = ty.as_type_ptr();
     let field = object
@@ -109,13 +109,10 @@ fn set_immutable_flag(ty: &Bound<'_, PyType>) -> PyResult<bool> {
     // then drops what CPython cached about the type.
     unsafe {
         let flags = ffi::PyType_GetFlags(object);
-        if flags & HEAP_TYPE == 0 || field.read() != flags {
-            return Ok(false);
-        }
-        if flags & IMMUTABLE_TYPE == 0 {
+        if flags & HEAP_TYPE != 0 && flags & IMMUTABLE_TYPE == 0 && field.read() == flags {
             field.write(flags | IMMUTABLE_TYPE);
             ffi::PyType_Modified(object);
         }
     }
-    Ok(true)
+    Ok(())
 }
