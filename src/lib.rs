@@ -43,8 +43,8 @@
 //!
 //! # The API
 //!
-//! 40 items, as rustdoc lists them with the default features: 34 types,
-//! traits and aliases and 6 functions, at the root and in five modules.
+//! 38 items, as rustdoc lists them with the default features: 32 types
+//! and traits and 6 functions, at the root and in five modules.
 //! The parameters' defaults and limits are associated constants of the type
 //! they limit, as `u32::MAX` is (`TreeParams::MAX_LEAVES`,
 //! `HasherOptions::MAX_THREADS`): rustdoc lists them on the type's page
@@ -54,10 +54,10 @@
 //! |---|---|
 //! | hashing | [`Hasher`], [`HasherOptions`] (its limits [`HasherOptions::MAX_THREADS`], [`HasherOptions::MAX_PIECE_BYTES`]), [`BackendChoice`], [`CpuPath`]; what came out: [`HashOutput`], [`BackendUsed`], [`Timings`] |
 //! | a message in parts | [`Stream`] |
-//! | many files | [`ListInput`], [`ListResult`] |
+//! | many files | [`ListInput`] |
 //! | parameters | [`Params`] (tree or standard; every entry point takes `impl Into<Params>`, and labels parse into it: `"KT128".parse()`, [`Params::from_label`]), [`Function`]; [`params`]: [`TreeParams`] (the LI defaults and limits: [`TreeParams::DEFAULT_HEIGHT`], [`TreeParams::MAX_LEAVES`], …), [`Algorithm`], [`ParamError`]; [`standard`]: [`StandardParams`] (the standard functions' defaults and limits: [`StandardParams::DEFAULT_BLOCK_SIZE`], [`StandardParams::MAX_CUSTOMIZATION_LEN`], …), [`Standard`], [`standard::Family`] |
 //! | parts and joins | [`parts`]: [`Part`] ([`Part::FORMAT_VERSION`]), [`PartOutput`], [`Joined`], [`parts::join`], [`parts::join_bytes`], [`parts::NameRule`], [`parts::read_part`]; [`Params::unsplittable`] |
-//! | progress | [`Progress`], [`NoProgress`], [`EngineShare`], [`EngineId`] |
+//! | progress | [`Progress`] (`&()` shows none), [`EngineShare`], [`EngineId`] |
 //! | errors | [`HashError`], [`ParamError`] (a label's too), [`PartError`], [`JoinError`] |
 //! | GPUs | [`gpu`]: [`gpu::Devices`], [`gpu::CopyMode`], [`gpu::GpuBackend`], [`gpu::GpuInfo`], [`gpu::driver_present`], [`gpu::DeviceBytes`] |
 //! | a file truncated while mapped | [`sigbus`]: [`sigbus::recover`], [`sigbus::raised_by_an_access`], for a program's SIGBUS handler |
@@ -129,11 +129,11 @@ mod tree;
 pub use cpu::CpuPath;
 pub use error::HashError;
 pub use function::{Function, Params};
+pub use hasher::ListInput;
 pub use hasher::{BackendChoice, BackendUsed, HashOutput, Hasher, HasherOptions};
-pub use hasher::{ListInput, ListResult};
 pub use params::{Algorithm, ParamError, TreeParams};
 pub use parts::{JoinError, Joined, Part, PartError, PartOutput};
-pub use progress::{EngineId, EngineShare, NoProgress, Progress};
+pub use progress::{EngineId, EngineShare, Progress};
 pub use standard::{Standard, StandardParams};
 pub use stream::Stream;
 pub use timings::Timings;

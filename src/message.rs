@@ -539,7 +539,6 @@ fn fill(reader: &mut dyn Read, buf: &mut [u8], start: usize) -> io::Result<usize
 mod tests {
     use super::*;
     use crate::input::Source;
-    use crate::progress::NoProgress;
 
     /// Parameters whose prefix and block size are the ones given.
     fn params(prefix: &[u8], block_size: usize) -> TreeParams {
@@ -560,7 +559,7 @@ mod tests {
 
     fn slice_pieces(prefix: &[u8], file: &[u8], b: usize, piece: usize) -> Vec<Vec<u8>> {
         let mut out = Vec::new();
-        for_each_piece_of_slice::<()>(&params(prefix, b), file, piece, &NoProgress, |p| {
+        for_each_piece_of_slice::<()>(&params(prefix, b), file, piece, &(), |p| {
             out.push(bytes_of(p));
             Ok(())
         })
@@ -602,7 +601,7 @@ mod tests {
             136 * 1000,
             Access::Map,
             &unmapped,
-            &NoProgress,
+            &(),
             |piece| {
                 kinds.push(matches!(piece, Piece::Unread { .. }));
                 got.extend(bytes_of(piece));
@@ -639,7 +638,7 @@ mod tests {
                         136 * 8 * 4,
                         access,
                         &AtomicBool::new(false),
-                        &NoProgress,
+                        &(),
                         |p| {
                             got.push(bytes_of(p));
                             Ok(())
@@ -677,7 +676,7 @@ mod tests {
                 &params(&[9, 9, 9], 8),
                 &mut &data[..len],
                 64,
-                &NoProgress,
+                &(),
                 |p| {
                     pieces.push(p.to_vec());
                     Ok(())
@@ -714,7 +713,7 @@ mod tests {
             &params(&[], 8),
             &mut Failing { good: 1000 },
             256,
-            &NoProgress,
+            &(),
             |p| {
                 absorbed += p.len();
                 Ok(())

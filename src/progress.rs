@@ -29,11 +29,8 @@ pub struct EngineShare {
     pub busy: Duration,
 }
 
-/// Ignores progress.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoProgress;
-
-impl Progress for NoProgress {
+/// Ignores progress: `&()` is the progress of a caller that shows none.
+impl Progress for () {
     fn advance(&self, _bytes: u64) {}
 }
 

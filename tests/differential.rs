@@ -51,7 +51,7 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use tiny_keccak::{Hasher as _, IntoXof as _, Xof as _};
 use treehash::standard::{Family, Standard, StandardParams};
-use treehash::{Algorithm, CpuPath, HashError, Hasher, HasherOptions, NoProgress, TreeParams};
+use treehash::{Algorithm, CpuPath, HashError, Hasher, HasherOptions, TreeParams};
 use treehash_reference::cshake::{
     CSHAKE128_RATE, CSHAKE256_RATE, cshake128, cshake256, encode_string, left_encode,
 };
@@ -460,7 +460,7 @@ fn files_and_sequential_inputs_on_every_path_match_the_reference() {
             let want = reference_digest(&case.params, &data);
             let what = format!("{}, {len} bytes", case.params.label());
             for hasher in &hashers {
-                let from_file = hasher.hash_path(&case.params, &path, &NoProgress).unwrap();
+                let from_file = hasher.hash_path(&case.params, &path, &()).unwrap();
                 assert_eq!(from_file.digest, want, "{what}, file");
                 assert_eq!(from_file.bytes, len as u64, "{what}, file");
                 let sequential = hasher

@@ -38,8 +38,7 @@ use rand::{Rng, RngExt, SeedableRng};
 use treehash::gpu::{CopyMode, LeafKernel};
 use treehash::standard::{Family, Standard, StandardParams};
 use treehash::{
-    Algorithm, BackendChoice, BackendUsed, HashError, Hasher, HasherOptions, NoProgress, Params,
-    TreeParams,
+    Algorithm, BackendChoice, BackendUsed, HashError, Hasher, HasherOptions, Params, TreeParams,
 };
 
 fn gpu_hasher(piece_bytes: Option<usize>, copy_mode: CopyMode) -> Hasher {
@@ -279,7 +278,7 @@ fn files_and_sequential_inputs_on_the_gpu_match_the_reference() {
             std::fs::write(&path, &message).unwrap();
             for (k, hasher) in hashers.iter().enumerate() {
                 let what = format!("{}, {len} bytes, hasher {k}", case.params.label());
-                let from_file = hasher.hash_path(&case.params, &path, &NoProgress).unwrap();
+                let from_file = hasher.hash_path(&case.params, &path, &()).unwrap();
                 check(&from_file, &want, len, &format!("{what}, file"));
                 let sequential = hasher
                     .hash_reader(&case.params, &mut std::io::Cursor::new(&message))
@@ -332,10 +331,10 @@ fn the_gpu_hashes_a_file_of_several_gigabytes() {
         ),
     ];
     for (params, modes) in cases {
-        let want = cpu_hasher().hash_path(&params, &path, &NoProgress).unwrap();
+        let want = cpu_hasher().hash_path(&params, &path, &()).unwrap();
         for &mode in modes {
             let got = gpu_hasher(None, mode)
-                .hash_path(&params, &path, &NoProgress)
+                .hash_path(&params, &path, &())
                 .unwrap();
             let what = format!("{}, {mode:?}", params.label());
             assert_eq!(got.backend, BackendUsed::Gpu, "{what}");
@@ -385,7 +384,7 @@ fn auto_redoes_and_backend_gpu_reports_a_gpu_failing_midway() {
         let mut file = tempfile::NamedTempFile::new().unwrap();
         file.write_all(&data).unwrap();
         let from_file = auto_hasher(Some(1 << 20), Some(3))
-            .hash_path(&params, file.path(), &NoProgress)
+            .hash_path(&params, file.path(), &())
             .unwrap();
         assert_eq!(from_file.digest, want, "{what}, file");
         // `--backend gpu`: an error, never a digest.
@@ -523,8 +522,8 @@ fn registered_copies_match_staged_copies_on_odd_sizes() {
             let params =
                 TreeParams::with_options(Algorithm::Shake128, 6, 4, None, prefix, Some(77))
                     .unwrap();
-            let a = staged.hash_path(&params, &path, &NoProgress).unwrap();
-            let b = registered.hash_path(&params, &path, &NoProgress).unwrap();
+            let a = staged.hash_path(&params, &path, &()).unwrap();
+            let b = registered.hash_path(&params, &path, &()).unwrap();
             let data = std::fs::read(&path).unwrap();
             assert_eq!(
                 a.digest,

@@ -15,7 +15,7 @@ use common::reference_tree;
 use rand::rngs::StdRng;
 use rand::{Rng, RngExt, SeedableRng};
 use treehash::{
-    Algorithm, BackendChoice, BackendUsed, Hasher, HasherOptions, ListInput, NoProgress, TreeParams,
+    Algorithm, BackendChoice, BackendUsed, Hasher, HasherOptions, ListInput, TreeParams,
 };
 
 /// A list of long inputs (many pieces of 1 MiB), short ones, H = 0 ones and
@@ -68,7 +68,7 @@ fn check(hasher: &Hasher, list: &[(ListInput, Option<Vec<u8>>)]) -> Vec<BackendU
     let mut used = Vec::new();
     let mut next = 0;
     hasher
-        .hash_list(items, &NoProgress, |k, result| {
+        .hash_list(items, &(), |k, result| {
             assert_eq!(k, next);
             next += 1;
             let result = result.expect("every item holds an input");

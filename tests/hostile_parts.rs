@@ -86,7 +86,7 @@ fn parts_whose_sizes_overflow_are_refused() {
         TreeParams::with_options(Algorithm::Sha3_256, 2, 4, None, b"key".to_vec(), None).unwrap();
     let path = write(dir.path(), "f", &[1; 5000]);
     let part = hasher(4096)
-        .hash_part(&params, &path, 0, 2, &treehash::NoProgress)
+        .hash_part(&params, &path, 0, 2, &())
         .unwrap()
         .part
         .to_bytes();
@@ -112,7 +112,7 @@ fn unknown_fields_must_be_zero() {
     ];
     for (params, flags, time, identity) in cases {
         let part = hasher
-            .hash_part(&params, &path, 1, 2, &treehash::NoProgress)
+            .hash_part(&params, &path, 1, 2, &())
             .unwrap()
             .part
             .to_bytes();
@@ -142,7 +142,7 @@ fn a_part_of_another_version_says_so() {
     let path = write(dir.path(), "f", &[3; 1000]);
     let params = TreeParams::new(Algorithm::Sha3_256, 1, 4).unwrap();
     let part = hasher(4096)
-        .hash_part(&params, &path, 0, 1, &treehash::NoProgress)
+        .hash_part(&params, &path, 0, 1, &())
         .unwrap()
         .part
         .to_bytes();
@@ -163,7 +163,7 @@ fn parts_around(
     let hasher = hasher(4096);
     let part = |index| {
         hasher
-            .hash_part(params, path, index, count, &treehash::NoProgress)
+            .hash_part(params, path, index, count, &())
             .unwrap()
             .part
             .to_bytes()

@@ -152,11 +152,7 @@ fn files_of_one_piece_read_or_mapped_give_the_reference_digest() {
                 )
                 .unwrap();
                 let want = treehash_reference::tree_hash(&reference_tree(&params), &data);
-                let hash = || {
-                    hasher
-                        .hash_path(&params, &path, &treehash::NoProgress)
-                        .unwrap()
-                };
+                let hash = || hasher.hash_path(&params, &path, &()).unwrap();
                 let mut outputs = vec![hash()];
                 std::thread::scope(|s| {
                     let threads: Vec<_> = (0..4).map(|_| s.spawn(hash)).collect();
@@ -175,9 +171,7 @@ fn files_of_one_piece_read_or_mapped_give_the_reference_digest() {
         let data: Vec<u8> = (0..(9 << 20) + 5).map(|i: usize| (i % 251) as u8).collect();
         std::fs::write(&path, &data).unwrap();
         let params = TreeParams::new(Algorithm::Sha3_256, 5, 4).unwrap();
-        let got = hasher
-            .hash_path(&params, &path, &treehash::NoProgress)
-            .unwrap();
+        let got = hasher.hash_path(&params, &path, &()).unwrap();
         assert_eq!(
             got.digest,
             treehash_reference::tree_hash(&reference_tree(&params), &data)
@@ -267,7 +261,7 @@ fn races_with_a_rewrite_give_no_wrong_digest() {
                 std::thread::sleep(delay);
                 rewrite_in_place(&path, &new);
             });
-            hasher.hash_path(&params, &path, &treehash::NoProgress)
+            hasher.hash_path(&params, &path, &())
         });
         match got {
             Ok(out) if out.digest == want_old => seen[0] += 1,

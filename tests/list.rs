@@ -11,9 +11,7 @@ use rand::{RngExt, SeedableRng};
 mod common;
 
 use treehash::standard::{Standard, StandardParams};
-use treehash::{
-    Algorithm, BackendChoice, Hasher, HasherOptions, ListInput, NoProgress, Params, TreeParams,
-};
+use treehash::{Algorithm, BackendChoice, Hasher, HasherOptions, ListInput, Params, TreeParams};
 
 fn cpu_hasher(piece_bytes: Option<usize>, threads: usize) -> Hasher {
     Hasher::new(
@@ -93,7 +91,7 @@ fn random_lists_give_each_input_its_own_digest_in_order() {
             .map(|(_, input)| {
                 input.as_ref().map(|i| {
                     hasher
-                        .hash_path(&i.params, &i.path, &NoProgress)
+                        .hash_path(&i.params, &i.path, &())
                         .map(|out| out.digest)
                         .map_err(|e| e.to_string())
                 })
@@ -101,7 +99,7 @@ fn random_lists_give_each_input_its_own_digest_in_order() {
             .collect();
         let items = list.iter().enumerate().map(|(k, (_, i))| (k, i.clone()));
         hasher
-            .hash_list(items, &NoProgress, |k, result| {
+            .hash_list(items, &(), |k, result| {
                 assert_eq!(k, seen, "results come back in order");
                 seen += 1;
                 let result = result.map(|r| r.map(|out| out.digest).map_err(|e| e.to_string()));
@@ -140,7 +138,7 @@ fn a_caller_error_stops_the_list() {
         (k, Some(input))
     });
     let mut given = Vec::new();
-    let stopped = hasher.hash_list(items, &NoProgress, |k, _| {
+    let stopped = hasher.hash_list(items, &(), |k, _| {
         given.push(k);
         if k == 17 { Err("stop") } else { Ok(()) }
     });

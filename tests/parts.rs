@@ -25,9 +25,7 @@ use rand::{RngExt, SeedableRng};
 use sha3::Digest;
 use treehash::parts::{JoinError, NameRule, Part, PartError, join, join_bytes, part_leaves};
 use treehash::standard::{Family, Standard, StandardParams};
-use treehash::{
-    Algorithm, BackendChoice, BackendUsed, Hasher, HasherOptions, NoProgress, Params, TreeParams,
-};
+use treehash::{Algorithm, BackendChoice, BackendUsed, Hasher, HasherOptions, Params, TreeParams};
 use treehash_reference::{Node, kangaroo, node_function, turboshake};
 
 // ------------------------------------------------------------------- helpers
@@ -67,7 +65,7 @@ fn parts(hasher: &Hasher, params: &Params, path: &Path, count: u64) -> Vec<Vec<u
     let set = (0..count)
         .map(|index| {
             let out = hasher
-                .hash_part(params, path, index, count, &NoProgress)
+                .hash_part(params, path, index, count, &())
                 .unwrap_or_else(|e| panic!("{}: part {index} of {count}: {e}", params.label()));
             let part = &out.part;
             assert_eq!(part.index(), index);
@@ -339,7 +337,7 @@ fn join_every_split(splits: &[Split], hasher: Option<&Hasher>, what: &str) -> us
             }
         };
         let want = common::reference_digest(params, &split.data);
-        let one = hasher.hash_path(params, &path, &NoProgress).unwrap();
+        let one = hasher.hash_path(params, &path, &()).unwrap();
         assert_eq!(one.digest, want, "{what}: {}, {len} bytes", params.label());
         for &count in &split.counts {
             let label = format!("{what}: {}, {len} bytes, {count} parts", params.label());
@@ -492,11 +490,7 @@ fn more_parts_than_leaves_or_chunks_and_short_files() {
         let path = write(dir.path(), "f", &data);
         let what = format!("{}, {len} bytes, {count} parts", params.label());
         let outs: Vec<_> = (0..count)
-            .map(|i| {
-                hasher
-                    .hash_part(&params, &path, i, count, &NoProgress)
-                    .unwrap()
-            })
+            .map(|i| hasher.hash_part(&params, &path, i, count, &()).unwrap())
             .collect();
         for out in &outs {
             if out.part.leaves().is_empty() {
@@ -626,7 +620,7 @@ fn gpu_parts_join_to_the_reference() {
             let mut set = Vec::new();
             for index in 0..count {
                 let out = hasher
-                    .hash_part(&params, &path, index, count, &NoProgress)
+                    .hash_part(&params, &path, index, count, &())
                     .unwrap_or_else(|e| panic!("{label}: part {index}: {e}"));
                 if on_the_gpu(&params, &out) {
                     assert_eq!(out.backend, BackendUsed::Gpu, "{label}");
@@ -646,7 +640,7 @@ fn turboshake_has_no_parts() {
     for standard in [Standard::TurboShake128, Standard::TurboShake256] {
         let params = StandardParams::new(standard);
         let e = hasher(8192)
-            .hash_part(&params, &path, 0, 1, &NoProgress)
+            .hash_part(&params, &path, 0, 1, &())
             .unwrap_err();
         assert!(
             e.to_string()
@@ -668,18 +662,14 @@ fn a_part_needs_a_regular_file_and_an_index_below_the_count() {
     let dir = tempfile::tempdir().unwrap();
     let path = write(dir.path(), "f", b"abc");
     for params in [TreeParams::default().into(), standard(Standard::Kt128)] {
-        let e = hasher
-            .hash_part(&params, &path, 3, 3, &NoProgress)
-            .unwrap_err();
+        let e = hasher.hash_part(&params, &path, 3, 3, &()).unwrap_err();
         assert!(e.to_string().contains("below the count"), "{e}");
         for special in [
             dir.path(),
             Path::new("/proc/self/status"),
             Path::new("/dev/null"),
         ] {
-            let e = hasher
-                .hash_part(&params, special, 0, 2, &NoProgress)
-                .unwrap_err();
+            let e = hasher.hash_part(&params, special, 0, 2, &()).unwrap_err();
             let text = e.to_string();
             assert!(
                 text.contains("regular file") || text.contains("directory"),
@@ -689,7 +679,7 @@ fn a_part_needs_a_regular_file_and_an_index_below_the_count() {
         }
         assert!(
             hasher
-                .hash_part(&params, &dir.path().join("none"), 0, 1, &NoProgress)
+                .hash_part(&params, &dir.path().join("none"), 0, 1, &())
                 .is_err()
         );
     }

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use treehash::gpu::{CopyMode, LeafKernel, measure};
-use treehash::{Algorithm, BackendChoice, Hasher, HasherOptions, NoProgress, TreeParams};
+use treehash::{Algorithm, BackendChoice, Hasher, HasherOptions, TreeParams};
 
 const GB: f64 = 1e9;
 
@@ -74,12 +74,12 @@ fn kt128_end_to_end(file: &std::path::Path, size: u64, reps: usize, copy: f64) {
                 .with_wait_for_gpus(together),
         )
         .expect("a hasher");
-        h.hash_path(&params, file, &NoProgress).expect("warm-up");
+        h.hash_path(&params, file, &()).expect("warm-up");
         let mut rates = Vec::new();
         let mut last = None;
         for _ in 0..reps {
             let start = Instant::now();
-            let out = h.hash_path(&params, file, &NoProgress).expect("hash");
+            let out = h.hash_path(&params, file, &()).expect("hash");
             rates.push(size as f64 / start.elapsed().as_secs_f64());
             last = Some(out);
         }
@@ -235,7 +235,7 @@ pub(crate) fn main() {
     for (backend, mode, transfer, height) in runs {
         let h = hasher(backend, transfer, mode);
         let params = TreeParams::new(Algorithm::Sha3_256, height, 4).unwrap();
-        h.hash_path(&params, &file, &NoProgress).expect("warm-up");
+        h.hash_path(&params, &file, &()).expect("warm-up");
         let mut rates = Vec::new();
         let mut last = None;
         let reps = if backend == BackendChoice::Cpu {
@@ -245,7 +245,7 @@ pub(crate) fn main() {
         };
         for _ in 0..reps {
             let start = Instant::now();
-            let out = h.hash_path(&params, &file, &NoProgress).expect("hash");
+            let out = h.hash_path(&params, &file, &()).expect("hash");
             rates.push(size as f64 / start.elapsed().as_secs_f64());
             last = Some(out);
         }

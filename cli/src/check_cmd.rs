@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use treehash::checkfile::{
     CheckLine, LineError, LineReader, digests_equal, escape_name, parse_line,
 };
-use treehash::{HashError, Hasher, ListInput, ListResult, Params, TreeParams};
+use treehash::{HashError, HashOutput, Hasher, ListInput, Params, TreeParams};
 
 use super::args::{CheckArgs, Cli, OutputArgs, TreeArgs};
 use super::check_read::{LineRead, MAX_LINE_BYTES, is_comment_or_empty, open_list, read_line};
@@ -304,7 +304,7 @@ impl Checker<'_> {
         &self,
         (list, number): (&Path, usize),
         line: &CheckLine,
-        result: ListResult,
+        result: Option<Result<HashOutput, HashError>>,
         tally: &mut Tally,
     ) -> io::Result<()> {
         tally.formatted += 1;

@@ -4,7 +4,7 @@
 //! improperly formatted (another digest length) or FAILED (the same
 //! length): these name the parameters that would check it.
 
-use treehash::{Algorithm, Hasher, NoProgress, Params};
+use treehash::{Algorithm, Hasher, Params};
 
 /// What a digest of `len` bytes implies where the command line's
 /// parameters, `params`, expect another length: the fixed-length function
@@ -41,7 +41,7 @@ pub(super) fn matches_plain(hasher: &Hasher, plain: &Params, name: &[u8], digest
     use std::os::unix::ffi::OsStrExt;
     let path = std::path::Path::new(std::ffi::OsStr::from_bytes(name));
     hasher
-        .hash_path(plain, path, &NoProgress)
+        .hash_path(plain, path, &())
         .is_ok_and(|out| treehash::checkfile::digests_equal(&out.digest, digest))
 }
 

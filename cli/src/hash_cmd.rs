@@ -4,9 +4,7 @@ use std::path::Path;
 
 use treehash::checkfile::{tagged_line, untagged_line};
 use treehash::input::is_stdin_name;
-use treehash::{
-    HashError, HashOutput, Hasher, ListInput, NoProgress, Params, StandardParams, TreeParams,
-};
+use treehash::{HashError, HashOutput, Hasher, ListInput, Params, StandardParams, TreeParams};
 
 use super::args::{Cli, OutputFormatArgs};
 use super::progress_bar::ListProgress;
@@ -113,7 +111,7 @@ fn verify(hasher: &Hasher, params: &Params, path: &Path) -> i32 {
 /// the project's reference code for it (which reads the whole file into
 /// memory); reports PASS or FAIL. Returns the exit code.
 fn verify_standard(hasher: &Hasher, params: &StandardParams, path: &Path) -> i32 {
-    let result = hasher.hash_path(params, path, &NoProgress).and_then(|out| {
+    let result = hasher.hash_path(params, path, &()).and_then(|out| {
         let reference = plain::reference_of_file(params, path)?;
         Ok((out, hex::encode(reference)))
     });
@@ -149,7 +147,7 @@ fn verify_height_zero(hasher: &Hasher, params: &TreeParams, path: &Path) -> i32 
     let result = params
         .at_height(0)
         .map_err(HashError::from)
-        .and_then(|h0| hasher.hash_path(&h0, path, &NoProgress))
+        .and_then(|h0| hasher.hash_path(&h0, path, &()))
         .and_then(|tree| Ok((tree, hex::encode(plain::digest_of_file(params, path)?))));
     match result {
         Ok((tree, plain)) => {

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use pyo3::exceptions::{PyBlockingIOError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyString};
+use treehash::BackendChoice;
 use treehash::gpu::KeepCurrentContext;
-use treehash::{BackendChoice, NoProgress};
 
 use crate::buffer::ReadBuffer;
 use crate::errors::hash_error;
@@ -86,7 +86,7 @@ pub fn file_digest(
     let out = py.detach(|| {
         // A GPU's context is bound to this thread while it hashes.
         let _kept = may_use_gpu.then(KeepCurrentContext::new);
-        hasher.hash_path(params, &file, &NoProgress)
+        hasher.hash_path(params, &file, &())
     });
     let out = out.map_err(|e| hash_error(e, Some(path)))?;
     Ok(Digest::new(params, out))

@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use treehash::gpu::KeepCurrentContext;
 use treehash::parts::{self, MIN_RUN_BYTES, NameRule, Part, join_bytes};
-use treehash::{BackendChoice, NoProgress, Params, TreeParams};
+use treehash::{BackendChoice, Params, TreeParams};
 
 use crate::buffer::ReadBuffer;
 use crate::errors::hash_error;
@@ -106,7 +106,7 @@ pub fn hash_part<'py>(
     let out = py.detach(|| {
         // A GPU's context is bound to this thread while it hashes.
         let _kept = may_use_gpu.then(KeepCurrentContext::new);
-        hasher.hash_part(&params, &file, index, count, &NoProgress)
+        hasher.hash_part(&params, &file, index, count, &())
     });
     let out = out.map_err(|e| hash_error(e, Some(path)))?;
     Ok(PyBytes::new(py, &out.part.to_bytes()))

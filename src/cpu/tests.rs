@@ -7,7 +7,7 @@ use super::workers::Workers;
 use super::*;
 use crate::message::Piece;
 use crate::params::Algorithm;
-use crate::progress::NoProgress;
+
 use crate::test_reference::{node, tree};
 use crate::test_rng::{self, Rng};
 use crate::timings::Timings;
@@ -104,7 +104,7 @@ impl SliceCase<'_> {
             0,
         )
         .with_slice_bytes(self.slice_bytes);
-        message::for_each_piece_of_slice(params, self.file, self.piece_len, &NoProgress, |p| {
+        message::for_each_piece_of_slice(params, self.file, self.piece_len, &(), |p| {
             let Piece::Memory(bytes) = p else {
                 unreachable!("a slice is read from memory")
             };
@@ -324,7 +324,7 @@ impl UnreadCase<'_> {
             self.piece_len,
             message::Access::Read,
             &unmapped,
-            &NoProgress,
+            &(),
             |piece| match piece {
                 Piece::Memory(bytes) | Piece::Mapped { bytes, .. } => leaves.absorb(bytes),
                 Piece::Unread { input, offset, len } if leaves.reads_per_task(len) => {
@@ -643,7 +643,7 @@ fn inline_engines_defer_their_first_piece() {
                             cpu.piece_len(&params),
                             message::Access::Read,
                             &unmapped,
-                            &NoProgress,
+                            &(),
                             |p| engine.absorb(p),
                         )
                         .unwrap();
@@ -704,7 +704,7 @@ fn engines_over_a_split_give_the_reference_digest() {
                         &params,
                         &file,
                         low.piece_len(&params),
-                        &NoProgress,
+                        &(),
                         absorb,
                     )
                 });
@@ -723,7 +723,7 @@ fn engines_over_a_split_give_the_reference_digest() {
                         low.piece_len(&params),
                         message::Access::Read,
                         &unmapped,
-                        &NoProgress,
+                        &(),
                         |p| {
                             unread += usize::from(matches!(p, Piece::Unread { .. }));
                             absorb(p)

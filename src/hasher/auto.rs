@@ -102,11 +102,8 @@ impl Payoff {
 }
 
 impl Hasher {
-    /// Under `Auto`, once its inputs are done: why no GPU took part, if none
-    /// did: no driver, no device or a start that failed (this waits for the
-    /// GPUs' start in the background to end), or why none was started.
-    /// `None` when one was started.
-    pub fn why_no_gpu(&self) -> Option<String> {
+    /// [`Hasher::why_no_gpu`].
+    pub(super) fn no_gpu_reason(&self) -> Option<String> {
         if let Some(reason) = self.gpus.unavailable() {
             return Some(reason);
         }

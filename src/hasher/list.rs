@@ -53,7 +53,7 @@ impl ListInput {
 
 /// What one item of a list came to: the digest or why there is none, or
 /// nothing for an item that held no input.
-pub type ListResult = Option<Result<HashOutput, HashError>>;
+pub(super) type ListResult = Option<Result<HashOutput, HashError>>;
 
 /// Batches of inputs hashed alone at once, per worker thread: one more
 /// than the workers keeps each busy while the caller hands out the next.
@@ -482,7 +482,7 @@ impl Progress for Advance<'_> {
 mod tests {
     use super::*;
     use crate::standard::{Standard, StandardParams};
-    use crate::{BackendChoice, HasherOptions, NoProgress};
+    use crate::{BackendChoice, HasherOptions};
 
     fn hasher() -> Hasher {
         Hasher::new(HasherOptions {
@@ -498,7 +498,7 @@ mod tests {
         let mut out = Vec::new();
         let items = items.into_iter().enumerate();
         hasher
-            .hash_list(items, &NoProgress, |k, result| {
+            .hash_list(items, &(), |k, result| {
                 assert_eq!(k, out.len(), "in the list's order");
                 // An error as an empty digest (no digest is empty).
                 out.push(result.map(|r| r.map(|o| o.digest).unwrap_or_default()));

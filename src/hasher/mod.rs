@@ -24,7 +24,7 @@ mod engines;
 mod list;
 mod work;
 
-pub use list::{ListInput, ListResult};
+pub use list::ListInput;
 
 pub(crate) use auto::Resumed;
 use work::{Chunks, Leaves};
@@ -42,7 +42,7 @@ use crate::gpu::{self, CopyMode, Devices, Fleet, GpuBackend, LeafKernel};
 use crate::input::{Source, is_stdin_name};
 use crate::message::Input;
 use crate::progress::EngineShare;
-use crate::progress::{NoProgress, Progress};
+use crate::progress::Progress;
 use crate::timings::{Timings, timed};
 use crate::trace;
 
@@ -349,7 +349,7 @@ impl Hasher {
         data: &[u8],
     ) -> Result<HashOutput, HashError> {
         let input = Input::Bytes(data);
-        self.hash_any(&params.into(), input, &NoProgress, Placement::Engines)
+        self.hash_any(&params.into(), input, &(), Placement::Engines)
     }
 
     /// The digest of everything `reader` yields, a sequential input: read in
@@ -361,7 +361,7 @@ impl Hasher {
         reader: &mut (dyn Read + Send),
     ) -> Result<HashOutput, HashError> {
         let input = Input::Sequential(reader);
-        self.hash_any(&params.into(), input, &NoProgress, Placement::Engines)
+        self.hash_any(&params.into(), input, &(), Placement::Engines)
     }
 
     /// The digest of the file at `path`, with `progress` told the bytes
@@ -394,7 +394,9 @@ impl Hasher {
     }
 
     /// Hashes every item of `items` that holds an input, side by side, and
-    /// calls `done` with each item's tag and result in the items' order,
+    /// calls `done` with each item's tag and result in the items' order
+    /// (its digest or why there is none, or `None` for an item that held no
+    /// input),
     /// from one thread (the calling thread, unless that is a rayon worker,
     /// which must not wait on this hasher's pool). Items are taken from
     /// `items` only as the hashing gets to them, so a long list costs no
@@ -405,9 +407,17 @@ impl Hasher {
         &self,
         items: impl IntoIterator<Item = (T, Option<ListInput>), IntoIter: Send>,
         progress: &dyn Progress,
-        done: impl FnMut(T, ListResult) -> Result<(), E> + Send,
+        done: impl FnMut(T, Option<Result<HashOutput, HashError>>) -> Result<(), E> + Send,
     ) -> Result<(), E> {
         self.hash_items(items, progress, done)
+    }
+
+    /// Under `Auto`, once its inputs are done: why no GPU took part, if none
+    /// did: no driver, no device or a start that failed (this waits for the
+    /// GPUs' start in the background to end), or why none was started.
+    /// `None` when one was started.
+    pub fn why_no_gpu(&self) -> Option<String> {
+        self.no_gpu_reason()
     }
 
     /// The digest of bytes in GPU memory, hashed on the GPU that holds them

@@ -23,7 +23,7 @@
 //! ```
 //! use treehash::parts::{join, NameRule};
 //! use treehash::standard::{Standard, StandardParams};
-//! use treehash::{Hasher, HasherOptions, NoProgress};
+//! use treehash::{Hasher, HasherOptions};
 //!
 //! let dir = tempfile::tempdir()?;
 //! let path = dir.path().join("data");
@@ -31,16 +31,16 @@
 //! let kt = StandardParams::new(Standard::Kt128).with_customization(b"C".to_vec())?;
 //! let hasher = Hasher::new(HasherOptions::default())?;
 //! let parts: Vec<_> = (0..4)
-//!     .map(|i| hasher.hash_part(&kt, &path, i, 4, &NoProgress).map(|p| p.part))
+//!     .map(|i| hasher.hash_part(&kt, &path, i, 4, &()).map(|p| p.part))
 //!     .collect::<Result<_, _>>()?;
 //! let joined = join(&parts, NameRule::default())?;
-//! assert_eq!(joined.digest, hasher.hash_path(&kt, &path, &NoProgress)?.digest);
+//! assert_eq!(joined.digest, hasher.hash_path(&kt, &path, &())?.digest);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! ```
 //! use treehash::parts::{join_bytes, NameRule};
-//! use treehash::{Algorithm, Hasher, HasherOptions, NoProgress, TreeParams};
+//! use treehash::{Algorithm, Hasher, HasherOptions, TreeParams};
 //!
 //! let dir = tempfile::tempdir()?;
 //! let path = dir.path().join("data");
@@ -49,10 +49,10 @@
 //! let hasher = Hasher::new(HasherOptions::default())?;
 //! // On three hosts, one part each; the bytes travel to one place.
 //! let parts: Vec<Vec<u8>> = (0..3)
-//!     .map(|i| hasher.hash_part(&params, &path, i, 3, &NoProgress).map(|p| p.part.to_bytes()))
+//!     .map(|i| hasher.hash_part(&params, &path, i, 3, &()).map(|p| p.part.to_bytes()))
 //!     .collect::<Result<_, _>>()?;
 //! let joined = join_bytes(&parts, NameRule::default())?;
-//! assert_eq!(joined.digest, hasher.hash_path(&params, &path, &NoProgress)?.digest);
+//! assert_eq!(joined.digest, hasher.hash_path(&params, &path, &())?.digest);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 

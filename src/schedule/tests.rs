@@ -7,7 +7,7 @@ use super::*;
 use crate::cpu::{CpuBackend, CpuPath};
 use crate::input::Source;
 use crate::params::Algorithm;
-use crate::progress::{CountingProgress, NoProgress};
+use crate::progress::CountingProgress;
 use crate::test_reference::tree;
 use treehash_reference::tree_hash;
 
@@ -160,7 +160,7 @@ fn shared_digest(
         &mut latecomers,
         &mut plan,
         &reduce,
-        &NoProgress,
+        &(),
         &mut times,
     )
     .unwrap();
@@ -522,7 +522,7 @@ fn gpus_and_cpus_share_leaves_in_any_split() {
                     &mut latecomers,
                     &mut plan,
                     &reduce,
-                    &NoProgress,
+                    &(),
                     &mut t,
                 )
                 .unwrap();
@@ -581,7 +581,7 @@ fn a_gpu_failing_midway_is_an_error_not_a_digest() {
         &mut latecomers,
         &mut Balance::default(),
         &reduce,
-        &NoProgress,
+        &(),
         &mut Timings::default(),
     );
     match result {

@@ -16,9 +16,7 @@ use treehash::checkfile::{digests_equal, parse_line, tagged_line, untagged_line}
 use treehash::label::{Label, StandardLabel, TreeLabel};
 use treehash::parts::{JoinError, NameRule, Part, join, join_bytes};
 use treehash::standard::{Standard, StandardParams};
-use treehash::{
-    Algorithm, BackendChoice, Function, Hasher, HasherOptions, NoProgress, Params, TreeParams,
-};
+use treehash::{Algorithm, BackendChoice, Function, Hasher, HasherOptions, Params, TreeParams};
 
 /// Bytes of a part's check value, at its end: the first 16 bytes of
 /// SHA3-256 of every byte before it (docs/SPEC.md, "The format").
@@ -179,7 +177,7 @@ fn file_bytes(len: usize, pattern: &[u8]) -> Vec<u8> {
 fn parts_of(params: &Params, path: &Path, count: u64) -> Vec<Vec<u8>> {
     (0..count)
         .map(|index| {
-            let made = hasher().hash_part(params, path, index, count, &NoProgress);
+            let made = hasher().hash_part(params, path, index, count, &());
             let made = made.unwrap_or_else(|e| panic!("part {index} of {count}: {e}"));
             made.part.to_bytes()
         })
@@ -248,7 +246,7 @@ pub fn part_set(data: &[u8], scratch: &Path) {
     let path = scratch.join("a");
     std::fs::write(&path, &file).expect("the file is written");
     if let Some(why) = params.unsplittable() {
-        let made = hasher().hash_part(&params, &path, 0, 1, &NoProgress);
+        let made = hasher().hash_part(&params, &path, 0, 1, &());
         assert!(
             made.is_err(),
             "a part under {params:?}, which has none: {why}"
@@ -293,7 +291,7 @@ pub fn part_set(data: &[u8], scratch: &Path) {
             let other = scratch.join("b");
             let other_file = file_bytes(other_len, order);
             std::fs::write(&other, &other_file).expect("the other file is written");
-            let made = hasher().hash_part(&params, &other, i as u64, count, &NoProgress);
+            let made = hasher().hash_part(&params, &other, i as u64, count, &());
             parts[i] = made.expect("a part of the other file").part.to_bytes();
             // A split of one part: the set is now the other file's, whole.
             if count == 1 {
@@ -302,7 +300,7 @@ pub fn part_set(data: &[u8], scratch: &Path) {
         }
         Mutation::OtherSplit => {
             let more = count + 1 + u64::from(mask % 3);
-            let made = hasher().hash_part(&params, &path, i as u64, more, &NoProgress);
+            let made = hasher().hash_part(&params, &path, i as u64, more, &());
             parts[i] = made.expect("a part of another split").part.to_bytes();
         }
         Mutation::Resize => {

@@ -5,7 +5,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use treehash::{BackendUsed, HashError, HashOutput, Hasher, ListInput, NoProgress, Params};
+use treehash::{BackendUsed, HashError, HashOutput, Hasher, ListInput, Params};
 
 /// An error that ends a bench, with the file it concerns when there is one.
 #[derive(Debug)]
@@ -97,7 +97,7 @@ impl Inputs {
     pub fn hash(&self, hasher: &Hasher, params: &Params) -> Result<Hashed, BenchError> {
         if let [path] = self.paths.as_slice() {
             let out = hasher
-                .hash_path(params, path, &NoProgress)
+                .hash_path(params, path, &())
                 .map_err(|e| BenchError::of(path, e))?;
             return Ok(Hashed {
                 digests: vec![out.digest.clone()],
@@ -116,7 +116,7 @@ impl Inputs {
         let mut digests = Vec::with_capacity(self.count());
         let mut ran_on: Option<BackendUsed> = None;
         let mut gpu_startup = None;
-        hasher.hash_list(items, &NoProgress, |path, result| {
+        hasher.hash_list(items, &(), |path, result| {
             let out = match result {
                 Some(Ok(out)) => out,
                 Some(Err(e)) => return Err(BenchError::of(path, e)),

@@ -3,7 +3,7 @@ use super::*;
 use std::sync::{Arc, Mutex};
 
 use crate::cpu::CpuPath;
-use crate::progress::NoProgress;
+
 use crate::standard::{Standard, StandardParams, chunk_count};
 use crate::test_reference;
 use crate::test_rng::{Rng, bytes};
@@ -140,7 +140,7 @@ fn any_split_of_the_chunks_gives_the_reference_digest() {
                     split,
                 };
                 let mut input = Input::Bytes(&message);
-                let out = hash(&params, &mut input, &cpu, engines, 8192, &NoProgress).unwrap();
+                let out = hash(&params, &mut input, &cpu, engines, 8192, &()).unwrap();
                 let what = format!("{} of {len} bytes, lag {lag}", params.label());
                 assert_eq!(out.digest, want, "{what}");
                 assert_eq!(out.bytes, len as u64);
@@ -189,15 +189,7 @@ fn pieces_of_many_small_chunks_are_shared_in_waves() {
         split,
     };
     let mut input = Input::Bytes(&message);
-    let out = hash(
-        &params,
-        &mut input,
-        &cpu,
-        engines,
-        2 * wave + 7,
-        &NoProgress,
-    )
-    .unwrap();
+    let out = hash(&params, &mut input, &cpu, engines, 2 * wave + 7, &()).unwrap();
     assert_eq!(out.digest, test_reference::standard(&params, &message));
     assert!(*seen.lock().unwrap() > 0);
 }
@@ -224,7 +216,7 @@ fn a_split_without_the_cpu_gives_it_no_chunk() {
             split: Split::new(false),
         };
         let mut input = Input::Bytes(&message);
-        let out = hash(&params, &mut input, &cpu, engines, 16384, &NoProgress).unwrap();
+        let out = hash(&params, &mut input, &cpu, engines, 16384, &()).unwrap();
         assert_eq!(out.digest, test_reference::standard(&params, &message));
         let first = if params.standard().family() == Family::Kangaroo {
             b
@@ -274,7 +266,7 @@ fn files_shared_or_read_by_the_engines_give_the_reference_digest() {
                     split: Split::new(cpu_takes_chunks),
                 };
                 let mut input = Input::File(&file);
-                let out = hash(&params, &mut input, &cpu, engines, 3 * 8192, &NoProgress);
+                let out = hash(&params, &mut input, &cpu, engines, 3 * 8192, &());
                 let out = out.unwrap();
                 let what = format!("{} file of {len}, CPU {cpu_takes_chunks}", params.label());
                 assert_eq!(out.digest, want, "{what}");
@@ -311,7 +303,7 @@ fn a_file_read_per_task_gives_the_reference_digest() {
                     let mut input = Input::File(&file);
                     let mut none = NoLatecomers;
                     let engines = Engines::cpu_only(&mut none);
-                    hash(&params, &mut input, &cpu, engines, piece, &NoProgress)
+                    hash(&params, &mut input, &cpu, engines, piece, &())
                 };
                 let out = if inline { cpu.run_alone(run) } else { run() };
                 let what = format!(
@@ -447,7 +439,7 @@ fn a_part_keeps_its_chunks_values_on_any_engines() {
                         &cpu,
                         engines,
                         piece_len,
-                        &NoProgress,
+                        &(),
                     )
                     .unwrap();
                     let what = format!(
