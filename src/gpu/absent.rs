@@ -125,8 +125,8 @@ impl Fleet {
         Err(Self::absent())
     }
 
-    pub(crate) fn open_now(&self) -> Result<Vec<&GpuBackend>, GpuError> {
-        Err(Self::absent())
+    pub(crate) fn open_now(&self) -> Result<Vec<&GpuBackend>, crate::error::HashError> {
+        Err(Self::absent().into())
     }
 
     pub(crate) fn open_device(&self, _ordinal: usize) -> Result<&GpuBackend, GpuError> {

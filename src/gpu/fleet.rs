@@ -368,14 +368,11 @@ impl Fleet {
         self.0.failure.lock().ok().and_then(|f| f.clone())
     }
 
-    /// Every device asked for, each opened and then given to `begin` on a
-    /// thread of its own, all at once: a device's start (its context, the
-    /// kernels, pinned buffers) is mostly waits in the driver, which for
-    /// several devices overlap, so they are ready about when one would be.
-    /// Only the first `most` devices are used (all where `None`; the others
-    /// must exist); one is begun on the calling thread. `begin` gets the
-    /// device's place among those used and their count. The results in
-    /// that order, or the first error.
+    /// Every device asked for, each opened and then given to `begin`, all
+    /// at once ([`at_once`]). Only the first `most` devices are used (all
+    /// where `None`; the others must exist). `begin` gets the device's place
+    /// among those used and their count. The results in that order, or the
+    /// first error.
     pub(crate) fn side_by_side<'f, T: Send>(
         &'f self,
         most: Option<usize>,
@@ -387,67 +384,22 @@ impl Fleet {
         for device in left_out {
             super::check_device(device.ordinal)?;
         }
-        let count = list.len();
-        if let [only] = list {
-            let gpu = only.open(&self.0.start).as_ref().map_err(Clone::clone)?;
-            return Ok(vec![begin(0, 1, gpu)?]);
-        }
         let start = &self.0.start;
-        let begin = &begin;
-        let results: Vec<Result<T, HashError>> = std::thread::scope(|s| {
-            let handles: Vec<_> = list
-                .iter()
-                .enumerate()
-                .map(|(index, device)| {
-                    crate::threads::spawn_scoped(s, move || {
-                        let gpu = device.open(start).as_ref().map_err(Clone::clone)?;
-                        trace(|| format!("GPU {} open ({:?})", device.ordinal, gpu.info().init));
-                        begin(index, count, gpu)
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|handle| match handle?.join() {
-                    Ok(result) => result,
-                    Err(_) => Err(HashError::Internal("a GPU's start panicked".into())),
-                })
-                .collect()
-        });
-        results.into_iter().collect()
+        at_once(list, |index, device| {
+            let gpu = device.open(start).as_ref().map_err(Clone::clone)?;
+            trace(|| format!("GPU {} open ({:?})", device.ordinal, gpu.info().init));
+            begin(index, list.len(), gpu)
+        })
     }
 
     /// Every device asked for, started now (waiting for any start already
-    /// under way): all of them, or the first error. The devices after the
-    /// first open each on a thread of its own while the first opens on this
-    /// one: opened in turn, the second device's context would wait for the
-    /// whole of the first's start, the driver's own included (about half a
-    /// second; docs/decisions/0039-gpus-open-together.md). A thread the
-    /// system refuses leaves its device to open here, after the first.
-    pub(crate) fn open_now(&self) -> Result<Vec<&GpuBackend>, GpuError> {
+    /// under way), all at once ([`at_once`]): all of them, or the first
+    /// error.
+    pub(crate) fn open_now(&self) -> Result<Vec<&GpuBackend>, HashError> {
         let list = self.0.list().as_ref().map_err(Clone::clone)?;
         let start = &self.0.start;
-        std::thread::scope(|s| {
-            let others: Vec<_> = list[1..]
-                .iter()
-                .map(|device| {
-                    let opening = std::thread::Builder::new()
-                        .name("treehash-gpu-open".into())
-                        .spawn_scoped(s, move || device.open(start).is_ok());
-                    (device, opening)
-                })
-                .collect();
-            let first = list[0].open(start).as_ref().map_err(Clone::clone);
-            let mut opened = vec![first?];
-            for (device, opening) in others {
-                // Joined before any device is read: a thread that panicked
-                // left its device for this thread to open (or to report).
-                if let Ok(handle) = opening {
-                    let _opened_or_kept_failure = handle.join();
-                }
-                opened.push(device.open(start).as_ref().map_err(Clone::clone)?);
-            }
-            Ok(opened)
+        at_once(list, |_, device| {
+            Ok(device.open(start).as_ref().map_err(Clone::clone)?)
         })
     }
 
@@ -463,4 +415,43 @@ impl Fleet {
             Err(e) => note_failure(&self.0.failure, e),
         }
     }
+}
+
+/// Runs `work` for every device of `list` at once: the first on this
+/// thread, each other on a scoped thread of its own. A device's start (its
+/// context, kernels and pinned buffers) is mostly waits in the driver,
+/// which for several devices overlap; started in turn, the second device's
+/// context would wait for the whole of the first's start, the driver's own
+/// included (docs/decisions/0039-gpus-open-together.md). A thread the system
+/// refuses leaves its device's `work` to run here, after the first's; one
+/// that panics gives an internal error. Every thread is joined before this
+/// returns. The results in `list`'s order, or the first error.
+fn at_once<'d, T: Send>(
+    list: &'d [Device],
+    work: impl Fn(usize, &'d Device) -> Result<T, HashError> + Sync,
+) -> Result<Vec<T>, HashError> {
+    let work = &work;
+    std::thread::scope(|s| {
+        let others: Vec<_> = (1..list.len())
+            .map(|index| {
+                let thread = std::thread::Builder::new()
+                    .name("treehash-gpu-start".into())
+                    .spawn_scoped(s, move || work(index, &list[index]));
+                (index, thread)
+            })
+            .collect();
+        let mut results = Vec::with_capacity(list.len());
+        if let Some(first) = list.first() {
+            results.push(work(0, first));
+        }
+        for (index, thread) in others {
+            results.push(match thread {
+                Ok(handle) => handle
+                    .join()
+                    .unwrap_or_else(|_| Err(HashError::Internal("a GPU's start panicked".into()))),
+                Err(_refused) => work(index, &list[index]),
+            });
+        }
+        results.into_iter().collect()
+    })
 }
