@@ -190,6 +190,14 @@ impl<'h> Work<'h> for Leaves<'h> {
             members.push(Member::new(EngineId::Cpu, hasher.cpu.begin(params)));
         }
         members.extend(gpus);
+        // GPUs begun side by side on a file, with no latecomer, keep their
+        // even split: each walks the file at its own pace.
+        if let (false, None, Input::File(file)) = (cpu, &latecomers, &*input) {
+            if schedule::can_walk_apart(&members) {
+                let reduce = |outputs: Vec<u8>| hasher.cpu.reduce_leaf_outputs(params, outputs);
+                return schedule::run_apart(params, file, members, &reduce, progress, timings);
+            }
+        }
         // GPUs alone begin side by side and keep an even split; with the
         // CPU the split is searched.
         let mut plan = if cpu {

@@ -20,6 +20,7 @@
 //!   start, how the search steps and when it ends);
 //! - `migrate`: moving leaves and their states between engines.
 
+mod apart;
 mod balance;
 pub(crate) mod chunks;
 mod migrate;
@@ -40,6 +41,7 @@ use crate::timings::{Timings, timed};
 use crate::trace;
 use crate::tree::Dealing;
 
+pub(crate) use apart::{can_walk_apart, run_apart};
 use balance::WARM_UP_PIECES;
 pub(crate) use balance::{Balance, Moment, Plan};
 use migrate::migrate;
