@@ -590,3 +590,149 @@ fn a_gpu_failing_midway_is_an_error_not_a_digest() {
         Ok(_) => panic!("a digest despite the GPU's failure"),
     }
 }
+
+/// An engine that fails at its `left`-th piece, standing in for a GPU that
+/// fails midway.
+struct FailsAt<'a> {
+    inner: Box<dyn LeafEngine + 'a>,
+    left: usize,
+}
+
+impl LeafEngine for FailsAt<'_> {
+    fn piece_len(&self) -> usize {
+        self.inner.piece_len()
+    }
+    fn access(&self) -> Access {
+        self.inner.access()
+    }
+    fn leaves(&self) -> Range<u64> {
+        self.inner.leaves()
+    }
+    fn absorb(&mut self, piece: Piece<'_>) -> Result<(), HashError> {
+        if self.left == 0 {
+            return Err(HashError::Internal("failed as scripted".into()));
+        }
+        self.left -= 1;
+        self.inner.absorb(piece)
+    }
+    fn take_leaves(&mut self, leaves: Range<u64>) -> Result<crate::engine::LeafStates, HashError> {
+        self.inner.take_leaves(leaves)
+    }
+    fn give_leaves(
+        &mut self,
+        leaves: Range<u64>,
+        states: crate::engine::LeafStates,
+    ) -> Result<(), HashError> {
+        self.inner.give_leaves(leaves, states)
+    }
+    fn finish_leaves(self: Box<Self>, times: &mut Timings) -> Result<Vec<u8>, HashError> {
+        self.inner.finish_leaves(times)
+    }
+    fn finish(self: Box<Self>, times: &mut Timings) -> Result<Vec<u8>, HashError> {
+        self.inner.finish(times)
+    }
+}
+
+/// `count` CPU engines (standing in for GPUs begun side by side) owning
+/// an even split of the leaves from the start; the one at `failing`, if
+/// any, fails at its second piece.
+fn apart<'a>(
+    cpu: &'a CpuBackend,
+    params: &'a TreeParams,
+    count: usize,
+    failing: Option<usize>,
+) -> Vec<Member<'a>> {
+    let mut members: Vec<Member<'a>> = (0..count)
+        .map(|i| {
+            let engine = if i == 0 {
+                cpu.begin(params)
+            } else {
+                cpu.begin_at(params, 0)
+            };
+            let engine: Box<dyn LeafEngine + 'a> = if failing == Some(i) {
+                Box::new(FailsAt {
+                    inner: engine,
+                    left: 1,
+                })
+            } else {
+                engine
+            };
+            Member::new(EngineId::Gpu(i), engine)
+        })
+        .collect();
+    let bounds = crate::engine::split_leaves(1.0 / count as f64, count, params.leaf_count());
+    migrate(&mut members, &bounds).unwrap();
+    members
+}
+
+#[test]
+fn engines_walking_a_file_apart_give_the_reference_digest() {
+    for cpu in backends(300) {
+        for (c, params) in cases().iter().enumerate() {
+            for (s, len) in sizes(params).into_iter().enumerate() {
+                let bytes = data(len, (c * 100 + s) as u64);
+                let want = tree_hash(&tree(params), &bytes);
+                let mut tmp = tempfile::NamedTempFile::new().unwrap();
+                std::io::Write::write_all(&mut tmp, &bytes).unwrap();
+                let Source::File(input) = Source::open(tmp.path()).unwrap() else {
+                    // An empty file is read as a sequential input.
+                    assert_eq!(len, 0, "a regular file is not a sequential input");
+                    continue;
+                };
+                for count in [2, 3] {
+                    let members = apart(&cpu, params, count, None);
+                    let reduce = |outputs: Vec<u8>| cpu.reduce_leaf_outputs(params, outputs);
+                    let progress = CountingProgress::default();
+                    let mut times = Timings::default();
+                    let hashed =
+                        run_apart(params, &input, members, &reduce, &progress, &mut times).unwrap();
+                    let label = format!("{} {len} bytes on {count}", params.label());
+                    assert_eq!(hex::encode(&hashed.digest), hex::encode(&want), "{label}");
+                    assert_eq!(hashed.bytes, len as u64, "{label}");
+                    // The first engine's walk tells progress every byte once.
+                    let told = progress.0.load(std::sync::atomic::Ordering::Relaxed);
+                    assert_eq!(told, len as u64, "{label}");
+                    // Each engine counted the bytes of its own leaves' blocks.
+                    let dealing = crate::tree::Dealing::of(params);
+                    let bounds =
+                        crate::engine::split_leaves(1.0 / count as f64, count, params.leaf_count());
+                    let m = (params.prefix().len() + len) as u64;
+                    let owned: Vec<u64> = bounds
+                        .windows(2)
+                        .map(|w| dealing.packed_len(&(w[0]..w[1]), m))
+                        .filter(|&b| b > 0)
+                        .collect();
+                    let counted: Vec<u64> = hashed
+                        .shares
+                        .iter()
+                        .map(|s| s.bytes)
+                        .filter(|&b| b > 0)
+                        .collect();
+                    assert_eq!(counted, owned, "{label}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn an_engine_that_fails_walking_apart_is_an_error_not_a_digest() {
+    let cpu = &backends(300)[0];
+    let params = &cases()[3];
+    let bytes = data(20_000, 5);
+    let mut tmp = tempfile::NamedTempFile::new().unwrap();
+    std::io::Write::write_all(&mut tmp, &bytes).unwrap();
+    let Source::File(input) = Source::open(tmp.path()).unwrap() else {
+        panic!("a regular file is not a sequential input");
+    };
+    for failing in 0..3 {
+        let members = apart(cpu, params, 3, Some(failing));
+        let reduce = |outputs: Vec<u8>| cpu.reduce_leaf_outputs(params, outputs);
+        let mut times = Timings::default();
+        match run_apart(params, &input, members, &reduce, &(), &mut times) {
+            Err(HashError::Internal(why)) => assert_eq!(why, "failed as scripted"),
+            Err(e) => panic!("engine {failing}: another error: {e}"),
+            Ok(_) => panic!("engine {failing} failed, and a digest came out"),
+        }
+    }
+}
