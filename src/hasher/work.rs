@@ -190,13 +190,13 @@ impl<'h> Work<'h> for Leaves<'h> {
             members.push(Member::new(EngineId::Cpu, hasher.cpu.begin(params)));
         }
         members.extend(gpus);
+        let reduce = |outputs: Vec<u8>| hasher.cpu.reduce_leaf_outputs(params, outputs);
         // GPUs begun side by side on a file, with no latecomer, keep their
         // even split: each walks the file at its own pace.
-        if let (false, None, Input::File(file)) = (cpu, &latecomers, &*input) {
-            if schedule::can_walk_apart(&members) {
-                let reduce = |outputs: Vec<u8>| hasher.cpu.reduce_leaf_outputs(params, outputs);
-                return schedule::run_apart(params, file, members, &reduce, progress, timings);
-            }
+        if let (false, None, Input::File(file)) = (cpu, &latecomers, &*input)
+            && schedule::can_walk_apart(&members)
+        {
+            return schedule::run_apart(params, file, members, &reduce, progress, timings);
         }
         // GPUs alone begin side by side and keep an even split; with the
         // CPU the split is searched.
@@ -207,7 +207,6 @@ impl<'h> Work<'h> for Leaves<'h> {
         };
         let mut none = NoLatecomers;
         let latecomers = latecomers.unwrap_or(&mut none);
-        let reduce = |outputs: Vec<u8>| hasher.cpu.reduce_leaf_outputs(params, outputs);
         schedule::run(
             params, input, members, latecomers, &mut plan, &reduce, progress, timings,
         )

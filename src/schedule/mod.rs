@@ -16,6 +16,9 @@
 //! them by the engines' rates (`proportional`) rather than by a search.
 //!
 //! - this module: the run over the pieces and what each engine did;
+//! - `apart`: GPUs begun side by side on a file, whose split never moves,
+//!   each walking the file at its own pace rather than piece by piece
+//!   with the others;
 //! - `balance`: where the split goes (the plan, `Balance`: where latecomers
 //!   start, how the search steps and when it ends);
 //! - `migrate`: moving leaves and their states between engines.
