@@ -63,3 +63,49 @@ pub(crate) fn start_pool(threads: usize) -> Result<rayon::ThreadPool, HashError>
         }
     }
 }
+
+/// Runs `work` on every item at once: the first on this thread, each other
+/// on a scoped thread of its own named `name`. A thread the system refuses
+/// leaves its item's work to this thread, after the first's; one that
+/// panics gives `panicked()`. Every thread is joined before this returns.
+/// The results in the items' order.
+pub(crate) fn on_each_at_once<I: Send, T: Send>(
+    items: Vec<I>,
+    name: &str,
+    work: impl Fn(usize, I) -> T + Sync,
+    panicked: impl Fn() -> T,
+) -> Vec<T> {
+    let cells: Vec<std::sync::Mutex<Option<I>>> = items
+        .into_iter()
+        .map(|i| std::sync::Mutex::new(Some(i)))
+        .collect();
+    let take = |k: usize| cells[k].lock().ok().and_then(|mut cell| cell.take());
+    let (take, work) = (&take, &work);
+    std::thread::scope(|s| {
+        let threads: Vec<_> = (1..cells.len())
+            .map(|k| {
+                Builder::new()
+                    .name(name.to_string())
+                    .spawn_scoped(s, move || take(k).map(|item| work(k, item)))
+                    .ok()
+            })
+            .collect();
+        let mut results = Vec::with_capacity(cells.len());
+        if let Some(first) = take(0) {
+            results.push(work(0, first));
+        }
+        for (k, thread) in (1..).zip(threads) {
+            let done = match thread.map(|handle| handle.join()) {
+                Some(Ok(done)) => done,
+                Some(Err(_)) => Some(panicked()),
+                // Refused: its item is still in its cell.
+                None => None,
+            };
+            results.push(match done {
+                Some(result) => result,
+                None => take(k).map_or_else(&panicked, |item| work(k, item)),
+            });
+        }
+        results
+    })
+}

@@ -690,6 +690,72 @@ fn sequential_inputs_on_several_gpus_give_the_reference_digest() {
     }
 }
 
+/// Files under `--backend gpu` on every GPU: the GPUs begun side by side
+/// each walk the file at their own pace (an LI tree's leaves split evenly;
+/// a standard function's chunks in one range each), in transfers of 1 MiB
+/// and 4 MiB (which let 40 MiB be shared: `TRANSFERS_PER_SHARING_GPU`). The digests are the reference's at
+/// 1, rate ± 1, KT's chunk boundaries and long inputs, for LI trees of
+/// H = 1, 8 and 10 and every function with chunks; the long ones are
+/// shared by every GPU, each with at least 0.7 / n of the bytes.
+#[test]
+#[ignore = "needs two CUDA GPUs"]
+fn files_on_several_gpus_walk_apart_to_the_reference_digest() {
+    let gpus = two_or_more(&every_gpu_hasher()).len();
+    let mut rng = StdRng::seed_from_u64(23);
+    let dir = tempfile::tempdir().unwrap();
+    let all: [Params; 7] = [
+        TreeParams::new(Algorithm::Sha3_256, 1, 4).unwrap().into(),
+        TreeParams::new(Algorithm::Sha3_256, 8, 4).unwrap().into(),
+        TreeParams::new(Algorithm::Shake128, 10, 2).unwrap().into(),
+        StandardParams::new(Standard::Kt128).into(),
+        StandardParams::new(Standard::Kt256)
+            .with_customization(vec![7; 9000])
+            .unwrap()
+            .into(),
+        StandardParams::new(Standard::ParallelHash128)
+            .with_block_size(1000)
+            .unwrap()
+            .into(),
+        StandardParams::new(Standard::ParallelHash256).into(),
+    ];
+    let long = (40 << 20) + 7;
+    let lens = [1, 135, 136, 137, 8191, 8192, 8193, (3 << 20) + 7, long];
+    for piece_bytes in [Some(1 << 20), Some(4 << 20)] {
+        let hasher = Hasher::new(
+            HasherOptions::default()
+                .with_backend(BackendChoice::Gpu)
+                .with_piece_bytes(piece_bytes)
+                .with_wait_for_gpus(true),
+        )
+        .unwrap();
+        for params in &all {
+            for len in lens {
+                let data = random_bytes(&mut rng, len);
+                let path = dir.path().join("file");
+                std::fs::write(&path, &data).unwrap();
+                let out = hasher.hash_path(params, &path, &()).unwrap();
+                let what = format!("{}, {len} bytes, pieces {piece_bytes:?}", params.label());
+                assert_eq!(out.digest, reference_digest(params, &data), "{what}");
+                if len == long {
+                    let least = 0.7 / gpus as f64 * len as f64;
+                    let shares: Vec<u64> = out
+                        .shares
+                        .iter()
+                        .filter(|s| s.engine.is_gpu())
+                        .map(|s| s.bytes)
+                        .collect();
+                    assert_eq!(shares.len(), gpus, "{what}: {:?}", out.shares);
+                    assert!(
+                        shares.iter().all(|&b| b as f64 >= least),
+                        "{what}: {:?}",
+                        out.shares
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// Every visible GPU under `--backend gpu` shares the leaves when the
 /// hasher waits for them all.
 #[test]

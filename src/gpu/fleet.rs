@@ -417,41 +417,22 @@ impl Fleet {
     }
 }
 
-/// Runs `work` for every device of `list` at once: the first on this
-/// thread, each other on a scoped thread of its own. A device's start (its
-/// context, kernels and pinned buffers) is mostly waits in the driver,
-/// which for several devices overlap; started in turn, the second device's
-/// context would wait for the whole of the first's start, the driver's own
-/// included (docs/decisions/0039-gpus-open-together.md). A thread the system
-/// refuses leaves its device's `work` to run here, after the first's; one
-/// that panics gives an internal error. Every thread is joined before this
-/// returns. The results in `list`'s order, or the first error.
+/// Runs `work` for every device of `list` at once
+/// ([`crate::threads::on_each_at_once`]: the first on this thread, the
+/// others on scoped threads; a refused thread leaves its device to this
+/// one). A device's start (its context, kernels and pinned buffers) is
+/// mostly waits in the driver, which for several devices overlap; started
+/// in turn, the second device's context would wait for the whole of the
+/// first's start, the driver's own included
+/// (docs/decisions/0039-gpus-open-together.md). The results in `list`'s
+/// order, or the first error.
 fn at_once<'d, T: Send>(
     list: &'d [Device],
     work: impl Fn(usize, &'d Device) -> Result<T, HashError> + Sync,
 ) -> Result<Vec<T>, HashError> {
-    let work = &work;
-    std::thread::scope(|s| {
-        let others: Vec<_> = (1..list.len())
-            .map(|index| {
-                let thread = std::thread::Builder::new()
-                    .name("treehash-gpu-start".into())
-                    .spawn_scoped(s, move || work(index, &list[index]));
-                (index, thread)
-            })
-            .collect();
-        let mut results = Vec::with_capacity(list.len());
-        if let Some(first) = list.first() {
-            results.push(work(0, first));
-        }
-        for (index, thread) in others {
-            results.push(match thread {
-                Ok(handle) => handle
-                    .join()
-                    .unwrap_or_else(|_| Err(HashError::Internal("a GPU's start panicked".into()))),
-                Err(_refused) => work(index, &list[index]),
-            });
-        }
-        results.into_iter().collect()
+    crate::threads::on_each_at_once(list.iter().collect(), "treehash-gpu-start", work, || {
+        Err(HashError::Internal("a GPU's start panicked".into()))
     })
+    .into_iter()
+    .collect()
 }

@@ -6,7 +6,6 @@
 //! piece falls in one engine's leaves while the other waits
 //! (docs/decisions/0041-gpus-walk-apart.md).
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -78,35 +77,19 @@ pub(crate) fn run_apart<'a>(
         walked
     };
     let walked = timed(&mut times.leaves, || {
-        let (first, rest) = members.split_at_mut(1);
-        let rest: Vec<Mutex<&mut Member<'a>>> = rest.iter_mut().map(Mutex::new).collect();
-        std::thread::scope(|s| {
-            let walk = &walk;
-            let threads: Vec<_> = rest
-                .iter()
-                .map(|m| {
-                    crate::threads::spawn_scoped(s, move || match m.lock() {
-                        Ok(mut m) => walk(&mut m, &()),
-                        Err(_) => Err(HashError::Internal("an engine's walk panicked".into())),
-                    })
-                    .ok()
-                })
-                .collect();
-            let mut results = vec![walk(&mut first[0], progress)];
-            for (m, thread) in rest.iter().zip(threads) {
-                results.push(match thread {
-                    Some(handle) => handle.join().unwrap_or_else(|_| {
-                        Err(HashError::Internal("an engine's walk panicked".into()))
-                    }),
-                    // Refused: walked here.
-                    None => match m.lock() {
-                        Ok(mut m) => walk(&mut m, &()),
-                        Err(_) => Err(HashError::Internal("an engine's walk panicked".into())),
-                    },
-                });
-            }
-            results.into_iter().collect::<Result<(), HashError>>()
-        })
+        let walks = crate::threads::on_each_at_once(
+            members.iter_mut().collect(),
+            "treehash-walk",
+            |k, m: &mut Member<'a>| {
+                if k == 0 {
+                    walk(m, progress)
+                } else {
+                    walk(m, &())
+                }
+            },
+            || Err(HashError::Internal("an engine's walk panicked".into())),
+        );
+        walks.into_iter().collect::<Result<(), HashError>>()
     });
     walked?;
     progress.engines(&members.iter().map(Member::share).collect::<Vec<_>>());

@@ -475,3 +475,68 @@ fn reference_value(p: &StandardParams, chunk: &[u8]) -> Vec<u8> {
         other => treehash_reference::node_function(test_reference::node(other.shake()), chunk, c),
     }
 }
+
+/// Engines begun side by side on a file, each walking one range of its
+/// chunks apart from the others (`hash_apart`): the reference's digest,
+/// every byte counted once in the shares and told once to the progress,
+/// each engine given only its own range, on lengths around the chunk and
+/// across many pieces, for two and three engines.
+#[test]
+fn files_walked_apart_by_the_engines_give_the_reference_digest() {
+    use crate::input::Source;
+    use crate::progress::CountingProgress;
+    let cpu = CpuBackend::new(Some(2), Some(3 * 8192), CpuPath::Auto).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for params in cases() {
+        let b = chunk_len(&params);
+        let leaf = params.standard().chunk_spec().unwrap();
+        for len in [1, b - 1, b, b + 1, 7 * b + 1, 300_001] {
+            let message = bytes(len, len as u64);
+            let path = dir.path().join("m");
+            std::fs::write(&path, &message).unwrap();
+            let want = test_reference::standard(&params, &message);
+            let Source::File(file) = Source::open(&path).unwrap() else {
+                // An empty file is a sequential input (B = 1: b - 1 = 0).
+                assert_eq!(len, 0);
+                continue;
+            };
+            for count in [2, 3] {
+                let seen: Vec<_> = (0..count).map(|_| Arc::new(Mutex::new(0))).collect();
+                let gpus: Vec<Box<dyn ChunkEngine>> = seen
+                    .iter()
+                    .map(|seen| {
+                        Box::new(LateEngine {
+                            leaf,
+                            chunk_len: b,
+                            lag: 2,
+                            queue: VecDeque::new(),
+                            seen: seen.clone(),
+                        }) as Box<dyn ChunkEngine>
+                    })
+                    .collect();
+                let progress = CountingProgress::default();
+                let piece = piece_len(&params, 3 * 8192);
+                let out = hash_apart(&params, &file, &cpu, gpus, piece, &progress).unwrap();
+                let what = format!("{} file of {len} on {count}", params.label());
+                assert_eq!(out.digest, want, "{what}");
+                assert_eq!(out.bytes, len as u64, "{what}");
+                let shared: u64 = out.shares.iter().map(|s| s.bytes).sum();
+                assert_eq!(shared, len as u64, "{what}");
+                let told = progress.0.load(std::sync::atomic::Ordering::Relaxed);
+                assert_eq!(told, len as u64, "{what}");
+                // No engine was handed more than its range's whole chunks.
+                let chunks = (len as u64 + suffix(&params).len() as u64).div_ceil(b as u64);
+                for (k, seen) in seen.iter().enumerate() {
+                    let k = k as u64;
+                    let range = chunks * k / count as u64..chunks * (k + 1) / count as u64;
+                    let most = (range.end - range.start) * b as u64;
+                    let got = *seen.lock().unwrap();
+                    assert!(
+                        got <= most,
+                        "{what}: engine {k} got {got} bytes, its range {most}"
+                    );
+                }
+            }
+        }
+    }
+}
