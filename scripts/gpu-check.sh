@@ -48,7 +48,7 @@ cd "$(dirname "$0")/.."
 
 # The tests of tests/gpu.rs that need two GPUs (`#[ignore = "needs two CUDA
 # GPUs"]`).
-TWO_GPU_TESTS="every_gpu_takes_a_share gpus_begun_side_by_side_share_the_work_from_the_first_piece sequential_inputs_on_several_gpus_give_the_reference_digest files_on_several_gpus_walk_apart_to_the_reference_digest"
+TWO_GPU_TESTS="every_gpu_takes_a_share gpus_begun_side_by_side_share_the_work_from_the_first_piece sequential_inputs_on_several_gpus_give_the_reference_digest files_on_several_gpus_give_the_reference_digest"
 
 # Every device mode: outputs under $OUT (or ./gpu-check-out), the binaries
 # in .devbin, whole processes timed by measure.py.

@@ -691,15 +691,16 @@ fn sequential_inputs_on_several_gpus_give_the_reference_digest() {
 }
 
 /// Files under `--backend gpu` on every GPU: the GPUs begun side by side
-/// each walk the file at their own pace (an LI tree's leaves split evenly;
-/// a standard function's chunks in one range each), in transfers of 1 MiB
+/// each walk the file at their own pace for an LI tree (its leaves split
+/// evenly), and share each piece of a standard function's chunks
+/// (`schedule::chunks`), in transfers of 1 MiB
 /// and 4 MiB (which let 40 MiB be shared: `TRANSFERS_PER_SHARING_GPU`). The digests are the reference's at
 /// 1, rate ± 1, KT's chunk boundaries and long inputs, for LI trees of
 /// H = 1, 8 and 10 and every function with chunks; the long ones are
 /// shared by every GPU, each with at least 0.7 / n of the bytes.
 #[test]
 #[ignore = "needs two CUDA GPUs"]
-fn files_on_several_gpus_walk_apart_to_the_reference_digest() {
+fn files_on_several_gpus_give_the_reference_digest() {
     let gpus = two_or_more(&every_gpu_hasher()).len();
     let mut rng = StdRng::seed_from_u64(23);
     let dir = tempfile::tempdir().unwrap();

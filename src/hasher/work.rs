@@ -312,39 +312,22 @@ impl<'h> Work<'h> for Chunks<'h> {
         progress: &dyn Progress,
         timings: &mut Timings,
     ) -> Result<Hashed, HashError> {
-        let (params, backend) = (self.params, &self.hasher.cpu);
-        // GPUs begun side by side on a file, with no latecomer, each take
-        // one range of its chunks and walk it at their own pace.
-        if let (false, None, Input::File(file)) = (cpu, &latecomers, &*input)
-            && gpus.len() > 1
-        {
-            let walked = timed(&mut timings.leaves, || {
-                chunks::hash_apart(params, file, backend, gpus, self.piece_len, progress)
-            })?;
-            return Ok(Self::hashed(walked, timings));
-        }
         let mut none = NoLatecomers;
         let engines = Engines {
             gpus,
             latecomers: latecomers.unwrap_or(&mut none),
             split: Split::new(cpu),
         };
+        let (params, cpu) = (self.params, &self.hasher.cpu);
         let walked = timed(&mut timings.leaves, || {
-            chunks::hash(params, input, backend, engines, self.piece_target, progress)
+            chunks::hash(params, input, cpu, engines, self.piece_target, progress)
         })?;
-        Ok(Self::hashed(walked, timings))
-    }
-}
-
-impl Chunks<'_> {
-    /// What a walk came to, its GPUs' busy times counted in `timings`.
-    fn hashed(walked: chunks::Walked, timings: &mut Timings) -> Hashed {
         timings.copy_busy += walked.copy_busy;
         timings.kernel_busy += walked.kernel_busy;
-        Hashed {
+        Ok(Hashed {
             digest: walked.digest,
             bytes: walked.bytes,
             shares: walked.shares,
-        }
+        })
     }
 }
