@@ -43,6 +43,8 @@ MIRIFLAGS="${MIRIFLAGS:-}" miri_test \
     --skip message::tests::file_pieces --skip message::tests::pieces_come_unread \
     --skip schedule::tests::any_split --skip schedule::tests::progress_counts \
     --skip schedule::tests::files_and_sequential_inputs \
+    --skip schedule::tests::engines_walking_a_file_apart \
+    --skip schedule::tests::an_engine_that_fails_walking_apart \
     --skip schedule::chunks::tests::a_ --skip schedule::chunks::tests::any_split \
     --skip schedule::chunks::tests::files_shared --skip schedule::chunks::tests::pieces_of_many
 MIRIFLAGS="${MIRIFLAGS:-}" cargo +nightly miri test -p treehash-reference --lib -- "${harness_args[@]}"
@@ -54,9 +56,10 @@ MIRIFLAGS="${MIRIFLAGS:-}" cargo +nightly miri test -p treehash-reference --lib 
 RUSTFLAGS="${RUSTFLAGS:-} -Ctarget-feature=+avx2" CARGO_TARGET_DIR="$CARGO_TARGET_DIR-avx2" \
     MIRIFLAGS="${MIRIFLAGS:-}" miri_test cpu::keccak_x4:: cpu::platform::tests::the_avx2
 
-# 3. Tests that run leaves on rayon's workers, under Tree Borrows:
+# 3. Tests that run leaves on rayon's workers, and work started on
+#    several threads at once (`threads::tests`), under Tree Borrows:
 #    crossbeam-epoch, under rayon, breaks Stacked Borrows' rules
 #    (crossbeam-rs/crossbeam#545) and keeps to Tree Borrows'. The pools
 #    live to the process's end, so their memory is not a leak.
 MIRIFLAGS="${MIRIFLAGS:-} -Zmiri-tree-borrows -Zmiri-ignore-leaks" miri_test \
-    cpu::tests::broken_hand_overs cpu::tests::inputs_run_inline
+    threads::tests cpu::tests::broken_hand_overs cpu::tests::inputs_run_inline

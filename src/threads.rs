@@ -1,7 +1,8 @@
 //! Threads started where the system may refuse them: a limit on processes
-//! (`ulimit -u`, a container's pids limit) makes `std::thread::spawn` fail,
-//! and a refused thread is an error of the input being hashed
-//! ([`HashError::Threads`]), never a panic.
+//! (`ulimit -u`, a container's pids limit) makes `std::thread::spawn` fail.
+//! A refused thread is never a panic: it is an error of the input being
+//! hashed ([`HashError::Threads`]), or, where the work can run on the
+//! calling thread instead ([`on_each_at_once`]), later work there.
 
 use std::io;
 use std::thread::{Builder, Scope, ScopedJoinHandle};
@@ -66,9 +67,10 @@ pub(crate) fn start_pool(threads: usize) -> Result<rayon::ThreadPool, HashError>
 
 /// Runs `work` on every item at once: the first on this thread, each other
 /// on a scoped thread of its own named `name`. A thread the system refuses
-/// leaves its item's work to this thread, after the first's; one that
-/// panics gives `panicked()`. Every thread is joined before this returns.
-/// The results in the items' order.
+/// leaves its item's work to this thread, after the first's (so that a
+/// limit on threads costs time, not the work); a work that panics, here or
+/// on its thread, gives `panicked()`. Every thread is joined before this
+/// returns. The results in the items' order.
 pub(crate) fn on_each_at_once<I: Send, T: Send>(
     items: Vec<I>,
     name: &str,
@@ -79,7 +81,12 @@ pub(crate) fn on_each_at_once<I: Send, T: Send>(
         .into_iter()
         .map(|i| std::sync::Mutex::new(Some(i)))
         .collect();
-    let take = |k: usize| cells[k].lock().ok().and_then(|mut cell| cell.take());
+    // The lock is held only to take the item out: nothing panics under it.
+    let take = |k: usize| cells.get(k)?.lock().ok()?.take();
+    let here = |k: usize, item: I| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(k, item)))
+            .unwrap_or_else(|_| panicked())
+    };
     let (take, work) = (&take, &work);
     std::thread::scope(|s| {
         let threads: Vec<_> = (1..cells.len())
@@ -92,7 +99,7 @@ pub(crate) fn on_each_at_once<I: Send, T: Send>(
             .collect();
         let mut results = Vec::with_capacity(cells.len());
         if let Some(first) = take(0) {
-            results.push(work(0, first));
+            results.push(here(0, first));
         }
         for (k, thread) in (1..).zip(threads) {
             let done = match thread.map(|handle| handle.join()) {
@@ -103,9 +110,37 @@ pub(crate) fn on_each_at_once<I: Send, T: Send>(
             };
             results.push(match done {
                 Some(result) => result,
-                None => take(k).map_or_else(&panicked, |item| work(k, item)),
+                None => take(k).map_or_else(&panicked, |item| here(k, item)),
             });
         }
         results
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::on_each_at_once;
+
+    #[test]
+    fn work_on_each_at_once_comes_back_in_order_and_panics_give_the_fallback() {
+        let items: Vec<u64> = (0..6).collect();
+        let doubled = on_each_at_once(items, "test", |k, i| (k as u64, 2 * i), || (99, 99));
+        assert_eq!(doubled, (0..6).map(|i| (i, 2 * i)).collect::<Vec<_>>());
+        for panicking in [0, 3] {
+            let got = on_each_at_once(
+                (0..5).collect::<Vec<u64>>(),
+                "test",
+                |k, i| {
+                    assert!(k != panicking, "scripted panic");
+                    i
+                },
+                || 99,
+            );
+            let mut want: Vec<u64> = (0..5).collect();
+            want[panicking] = 99;
+            assert_eq!(got, want, "item {panicking} panicked");
+        }
+        let none: Vec<u8> = on_each_at_once(Vec::<u8>::new(), "test", |_, i| i, || 0);
+        assert!(none.is_empty());
+    }
 }

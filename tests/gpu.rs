@@ -693,11 +693,12 @@ fn sequential_inputs_on_several_gpus_give_the_reference_digest() {
 /// Files under `--backend gpu` on every GPU: the GPUs begun side by side
 /// each walk the file at their own pace for an LI tree (its leaves split
 /// evenly), and share each piece of a standard function's chunks
-/// (`schedule::chunks`), in transfers of 1 MiB
-/// and 4 MiB (which let 40 MiB be shared: `TRANSFERS_PER_SHARING_GPU`). The digests are the reference's at
-/// 1, rate ± 1, KT's chunk boundaries and long inputs, for LI trees of
-/// H = 1, 8 and 10 and every function with chunks; the long ones are
-/// shared by every GPU, each with at least 0.7 / n of the bytes.
+/// (`schedule::chunks`), in transfers of 1 MiB and 4 MiB (which let
+/// 40 MiB be shared: `TRANSFERS_PER_SHARING_GPU`). The digests are the
+/// reference's at 1, rate ± 1, KT's chunk boundaries and long inputs, for
+/// LI trees of H = 1, 8 and 10 and every function with chunks; the long
+/// ones are shared by every GPU, each with at least 0.7 / n of the bytes.
+/// A GPU that fails midway makes the file an error.
 #[test]
 #[ignore = "needs two CUDA GPUs"]
 fn files_on_several_gpus_give_the_reference_digest() {
@@ -753,6 +754,28 @@ fn files_on_several_gpus_give_the_reference_digest() {
                     );
                 }
             }
+        }
+    }
+    // A GPU that fails midway: an error, never a digest, for a file walked
+    // apart (LI) and one shared piece by piece (KT128).
+    let failing = Hasher::new(
+        HasherOptions::default()
+            .with_backend(BackendChoice::Gpu)
+            .with_piece_bytes(Some(1 << 20))
+            .with_wait_for_gpus(true)
+            .with_gpu_fail_after_transfers(Some(2)),
+    )
+    .unwrap();
+    let path = dir.path().join("file");
+    std::fs::write(&path, random_bytes(&mut rng, long)).unwrap();
+    for params in [&all[1], &all[3]] {
+        match failing.hash_path(params, &path, &()) {
+            Err(HashError::Gpu(e)) => assert!(e.contains("injected"), "{}: {e}", params.label()),
+            other => panic!(
+                "{}: expected a GPU error, got {:?}",
+                params.label(),
+                other.map(|o| o.digest)
+            ),
         }
     }
 }

@@ -303,8 +303,9 @@ impl Hasher {
         Ok(self.gpus.open_first()?)
     }
 
-    /// Every GPU asked for, started if they were not (side by side, on a
-    /// thread each), or why one is missing.
+    /// Every GPU asked for, started if they were not (side by side: the
+    /// first on this thread, each other on a thread of its own), or why
+    /// one is missing.
     pub fn gpus(&self) -> Result<Vec<&GpuBackend>, HashError> {
         self.gpus.open_now()
     }
@@ -396,9 +397,8 @@ impl Hasher {
     /// Hashes every item of `items` that holds an input, side by side, and
     /// calls `done` with each item's tag and result in the items' order
     /// (its digest or why there is none, or `None` for an item that held no
-    /// input),
-    /// from one thread (the calling thread, unless that is a rayon worker,
-    /// which must not wait on this hasher's pool). Items are taken from
+    /// input), from one thread (the calling thread, unless that is a rayon
+    /// worker, which must not wait on this hasher's pool). Items are taken from
     /// `items` only as the hashing gets to them, so a long list costs no
     /// memory. `progress` is told the bytes hashed, from all inputs at once.
     /// If `done` returns an error, no further item is started, and that

@@ -2,7 +2,9 @@
 //! the latecomers (`auto`) see them:
 //!
 //! - [`Leaves`]: an LI tree's leaves, whose states move between engines at
-//!   a piece boundary (`schedule::run`, which climbs on throughput);
+//!   a piece boundary (`schedule::run`, which climbs on throughput), or
+//!   which GPUs begun side by side on a file walk apart
+//!   (`schedule::run_apart`);
 //! - [`Chunks`]: a standard function's chunks, which hold no state between
 //!   pieces and whose chaining values feed one final node in order
 //!   (`schedule::chunks::hash`, which splits by the engines' rates).

@@ -100,6 +100,22 @@ impl<'a> Member<'a> {
         }
     }
 
+    /// Counts a piece of `len` bytes at `message_len` of M, absorbed in
+    /// `busy`: the blocks of it that fall in `leaves` (its own), and the time.
+    fn count(
+        &mut self,
+        params: &TreeParams,
+        leaves: &Range<u64>,
+        message_len: u64,
+        len: u64,
+        busy: Duration,
+    ) {
+        let dealing = Dealing::of(params);
+        self.total.bytes +=
+            dealing.packed_len(leaves, message_len + len) - dealing.packed_len(leaves, message_len);
+        self.total.busy += busy;
+    }
+
     /// What it did so far.
     fn share(&self) -> EngineShare {
         EngineShare {
@@ -286,12 +302,7 @@ fn absorb_everywhere(
         let start = Instant::now();
         m.engine.absorb(piece)?;
         if !leaves.is_empty() {
-            let busy = start.elapsed();
-            let dealing = Dealing::of(params);
-            let bytes = dealing.packed_len(&leaves, message_len + len)
-                - dealing.packed_len(&leaves, message_len);
-            m.total.bytes += bytes;
-            m.total.busy += busy;
+            m.count(params, &leaves, message_len, len, start.elapsed());
         }
         Ok(())
     };

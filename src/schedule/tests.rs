@@ -591,11 +591,12 @@ fn a_gpu_failing_midway_is_an_error_not_a_digest() {
     }
 }
 
-/// An engine that fails at its `left`-th piece, standing in for a GPU that
-/// fails midway.
+/// An engine that fails (or panics) at its `left`-th piece, standing in for
+/// a GPU that fails midway.
 struct FailsAt<'a> {
     inner: Box<dyn LeafEngine + 'a>,
     left: usize,
+    panics: bool,
 }
 
 impl LeafEngine for FailsAt<'_> {
@@ -610,6 +611,7 @@ impl LeafEngine for FailsAt<'_> {
     }
     fn absorb(&mut self, piece: Piece<'_>) -> Result<(), HashError> {
         if self.left == 0 {
+            assert!(!self.panics, "panicked as scripted");
             return Err(HashError::Internal("failed as scripted".into()));
         }
         self.left -= 1;
@@ -635,12 +637,13 @@ impl LeafEngine for FailsAt<'_> {
 
 /// `count` CPU engines (standing in for GPUs begun side by side) owning
 /// an even split of the leaves from the start; the one at `failing`, if
-/// any, fails at its second piece.
+/// any, fails at its second piece (panics, where `panics`).
 fn apart<'a>(
     cpu: &'a CpuBackend,
     params: &'a TreeParams,
     count: usize,
     failing: Option<usize>,
+    panics: bool,
 ) -> Vec<Member<'a>> {
     let mut members: Vec<Member<'a>> = (0..count)
         .map(|i| {
@@ -653,6 +656,7 @@ fn apart<'a>(
                 Box::new(FailsAt {
                     inner: engine,
                     left: 1,
+                    panics,
                 })
             } else {
                 engine
@@ -680,7 +684,7 @@ fn engines_walking_a_file_apart_give_the_reference_digest() {
                     continue;
                 };
                 for count in [2, 3] {
-                    let members = apart(&cpu, params, count, None);
+                    let members = apart(&cpu, params, count, None, false);
                     let reduce = |outputs: Vec<u8>| cpu.reduce_leaf_outputs(params, outputs);
                     let progress = CountingProgress::default();
                     let mut times = Timings::default();
@@ -715,6 +719,8 @@ fn engines_walking_a_file_apart_give_the_reference_digest() {
     }
 }
 
+/// An engine that fails or panics midway, on this thread or its own, is
+/// the result: an error, not a digest and not a panic.
 #[test]
 fn an_engine_that_fails_walking_apart_is_an_error_not_a_digest() {
     let cpu = &backends(300)[0];
@@ -725,12 +731,17 @@ fn an_engine_that_fails_walking_apart_is_an_error_not_a_digest() {
     let Source::File(input) = Source::open(tmp.path()).unwrap() else {
         panic!("a regular file is not a sequential input");
     };
-    for failing in 0..3 {
-        let members = apart(cpu, params, 3, Some(failing));
+    for (failing, panics) in [(0, false), (1, false), (2, false), (0, true), (2, true)] {
+        let members = apart(cpu, params, 3, Some(failing), panics);
         let reduce = |outputs: Vec<u8>| cpu.reduce_leaf_outputs(params, outputs);
         let mut times = Timings::default();
+        let want = if panics {
+            "an engine's walk panicked"
+        } else {
+            "failed as scripted"
+        };
         match run_apart(params, &input, members, &reduce, &(), &mut times) {
-            Err(HashError::Internal(why)) => assert_eq!(why, "failed as scripted"),
+            Err(HashError::Internal(why)) => assert_eq!(why, want, "engine {failing}"),
             Err(e) => panic!("engine {failing}: another error: {e}"),
             Ok(_) => panic!("engine {failing} failed, and a digest came out"),
         }
