@@ -50,7 +50,6 @@ mod leaves;
 #[cfg(feature = "measure")]
 #[doc(hidden)]
 pub mod measure;
-mod path;
 mod platform;
 pub(crate) mod reduce;
 mod routing;
@@ -71,8 +70,8 @@ use crate::params::TreeParams;
 use crate::sponge::{SpongeSpec, with_sponge};
 
 use leaves::{Position, reduce_on};
-pub use path::CpuPath;
-use platform::{Kernel, Platform};
+pub use platform::CpuPath;
+use platform::Platform;
 pub(crate) use routing::{INLINE_MAX, off_rayon_workers};
 
 /// Bytes handed to the thread pool at a time: large enough that a dispatch
@@ -258,29 +257,17 @@ impl CpuBackend {
     /// parent levels' kernel, for the subtrees of a part (`crate::parts`).
     pub(crate) fn whole_nodes(&self, params: &TreeParams, children: &[u8], out: &mut [u8]) {
         let workers = self.workers();
-        match self.platform.node_kernel() {
-            Kernel::Sponges => {
-                with_sponge!(params.algorithm(), S => {
-                    let nodes = sponges::Sponges::<S>::default();
-                    reduce::whole_nodes(params, workers, &nodes, children, out)
-                })
-            }
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Lanes4(avx2) => {
-                let nodes = lanes::Lanes::<_, 4>::for_nodes(avx2, params.algorithm());
+        platform::with_kernel!(
+            self.platform.node_kernel(),
+            |kernel, W| {
+                let nodes = lanes::Lanes::<_, W>::for_nodes(kernel, params.algorithm());
                 reduce::whole_nodes(params, workers, &nodes, children, out)
-            }
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Lanes8(avx512) => {
-                let nodes = lanes::Lanes::<_, 8>::for_nodes(avx512, params.algorithm());
+            },
+            || with_sponge!(params.algorithm(), S => {
+                let nodes = sponges::Sponges::<S>::default();
                 reduce::whole_nodes(params, workers, &nodes, children, out)
-            }
-            #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
-            Kernel::Lanes2(sha3) => {
-                let nodes = lanes::Lanes::<_, 2>::for_nodes(sha3, params.algorithm());
-                reduce::whole_nodes(params, workers, &nodes, children, out)
-            }
-        }
+            })
+        )
     }
 
     /// An engine for one message that owns no leaf yet, positioned after its
@@ -392,27 +379,17 @@ impl CpuBackend {
             piece_len,
         };
         with_sponge!(params.algorithm(), RustCrypto => {
-            match self.platform.kernel(params) {
-                Kernel::Sponges => {
+            platform::with_kernel!(
+                self.platform.kernel(params),
+                |kernel, W| {
+                    let kernel = lanes::Lanes::<_, W>::new(kernel, params);
+                    self.leaves::<RustCrypto, _>(params, kernel, at)
+                },
+                || {
                     let kernel = sponges::Sponges::<RustCrypto>::default();
                     self.leaves::<RustCrypto, _>(params, kernel, at)
                 }
-                #[cfg(target_arch = "x86_64")]
-                Kernel::Lanes4(avx2) => {
-                    let kernel = lanes::Lanes::<_, 4>::new(avx2, params);
-                    self.leaves::<RustCrypto, _>(params, kernel, at)
-                }
-                #[cfg(target_arch = "x86_64")]
-                Kernel::Lanes8(avx512) => {
-                    let kernel = lanes::Lanes::<_, 8>::new(avx512, params);
-                    self.leaves::<RustCrypto, _>(params, kernel, at)
-                }
-                #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
-                Kernel::Lanes2(sha3) => {
-                    let kernel = lanes::Lanes::<_, 2>::new(sha3, params);
-                    self.leaves::<RustCrypto, _>(params, kernel, at)
-                }
-            }
+            )
         })
     }
 }

@@ -18,17 +18,12 @@
 //! the crate's API.
 
 use super::CpuPath;
-#[cfg(all(target_arch = "aarch64", target_endian = "little"))]
-use super::keccak_x2;
-#[cfg(target_arch = "x86_64")]
-use super::keccak_x4;
-#[cfg(target_arch = "x86_64")]
-use super::keccak_x8;
-#[cfg(all(target_arch = "aarch64", target_endian = "little"))]
-use super::platform::Sha3;
-#[cfg(target_arch = "x86_64")]
-use super::platform::{Avx2, Avx512};
-use super::platform::{ChunkKernels, OneState, Platform};
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "aarch64", target_endian = "little")
+))]
+use super::platform::LaneKernel;
+use super::platform::{ChunkKernels, OneState, Platform, each_chunk_kernel};
 use crate::error::HashError;
 use crate::sponge::{MAX_RATE, SpongeSpec};
 
@@ -95,81 +90,11 @@ fn hash_wide<'c, 'o>(
     chunk_len: usize,
     mut out: &'o mut [u8],
 ) -> (&'c [u8], &'o mut [u8]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if let Some(avx512) = kernels.x8 {
-            (chunks, out) = hash_groups::<_, 8>(avx512, spec, chunks, chunk_len, out);
-        }
-        if let Some(avx2) = kernels.x4 {
-            (chunks, out) = hash_groups::<_, 4>(avx2, spec, chunks, chunk_len, out);
-        }
-    }
-    #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
-    if let Some(sha3) = kernels.x2 {
-        (chunks, out) = hash_groups::<_, 2>(sha3, spec, chunks, chunk_len, out);
-    }
-    let _ = (kernels, spec, chunk_len); // no SIMD kernel elsewhere
+    each_chunk_kernel!(kernels, |kernel, W| {
+        (chunks, out) = hash_groups::<_, W>(kernel, spec, chunks, chunk_len, out);
+    });
+    let _ = (spec, chunk_len); // no SIMD kernel elsewhere
     (chunks, out)
-}
-
-/// A kernel that runs `W` sponges at once, lane-major (`[k][i]` is lane k of
-/// sponge i).
-#[cfg(any(
-    target_arch = "x86_64",
-    all(target_arch = "aarch64", target_endian = "little")
-))]
-trait ChunkKernel<const W: usize>: Copy {
-    /// Sponge i absorbs `data[i·stride .. i·stride + len]`, whole blocks.
-    fn absorb(
-        self,
-        group: &mut [[u64; W]; 25],
-        data: &[u8],
-        stride: usize,
-        len: usize,
-        spec: &SpongeSpec,
-    );
-}
-
-#[cfg(target_arch = "x86_64")]
-impl ChunkKernel<8> for Avx512 {
-    fn absorb(
-        self,
-        group: &mut [[u64; 8]; 25],
-        data: &[u8],
-        stride: usize,
-        len: usize,
-        spec: &SpongeSpec,
-    ) {
-        keccak_x8::absorb_blocks(self, group, data, stride, len, spec.rate(), spec.rounds());
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-impl ChunkKernel<4> for Avx2 {
-    fn absorb(
-        self,
-        group: &mut [[u64; 4]; 25],
-        data: &[u8],
-        stride: usize,
-        len: usize,
-        spec: &SpongeSpec,
-    ) {
-        keccak_x4::absorb_blocks(self, group, data, stride, len, spec.rate(), spec.rounds());
-    }
-}
-
-#[cfg(all(target_arch = "aarch64", target_endian = "little"))]
-impl ChunkKernel<2> for Sha3 {
-    fn absorb(
-        self,
-        group: &mut [[u64; 2]; 25],
-        data: &[u8],
-        stride: usize,
-        len: usize,
-        spec: &SpongeSpec,
-    ) {
-        keccak_x2::absorb_blocks(self, group, data, stride, len, spec.rate(), spec.rounds());
-    }
 }
 
 /// Hashes the chunks `W` at a time with `kernel` while at least `W` are
@@ -178,7 +103,7 @@ impl ChunkKernel<2> for Sha3 {
     target_arch = "x86_64",
     all(target_arch = "aarch64", target_endian = "little")
 ))]
-fn hash_groups<'c, 'o, K: ChunkKernel<W>, const W: usize>(
+fn hash_groups<'c, 'o, K: LaneKernel<W>, const W: usize>(
     kernel: K,
     spec: &SpongeSpec,
     chunks: &'c [u8],
@@ -193,11 +118,11 @@ fn hash_groups<'c, 'o, K: ChunkKernel<W>, const W: usize>(
     for (g, cvs) in group_out.chunks_exact_mut(W * c).enumerate() {
         let run = &group_chunks[g * W * chunk_len..(g + 1) * W * chunk_len];
         let mut group = [[0u64; W]; 25];
-        kernel.absorb(&mut group, run, chunk_len, whole, spec);
+        kernel.absorb_blocks(&mut group, run, chunk_len, whole, spec);
         let last: [[u8; MAX_RATE]; W] = std::array::from_fn(|i| {
             last_block(spec, &run[i * chunk_len + whole..(i + 1) * chunk_len])
         });
-        kernel.absorb(&mut group, last.as_flattened(), MAX_RATE, spec.rate(), spec);
+        kernel.absorb_blocks(&mut group, last.as_flattened(), MAX_RATE, spec.rate(), spec);
         for (i, cv) in cvs.chunks_exact_mut(c).enumerate() {
             squeeze(|k| group[k][i], cv);
         }

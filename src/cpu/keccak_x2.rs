@@ -14,8 +14,8 @@
 use std::arch::aarch64::*;
 
 use super::keccak::RC;
-use super::platform::Sha3;
-use crate::sponge::Rounds;
+use super::platform::{LaneKernel, OneState, Sha3};
+use crate::sponge::{Rounds, SpongeSpec};
 
 /// Two leaves' states, lane-major: `[k][i]` is lane k of leaf i.
 pub(super) type Group2 = [[u64; 2]; 25];
@@ -44,6 +44,29 @@ pub(super) fn permute(sha3: Sha3, group: &mut Group2, rounds: Rounds) {
     let _ = sha3;
     // SAFETY: the token proves detection found SHA3.
     unsafe { permute_sha3(group, rounds) }
+}
+
+/// The kernel of 2 sponges per permutation, for the leaves, the parent
+/// levels and the standard functions' chunks.
+impl LaneKernel<2> for Sha3 {
+    fn absorb_blocks(
+        self,
+        group: &mut Group2,
+        data: &[u8],
+        stride: usize,
+        len: usize,
+        spec: &SpongeSpec,
+    ) {
+        absorb_blocks(self, group, data, stride, len, spec.rate(), spec.rounds());
+    }
+
+    fn permute(self, group: &mut Group2, rounds: Rounds) {
+        permute(self, group, rounds);
+    }
+
+    fn one_state(self) -> OneState {
+        OneState::Portable
+    }
 }
 
 #[target_feature(enable = "sha3")]

@@ -10,8 +10,8 @@
 use std::arch::x86_64::*;
 
 use super::keccak::keccak_p1600;
-use super::platform::Avx2;
-use crate::sponge::Rounds;
+use super::platform::{Avx2, LaneKernel, OneState};
+use crate::sponge::{Rounds, SpongeSpec};
 
 /// Four leaves' states, lane-major: `[k][i]` is lane k of leaf i.
 pub(super) type Group4 = [[u64; 4]; 25];
@@ -39,6 +39,29 @@ pub(super) fn permute(avx2: Avx2, group: &mut Group4, rounds: Rounds) {
     let _ = avx2;
     // SAFETY: the token proves detection found AVX2.
     unsafe { permute_avx2(group, rounds) }
+}
+
+/// The kernel of 4 sponges per permutation, for the leaves, the parent
+/// levels and the standard functions' chunks.
+impl LaneKernel<4> for Avx2 {
+    fn absorb_blocks(
+        self,
+        group: &mut Group4,
+        data: &[u8],
+        stride: usize,
+        len: usize,
+        spec: &SpongeSpec,
+    ) {
+        absorb_blocks(self, group, data, stride, len, spec.rate(), spec.rounds());
+    }
+
+    fn permute(self, group: &mut Group4, rounds: Rounds) {
+        permute(self, group, rounds);
+    }
+
+    fn one_state(self) -> OneState {
+        OneState::Portable
+    }
 }
 
 #[target_feature(enable = "avx2")]

@@ -10,8 +10,8 @@
 use std::arch::x86_64::*;
 
 use super::keccak::keccak_p1600;
-use super::platform::Avx512;
-use crate::sponge::Rounds;
+use super::platform::{Avx512, LaneKernel, OneState};
+use crate::sponge::{Rounds, SpongeSpec};
 
 // The lane operations `keccak_p1600!` is written with, on AVX-512 registers.
 
@@ -74,6 +74,29 @@ pub(super) fn permute(avx512: Avx512, group: &mut Group8, rounds: Rounds) {
     let _ = avx512;
     // SAFETY: the token proves detection found AVX-512F.
     unsafe { permute_avx512(group, rounds) }
+}
+
+/// The kernel of 8 sponges per permutation, for the leaves, the parent
+/// levels and the standard functions' chunks.
+impl LaneKernel<8> for Avx512 {
+    fn absorb_blocks(
+        self,
+        group: &mut Group8,
+        data: &[u8],
+        stride: usize,
+        len: usize,
+        spec: &SpongeSpec,
+    ) {
+        absorb_blocks(self, group, data, stride, len, spec.rate(), spec.rounds());
+    }
+
+    fn permute(self, group: &mut Group8, rounds: Rounds) {
+        permute(self, group, rounds);
+    }
+
+    fn one_state(self) -> OneState {
+        OneState::Avx512(self)
+    }
 }
 
 #[target_feature(enable = "avx512f")]

@@ -6,87 +6,17 @@
 //! Used only where B is a multiple of the rate ([`Platform::kernel`]), so
 //! that every block starts at position 0 of the sponge. Blocks at the edges
 //! of a piece, and the message's short last block, are absorbed one leaf at a
-//! time with the path's one-state permutation (`LaneKernel::one_state`),
+//! time with the path's one-state permutation (`LaneKernel::one_state`, `platform.rs`),
 //! into the same lane-major states. At the end each leaf is padded where its
 //! bytes end, and one `W`-lane permutation finishes the whole group.
 //!
 //! [`Platform::kernel`]: super::platform::Platform::kernel
 
-#[cfg(all(target_arch = "aarch64", target_endian = "little"))]
-use super::keccak_x2;
-#[cfg(target_arch = "x86_64")]
-use super::keccak_x4;
-#[cfg(target_arch = "x86_64")]
-use super::keccak_x8;
-use super::platform::OneState;
-#[cfg(all(target_arch = "aarch64", target_endian = "little"))]
-use super::platform::Sha3;
-#[cfg(target_arch = "x86_64")]
-use super::platform::{Avx2, Avx512};
+use super::platform::LaneKernel;
 use super::units::FreshIsZero;
 use super::walk::Absorb;
 use crate::params::{Algorithm, TreeParams};
-use crate::sponge::{Rounds, SpongeSpec};
-
-/// A `W`-lane kernel: `W` whole blocks into `W` lane-major states at once.
-pub(super) trait LaneKernel<const W: usize>: Copy + Send + Sync {
-    /// `blocks` holds `W` blocks of `b` bytes back to back (`b` a multiple of
-    /// `spec`'s rate); block i goes to leaf i of `group`, through `spec`'s
-    /// sponge.
-    fn absorb_blocks(self, group: &mut [[u64; W]; 25], blocks: &[u8], b: usize, spec: &SpongeSpec);
-
-    /// Keccak-p[1600, `rounds`] on the `W` states of `group`.
-    fn permute(self, group: &mut [[u64; W]; 25], rounds: Rounds);
-
-    /// The permutation of one state on the same path, for a leaf's blocks
-    /// absorbed alone.
-    fn one_state(self) -> OneState;
-}
-
-#[cfg(target_arch = "x86_64")]
-impl LaneKernel<4> for Avx2 {
-    fn absorb_blocks(self, group: &mut [[u64; 4]; 25], blocks: &[u8], b: usize, spec: &SpongeSpec) {
-        keccak_x4::absorb_blocks(self, group, blocks, b, b, spec.rate(), spec.rounds());
-    }
-
-    fn permute(self, group: &mut [[u64; 4]; 25], rounds: Rounds) {
-        keccak_x4::permute(self, group, rounds);
-    }
-
-    fn one_state(self) -> OneState {
-        OneState::Portable
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-impl LaneKernel<8> for Avx512 {
-    fn absorb_blocks(self, group: &mut [[u64; 8]; 25], blocks: &[u8], b: usize, spec: &SpongeSpec) {
-        keccak_x8::absorb_blocks(self, group, blocks, b, b, spec.rate(), spec.rounds());
-    }
-
-    fn permute(self, group: &mut [[u64; 8]; 25], rounds: Rounds) {
-        keccak_x8::permute(self, group, rounds);
-    }
-
-    fn one_state(self) -> OneState {
-        OneState::Avx512(self)
-    }
-}
-
-#[cfg(all(target_arch = "aarch64", target_endian = "little"))]
-impl LaneKernel<2> for Sha3 {
-    fn absorb_blocks(self, group: &mut [[u64; 2]; 25], blocks: &[u8], b: usize, spec: &SpongeSpec) {
-        keccak_x2::absorb_blocks(self, group, blocks, b, b, spec.rate(), spec.rounds());
-    }
-
-    fn permute(self, group: &mut [[u64; 2]; 25], rounds: Rounds) {
-        keccak_x2::permute(self, group, rounds);
-    }
-
-    fn one_state(self) -> OneState {
-        OneState::Portable
-    }
-}
+use crate::sponge::SpongeSpec;
 
 /// `W` leaves' states, lane-major: `.0[k][i]` is lane k of leaf i. Aligned
 /// to a cache line, so that the kernels' 32- and 64-byte loads of a lane
@@ -153,8 +83,9 @@ impl<K: LaneKernel<W>, const W: usize> Absorb for Lanes<K, W> {
     type Unit = Group<W>;
 
     fn absorb_blocks(&self, unit: &mut Self::Unit, blocks: &[u8]) {
+        let b = self.block_size;
         self.kernel
-            .absorb_blocks(&mut unit.0, blocks, self.block_size, &self.spec);
+            .absorb_blocks(&mut unit.0, blocks, b, b, &self.spec);
     }
 
     fn absorb_leaf(&self, unit: &mut Self::Unit, lane: usize, bytes: &[u8]) {

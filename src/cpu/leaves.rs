@@ -10,7 +10,7 @@ use std::ops::Range;
     all(target_arch = "aarch64", target_endian = "little")
 ))]
 use super::lanes;
-use super::platform::Kernel;
+use super::platform::{Kernel, with_kernel};
 use super::walk::{Absorb, Leaves};
 use super::workers::Workers;
 use super::{CpuBackend, fast_sponge, reduce, sponges};
@@ -291,27 +291,17 @@ pub(super) fn reduce_on<S: Sponge>(
     outputs: Vec<u8>,
 ) -> Vec<u8> {
     type Node<S> = fast_sponge::Fast<S>;
-    match nodes {
-        Kernel::Sponges => {
+    with_kernel!(
+        nodes,
+        |kernel, W| {
+            let nodes = lanes::Lanes::<_, W>::for_nodes(kernel, params.algorithm());
+            reduce::reduce_levels::<Node<S>, _>(params, workers, &nodes, outputs)
+        },
+        || {
             let nodes = sponges::Sponges::<S>::default();
             reduce::reduce_levels::<Node<S>, _>(params, workers, &nodes, outputs)
         }
-        #[cfg(target_arch = "x86_64")]
-        Kernel::Lanes4(avx2) => {
-            let nodes = lanes::Lanes::<_, 4>::for_nodes(avx2, params.algorithm());
-            reduce::reduce_levels::<Node<S>, _>(params, workers, &nodes, outputs)
-        }
-        #[cfg(target_arch = "x86_64")]
-        Kernel::Lanes8(avx512) => {
-            let nodes = lanes::Lanes::<_, 8>::for_nodes(avx512, params.algorithm());
-            reduce::reduce_levels::<Node<S>, _>(params, workers, &nodes, outputs)
-        }
-        #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
-        Kernel::Lanes2(sha3) => {
-            let nodes = lanes::Lanes::<_, 2>::for_nodes(sha3, params.algorithm());
-            reduce::reduce_levels::<Node<S>, _>(params, workers, &nodes, outputs)
-        }
-    }
+    )
 }
 
 impl CpuBackend {

@@ -8,11 +8,74 @@
 //! of parameters. A kernel is code that runs the permutation: here the
 //! portable sponges, or a lane kernel of 4, 8 or 2 states per permutation.
 
+use std::fmt;
+use std::str::FromStr;
 use std::sync::OnceLock;
 
-use super::CpuPath;
 use crate::error::HashError;
 use crate::params::TreeParams;
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "aarch64", target_endian = "little")
+))]
+use crate::sponge::{Rounds, SpongeSpec};
+
+/// Which CPU code path hashes the leaves. Every path gives the same digests;
+/// they differ in speed and in what the CPU must have.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CpuPath {
+    /// The fastest path this CPU has: AVX-512 or AVX2 on x86-64, the
+    /// ARMv8.2 SHA3 instructions (two leaves per permutation) on aarch64,
+    /// else the portable one.
+    #[default]
+    Auto,
+    /// One scalar sponge per leaf (no SIMD): any CPU.
+    Portable,
+    /// Four leaves per permutation; needs AVX2 (x86-64).
+    Avx2,
+    /// Eight leaves per permutation; needs AVX-512F (x86-64).
+    Avx512,
+}
+
+impl CpuPath {
+    /// Every path, `Auto` first.
+    pub const ALL: [CpuPath; 4] = [
+        CpuPath::Auto,
+        CpuPath::Portable,
+        CpuPath::Avx2,
+        CpuPath::Avx512,
+    ];
+
+    /// The lower-case name: `auto`, `portable`, `avx2`, `avx512`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            CpuPath::Auto => "auto",
+            CpuPath::Portable => "portable",
+            CpuPath::Avx2 => "avx2",
+            CpuPath::Avx512 => "avx512",
+        }
+    }
+}
+
+impl fmt::Display for CpuPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for CpuPath {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        CpuPath::ALL
+            .into_iter()
+            .find(|p| p.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| {
+                format!("unknown CPU path '{s}' (expected auto, portable, avx2 or avx512)")
+            })
+    }
+}
 
 /// Proof that this CPU has AVX2: only [`Avx2::detect`] makes one.
 #[cfg(target_arch = "x86_64")]
@@ -293,6 +356,89 @@ pub(crate) enum Kernel {
     #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
     Lanes2(Sha3),
 }
+
+/// A lane kernel: `W` sponges side by side in one permutation, their states
+/// lane-major (`[k][i]` is lane k of sponge i). Each kernel's module
+/// implements it for its token, beside its permutation; the leaves
+/// (`lanes.rs`), the parent levels and the standard functions' chunks
+/// (`chunks.rs`) run on it.
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "aarch64", target_endian = "little")
+))]
+pub(super) trait LaneKernel<const W: usize>: Copy + Send + Sync {
+    /// Sponge i of `group` absorbs `data[i·stride .. i·stride + len]` from
+    /// position 0 of `spec`'s rate: `len` is whole blocks, each followed by
+    /// the permutation.
+    fn absorb_blocks(
+        self,
+        group: &mut [[u64; W]; 25],
+        data: &[u8],
+        stride: usize,
+        len: usize,
+        spec: &SpongeSpec,
+    );
+
+    /// Keccak-p[1600, `rounds`] on the `W` states of `group`.
+    fn permute(self, group: &mut [[u64; W]; 25], rounds: Rounds);
+
+    /// The permutation of one state on the same path, for a sponge's blocks
+    /// absorbed alone.
+    fn one_state(self) -> OneState;
+}
+
+/// `$lanes` with `$k` bound to a lane kernel's token and `$w` to its width,
+/// or `$sponges` for the portable sponges: every `match` on a [`Kernel`]
+/// (the leaves, the parent levels) is this one.
+macro_rules! with_kernel {
+    ($kernel:expr, |$k:ident, $w:ident| $lanes:expr, || $sponges:expr) => {
+        match $kernel {
+            $crate::cpu::platform::Kernel::Sponges => $sponges,
+            #[cfg(target_arch = "x86_64")]
+            $crate::cpu::platform::Kernel::Lanes4($k) => {
+                const $w: usize = 4;
+                $lanes
+            }
+            #[cfg(target_arch = "x86_64")]
+            $crate::cpu::platform::Kernel::Lanes8($k) => {
+                const $w: usize = 8;
+                $lanes
+            }
+            #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+            $crate::cpu::platform::Kernel::Lanes2($k) => {
+                const $w: usize = 2;
+                $lanes
+            }
+        }
+    };
+}
+pub(super) use with_kernel;
+
+/// `$body` for each chunk kernel of `$kernels` ([`ChunkKernels`]), widest
+/// first, with `$k` bound to its token and `$w` to its width.
+macro_rules! each_chunk_kernel {
+    ($kernels:expr, |$k:ident, $w:ident| $body:block) => {{
+        let kernels: $crate::cpu::platform::ChunkKernels = $kernels;
+        #[cfg(target_arch = "x86_64")]
+        {
+            if let Some($k) = kernels.x8 {
+                const $w: usize = 8;
+                $body
+            }
+            if let Some($k) = kernels.x4 {
+                const $w: usize = 4;
+                $body
+            }
+        }
+        #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
+        if let Some($k) = kernels.x2 {
+            const $w: usize = 2;
+            $body
+        }
+        let _ = kernels;
+    }};
+}
+pub(super) use each_chunk_kernel;
 
 /// The AVX2 token for a unit test. The tests of the AVX2 path run where
 /// build.rs set `treehash_test_avx2` (the CPU that built them has AVX2, or

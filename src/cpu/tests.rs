@@ -2,6 +2,7 @@
 //! leaves shared between engines and handed over, where inputs run.
 
 use super::leaves::digest_of_leaves;
+use super::platform::Kernel;
 use super::walk::{Absorb, Leaves};
 use super::workers::Workers;
 use super::*;
