@@ -44,8 +44,9 @@ impl Rate {
 /// share the host's cores and memory, so the rates move with the split; a
 /// piece later they are measured again. An engine not measured yet is taken
 /// to run as fast as the mean of those that are (at first an even share).
-/// Under `--backend gpu` the CPU takes no chunk; under auto, whether it does
-/// once GPUs take part is tried ([`RoleTrial`]).
+/// Under `--backend gpu` the CPU takes no chunk and the GPUs share each
+/// wave evenly; under auto, whether the CPU takes chunks once GPUs take
+/// part is tried ([`RoleTrial`]).
 pub(crate) struct Split {
     cpu_takes_chunks: bool,
     /// The CPU's, then each GPU's.
@@ -97,6 +98,14 @@ impl Split {
             .iter()
             .map(|r| r.bytes_per_second.unwrap_or(guess))
             .collect();
+        if gpus > 0 && !self.cpu_takes_chunks {
+            // GPUs alone, begun side by side, share evenly, as LI's do
+            // (docs/decisions/0030-gpus-begin-side-by-side.md): a GPU's
+            // rate here is the time its staging took, which follows the
+            // host's memory, shared by all of them, more than the GPU, and
+            // a split that follows it drifts from wave to wave.
+            weights.fill(1.0);
+        }
         if gpus > 0 && (!self.cpu_takes_chunks || self.trial.role() == CpuRole::Stages) {
             weights[0] = 0.0;
         }

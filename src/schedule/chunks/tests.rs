@@ -231,6 +231,28 @@ fn a_split_without_the_cpu_gives_it_no_chunk() {
     }
 }
 
+/// GPUs alone share each wave evenly whatever rates they were measured
+/// at; with the CPU, the split follows the rates.
+#[test]
+fn gpus_alone_share_chunks_evenly_and_with_the_cpu_by_rate() {
+    let ms = Duration::from_millis;
+    let mib = 1 << 20;
+    for cpu_takes_chunks in [false, true] {
+        let mut split = Split::new(cpu_takes_chunks);
+        // The first piece of each engine is its warm-up, not measured.
+        for _ in 0..3 {
+            split.record(&[mib, mib, mib], &[ms(4), ms(1), ms(3)]);
+        }
+        let counts = split.counts(1200, 2);
+        if cpu_takes_chunks {
+            // Rates of 1/4, 1 and 1/3 MiB a millisecond.
+            assert_eq!(counts, vec![189, 758, 253]);
+        } else {
+            assert_eq!(counts, vec![0, 600, 600]);
+        }
+    }
+}
+
 /// Files: mapped pieces shared (the CPU hashes from the mapping, the
 /// engines read their runs with pread), and unread pieces where the CPU
 /// takes no chunk (it reads KT's first chunk and the last bytes itself).
