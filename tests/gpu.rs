@@ -602,8 +602,8 @@ fn busy_gpus(out: &treehash::HashOutput) -> std::collections::BTreeSet<treehash:
 /// `--backend gpu` on several GPUs: they start side by side and share the
 /// work from the first piece, in a fresh hasher (no GPU open before the
 /// input): each of n GPUs hashes at least 0.7 / n of the bytes (35 % of
-/// two), for an LI tree's leaves (an even split, kept) and for KT128's
-/// chunks (split by the GPUs' measured rates). The digests are the CPU's.
+/// two), for an LI tree's leaves and for KT128's chunks (an even split of
+/// each wave: docs/decisions/0042). The digests are the CPU's.
 #[test]
 #[ignore = "needs two CUDA GPUs"]
 fn gpus_begun_side_by_side_share_the_work_from_the_first_piece() {

@@ -8,7 +8,8 @@
 //!   mode and transfer size, against the CPU backend, all in this one run.
 //!
 //! TREEHASH_BENCH_KERNELS_ONLY stops after the leaf-count table (for
-//! comparing leaf kernels quickly).
+//! comparing leaf kernels quickly); TREEHASH_BENCH_DEVICE_GIB=N measures
+//! `device_digest` of N GiB alone.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -104,6 +105,60 @@ fn kt128_end_to_end(file: &std::path::Path, size: u64, reps: usize, copy: f64) {
     println!();
 }
 
+/// `Hasher::hash_device` of `gib` GiB already on GPU 0 (zeros), for LI
+/// H = 8 and each standard function with chunks, median of `reps` after a
+/// warm-up: the rate against LI's, and the phases (`leaves`: the GPU's work
+/// with the last node fed beside it; `reduce`: the last bytes and the last
+/// node's end, or LI's top levels).
+fn device_digest_table(hasher: &Hasher, gib: usize, reps: usize) {
+    use treehash::standard::{Standard, StandardParams};
+    let ctx = cudarc::driver::CudaContext::new(0).expect("device 0");
+    let stream = ctx.default_stream();
+    let len = gib << 30;
+    let data = stream.alloc_zeros::<u8>(len).expect("device memory");
+    stream.synchronize().expect("zeroed");
+    println!("## device_digest of {gib} GiB on the device, median of {reps} after a warm-up\n");
+    println!(
+        "| function | ms | GB/s | × LI | leaf phase ms | reduce ms |\n|---|---:|---:|---:|---:|---:|"
+    );
+    let li = TreeParams::new(Algorithm::Sha3_256, 8, TreeParams::DEFAULT_DEGREE).unwrap();
+    let functions: Vec<(String, treehash::Params)> =
+        std::iter::once(("LI H = 8".into(), li.into()))
+            .chain(
+                [Standard::Kt128, Standard::Kt256, Standard::ParallelHash256]
+                    .into_iter()
+                    .map(|f| (f.name().to_string(), StandardParams::new(f).into())),
+            )
+            .collect();
+    let mut li_rate = None;
+    for (name, params) in functions {
+        hasher
+            .hash_device_slice(params.clone(), &data)
+            .expect("device digest");
+        let mut runs = Vec::new();
+        for _ in 0..reps {
+            let start = Instant::now();
+            let out = hasher
+                .hash_device_slice(params.clone(), &data)
+                .expect("device digest");
+            runs.push((start.elapsed().as_secs_f64(), out.timings));
+        }
+        runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let (secs, timings) = &runs[runs.len() / 2];
+        let rate = len as f64 / secs;
+        let li = *li_rate.get_or_insert(rate);
+        println!(
+            "| {name} | {:.2} | {:.1} | {:.2} | {:.2} | {:.2} |",
+            secs * 1e3,
+            rate / GB,
+            rate / li,
+            timings.leaves.as_secs_f64() * 1e3,
+            timings.reduce.as_secs_f64() * 1e3
+        );
+    }
+    println!();
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -189,6 +244,18 @@ pub(crate) fn main() {
         copy / GB
     );
 
+    // TREEHASH_BENCH_DEVICE_GIB=N: device_digest of N GiB alone.
+    if let Some(gib) = std::env::var("TREEHASH_BENCH_DEVICE_GIB")
+        .ok()
+        .and_then(|g| g.parse().ok())
+    {
+        let reps = std::env::var("TREEHASH_BENCH_REPS")
+            .ok()
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(5);
+        device_digest_table(&gpu_hasher, gib, reps);
+        return;
+    }
     // TREEHASH_BENCH_KT_ONLY: the pinned copy and KT128 end to end alone;
     // TREEHASH_BENCH_END_TO_END_ONLY: every end-to-end table, no kernel table.
     let kt_only = std::env::var_os("TREEHASH_BENCH_KT_ONLY").is_some();

@@ -11,7 +11,12 @@ use std::time::{Duration, Instant};
 
 use super::CpuPath;
 use super::fast_sponge::Fast;
-use super::platform::Platform;
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "aarch64", target_endian = "little")
+))]
+use super::platform::LaneKernel;
+use super::platform::{Platform, with_kernel};
 use crate::error::HashError;
 use crate::params::Algorithm;
 use crate::sponge::{Rounds, Sponge, with_sponge};
@@ -39,32 +44,16 @@ pub fn permutations(path: CpuPath, calls: u64) -> Result<Permuted, HashError> {
     let rounds = Rounds::Keccak24;
     let platform = Platform::new(path)?;
     let start = Instant::now();
-    let width = match platform {
-        #[cfg(target_arch = "x86_64")]
-        Platform::Avx512(avx512) => {
-            let mut group = [[0u64; 8]; 25];
+    let width = with_kernel!(
+        platform.node_kernel(),
+        |kernel, W| {
+            let mut group = [[0u64; W]; 25];
             for _ in 0..calls {
-                super::keccak_x8::permute(avx512, black_box(&mut group), rounds);
+                kernel.permute(black_box(&mut group), rounds);
             }
-            8
-        }
-        #[cfg(target_arch = "x86_64")]
-        Platform::Avx2(avx2) => {
-            let mut group = [[0u64; 4]; 25];
-            for _ in 0..calls {
-                super::keccak_x4::permute(avx2, black_box(&mut group), rounds);
-            }
-            4
-        }
-        #[cfg(all(target_arch = "aarch64", target_endian = "little"))]
-        Platform::Sha3(sha3) => {
-            let mut group = [[0u64; 2]; 25];
-            for _ in 0..calls {
-                super::keccak_x2::permute(sha3, black_box(&mut group), rounds);
-            }
-            2
-        }
-        Platform::Portable => {
+            W as u64
+        },
+        || {
             let mut state = [0u64; 25];
             let one_state = platform.one_state();
             for _ in 0..calls {
@@ -72,7 +61,7 @@ pub fn permutations(path: CpuPath, calls: u64) -> Result<Permuted, HashError> {
             }
             1
         }
-    };
+    );
     Ok(Permuted {
         width,
         states: calls * width,

@@ -387,9 +387,12 @@ pub(super) trait LaneKernel<const W: usize>: Copy + Send + Sync {
     fn one_state(self) -> OneState;
 }
 
-/// `$lanes` with `$k` bound to a lane kernel's token and `$w` to its width,
-/// or `$sponges` for the portable sponges: every `match` on a [`Kernel`]
-/// (the leaves, the parent levels) is this one.
+/// `$lanes` with `$k` bound to a lane kernel's token and `$w` to its width
+/// (a `const` of the arm, which shadows any `W` of the caller's), or
+/// `$sponges` for the portable sponges: every `match` on a [`Kernel`] (the
+/// leaves, the parent levels, the permutation benchmark) is this one. The
+/// arms are expressions of the caller's function, not closures: a `return`
+/// or `?` in them leaves that function.
 macro_rules! with_kernel {
     ($kernel:expr, |$k:ident, $w:ident| $lanes:expr, || $sponges:expr) => {
         match $kernel {
@@ -414,8 +417,9 @@ macro_rules! with_kernel {
 }
 pub(super) use with_kernel;
 
-/// `$body` for each chunk kernel of `$kernels` ([`ChunkKernels`]), widest
-/// first, with `$k` bound to its token and `$w` to its width.
+/// `$body` (a block of the caller's function, as in `with_kernel!`) for
+/// each chunk kernel of `$kernels` ([`ChunkKernels`]), widest first, with
+/// `$k` bound to its token and `$w` to its width.
 macro_rules! each_chunk_kernel {
     ($kernels:expr, |$k:ident, $w:ident| $body:block) => {{
         let kernels: $crate::cpu::platform::ChunkKernels = $kernels;

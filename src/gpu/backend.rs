@@ -10,6 +10,7 @@ use crate::message;
 use crate::params::TreeParams;
 use crate::trace::trace;
 
+use super::device_standard::SpanBuffers;
 use super::info::GpuInfo;
 use super::kernel_sets::KernelSet;
 use super::kernels::Kernels;
@@ -29,6 +30,9 @@ pub struct GpuBackend {
     pub(super) copy: Arc<CudaStream>,
     pub(super) kernels: Kernels,
     pub(super) slots: Mutex<Option<Slots>>,
+    /// A standard function's buffers of chaining values for data on this
+    /// GPU, kept between inputs.
+    pub(super) span_buffers: Mutex<Option<SpanBuffers>>,
     pub(super) transfer_bytes: usize,
     pub(super) info: GpuInfo,
     /// Tests only: every message fails after this many transfers.
@@ -66,6 +70,7 @@ impl GpuBackend {
             copy,
             kernels,
             slots: Mutex::new(None),
+            span_buffers: Mutex::new(None),
             transfer_bytes: transfer_bytes.unwrap_or(DEFAULT_TRANSFER_BYTES),
             fail_after_transfers: None,
             info: GpuInfo {

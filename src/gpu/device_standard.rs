@@ -5,10 +5,14 @@
 //! [`LAUNCH_BYTES`], and only their chaining values come back to the host
 //! (32 or 64 bytes a chunk), to the last node in order, with KT's first
 //! chunk and the message's bytes after its last whole chunk. While the host
-//! absorbs one span's values the GPU hashes the next.
+//! absorbs one span's values the GPU hashes the next: the last node, one
+//! sponge on one core, is what the input waits for
+//! (docs/decisions/0043-device-chunks-in-short-spans.md).
 //!
 //! TurboSHAKE is one sequential sponge, which no GPU can share: its input
 //! is copied to the host [`HOST_PIECE_BYTES`] at a time and hashed there.
+
+use std::time::{Duration, Instant};
 
 use cudarc::driver::{CudaEvent, CudaSlice, PinnedHostSlice, PushKernelArg, result};
 
@@ -19,14 +23,17 @@ use crate::schedule::chunks::{self, Walk};
 use crate::sponge::SpongeSpec;
 use crate::standard::StandardParams;
 use crate::timings::{Timings, timed};
+use crate::trace::trace;
 
 use super::DeviceBytes;
 use super::device_input::wait_for;
 use super::kernels::{ChunkKernel, address};
 use super::{Context, GpuBackend, GpuError};
 
-/// The most bytes of chunks one launch hashes.
-const LAUNCH_BYTES: usize = 1 << 30;
+/// The most bytes of chunks one launch (a span) hashes: short, so that the
+/// last node starts soon after the first launch and each span's values
+/// (512 KiB for KT128) stay in the core's cache while it absorbs them.
+const LAUNCH_BYTES: usize = 128 << 20;
 /// The most bytes of chaining values one launch writes (ParallelHash with
 /// small B writes more values than bytes it reads).
 const LAUNCH_VALUES: usize = 8 << 20;
@@ -74,7 +81,14 @@ pub(crate) fn hash_standard(
         timings.compile += compile;
         let from = bytes.ptr + (first * chunk_len) as u64;
         timed(&mut timings.leaves, || {
+            let start = Instant::now();
             let spans = Spans::new(gpu, kernel, &spec, chunk_len, whole - first)?;
+            trace(|| {
+                format!(
+                    "device chunks: buffers made in {:.3} ms",
+                    ms(start.elapsed())
+                )
+            });
             spans.run(from, |values| walk.absorb_values(&cx, values))
         })?;
     }
@@ -85,6 +99,11 @@ pub(crate) fn hash_standard(
         walk.finish(&cx)
     });
     Ok((digest, BackendUsed::Gpu))
+}
+
+/// Milliseconds, for the trace.
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
 }
 
 /// `len` bytes of device memory from `ptr`, on the host.
@@ -102,6 +121,62 @@ fn copy_to_host(gpu: &GpuBackend, ptr: u64, len: usize) -> Result<Vec<u8>, GpuEr
     Ok(host)
 }
 
+/// Two spans' buffers of chaining values, on the device and pinned on the
+/// host, and the events that say each span's values are on the host. The
+/// GPU keeps them between inputs ([`GpuBackend::take_span_buffers`]):
+/// pinned memory takes milliseconds to make.
+pub(crate) struct SpanBuffers {
+    /// Bytes of values each buffer holds.
+    len: usize,
+    device: [CudaSlice<u8>; 2],
+    host: [PinnedHostSlice<u8>; 2],
+    done: [CudaEvent; 2],
+}
+
+impl SpanBuffers {
+    fn new(gpu: &GpuBackend, len: usize) -> Result<Self, GpuError> {
+        let device = || {
+            // SAFETY: the kernel writes every byte copied back.
+            unsafe { gpu.compute.alloc::<u8>(len) }
+                .context("allocating a device buffer for chaining values")
+        };
+        let host = || {
+            // SAFETY: written by the copies back before it is read; cached
+            // (not write-combined), since the host reads it.
+            unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(len, 0) }
+                .context("allocating pinned host memory for chaining values")
+        };
+        let event = || gpu.ctx.new_event(None).context("creating an event");
+        Ok(SpanBuffers {
+            len,
+            device: [device()?, device()?],
+            host: [host()?, host()?],
+            done: [event()?, event()?],
+        })
+    }
+}
+
+impl GpuBackend {
+    /// Buffers for spans of `len` bytes of values: the kept ones where they
+    /// are free and large enough, else new ones.
+    fn take_span_buffers(&self, len: usize) -> Result<SpanBuffers, GpuError> {
+        if let Some(kept) = self.span_buffers.lock().ok().and_then(|mut k| k.take())
+            && kept.len >= len
+        {
+            return Ok(kept);
+        }
+        SpanBuffers::new(self, len)
+    }
+
+    /// Keeps `buffers`, whose every copy has been waited for, for the next
+    /// input.
+    fn return_span_buffers(&self, buffers: SpanBuffers) {
+        if let Ok(mut kept) = self.span_buffers.lock() {
+            *kept = Some(buffers);
+        }
+    }
+}
+
 /// The chunks' spans on their way through the chunk kernel: two output
 /// buffers, so that the GPU hashes span k while the host absorbs the values
 /// of span k − 1.
@@ -112,9 +187,7 @@ struct Spans<'a> {
     count: usize,
     per_launch: usize,
     cv_len: usize,
-    device: [CudaSlice<u8>; 2],
-    host: [PinnedHostSlice<u8>; 2],
-    done: [CudaEvent; 2],
+    buffers: SpanBuffers,
 }
 
 impl<'a> Spans<'a> {
@@ -130,19 +203,6 @@ impl<'a> Spans<'a> {
         let per_launch = (LAUNCH_BYTES / chunk_len)
             .min(LAUNCH_VALUES / cv_len)
             .clamp(1, count);
-        let len = per_launch * cv_len;
-        let device = || {
-            // SAFETY: the kernel writes every byte copied back.
-            unsafe { gpu.compute.alloc::<u8>(len) }
-                .context("allocating a device buffer for chaining values")
-        };
-        let host = || {
-            // SAFETY: written by the copies back before it is read; cached
-            // (not write-combined), since the host reads it.
-            unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(len, 0) }
-                .context("allocating pinned host memory for chaining values")
-        };
-        let event = || gpu.ctx.new_event(None).context("creating an event");
         Ok(Spans {
             gpu,
             kernel,
@@ -150,28 +210,50 @@ impl<'a> Spans<'a> {
             count,
             per_launch,
             cv_len,
-            device: [device()?, device()?],
-            host: [host()?, host()?],
-            done: [event()?, event()?],
+            buffers: gpu.take_span_buffers(per_launch * cv_len)?,
         })
     }
 
     /// Hashes the chunks from device address `from` and hands their values
     /// to `absorb`, in order.
     fn run(mut self, from: u64, mut absorb: impl FnMut(&[u8])) -> Result<(), GpuError> {
+        let began = Instant::now();
+        // Time spent waiting for the GPU's values, and in the last node.
+        let (mut waited, mut absorbed) = (Duration::ZERO, Duration::ZERO);
+        let mut take = |spans: &Self, buffer: usize, n: usize| -> Result<(), GpuError> {
+            let start = Instant::now();
+            let values = spans.values(buffer, n)?;
+            let got = Instant::now();
+            absorb(values);
+            waited += got - start;
+            absorbed += got.elapsed();
+            Ok(())
+        };
         let mut previous: Option<(usize, usize)> = None;
+        let mut spans = 0;
         for (span, first) in (0..self.count).step_by(self.per_launch).enumerate() {
             let n = self.per_launch.min(self.count - first);
             let at = from + (first * self.chunk_len) as u64;
             self.launch(span % 2, at, n)?;
             if let Some((buffer, n)) = previous {
-                absorb(self.values(buffer, n)?);
+                take(&self, buffer, n)?;
             }
             previous = Some((span % 2, n));
+            spans += 1;
         }
         if let Some((buffer, n)) = previous {
-            absorb(self.values(buffer, n)?);
+            take(&self, buffer, n)?;
         }
+        self.gpu.return_span_buffers(self.buffers);
+        trace(|| {
+            format!(
+                "device chunks: {} in {spans} spans in {:.3} ms; waited for the GPU {:.3} ms, last node {:.3} ms",
+                self.count,
+                ms(began.elapsed()),
+                ms(waited),
+                ms(absorbed)
+            )
+        });
         Ok(())
     }
 
@@ -179,7 +261,7 @@ impl<'a> Spans<'a> {
     /// their values' copy back.
     fn launch(&mut self, k: usize, at: u64, n: usize) -> Result<(), GpuError> {
         let stream = &self.gpu.compute;
-        let out = address(&self.device[k], stream);
+        let out = address(&self.buffers.device[k], stream);
         let (chunk_len, count) = (self.chunk_len as u64, n as u64);
         let mut launch = stream.launch_builder(&self.kernel.function);
         launch.arg(&at).arg(&chunk_len).arg(&count).arg(&out);
@@ -189,20 +271,26 @@ impl<'a> Spans<'a> {
         unsafe { launch.launch(self.kernel.launch_config(count)) }
             .context("launching the chunk kernel")?;
         let len = n * self.cv_len;
-        let host = self.host[k].as_mut_slice().context("using pinned memory")?;
+        let host = self.buffers.host[k]
+            .as_mut_slice()
+            .context("using pinned memory")?;
         // SAFETY: buffer k's values of two spans ago were absorbed before
         // this call; this copy is waited for (`done`) before they are read.
         unsafe { result::memcpy_dtoh_async(&mut host[..len], out, stream.cu_stream()) }
             .context("copying chaining values back")?;
-        self.done[k].record(stream).context("recording an event")
+        self.buffers.done[k]
+            .record(stream)
+            .context("recording an event")
     }
 
     /// Buffer `k`'s `n` values, once they are on the host.
     fn values(&self, k: usize, n: usize) -> Result<&[u8], GpuError> {
-        self.done[k]
+        self.buffers.done[k]
             .synchronize()
             .context("waiting for the chunk kernel")?;
-        let host = self.host[k].as_slice().context("using pinned memory")?;
+        let host = self.buffers.host[k]
+            .as_slice()
+            .context("using pinned memory")?;
         Ok(&host[..n * self.cv_len])
     }
 }

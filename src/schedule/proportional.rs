@@ -46,7 +46,8 @@ impl Rate {
 /// to run as fast as the mean of those that are (at first an even share).
 /// Under `--backend gpu` the CPU takes no chunk and the GPUs share each
 /// wave evenly; under auto, whether the CPU takes chunks once GPUs take
-/// part is tried ([`RoleTrial`]).
+/// part is tried ([`RoleTrial`]), and while it takes none the GPUs share
+/// evenly too.
 pub(crate) struct Split {
     cpu_takes_chunks: bool,
     /// The CPU's, then each GPU's.
@@ -75,8 +76,10 @@ impl Split {
         self.cpu_takes_chunks
     }
 
-    /// Each engine's weight for the next piece: its rate, or the mean of
-    /// the measured rates.
+    /// Each engine's weight for the next piece (the CPU first): with the
+    /// CPU taking chunks, each engine's rate, or the mean of the measured
+    /// rates for one not measured yet; with the GPUs alone, 0 for the CPU
+    /// and 1 for each GPU.
     pub(crate) fn weights(&mut self, gpus: usize) -> Vec<f64> {
         self.rates.resize(1 + gpus, Rate::default());
         #[cfg(test)]
@@ -98,15 +101,13 @@ impl Split {
             .iter()
             .map(|r| r.bytes_per_second.unwrap_or(guess))
             .collect();
-        if gpus > 0 && !self.cpu_takes_chunks {
-            // GPUs alone, begun side by side, share evenly, as LI's do
-            // (docs/decisions/0030-gpus-begin-side-by-side.md): a GPU's
-            // rate here is the time its staging took, which follows the
-            // host's memory, shared by all of them, more than the GPU, and
-            // a split that follows it drifts from wave to wave.
-            weights.fill(1.0);
-        }
         if gpus > 0 && (!self.cpu_takes_chunks || self.trial.role() == CpuRole::Stages) {
+            // GPUs alone share evenly, as LI's begun side by side do
+            // (docs/decisions/0042-gpus-alone-share-chunks-evenly.md): a
+            // GPU's rate here is the time its staging took, which follows
+            // the host's memory, shared by all of them, more than the GPU,
+            // and a split that follows it drifts from wave to wave.
+            weights.fill(1.0);
             weights[0] = 0.0;
         }
         weights

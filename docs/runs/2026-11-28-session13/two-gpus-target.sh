@@ -1,15 +1,25 @@
 #!/usr/bin/env bash
-# Session 13, run 6: issue 33's two-GPU target on one machine, the build of
-# 827e66b: the host's staging ceiling for both GPUs (benches/gpu_host.rs,
-# no hashing) before and after, and LI H = 8 and KT128 on one GPU and on
-# two, 7 rounds rotated, 16 GiB page-cached, whole processes.
-# Carried: .devx/new/treehash, .devx/bench-gpu_host.
+# Session 13, run 10 (run 6 found no two-GPU machine lent): the four
+# two-GPU tests of the tip's tree, then issue 33's two-GPU target on one
+# machine: the host's staging ceiling for both GPUs (benches/gpu_host.rs,
+# no hashing), and LI H = 8 and KT128 on one GPU and on two, 5 rounds
+# rotated, 16 GiB page-cached, whole processes.
+# Carried: .devx/new/treehash, .devx/test-gpu, .devx/bench-gpu_host.
 set -uo pipefail
 out=${OUT:-x-out}; mkdir -p "$out"
-f=/tmp/two.bin gb=16 rounds=${ROUNDS:-7} t=.devx/new/treehash
+f=/tmp/two.bin gb=16 rounds=${ROUNDS:-5} t=.devx/new/treehash
 { date -u; nvidia-smi --query-gpu=index,name --format=csv; nproc; uptime; } >"$out/env6.txt"
-[ -f $f ] || { head -c $((1<<30)) /dev/urandom >/tmp/one.bin; for _ in $(seq $gb); do cat /tmp/one.bin; done >$f; rm /tmp/one.bin; }
-cat $f >/dev/null; cat $f >/dev/null
+( [ -f $f ] || { head -c $((1<<30)) /dev/urandom >/tmp/one.bin; for _ in $(seq $gb); do cat /tmp/one.bin; done >$f; rm /tmp/one.bin; }
+cat $f >/dev/null ) &
+filer=$!
+# SKIP_TESTS=1: the timings alone (run 11, on run 10's machine, whose
+# timing loop had lost $t to the tests' loop).
+for name in every_gpu_takes_a_share gpus_begun_side_by_side_share_the_work_from_the_first_piece \
+         sequential_inputs_on_several_gpus_give_the_reference_digest files_on_several_gpus_give_the_reference_digest; do
+  [ -n "${SKIP_TESTS:-}" ] && break
+  timeout 150 .devx/test-gpu --ignored --exact $name >"$out/test10.log" 2>&1; echo "$name rc=$?" >>"$out/env6.txt"
+done
+wait $filer; cat $f >/dev/null
 TREEHASH_BENCH_TOGETHER_ONLY=1 TREEHASH_BENCH_FILE=$f timeout 150 .devx/bench-gpu_host 2>&1 | sed -n '1,12p' >"$out/ceiling6.txt"
 log=$out/runs6.tsv; echo -e "round\tfn\tdev\twall_ms\tleaf_ms\tshares\tdigest" >$log
 rows=("-H 8|0" "-H 8|0,1" "-a kt128|0" "-a kt128|0,1")
@@ -25,7 +35,6 @@ for r in $(seq $rounds); do
  done
  uptime >>"$out/env6.txt"
 done
-TREEHASH_BENCH_TOGETHER_ONLY=1 TREEHASH_BENCH_FILE=$f timeout 150 .devx/bench-gpu_host 2>&1 | sed -n '1,12p' >>"$out/ceiling6.txt"
 for a in "-a kt128" "-H 8"; do echo "cpu $a $($t --backend cpu $a --no-names $f | cut -c1-16)" >>"$out/env6.txt"; done
 python3 - "$log" >"$out/summary6.md" <<'PY'
 import sys,statistics,collections
