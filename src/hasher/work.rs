@@ -314,22 +314,42 @@ impl<'h> Work<'h> for Chunks<'h> {
         progress: &dyn Progress,
         timings: &mut Timings,
     ) -> Result<Hashed, HashError> {
+        let (params, piece_target) = (self.params, self.piece_target);
+        // GPUs alone on a file, with no latecomer, each walk its own waves
+        // (docs/decisions/0044-gpus-walk-chunks-apart.md).
+        if let (false, None, Input::File(file)) = (cpu, &latecomers, &*input)
+            && self.spec.is_some()
+            && chunks::can_walk_apart(&gpus)
+        {
+            let cpu = &self.hasher.cpu;
+            let walked = timed(&mut timings.leaves, || {
+                chunks::hash_apart(params, file, cpu, gpus, piece_target, progress)
+            })?;
+            return Ok(walked.into_hashed(timings));
+        }
         let mut none = NoLatecomers;
         let engines = Engines {
             gpus,
             latecomers: latecomers.unwrap_or(&mut none),
             split: Split::new(cpu),
         };
-        let (params, cpu) = (self.params, &self.hasher.cpu);
+        let cpu = &self.hasher.cpu;
         let walked = timed(&mut timings.leaves, || {
-            chunks::hash(params, input, cpu, engines, self.piece_target, progress)
+            chunks::hash(params, input, cpu, engines, piece_target, progress)
         })?;
-        timings.copy_busy += walked.copy_busy;
-        timings.kernel_busy += walked.kernel_busy;
-        Ok(Hashed {
-            digest: walked.digest,
-            bytes: walked.bytes,
-            shares: walked.shares,
-        })
+        Ok(walked.into_hashed(timings))
+    }
+}
+
+impl chunks::Walked {
+    /// The input's result, the GPUs' busy times added to `timings`.
+    fn into_hashed(self, timings: &mut Timings) -> Hashed {
+        timings.copy_busy += self.copy_busy;
+        timings.kernel_busy += self.kernel_busy;
+        Hashed {
+            digest: self.digest,
+            bytes: self.bytes,
+            shares: self.shares,
+        }
     }
 }

@@ -309,6 +309,7 @@ pub(crate) fn file_piece_len(params: &StandardParams, cpu: &CpuBackend) -> usize
     target.max(chunk).next_multiple_of(chunk)
 }
 
+mod apart;
 mod context;
 mod sharing;
 #[cfg(test)]
@@ -316,6 +317,7 @@ mod tests;
 mod walk;
 
 pub(crate) use crate::schedule::Split;
+pub(crate) use apart::{can_walk_apart, hash_apart};
 pub(crate) use context::Context;
 use sharing::Shared;
 pub(crate) use walk::{PartSink, Sink, Walk};

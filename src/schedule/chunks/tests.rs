@@ -253,6 +253,154 @@ fn gpus_alone_share_chunks_evenly_and_with_the_cpu_by_rate() {
     }
 }
 
+/// A `LateEngine` that fails, or panics, on its `at`-th submission.
+struct FailsAt {
+    inner: LateEngine,
+    at: usize,
+    panics: bool,
+}
+
+impl ChunkEngine for FailsAt {
+    fn id(&self) -> EngineId {
+        self.inner.id()
+    }
+
+    fn submit(&mut self, bytes: ChunkBytes<'_>) -> Result<(), HashError> {
+        if self.at == 0 {
+            assert!(!self.panics, "scripted panic");
+            return Err(HashError::Internal("scripted failure".into()));
+        }
+        self.at -= 1;
+        self.inner.submit(bytes)
+    }
+
+    fn take(&mut self, wait: bool) -> Result<Option<Vec<u8>>, HashError> {
+        self.inner.take(wait)
+    }
+
+    fn busy(&self) -> (Duration, Duration) {
+        self.inner.busy()
+    }
+}
+
+/// Engines standing in for GPUs (`LateEngine`s, `n` of them) walking a
+/// file's chunks apart, in waves of three chunks: the result, and the
+/// bytes the engines hashed. With `fails`, engine k fails (or panics) on
+/// its submission `fails.0[k]`.
+fn walk_apart(
+    params: &StandardParams,
+    file: &crate::input::InputFile,
+    n: usize,
+    fails: Option<(&[usize], bool)>,
+) -> Result<(Walked, u64), HashError> {
+    let b = chunk_len(params);
+    let cpu = CpuBackend::new(Some(2), Some(3 * b), CpuPath::Auto).unwrap();
+    let leaf = params.standard().chunk_spec().unwrap();
+    let seen = Arc::new(Mutex::new(0));
+    let gpus: Vec<Box<dyn ChunkEngine>> = (0..n)
+        .map(|k| {
+            let inner = LateEngine {
+                leaf,
+                chunk_len: b,
+                lag: k + 1,
+                queue: VecDeque::new(),
+                seen: seen.clone(),
+            };
+            match fails {
+                Some((at, panics)) => Box::new(FailsAt {
+                    inner,
+                    at: at[k],
+                    panics,
+                }) as Box<dyn ChunkEngine>,
+                None => Box::new(inner),
+            }
+        })
+        .collect();
+    assert!(can_walk_apart(&gpus));
+    let out = hash_apart(params, file, &cpu, gpus, 3 * b, &())?;
+    let seen = *seen.lock().unwrap();
+    Ok((out, seen))
+}
+
+/// GPUs alone on a file (here two and three engines standing in for them)
+/// each walk its waves at their own pace: the digest is the reference's at
+/// every edge of a chunk and a wave, and the shares add up to the file.
+#[test]
+fn a_file_walked_apart_by_several_gpus_gives_the_reference_digest() {
+    use crate::input::Source;
+    let dir = tempfile::tempdir().unwrap();
+    for params in cases() {
+        let b = chunk_len(&params);
+        let lens = [1, b - 1, b, b + 1, 3 * b, 4 * b + 1, 7 * b - 1, 40 * b + 5];
+        // An empty file is a sequential input, never walked apart.
+        for len in lens.into_iter().filter(|&len| len > 0) {
+            let message = bytes(len, len as u64 + 3);
+            let path = dir.path().join("m");
+            std::fs::write(&path, &message).unwrap();
+            let Source::File(file) = Source::open(&path).unwrap() else {
+                panic!("a file of {len} bytes is a file");
+            };
+            let want = test_reference::standard(&params, &message);
+            for n in [2, 3] {
+                let what = format!("{}, {len} bytes, {n} engines", params.label());
+                let (out, seen) = walk_apart(&params, &file, n, None).unwrap();
+                assert_eq!(out.digest, want, "{what}");
+                assert_eq!(out.bytes, len as u64, "{what}");
+                let shared: u64 = out.shares.iter().map(|s| s.bytes).sum();
+                assert_eq!(shared, len as u64, "{what}: {:?}", out.shares);
+                let whole = (len / b * b) as u64;
+                let first = if params.standard().family() == Family::Kangaroo && whole > 0 {
+                    b as u64
+                } else {
+                    0
+                };
+                assert_eq!(seen, whole - first, "{what}");
+                assert_eq!(out.shares[0].bytes, first + (len as u64 - whole), "{what}");
+            }
+        }
+    }
+}
+
+/// GPUs that fail or panic on a wave, first or later, while walking
+/// apart: an error, never a digest, and every walk ends. The file has 13
+/// waves (39 chunks after KT's first), and the engines' failures come at
+/// submissions adding up to fewer, so that one of them is reached however
+/// the waves fall.
+#[test]
+fn a_gpu_that_fails_walking_chunks_apart_is_an_error_not_a_digest() {
+    use crate::input::Source;
+    let dir = tempfile::tempdir().unwrap();
+    let params = StandardParams::new(Standard::Kt128);
+    let b = chunk_len(&params);
+    let path = dir.path().join("m");
+    std::fs::write(&path, bytes(40 * b + 5, 1)).unwrap();
+    let Source::File(file) = Source::open(&path).unwrap() else {
+        panic!("a file");
+    };
+    let cases: [(&[usize], bool); 4] = [
+        (&[0, 0, 0], false),
+        (&[1, 3, 5], false),
+        (&[0, 4, 4], true),
+        (&[4, 4, 4], true),
+    ];
+    for (at, panics) in cases {
+        let got = walk_apart(&params, &file, 3, Some((at, panics)));
+        let what = format!("engines failing at submissions {at:?}, panics {panics}");
+        match got {
+            Err(HashError::Internal(m)) => assert!(
+                m.contains(if panics {
+                    "panicked"
+                } else {
+                    "scripted failure"
+                }),
+                "{what}: {m}"
+            ),
+            Err(e) => panic!("{what}: {e}"),
+            Ok(_) => panic!("{what}: a digest"),
+        }
+    }
+}
+
 /// Files: mapped pieces shared (the CPU hashes from the mapping, the
 /// engines read their runs with pread), and unread pieces where the CPU
 /// takes no chunk (it reads KT's first chunk and the last bytes itself).
