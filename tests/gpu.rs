@@ -697,9 +697,9 @@ fn sequential_inputs_on_several_gpus_give_the_reference_digest() {
 }
 
 /// Files under `--backend gpu` on every GPU: the GPUs begun side by side
-/// each walk the file at their own pace for an LI tree (its leaves split
-/// evenly), and share each piece of a standard function's chunks
-/// (`schedule::chunks`), in transfers of 1 MiB and 4 MiB (which let
+/// each walk the file at their own pace, for an LI tree (its leaves split
+/// evenly) and for a standard function (its waves of chunks dealt
+/// round-robin: `schedule::chunks::apart`), in transfers of 1 MiB and 4 MiB (which let
 /// 40 MiB be shared: `TRANSFERS_PER_SHARING_GPU`). The digests are the
 /// reference's at 1, rate ± 1, KT's chunk boundaries and long inputs, for
 /// LI trees of H = 1, 8 and 10 and every function with chunks; the long
@@ -750,8 +750,8 @@ fn files_on_several_gpus_give_the_reference_digest() {
             }
         }
     }
-    // A GPU that fails midway: an error, never a digest, for a file walked
-    // apart (LI) and one shared piece by piece (KT128).
+    // A GPU that fails midway: an error, never a digest, for a file whose
+    // leaves (LI) or chunks (KT128) the GPUs walk apart.
     let failing = Hasher::new(
         HasherOptions::default()
             .with_backend(BackendChoice::Gpu)

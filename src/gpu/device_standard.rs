@@ -169,9 +169,11 @@ impl GpuBackend {
     }
 
     /// Keeps `buffers`, whose every copy has been waited for, for the next
-    /// input.
+    /// input: the larger, where another input kept some meanwhile.
     fn return_span_buffers(&self, buffers: SpanBuffers) {
-        if let Ok(mut kept) = self.span_buffers.lock() {
+        if let Ok(mut kept) = self.span_buffers.lock()
+            && kept.as_ref().is_none_or(|k| k.len < buffers.len)
+        {
             *kept = Some(buffers);
         }
     }

@@ -356,6 +356,15 @@ fn a_file_walked_apart_by_several_gpus_gives_the_reference_digest() {
                 };
                 assert_eq!(seen, whole - first, "{what}");
                 assert_eq!(out.shares[0].bytes, first + (len as u64 - whole), "{what}");
+                // Dealt round-robin: the GPUs' shares differ by a wave at most.
+                let gpus: Vec<u64> = out.shares[1..].iter().map(|s| s.bytes).collect();
+                let (most, least) = (gpus.iter().max(), gpus.iter().min());
+                if let (Some(most), Some(least)) = (most, least) {
+                    assert!(most - least <= 3 * b as u64, "{what}: {gpus:?}");
+                }
+                if whole - first >= (3 * b * n) as u64 {
+                    assert_eq!(gpus.len(), n, "{what}: every engine takes a wave");
+                }
             }
         }
     }
