@@ -22,7 +22,7 @@ use crate::hasher::BackendUsed;
 use crate::schedule::chunks::{self, Walk};
 use crate::sponge::SpongeSpec;
 use crate::standard::StandardParams;
-use crate::timings::{Timings, timed};
+use crate::timings::{Timings, ms, timed};
 use crate::trace::trace;
 
 use super::DeviceBytes;
@@ -99,11 +99,6 @@ pub(crate) fn hash_standard(
         walk.finish(&cx)
     });
     Ok((digest, BackendUsed::Gpu))
-}
-
-/// Milliseconds, for the trace.
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
 }
 
 /// `len` bytes of device memory from `ptr`, on the host.

@@ -14,6 +14,7 @@ use std::thread::Builder;
 
 use super::sharing::Tally;
 use super::*;
+use crate::timings::ms;
 
 /// Waves a GPU may stage beyond the last one fed to the last node, per
 /// GPU: the values held for a slower GPU's stay few (a wave's are at most
@@ -354,8 +355,8 @@ fn walk_waves(
         format!(
             "{id} walked the chunks apart: {} B, busy {:.3} ms, in {:.3} ms",
             tally.bytes,
-            tally.busy.as_secs_f64() * 1e3,
-            began.elapsed().as_secs_f64() * 1e3
+            ms(tally.busy),
+            ms(began.elapsed())
         )
     });
     Ok(WalkEnd {
